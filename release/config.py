@@ -1,0 +1,191 @@
+"""``[tool.release]``: one source of truth, validated on load.
+
+Resolution is one cascade: built-in defaults, then the target's ``[tool.release]``.
+Unknown keys and bad values raise :class:`ConfigError` with one line naming the key
+(and a "did you mean" where one is close). Pure apart from :func:`load_config`,
+which reads the file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from release.errors import ConfigError
+from release.versions import SCHEMES, TagTemplate
+
+__all__ = [
+    "DEFAULT_CATEGORIES",
+    "PICK_REASONS",
+    "Config",
+    "config_from_mapping",
+    "load_config",
+]
+
+# Canonical category -> spellings seen in commit subjects (matched case-insensitively,
+# ignoring spaces, '-' and '_'). Order is the order sections appear in notes.
+DEFAULT_CATEGORIES: dict[str, tuple[str, ...]] = {
+    "Features": ("Feature", "Feat", "New Feature", "Model", "New Model"),
+    "Bug Fixes": ("Bugfix", "Fix", "Hotfix", "Bug"),
+    "Performance": ("Perf", "Performance", "Optimization"),
+    "Core": ("Core", "V1", "Engine", "Scheduler"),
+    "Frontend": ("Frontend", "API", "OpenAI"),
+    "Kernels": ("Kernel", "Kernels"),
+    "Hardware": ("Hardware", "ROCm", "TPU", "XPU", "CPU"),
+    "Quantization": ("Quantization", "Quant"),
+    "CI/Build": ("CI/Build", "CI", "Build", "CI Fix"),
+    "Documentation": ("Doc", "Docs", "Documentation"),
+    "Misc": ("Misc", "Chore", "Refactor", "Minor"),
+}
+
+# Cherry-pick reasons, as vLLM's and PyTorch's cherry-pick policies name them.
+PICK_REASONS = ("regression", "critical", "fix-new-feature", "docs", "release-only")
+
+_KEYS = {
+    "main-branch",
+    "remote",
+    "branch",
+    "tag",
+    "version-scheme",
+    "changelog",
+    "repo-url",
+    "picks-file",
+    "categories",
+    "feature-categories",
+    "images",
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    main_branch: str = "main"
+    remote: str = "origin"
+    branch: TagTemplate = field(default_factory=lambda: TagTemplate("releases/v{version}", "branch"))
+    tag: TagTemplate = field(default_factory=lambda: TagTemplate("v{version}", "tag"))
+    version_scheme: str = "pep440"
+    changelog: str = "CHANGELOG.md"
+    repo_url: str = ""
+    picks_file: str = "release-picks.txt"
+    categories: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_CATEGORIES))
+    feature_categories: tuple[str, ...] = ("Features",)
+    images: Mapping[str, Any] = field(default_factory=dict)
+
+    def alias_map(self) -> dict[str, str]:
+        """Normalized spelling -> canonical category."""
+        out: dict[str, str] = {}
+        for canonical, spellings in self.categories.items():
+            for spelling in (canonical, *spellings):
+                out.setdefault(normalize_category(spelling), canonical)
+        return out
+
+
+def normalize_category(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch not in " -_")
+
+
+def _suggest(key: str, known: set[str] | tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(sorted(known))}"
+
+
+def _str(table: Mapping[str, Any], key: str, prefix: str = "[tool.release]") -> str | None:
+    if key not in table:
+        return None
+    value = table[key]
+    if not isinstance(value, str):
+        raise ConfigError(f"{prefix} {key}: expected a string, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _nonempty(key: str, value: str | None) -> str | None:
+    if value is not None and not value.strip():
+        raise ConfigError(f"[tool.release] {key}: must not be empty")
+    return value
+
+
+def config_from_mapping(table: Mapping[str, Any]) -> Config:
+    """Validate a ``[tool.release]`` table and resolve it over the defaults."""
+    if not isinstance(table, Mapping):
+        raise ConfigError("[tool.release] must be a table")
+    for key in table:
+        if key not in _KEYS:
+            raise ConfigError(f"[tool.release] unknown key {key!r}{_suggest(key, _KEYS)}")
+    defaults = Config()
+    scheme = _str(table, "version-scheme") or defaults.version_scheme
+    if scheme not in SCHEMES:
+        raise ConfigError(
+            f"[tool.release] version-scheme: {scheme!r} is not one of {', '.join(SCHEMES)}"
+            + (_suggest(scheme, SCHEMES) if difflib.get_close_matches(scheme, SCHEMES) else "")
+        )
+    branch_text = _nonempty("branch", _str(table, "branch")) or defaults.branch.template
+    tag_text = _nonempty("tag", _str(table, "tag")) or defaults.tag.template
+    branch = TagTemplate(branch_text, "branch", "pep440")
+    tag = TagTemplate(tag_text, "tag", scheme)
+    if "{version}" not in tag_text:
+        raise ConfigError(f"[tool.release] tag: {tag_text!r} must contain {{version}}")
+    for key, text in (("branch", branch_text), ("tag", tag_text)):
+        if any(ch in text for ch in " ~^:?*[\\") or ".." in text or text.endswith((".", "/", ".lock")):
+            raise ConfigError(f"[tool.release] {key}: {text!r} would not be a valid git ref name")
+
+    categories: dict[str, tuple[str, ...]] = dict(defaults.categories)
+    if "categories" in table:
+        raw = table["categories"]
+        if not isinstance(raw, Mapping):
+            raise ConfigError("[tool.release] categories: expected a table of name = [spellings]")
+        categories = {}
+        for name, spellings in raw.items():
+            if not isinstance(spellings, list) or not all(isinstance(s, str) for s in spellings):
+                raise ConfigError(
+                    f"[tool.release.categories] {name}: expected a list of strings, got {spellings!r}"
+                )
+            categories[name] = tuple(spellings)
+    features: tuple[str, ...] = defaults.feature_categories
+    if "feature-categories" in table:
+        raw_features = table["feature-categories"]
+        if not isinstance(raw_features, list) or not all(isinstance(s, str) for s in raw_features):
+            raise ConfigError("[tool.release] feature-categories: expected a list of category names")
+        for name in raw_features:
+            if name not in categories:
+                raise ConfigError(
+                    f"[tool.release] feature-categories: {name!r} is not a category"
+                    + _suggest(name, tuple(categories))
+                )
+        features = tuple(raw_features)
+    else:
+        features = tuple(c for c in features if c in categories)
+
+    images = table.get("images", {})
+    if not isinstance(images, Mapping):
+        raise ConfigError("[tool.release] images: expected a table")
+
+    return Config(
+        main_branch=_nonempty("main-branch", _str(table, "main-branch")) or defaults.main_branch,
+        remote=_nonempty("remote", _str(table, "remote")) or defaults.remote,
+        branch=branch,
+        tag=tag,
+        version_scheme=scheme,
+        changelog=_str(table, "changelog") if "changelog" in table else defaults.changelog,  # type: ignore[arg-type]
+        repo_url=(_str(table, "repo-url") or "").rstrip("/"),
+        picks_file=_nonempty("picks-file", _str(table, "picks-file")) or defaults.picks_file,
+        categories=categories,
+        feature_categories=features,
+        images=dict(images),
+    )
+
+
+def load_config(root: Path) -> Config:
+    """Read ``[tool.release]`` from ``root/pyproject.toml``; defaults when absent."""
+    path = root / "pyproject.toml"
+    if not path.exists():
+        return Config()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path.name}: not valid TOML: {err}") from None
+    tool = data.get("tool", {})
+    table = tool.get("release", {}) if isinstance(tool, Mapping) else {}
+    return config_from_mapping(table)

@@ -1,0 +1,115 @@
+"""What every workflow reads first: the repository, its config and its release tags."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from release.config import Config, load_config
+from release.errors import GitError, RefusedError
+from release.git import GitRepo
+from release.versions import ReleaseVersion
+
+__all__ = ["ReleaseContext", "TagInfo"]
+
+
+@dataclass(frozen=True)
+class TagInfo:
+    name: str
+    version: ReleaseVersion
+    commit: str
+    local: bool = True
+    remote: bool = False
+
+
+class ReleaseContext:
+    """A target repository with its ``[tool.release]`` config."""
+
+    def __init__(self, path: Path | str = ".", *, config: Config | None = None) -> None:
+        self.repo = GitRepo(path)
+        self.config = config if config is not None else load_config(self.repo.root)
+        self.remote_checked = False
+        self.notes_out: list[str] = []
+
+    @property
+    def root(self) -> Path:
+        return self.repo.root
+
+    # -- branches ----------------------------------------------------------
+    def branch_name(self, version: ReleaseVersion) -> str:
+        return self.config.branch.render(version.base)
+
+    def tag_name(self, version: ReleaseVersion) -> str:
+        return self.config.tag.render(version)
+
+    def main_sha(self) -> str:
+        sha = self.repo.rev(self.config.main_branch)
+        if sha is None:
+            raise RefusedError(
+                f"main branch {self.config.main_branch!r} does not exist here "
+                "(set main-branch in [tool.release])"
+            )
+        return sha
+
+    def current_release(self) -> tuple[str, ReleaseVersion]:
+        """The checked-out release branch and the release it is for, or refuse."""
+        branch = self.repo.current_branch()
+        version = self.config.branch.parse(branch) if branch else None
+        if branch is None or version is None:
+            example = self.config.branch.render(ReleaseVersion(0, 31, 0))
+            raise RefusedError(
+                f"not on a release branch (on {branch or 'a detached HEAD'}); "
+                f"switch to one, e.g. git switch {example}"
+            )
+        return branch, version
+
+    def require_clean(self) -> None:
+        dirty = self.repo.dirty_paths()
+        if dirty:
+            shown = ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
+            raise RefusedError(f"work tree has uncommitted changes ({shown}); commit or stash them first")
+
+    # -- tags --------------------------------------------------------------
+    def tags(self, *, remote: bool = True, offline: bool = False) -> list[TagInfo]:
+        """Every release tag, local and (unless offline) on the remote, oldest version first."""
+        found: dict[str, TagInfo] = {}
+        for name, sha in self.repo.local_tags().items():
+            version = self.config.tag.parse(name)
+            if version is not None:
+                found[name] = TagInfo(name, version, sha, local=True)
+        if remote and not offline and self.repo.has_remote(self.config.remote):
+            try:
+                remote_tags = self.repo.remote_tags(self.config.remote)
+            except GitError as err:
+                raise RefusedError(
+                    f"{err.message}; the next version must account for its tags "
+                    "(retry when it is reachable, or pass --offline to use local tags only)"
+                ) from None
+            self.remote_checked = True
+            for name, sha in remote_tags.items():
+                version = self.config.tag.parse(name)
+                if version is None:
+                    continue
+                if name in found:
+                    found[name] = TagInfo(name, version, found[name].commit, local=True, remote=True)
+                else:
+                    found[name] = TagInfo(name, version, sha, local=False, remote=True)
+        return sorted(found.values(), key=lambda t: t.version)
+
+    def release_tags(self, base: ReleaseVersion, tags: list[TagInfo]) -> list[TagInfo]:
+        return [t for t in tags if t.version.base == base.base]
+
+    def previous_final(self, base: ReleaseVersion, tags: list[TagInfo]) -> TagInfo | None:
+        finals = [t for t in tags if t.version.is_final and t.version < base.base and t.local]
+        return finals[-1] if finals else None
+
+    @cached_property
+    def repo_url(self) -> str:
+        """Base URL for PR links: config, else derived from a GitHub-style remote URL."""
+        if self.config.repo_url:
+            return self.config.repo_url
+        url = self.repo.remote_url(self.config.remote) or ""
+        match = re.match(r"^(?:https?://|git@|ssh://git@)(github\.com)[:/](.+?)(?:\.git)?/?$", url)
+        return f"https://{match[1]}/{match[2]}" if match else ""

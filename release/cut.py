@@ -1,0 +1,97 @@
+"""``cut``: create the release branch at a commit of main."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from release.context import ReleaseContext
+from release.errors import RefusedError, UsageError
+from release.git import short
+from release.lock import repo_lock
+from release.plan import Plan, Step
+from release.versions import ReleaseVersion, parse_version
+
+__all__ = ["CutState", "cut", "plan_cut"]
+
+
+@dataclass(frozen=True)
+class CutState:
+    version: ReleaseVersion
+    branch: str
+    at: str
+    at_label: str
+    on_main: bool
+    exists_locally: bool
+    exists_remotely: bool
+    final_tagged: bool
+    switch: bool
+
+
+def plan_cut(state: CutState) -> Plan:
+    if state.exists_locally or state.exists_remotely:
+        where = "here" if state.exists_locally else "on the remote"
+        raise RefusedError(f"branch {state.branch} already exists {where}; pick into it instead")
+    if state.final_tagged:
+        raise RefusedError(f"{state.version} is already released; cut a new version")
+    if not state.on_main:
+        raise RefusedError(f"{state.at_label} ({short(state.at)}) is not on main; cut from a main commit")
+    steps = [
+        Step(
+            "create-branch",
+            f"create branch {state.branch} at {short(state.at)} ({state.at_label})",
+            {"branch": state.branch, "at": state.at},
+        )
+    ]
+    if state.switch:
+        steps.append(Step("switch", f"switch to {state.branch}", {"branch": state.branch}))
+    return Plan(
+        "cut",
+        f"cut {state.branch} for {state.version} at {short(state.at)}",
+        tuple(steps),
+        {"version": str(state.version), "branch": state.branch, "at": state.at},
+    )
+
+
+def read_cut_state(ctx: ReleaseContext, version_text: str, at: str | None, switch: bool) -> CutState:
+    version = parse_version(version_text)
+    if not version.is_final:
+        raise UsageError(f"cut takes the release version X.Y.Z, not {version}; try {version.base}")
+    main = ctx.main_sha()
+    label = at or ctx.config.main_branch
+    sha = ctx.repo.rev(at) if at else main
+    if sha is None:
+        raise UsageError(f"--at {at!r} is not a commit here")
+    branch = ctx.branch_name(version)
+    exists_remotely = False
+    if ctx.repo.has_remote(ctx.config.remote):
+        result = ctx.repo.run("ls-remote", "--heads", ctx.config.remote, branch, check=False)
+        exists_remotely = result.ok and bool(result.stdout.strip())
+    tags = ctx.tags(remote=False)
+    return CutState(
+        version=version,
+        branch=branch,
+        at=sha,
+        at_label=label,
+        on_main=ctx.repo.is_ancestor(sha, main),
+        exists_locally=ctx.repo.branch_exists(branch),
+        exists_remotely=exists_remotely,
+        final_tagged=any(t.version == version for t in tags),
+        switch=switch and not ctx.repo.dirty_paths(),
+    )
+
+
+def cut(ctx: ReleaseContext, version: str, *, at: str | None = None, switch: bool = True,
+        dry_run: bool = False) -> Plan:
+    plan = plan_cut(read_cut_state(ctx, version, at, switch))
+    if dry_run:
+        return plan
+    with repo_lock(ctx.repo.git_dir, "cut"):
+        plan = plan_cut(read_cut_state(ctx, version, at, switch))
+        for step in plan.steps:
+            if step.action == "create-branch":
+                ctx.repo.run("branch", "--no-track", step.data["branch"], step.data["at"], mutating=True)
+            elif step.action == "switch":
+                ctx.repo.run("switch", "--quiet", step.data["branch"], mutating=True)
+        if ctx.repo.rev(f"refs/heads/{plan.info['branch']}") != plan.info["at"]:
+            raise RefusedError(f"branch {plan.info['branch']} was not created at {short(plan.info['at'])}")
+    return plan

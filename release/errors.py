@@ -1,0 +1,69 @@
+"""The project's errors: each carries its exit code and a one-line, actionable message.
+
+Entry points catch :class:`ReleaseError`, print ``error: <message>`` and exit with
+``exit_code``; a traceback is shown only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "ConflictError",
+    "GitError",
+    "LockedError",
+    "RefusedError",
+    "ReleaseError",
+    "UsageError",
+    "VersionError",
+]
+
+
+class ReleaseError(Exception):
+    """Base class: a failure the user can act on."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        self.message = " ".join(message.split()) if "\n" not in message else message
+        self.hint = hint
+        super().__init__(self.message)
+
+    def one_line(self) -> str:
+        text = self.message.replace("\n", " ")
+        return f"{text} ({self.hint})" if self.hint else text
+
+
+class UsageError(ReleaseError):
+    """Bad arguments: a value the command cannot use."""
+
+    exit_code = 2
+
+
+class ConfigError(UsageError):
+    """``[tool.release]`` is invalid; the message names the key."""
+
+
+class VersionError(UsageError):
+    """A version string that is malformed or not allowed here."""
+
+
+class RefusedError(ReleaseError):
+    """The repository is in a state where the command must not run (nothing changed)."""
+
+    exit_code = 3
+
+
+class LockedError(RefusedError):
+    """Another mutating task holds the repository lock."""
+
+
+class ConflictError(ReleaseError):
+    """A cherry-pick stopped on a conflict; the branch is as it was before that commit."""
+
+    exit_code = 4
+
+
+class GitError(ReleaseError):
+    """A git command failed in a way the workflow did not expect."""
+
+    exit_code = 5

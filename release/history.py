@@ -1,0 +1,99 @@
+"""Notes for a range of history: choose the range, read it with one ``git log``, build notes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from release.commits import LOG_FORMAT, parse_log
+from release.context import ReleaseContext, TagInfo
+from release.errors import UsageError
+from release.notes import Notes, build_notes
+from release.versions import ReleaseVersion
+
+__all__ = ["NotesRange", "default_range", "notes_for_range"]
+
+
+@dataclass(frozen=True)
+class NotesRange:
+    since: str | None  # a ref; None = all history
+    until: str
+    exclude_from: str | None = None  # picks already shipped from this ref's branch are not new
+
+    def describe(self) -> str:
+        return f"{self.since or '(start)'}..{self.until}"
+
+
+def _tag_at(tags: list[TagInfo], sha: str) -> TagInfo | None:
+    at = [t for t in tags if t.commit == sha and t.local]
+    return max(at, key=lambda t: t.version) if at else None
+
+
+def range_for_version(
+    ctx: ReleaseContext, version: ReleaseVersion, tags: list[TagInfo], until: str, view: str = "rc"
+) -> NotesRange:
+    """Range of a version's notes: since the previous rc of its release, else the previous final."""
+    previous_final = ctx.previous_final(version, tags)
+    fallback = NotesRange(
+        previous_final.name if previous_final else None,
+        until,
+        exclude_from=previous_final.name if previous_final else None,
+    )
+    if view == "final" or not version.is_rc:
+        if version.is_post:
+            earlier = [t for t in tags if t.version.base == version.base and t.version < version and not t.version.is_rc]
+            if earlier:
+                return NotesRange(earlier[-1].name, until)
+        return fallback
+    earlier_rcs = [t for t in tags if t.version.base == version.base and t.version < version and t.local]
+    if earlier_rcs:
+        return NotesRange(earlier_rcs[-1].name, until)
+    return fallback
+
+
+def default_range(ctx: ReleaseContext, until: str, view: str = "rc") -> NotesRange:
+    """``--since`` omitted: the previous rc or final before ``until``."""
+    sha = ctx.repo.rev(until)
+    if sha is None:
+        raise UsageError(f"--until {until!r} is not a commit here")
+    tags = ctx.tags(remote=False)
+    tagged = _tag_at(tags, sha)
+    if tagged is not None:
+        return range_for_version(ctx, tagged.version, tags, until, view)
+    branch = ctx.repo.current_branch()
+    release = ctx.config.branch.parse(branch) if branch and until == "HEAD" else None
+    if release is None:
+        reachable = [t for t in tags if t.local and ctx.repo.is_ancestor(t.commit, sha)]
+        if not reachable:
+            return NotesRange(None, until)
+        return NotesRange(reachable[-1].name, until)
+    ours = [t for t in ctx.release_tags(release, tags) if t.local]
+    if view == "rc" and ours:
+        return NotesRange(ours[-1].name, until)
+    previous = ctx.previous_final(release, tags)
+    return NotesRange(previous.name if previous else None, until, previous.name if previous else None)
+
+
+def _shipped_identities(ctx: ReleaseContext, ref: str, until: str) -> set[str]:
+    """Main commits that ``ref``'s release already shipped as picks (listed there, not again)."""
+    base = ctx.repo.merge_base(ref, until)
+    if base is None:
+        return set()
+    text = ctx.repo.log(f"{base}..{ref}", fmt=LOG_FORMAT)
+    return {c.identity for c in parse_log(text, {}) if c.picked_from}
+
+
+def notes_for_range(ctx: ReleaseContext, rng: NotesRange) -> Notes:
+    for ref in (rng.since, rng.until):
+        if ref is not None and ctx.repo.rev(ref) is None:
+            raise UsageError(f"{ref!r} is not a commit or tag here")
+    spec = f"{rng.since}..{rng.until}" if rng.since else rng.until
+    text = ctx.repo.log("--no-merges", spec, fmt=LOG_FORMAT)
+    commits = list(parse_log(text, ctx.config.alias_map()))
+    exclude = _shipped_identities(ctx, rng.exclude_from, rng.until) if rng.exclude_from else set()
+    return build_notes(
+        commits,
+        category_order=list(ctx.config.categories),
+        since=rng.since,
+        until=rng.until,
+        exclude_identities=exclude,
+    )

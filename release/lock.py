@@ -1,0 +1,105 @@
+"""The repository lock and the in-progress state under ``.git/release/``.
+
+The lock is an ``flock`` on ``.git/release/lock`` (released by the kernel when its
+holder dies) whose content names the holder; a lock file left by a dead process is
+recovered and said so. Both the lock file and an emptied ``.git/release/`` are
+removed on release, so a refused command leaves the directory as it found it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from release.errors import LockedError
+
+__all__ = ["StateFile", "repo_lock"]
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def repo_lock(git_dir: Path, command: str, *, notify: Any = None) -> Iterator[None]:
+    """Hold the repository lock for one mutating command."""
+    directory = git_dir / "release"
+    created_dir = not directory.exists()
+    directory.mkdir(exist_ok=True)
+    path = directory / "lock"
+    previous = path.read_text(errors="replace").strip() if path.exists() else ""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = previous or "another process"
+            raise LockedError(
+                f"another release task is running in this repository ({holder}); "
+                "wait for it to finish"
+            ) from None
+        if previous and notify is not None:
+            with contextlib.suppress(ValueError, KeyError):
+                info = json.loads(previous)
+                if not _pid_alive(int(info["pid"])):
+                    notify(f"recovered a stale lock left by {info.get('command')} (pid {info['pid']}, no longer running)")
+        os.ftruncate(fd, 0)
+        os.write(
+            fd,
+            json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "command": command}).encode(),
+        )
+        try:
+            yield
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            if created_dir or not any(directory.iterdir()):
+                with contextlib.suppress(OSError):
+                    directory.rmdir()
+    finally:
+        os.close(fd)
+
+
+class StateFile:
+    """A JSON document under ``.git/release/`` that outlives a crash."""
+
+    def __init__(self, git_dir: Path, name: str) -> None:
+        self.path = git_dir / "release" / name
+
+    def read(self) -> dict[str, Any] | None:
+        if not self.path.exists():
+            return None
+        data: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
+        return data
+
+    def write(self, data: dict[str, Any]) -> None:
+        self.path.parent.mkdir(exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        os.replace(tmp, self.path)
+
+    def clear(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+
+def process_group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

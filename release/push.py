@@ -1,0 +1,98 @@
+"""``push``: the release branch and its new tags in one ``git push --atomic``.
+
+Either every ref lands on the remote or none does; a rejected or failed push changes
+nothing locally (git updates remote-tracking refs only on success), so a retry is safe.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from release.context import ReleaseContext
+from release.errors import GitError, RefusedError
+from release.git import short
+from release.lock import repo_lock
+from release.plan import Plan, Step
+
+__all__ = ["plan_push", "push"]
+
+
+def plan_push(
+    remote: str,
+    branch: str,
+    local_branch: str,
+    remote_branch: str | None,
+    local_tags: dict[str, str],
+    remote_tags: dict[str, str],
+) -> Plan:
+    """Refs to send. Pure: compares local and remote tips."""
+    steps: list[Step] = []
+    for name, sha in sorted(local_tags.items()):
+        there = remote_tags.get(name)
+        if there is not None and there != sha:
+            raise RefusedError(
+                f"tag {name} on {remote} points at {short(there)}, here at {short(sha)}; "
+                "tags are never moved, resolve this by hand"
+            )
+    if remote_branch != local_branch:
+        verb = "create" if remote_branch is None else f"update from {short(remote_branch)} to"
+        steps.append(Step("push-ref", f"{verb} {branch} on {remote} at {short(local_branch)}".replace("create ", "create branch "),
+                          {"ref": f"refs/heads/{branch}", "sha": local_branch}))
+    for name, sha in sorted(local_tags.items()):
+        if name not in remote_tags:
+            steps.append(Step("push-ref", f"push tag {name} ({short(sha)})", {"ref": f"refs/tags/{name}", "sha": sha}))
+    summary = f"push to {remote} atomically: {len(steps)} ref(s)" if steps else f"{remote} is up to date"
+    return Plan("push", summary, tuple(steps), {"remote": remote, "branch": branch})
+
+
+def _read(ctx: ReleaseContext) -> Plan:
+    branch, base = ctx.current_release()
+    remote = ctx.config.remote
+    if not ctx.repo.has_remote(remote):
+        raise RefusedError(f"no remote named {remote!r}; add it (git remote add {remote} URL) or set remote in [tool.release]")
+    result = ctx.repo.run("ls-remote", remote, f"refs/heads/{branch}", "refs/tags/*", check=False)
+    if not result.ok:
+        raise RefusedError(f"cannot reach {remote}: {result.stderr.strip().splitlines()[-1] if result.stderr.strip() else 'no answer'}; nothing was pushed, retry when it is reachable")
+    remote_branch = None
+    remote_tags: dict[str, str] = {}
+    for line in result.stdout.splitlines():
+        sha, ref = line.split("\t", 1)
+        if ref == f"refs/heads/{branch}":
+            remote_branch = sha
+        elif ref.startswith("refs/tags/") and not ref.endswith("^{}"):
+            remote_tags[ref.removeprefix("refs/tags/")] = sha
+    raw_local = ctx.repo.out("for-each-ref", "--format=%(refname:short) %(objectname)", "refs/tags")
+    local_objects = dict(line.split(" ", 1) for line in raw_local.splitlines())
+    ours = {t.name: local_objects[t.name] for t in ctx.tags(remote=False) if t.version.base == base.base}
+    return plan_push(remote, branch, ctx.repo.out("rev-parse", f"refs/heads/{branch}").strip(),
+                     remote_branch, ours, remote_tags)
+
+
+def push(ctx: ReleaseContext, *, dry_run: bool = False, say: Callable[[str], None] = print) -> Plan:
+    plan = _read(ctx)
+    if dry_run or not plan.steps:
+        return plan
+    with repo_lock(ctx.repo.git_dir, "push", notify=say):
+        plan = _read(ctx)
+        refspecs = [f"{s.data['ref']}:{s.data['ref']}" for s in plan.steps]
+        result = ctx.repo.run("push", "--atomic", "--porcelain", plan.info["remote"], *refspecs,
+                              check=False, mutating=True)
+        if not result.ok:
+            reason = _rejection(result.stdout + "\n" + result.stderr)
+            raise GitError(f"push to {plan.info['remote']} failed, nothing was pushed: {reason}; "
+                           "local branch and tags are unchanged, retry when fixed")
+        after = _read(ctx)
+        if after.steps:
+            raise GitError(f"push reported success but {len(after.steps)} ref(s) are still missing on the remote")
+    return plan
+
+
+def _rejection(text: str) -> str:
+    for line in text.splitlines():
+        if line.startswith("!") and "\t" in line:
+            return line.split("\t")[-1].strip()
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("remote:", "error:", "fatal:")):
+            return stripped
+    return text.strip().splitlines()[-1] if text.strip() else "unknown error"

@@ -1,0 +1,159 @@
+"""``status``: where the release stands and what to run next. Reads only."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from release.commits import LOG_FORMAT, parse_log
+from release.context import ReleaseContext
+from release.errors import GitError, RefusedError, ReleaseError
+from release.lock import StateFile
+from release.pick import STATE_NAME, _Branch, _resolve, parse_requests
+from release.versions import next_rc
+
+__all__ = ["Status", "read_status", "render_status"]
+
+
+@dataclass(frozen=True)
+class Status:
+    branch: str | None
+    release: str | None
+    head: str | None
+    dirty: list[str]
+    tags: list[dict[str, Any]]
+    next_rc: str | None
+    final: str | None
+    picks_done: list[dict[str, Any]] = field(default_factory=list)
+    picks_pending: list[dict[str, Any]] = field(default_factory=list)
+    pick_in_progress: dict[str, Any] | None = None
+    remote_checked: bool = False
+    untagged_commits: int = 0
+    release_branches: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    next_command: str = ""
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+
+def _next_command(s: Status, picks_file: str) -> str:
+    if s.release is None:
+        if s.release_branches:
+            return f"git switch {s.release_branches[-1]}"
+        return "release cut X.Y.Z"
+    if s.pick_in_progress:
+        return "release pick --continue   (or release pick --abort)"
+    if s.dirty:
+        return "commit or stash your changes"
+    if s.picks_pending:
+        return f"release pick --file {picks_file}"
+    if s.final:
+        return "release push" if any(not t["remote"] for t in s.tags) else "nothing: the release is final"
+    if not s.tags or s.untagged_commits:
+        return "release tag"
+    if any(not t["remote"] for t in s.tags):
+        return "release push"
+    return "release promote   (when the rc is approved; or release pick for more fixes)"
+
+
+def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
+    repo = ctx.repo
+    branch = repo.current_branch()
+    release = ctx.config.branch.parse(branch) if branch else None
+    head = repo.rev("HEAD")
+    notes: list[str] = []
+    dirty = repo.dirty_paths()
+    if release is None:
+        heads = repo.out("for-each-ref", "--format=%(refname:short)", "refs/heads").split()
+        ours = sorted((b for b in heads if ctx.config.branch.parse(b)), key=lambda b: ctx.config.branch.parse(b))  # type: ignore[arg-type, return-value]
+        s = Status(branch, None, head, dirty, [], None, None, release_branches=ours, notes=notes)
+        return _with_next(s, ctx)
+    try:
+        tags = ctx.tags(offline=offline)
+    except RefusedError:
+        tags = ctx.tags(remote=False)
+        notes.append(f"remote {ctx.config.remote} unreachable: remote tags not checked")
+    ours = ctx.release_tags(release, tags)
+    final = next((t.name for t in ours if not t.version.is_rc), None)
+    try:
+        upcoming: str | None = ctx.tag_name(next_rc(release, [t.version for t in ours]))
+    except ReleaseError:
+        upcoming = None
+    main = repo.rev(ctx.config.main_branch)
+    done: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
+    untagged = 0
+    if main is not None and head is not None:
+        info = _Branch(ctx, branch, main)  # type: ignore[arg-type]
+        text = repo.log(f"{info.base}..HEAD", fmt=LOG_FORMAT)
+        for commit in parse_log(text, ctx.config.alias_map()):
+            if commit.picked_from:
+                done.append({"sha": commit.sha, "from": commit.picked_from[-1], "subject": commit.subject,
+                             "reason": commit.pick_reason})
+        done.reverse()
+        picks_path = ctx.root / ctx.config.picks_file
+        if picks_path.exists():
+            try:
+                requests = parse_requests("", picks_path.read_text(encoding="utf-8"))
+                for c in _resolve(ctx, requests, info):
+                    if not c.skip:
+                        pending.append({"sha": c.sha, "ref": c.request.ref, "subject": c.subject,
+                                        "reason": c.request.reason})
+            except (ReleaseError, GitError) as err:
+                notes.append(f"{ctx.config.picks_file}: {err.one_line()}")
+        tagged = [t for t in ours if t.local and repo.rev(t.commit)]
+        if tagged:
+            latest = tagged[-1]
+            after = repo.log(f"{latest.commit}..HEAD", fmt="%H%x1f%(trailers:key=Release-changelog,valueonly)")
+            untagged = sum(1 for line in after.splitlines() if line and not line.split("\x1f", 1)[1].strip())
+    state = StateFile(repo.git_dir, STATE_NAME).read()
+    in_progress = None
+    if state:
+        in_progress = {"status": state.get("status"), "branch": state.get("branch"),
+                       "remaining": len(state.get("queue", [])), "conflict": state.get("conflict")}
+    s = Status(
+        branch, str(release), head, dirty,
+        [{"name": t.name, "commit": t.commit, "local": t.local, "remote": t.remote} for t in ours],
+        upcoming, final, done, pending, in_progress, ctx.remote_checked, untagged, [], notes,
+    )
+    return _with_next(s, ctx)
+
+
+def _with_next(s: Status, ctx: ReleaseContext) -> Status:
+    from dataclasses import replace
+
+    return replace(s, next_command=_next_command(s, ctx.config.picks_file))
+
+
+def render_status(s: Status) -> list[str]:
+    lines = [f"branch:   {s.branch or '(detached)'}" + (f"  (release {s.release})" if s.release else "")]
+    if s.release is None:
+        if s.release_branches:
+            lines.append("release branches: " + ", ".join(s.release_branches))
+    else:
+        if s.tags:
+            shown = [f"{t['name']}{'' if t['remote'] else ' (not pushed)'}{'' if t['local'] else ' (remote only)'}"
+                     for t in s.tags[-4:]]
+            lines.append("tags:     " + ", ".join(shown))
+        else:
+            lines.append("tags:     none yet")
+        lines.append(f"next rc:  {s.next_rc or '-'}" + (f"   final: {s.final}" if s.final else ""))
+        if s.untagged_commits:
+            lines.append(f"untagged: {s.untagged_commits} commit(s) since the last tag")
+        lines.append(f"picks:    {len(s.picks_done)} done, {len(s.picks_pending)} pending")
+        for p in s.picks_done[-10:]:
+            reason = f" [{p['reason']}]" if p["reason"] else ""
+            lines.append(f"  done     {p['from'][:10]} {p['subject']}{reason}")
+        for p in s.picks_pending:
+            lines.append(f"  pending  {p['sha'][:10]} {p['subject']}")
+        if s.pick_in_progress:
+            conflict = s.pick_in_progress.get("conflict")
+            where = f" stopped on {conflict['sha'][:10]} ({', '.join(conflict['files'])})" if conflict else ""
+            lines.append(f"in progress: pick{where}, {s.pick_in_progress['remaining']} left")
+    if s.dirty:
+        lines.append(f"dirty:    {', '.join(s.dirty[:5])}")
+    lines += [f"note:     {n}" for n in s.notes]
+    lines.append(f"next:     {s.next_command}")
+    return lines

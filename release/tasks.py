@@ -1,0 +1,237 @@
+"""The invoke collection ``release``: thin tasks that parse, call the package and print.
+
+Exposed by the repository's root ``tasks.py`` (``inv release.cut 0.31.0``) and by the
+``release`` console script (``release cut 0.31.0``) in any engine checkout.
+"""
+
+from __future__ import annotations
+
+import functools
+import json as _json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from invoke import Collection, Context, task
+from invoke.exceptions import Exit
+
+from release.console import error, say, show_plan
+from release.errors import ReleaseError
+
+__all__ = ["ns"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _entry(func: F) -> F:
+    """Turn the project's errors into one line and an exit code (a traceback with --debug)."""
+
+    @functools.wraps(func)
+    def wrapper(c: Context, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(c, *args, **kwargs)
+        except ReleaseError as err:
+            if os.environ.get("RELEASE_DEBUG"):
+                raise
+            error(err.one_line())
+            raise Exit(code=err.exit_code) from None
+        except KeyboardInterrupt:
+            error("interrupted; re-run the same command to continue where it stopped")
+            raise Exit(code=130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _context() -> Any:
+    from release.context import ReleaseContext
+
+    return ReleaseContext(os.environ.get("RELEASE_REPO", "."))
+
+
+def _print_plan(plan: Any, *, dry_run: bool, as_json: bool, report: list[str] | None = None) -> None:
+    if as_json:
+        data = plan.to_dict()
+        data["dry_run"] = dry_run
+        if report is not None:
+            data["report"] = report
+        print(_json.dumps(data, indent=2, default=str))
+        return
+    if dry_run or not report:
+        show_plan(plan.lines(), dry_run=dry_run)
+    for line in report or []:
+        say(line)
+
+
+@task(help={"json": "print as JSON", "offline": "do not read the remote's tags"})
+@_entry
+def status(c: Context, json: bool = False, offline: bool = False) -> None:
+    """Show the release branch, its tags, the next rc, picks done and pending, and what to run next."""
+    from release.status import read_status, render_status
+
+    s = read_status(_context(), offline=offline)
+    if json:
+        print(s.to_json())
+    else:
+        for line in render_status(s):
+            say(line)
+
+
+@task(
+    help={
+        "version": "the release, X.Y.Z",
+        "at": "main commit to cut at (default: tip of main)",
+        "no-switch": "create the branch without switching to it",
+        "dry-run": "print the plan, change nothing",
+        "json": "print the plan as JSON",
+    }
+)
+@_entry
+def cut(c: Context, version: str, at: str | None = None, no_switch: bool = False,
+        dry_run: bool = False, json: bool = False) -> None:
+    """Create the release branch (releases/vX.Y.Z) at the tip of main or --at a main commit."""
+    from release.cut import cut as run
+
+    plan = run(_context(), version, at=at, switch=not no_switch, dry_run=dry_run)
+    _print_plan(plan, dry_run=dry_run, as_json=json,
+                report=None if dry_run else [f"created {plan.info['branch']} at {plan.info['at'][:10]}"])
+
+
+@task(
+    help={
+        "commits": "shas and/or #PR numbers, space or comma separated (quote them)",
+        "file": "a picks file: one '<sha or #PR> [reason]' per line",
+        "reason": "why: regression, critical, fix-new-feature, docs or release-only",
+        "allow-feature": "pick feature work too (refused by default)",
+        "continue": "go on after you resolved a conflict",
+        "abort": "undo the whole pick in progress",
+        "dry-run": "print the plan, change nothing",
+        "json": "print the plan as JSON",
+    },
+    positional=["commits"],
+)
+@_entry
+def pick(c: Context, commits: str = "", file: str | None = None, reason: str | None = None,
+         allow_feature: bool = False, continue_: bool = False, abort: bool = False,
+         dry_run: bool = False, json: bool = False) -> None:
+    """Cherry-pick main commits (-x) onto the release branch, in main's order, skipping what is there."""
+    from release import pick as flow
+
+    ctx = _context()
+    if continue_ or abort:
+        if commits or file:
+            raise ReleaseError("--continue/--abort take no commits")
+        lines = flow.continue_pick(ctx, say=say) if continue_ else [flow.abort_pick(ctx, say=say)]
+        for line in lines:
+            say(line)
+        return
+    text = Path(file).read_text(encoding="utf-8") if file and Path(file).exists() else None
+    if file and text is None:
+        from release.errors import UsageError
+
+        raise UsageError(f"--file {file}: no such file")
+    requests = flow.parse_requests(commits, text, reason)
+    plan, report = flow.pick(ctx, requests, allow_feature=allow_feature, dry_run=dry_run, say=say)
+    _print_plan(plan, dry_run=dry_run, as_json=json, report=None if dry_run else report)
+
+
+@task(
+    help={
+        "version": "rc or post version to tag (default: the next rc)",
+        "sign": "sign the tag (GPG or SSH, as git config says)",
+        "offline": "use local tags only to choose the next rc",
+        "dry-run": "print the plan and the tag message, change nothing",
+        "json": "print the plan as JSON",
+    },
+    positional=["version"],
+)
+@_entry
+def tag(c: Context, version: str | None = None, sign: bool = False, offline: bool = False,
+        dry_run: bool = False, json: bool = False) -> None:
+    """Tag the next rc (vX.Y.ZrcN) on the release branch tip, notes in its message and CHANGELOG.md."""
+    from release.tagging import tag as run
+
+    plan = run(_context(), version, sign=sign, offline=offline, dry_run=dry_run, say=say)
+    _print_plan(plan, dry_run=dry_run, as_json=json,
+                report=None if dry_run else [f"tagged {plan.info['tag']}", "next: release push"])
+    if dry_run and not json:
+        say("")
+        say(plan.info["message"])
+
+
+@task(
+    help={
+        "version": "the final X.Y.Z (default: the release of the current branch)",
+        "sign": "sign the tag",
+        "offline": "use local tags only",
+        "dry-run": "print the plan, change nothing",
+        "json": "print the plan as JSON",
+    },
+    positional=["version"],
+)
+@_entry
+def promote(c: Context, version: str | None = None, sign: bool = False, offline: bool = False,
+            dry_run: bool = False, json: bool = False) -> None:
+    """Tag the final vX.Y.Z on the last rc's commit (no rebuild); fold the rc changelog sections."""
+    from release.tagging import promote as run
+
+    plan = run(_context(), version, sign=sign, offline=offline, dry_run=dry_run, say=say)
+    _print_plan(plan, dry_run=dry_run, as_json=json,
+                report=None if dry_run else [f"tagged {plan.info['tag']} on {plan.info['from_rc']}", "next: release push"])
+
+
+@task(help={"dry-run": "print the refs that would be pushed", "json": "print the plan as JSON"})
+@_entry
+def push(c: Context, dry_run: bool = False, json: bool = False) -> None:
+    """Push the release branch and its new tags in one atomic push."""
+    from release.push import push as run
+
+    plan = run(_context(), dry_run=dry_run, say=say)
+    report = None if dry_run else ([f"pushed {len(plan.steps)} ref(s) to {plan.info['remote']}"] if plan.steps else [plan.summary])
+    _print_plan(plan, dry_run=dry_run, as_json=json, report=report)
+
+
+@task(
+    help={
+        "since": "start (exclusive); default: the previous rc or final",
+        "until": "end (inclusive), default HEAD",
+        "format": "md or json",
+        "view": "rc (since the previous rc) or final (since the last final)",
+        "output": "write to this file instead of stdout",
+    }
+)
+@_entry
+def notes(c: Context, since: str | None = None, until: str = "HEAD", format: str = "md",
+          view: str = "rc", output: str | None = None) -> None:
+    """Release notes grouped by category, PRs linked, authors credited, reverts cancelled."""
+    from release.errors import UsageError
+    from release.history import NotesRange, default_range, notes_for_range
+    from release.notes import render_json, render_markdown
+
+    if format not in ("md", "json"):
+        raise UsageError(f"--format {format!r}: use md or json")
+    if view not in ("rc", "final"):
+        raise UsageError(f"--view {view!r}: use rc or final")
+    ctx = _context()
+    rng = NotesRange(since, until) if since else default_range(ctx, until, view)
+    result = notes_for_range(ctx, rng)
+    text = render_json(result, repo_url=ctx.repo_url) if format == "json" else render_markdown(result, repo_url=ctx.repo_url)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+@task(help={"keep": "keep the sandbox directory and print its path", "workdir": "make the sandbox here"})
+@_entry
+def rehearse(c: Context, keep: bool = False, workdir: str | None = None) -> None:
+    """Run a whole rc cycle on the bundled sample engine in a throwaway sandbox."""
+    from release.rehearse import rehearse as run
+
+    ok = run(keep=keep, workdir=workdir, say=say)
+    if not ok:
+        raise Exit(code=1)
+
+
+ns = Collection("release", status, cut, pick, tag, promote, push, notes, rehearse)

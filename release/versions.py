@@ -1,0 +1,223 @@
+"""Release versions: one canonical value, many spellings in and out.
+
+``0.31.0rc1``, ``v0.31.0rc1``, ``0.31.0-rc.1`` and ``0.31.0-rc1`` all parse to the
+same :class:`ReleaseVersion`; tag, branch, image-tag and SemVer spellings are derived
+from it. Pure: no git, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import total_ordering
+
+from packaging.version import InvalidVersion, Version
+
+from release.errors import ConfigError, RefusedError, VersionError
+
+__all__ = [
+    "SCHEMES",
+    "ReleaseVersion",
+    "TagTemplate",
+    "next_rc",
+    "parse_version",
+]
+
+SCHEMES = ("pep440", "semver")
+
+# SemVer-style pre-release spellings people type: 0.31.0-rc.1, 0.31.0-rc1, 0.31.0-RC-1.
+_SEMVER_RC = re.compile(r"^(?P<base>\d+\.\d+\.\d+)-rc[.-]?(?P<n>\d+)$", re.IGNORECASE)
+_SEMVER_POST = re.compile(r"^(?P<base>\d+\.\d+\.\d+)-post[.-]?(?P<n>\d+)$", re.IGNORECASE)
+_VALID_HELP = "valid: 0.31.0, 0.31.0rc1, 0.31.0-rc.1, v0.31.0rc1 or 0.31.0.post1"
+
+
+@total_ordering
+@dataclass(frozen=True)
+class ReleaseVersion:
+    """A release version X.Y.Z, optionally an rc (``rc``) or a post release (``post``)."""
+
+    major: int
+    minor: int
+    patch: int
+    rc: int | None = None
+    post: int | None = None
+
+    # -- spellings -------------------------------------------------------
+    @property
+    def base(self) -> ReleaseVersion:
+        """The final release this version belongs to (``0.31.0`` for ``0.31.0rc2``)."""
+        return ReleaseVersion(self.major, self.minor, self.patch)
+
+    @property
+    def is_rc(self) -> bool:
+        return self.rc is not None
+
+    @property
+    def is_final(self) -> bool:
+        return self.rc is None and self.post is None
+
+    @property
+    def is_post(self) -> bool:
+        return self.post is not None
+
+    @property
+    def release(self) -> str:
+        return f"{self.major}.{self.minor}.{self.patch}"
+
+    def pep440(self) -> str:
+        text = self.release
+        if self.rc is not None:
+            text += f"rc{self.rc}"
+        if self.post is not None:
+            text += f".post{self.post}"
+        return text
+
+    def semver(self) -> str:
+        import semver  # lazy: only the semver spelling needs it
+
+        pre = f"rc.{self.rc}" if self.rc is not None else None
+        if self.post is not None:
+            # SemVer has no post releases; a build-metadata-free spelling keeps ordering sane.
+            pre = None
+            return str(semver.Version(self.major, self.minor, self.patch, build=f"post.{self.post}"))
+        return str(semver.Version(self.major, self.minor, self.patch, prerelease=pre))
+
+    def spelled(self, scheme: str) -> str:
+        return self.semver() if scheme == "semver" else self.pep440()
+
+    def image_tag(self) -> str:
+        """The container image tag: ``v0.31.0rc1`` (docker tags allow no ``+``)."""
+        return "v" + self.pep440()
+
+    def packaging(self) -> Version:
+        return Version(self.pep440())
+
+    def next_rc(self) -> ReleaseVersion:
+        return ReleaseVersion(self.major, self.minor, self.patch, rc=(self.rc or 0) + 1)
+
+    def __str__(self) -> str:
+        return self.pep440()
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, ReleaseVersion):
+            return NotImplemented
+        return self.packaging() < other.packaging()
+
+
+def parse_version(text: str) -> ReleaseVersion:
+    """Parse any accepted spelling; refuse anything else with what would be valid."""
+    raw = text.strip()
+    if not raw:
+        raise VersionError(f"empty version; {_VALID_HELP}")
+    body = raw[1:] if raw[:1] in "vV" else raw
+    for pattern, field in ((_SEMVER_RC, "rc"), (_SEMVER_POST, "post")):
+        match = pattern.match(body)
+        if match:
+            major, minor, patch = (int(p) for p in match["base"].split("."))
+            return ReleaseVersion(major, minor, patch, **{field: int(match["n"])})
+    try:
+        version = Version(body)
+    except InvalidVersion:
+        raise VersionError(f"not a version: {text!r}; {_VALID_HELP}") from None
+    if len(version.release) != 3:
+        raise VersionError(f"{text!r} must have exactly three parts X.Y.Z; {_VALID_HELP}")
+    if version.epoch or version.local or version.dev is not None:
+        raise VersionError(f"{text!r}: epochs, local and dev versions are not releases; {_VALID_HELP}")
+    rc = None
+    if version.pre is not None:
+        kind, number = version.pre
+        if kind != "rc":
+            raise VersionError(f"{text!r}: only rc pre-releases are cut (got {kind}); {_VALID_HELP}")
+        rc = number
+    if rc is not None and version.post is not None:
+        raise VersionError(f"{text!r}: a post release of an rc is not a release; {_VALID_HELP}")
+    if rc == 0:
+        raise VersionError(f"{text!r}: rc numbers start at 1; {_VALID_HELP}")
+    major, minor, patch = version.release
+    return ReleaseVersion(major, minor, patch, rc=rc, post=version.post)
+
+
+@dataclass(frozen=True)
+class TagTemplate:
+    """A tag or branch spelling such as ``v{version}`` or ``releases/v{version}``.
+
+    Fields: ``{version}`` (scheme spelling for tags, ``X.Y.Z`` for branches),
+    ``{major}``, ``{minor}``, ``{patch}``.
+    """
+
+    template: str
+    key: str
+    scheme: str = "pep440"
+
+    FIELDS = frozenset({"version", "major", "minor", "patch"})
+
+    def __post_init__(self) -> None:
+        try:
+            fields = [f for _, f, _, _ in string.Formatter().parse(self.template) if f is not None]
+        except ValueError as err:
+            raise ConfigError(f"[tool.release] {self.key}: bad format string {self.template!r}: {err}") from None
+        unknown = [f for f in fields if f not in self.FIELDS]
+        if unknown:
+            raise ConfigError(
+                f"[tool.release] {self.key}: unknown field {{{unknown[0]}}} in {self.template!r}; "
+                f"use {{version}}, {{major}}, {{minor}} or {{patch}}"
+            )
+        if not fields:
+            raise ConfigError(f"[tool.release] {self.key}: {self.template!r} has no {{version}} field")
+
+    def render(self, version: ReleaseVersion) -> str:
+        return self.template.format(
+            version=version.spelled(self.scheme),
+            major=version.major,
+            minor=version.minor,
+            patch=version.patch,
+        )
+
+    def pattern(self) -> re.Pattern[str]:
+        out = ""
+        for literal, field, _, _ in string.Formatter().parse(self.template):
+            out += re.escape(literal)
+            if field == "version":
+                out += r"(?P<version>[0-9][0-9A-Za-z.\-]*)"
+            elif field is not None:
+                out += rf"(?P<{field}>\d+)"
+        return re.compile("^" + out + "$")
+
+    def parse(self, name: str) -> ReleaseVersion | None:
+        """The version a tag or branch name spells, or None when it is not one of ours."""
+        match = self.pattern().match(name)
+        if not match:
+            return None
+        groups = match.groupdict()
+        if "version" in groups:
+            try:
+                version = parse_version(groups["version"])
+            except VersionError:
+                return None
+        else:
+            version = ReleaseVersion(
+                int(groups["major"]), int(groups.get("minor") or 0), int(groups.get("patch") or 0)
+            )
+        if self.render(version) != name:
+            return None  # e.g. a semver spelling under a pep440 template
+        return version
+
+
+def next_rc(base: ReleaseVersion, existing: Iterable[ReleaseVersion]) -> ReleaseVersion:
+    """The next rc of ``base``: one past every rc of it that exists anywhere.
+
+    Refuses when the final (or a post release) of ``base`` already exists, since an
+    rc after the final would go back in version order.
+    """
+    ours = [v for v in existing if v.base == base.base]
+    shipped = [v for v in ours if not v.is_rc]
+    if shipped:
+        latest = max(shipped)
+        raise RefusedError(
+            f"{latest} is already released; an rc of {base.base} would go back "
+            f"(cut a new release, or tag {base.release}.post{(latest.post or 0) + 1})"
+        )
+    rcs = [v.rc for v in ours if v.rc is not None]
+    return ReleaseVersion(base.major, base.minor, base.patch, rc=max(rcs, default=0) + 1)

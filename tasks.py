@@ -1,0 +1,7 @@
+"""invoke entry point: ``inv release.status``, ``inv release.cut 0.31.0``, ... (see README)."""
+
+from invoke import Collection
+
+from release.tasks import ns as release
+
+ns = Collection(release)
