@@ -57,6 +57,15 @@ class GitRepo:
         self.git_dir = Path(self._repo.git_dir)
         self._git = self._repo.git
 
+    @classmethod
+    def init(cls, path: Path, *, bare: bool = False, branch: str = "main") -> GitRepo | None:
+        """``git init`` a new repository; returns it opened unless bare."""
+        import git
+
+        path.mkdir(parents=True, exist_ok=True)
+        git.Git(str(path)).execute(["git", "init", "--quiet", f"--initial-branch={branch}", *(["--bare"] if bare else [])])
+        return None if bare else cls(path)
+
     # -- the choke point -------------------------------------------------
     def run(
         self,
@@ -81,7 +90,6 @@ class GitRepo:
             with_extended_output=True,
             with_exceptions=False,
             env=dict(env) if env else None,
-            cwd=str(self.root),
             **kwargs,
         )
         result = GitResult(status, out, err)

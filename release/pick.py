@@ -445,7 +445,8 @@ def continue_pick(ctx: ReleaseContext, *, say: Callable[[str], None] = print) ->
             unmerged = ctx.repo.unmerged_paths()
             if unmerged:
                 raise RefusedError(f"still unmerged: {', '.join(unmerged)}; resolve them and git add them")
-            ctx.repo.run("cherry-pick", "--continue", env={"GIT_EDITOR": _editor_for(reason)}, mutating=True)
+            ctx.repo.run("cherry-pick", "--continue", env={"GIT_EDITOR": "true"}, mutating=True)
+            _ensure_pick_message(ctx, sha, reason)
         elif ctx.repo.has_staged_changes():
             _commit_resolution(ctx, sha, reason)
         info = _Branch(ctx, data["branch"], ctx.main_sha())
@@ -460,6 +461,18 @@ def continue_pick(ctx: ReleaseContext, *, say: Callable[[str], None] = print) ->
         data["status"] = "running"
         data.pop("conflict", None)
         return report + picker.run_queue(data)
+
+
+def _ensure_pick_message(ctx: ReleaseContext, sha: str, reason: str | None) -> None:
+    """A hand-finished pick still carries the ``-x`` line and the reason trailer."""
+    message = ctx.repo.out("log", "-1", "--format=%B")
+    wanted = message.rstrip()
+    if f"(cherry picked from commit {sha})" not in wanted:
+        wanted += f"\n\n(cherry picked from commit {sha})"
+    if reason and f"{REASON_TRAILER}: {reason}" not in wanted:
+        wanted += f"\n{REASON_TRAILER}: {reason}"
+    if wanted != message.rstrip():
+        ctx.repo.run("commit", "--amend", "--quiet", "--no-verify", "-F", "-", stdin=wanted + "\n", mutating=True)
 
 
 def _commit_resolution(ctx: ReleaseContext, sha: str, reason: str | None) -> None:

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from invoke import Collection, Context, task
+from invoke import Collection, Context, Task, task
 from invoke.exceptions import Exit
+from invoke.parser import Argument
 
 from release.console import error, say, show_plan
 from release.errors import ReleaseError
@@ -98,7 +99,34 @@ def cut(c: Context, version: str, at: str | None = None, no_switch: bool = False
                 report=None if dry_run else [f"created {plan.info['branch']} at {plan.info['at'][:10]}"])
 
 
+class _CommitsArgument(Argument):
+    """pick's positional commits, optional once --continue, --abort or --file is given."""
+
+    others: list[Argument] = []
+
+    @property  # type: ignore[override]
+    def value(self) -> Any:
+        if self._value is None and any(a.got_value for a in self.others):
+            return ""
+        return self._value if self._value is not None else self.default
+
+    @value.setter
+    def value(self, arg: str) -> None:
+        self.set_value(arg, cast=True)
+
+
+class _PickTask(Task):  # type: ignore[type-arg]
+    def get_arguments(self, ignore_unknown_help: bool | None = None) -> list[Argument]:
+        args = super().get_arguments(ignore_unknown_help)
+        by_name = {a.name: a for a in args}
+        commits = by_name["commits"]
+        commits.__class__ = _CommitsArgument
+        commits.others = [by_name[n] for n in ("continue_", "abort", "file")]  # type: ignore[attr-defined]
+        return args
+
+
 @task(
+    klass=_PickTask,
     help={
         "commits": "shas and/or #PR numbers, space or comma separated (quote them)",
         "file": "a picks file: one '<sha or #PR> [reason]' per line",
@@ -112,7 +140,7 @@ def cut(c: Context, version: str, at: str | None = None, no_switch: bool = False
     positional=["commits"],
 )
 @_entry
-def pick(c: Context, commits: str = "", file: str | None = None, reason: str | None = None,
+def pick(c: Context, commits: str | None = None, file: str | None = None, reason: str | None = None,
          allow_feature: bool = False, continue_: bool = False, abort: bool = False,
          dry_run: bool = False, json: bool = False) -> None:
     """Cherry-pick main commits (-x) onto the release branch, in main's order, skipping what is there."""
@@ -131,7 +159,7 @@ def pick(c: Context, commits: str = "", file: str | None = None, reason: str | N
         from release.errors import UsageError
 
         raise UsageError(f"--file {file}: no such file")
-    requests = flow.parse_requests(commits, text, reason)
+    requests = flow.parse_requests(commits or "", text, reason)
     plan, report = flow.pick(ctx, requests, allow_feature=allow_feature, dry_run=dry_run, say=say)
     _print_plan(plan, dry_run=dry_run, as_json=json, report=None if dry_run else report)
 
@@ -144,7 +172,6 @@ def pick(c: Context, commits: str = "", file: str | None = None, reason: str | N
         "dry-run": "print the plan and the tag message, change nothing",
         "json": "print the plan as JSON",
     },
-    positional=["version"],
 )
 @_entry
 def tag(c: Context, version: str | None = None, sign: bool = False, offline: bool = False,
@@ -168,7 +195,6 @@ def tag(c: Context, version: str | None = None, sign: bool = False, offline: boo
         "dry-run": "print the plan, change nothing",
         "json": "print the plan as JSON",
     },
-    positional=["version"],
 )
 @_entry
 def promote(c: Context, version: str | None = None, sign: bool = False, offline: bool = False,
