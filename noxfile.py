@@ -1,0 +1,44 @@
+"""nox sessions: tests, lint, typecheck, bench and rehearse (see README)."""
+
+from __future__ import annotations
+
+import nox
+
+nox.needs_version = ">=2024.4.15"
+nox.options.default_venv_backend = "venv"
+nox.options.sessions = ["tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+@nox.session
+def rehearse(session: nox.Session) -> None:
+    """The whole rc cycle on the bundled sample engine, in a sandbox (the main job)."""
+    session.install("-e", ".")
+    session.run("release", "rehearse", *session.posargs)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The test suite (pytest); image tests are required when RELEASE_REQUIRE_DOCKER=1."""
+    session.install("-e", ".[test]")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff over the package, tests and benchmarks."""
+    session.install("ruff")
+    session.run("ruff", "check", "release", "tests", "benchmarks", "noxfile.py", "tasks.py")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """mypy --strict over the package."""
+    session.install("-e", ".", "mypy")
+    session.run("mypy")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Speed figures, each as a ratio against the raw git command measured in the same run."""
+    session.install("-e", ".[bench]")
+    session.run("python", "benchmarks/run.py", *session.posargs)
