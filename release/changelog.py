@@ -16,6 +16,8 @@ __all__ = ["Changelog", "new_changelog", "update_file"]
 
 _SECTION = re.compile(r"^## ", re.MULTILINE)
 _LABEL = re.compile(r"^## \[(?P<label>[^\]]+)\]")
+# Link reference definitions closing the file ("[0.1.0]: https://..."): they stay last.
+_FOOTER = re.compile(r"(?:^\[[^\]\r\n]+\]:[^\r\n]*(?:\r?\n|\Z))+\Z", re.MULTILINE)
 
 HEADER = """# Changelog
 
@@ -37,6 +39,7 @@ def new_changelog() -> str:
 class Changelog:
     preamble: str
     sections: list[str]
+    footer: str = ""
 
     @classmethod
     def parse(cls, text: str) -> Changelog:
@@ -44,10 +47,15 @@ class Changelog:
         if not starts:
             return cls(text, [])
         bounds = [*starts, len(text)]
-        return cls(text[: starts[0]], [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)])
+        sections = [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+        footer = _FOOTER.search(sections[-1])
+        if footer is None:
+            return cls(text[: starts[0]], sections)
+        sections[-1] = sections[-1][: footer.start()]
+        return cls(text[: starts[0]], sections, footer.group())
 
     def render(self) -> str:
-        return self.preamble + "".join(self.sections)
+        return self.preamble + "".join(self.sections) + self.footer
 
     def labels(self) -> list[str | None]:
         out: list[str | None] = []
@@ -72,7 +80,9 @@ class Changelog:
             match = re.match(r"^## \[[^\]]+\](?: - (?P<date>\S+))?", existing)
             if match and match["date"]:
                 date = match["date"]
-        text = f"## [{label}] - {date}\n\n{body.rstrip()}\n\n"
+        eol = "\r\n" if "\r\n" in self.render() else "\n"  # keep a CRLF file CRLF
+        lines = body.replace("\r\n", "\n").rstrip().split("\n")
+        text = eol.join([f"## [{label}] - {date}", "", *lines, "", ""])
         drop = set(replaces) - {label}
         labels = self.labels()
         kept: list[str] = []
@@ -92,9 +102,16 @@ class Changelog:
                 if name is not None and name.lower() == "unreleased":
                     index = position + 1
                     break
-            if index < len(kept) and index > 0 and not kept[index - 1].endswith("\n\n"):
-                kept[index - 1] = kept[index - 1].rstrip("\n") + "\n\n"
+            # a blank line before the new section, also after a last section or a bare preamble
+            if index > 0 and not kept[index - 1].endswith(eol * 2):
+                kept[index - 1] = kept[index - 1].rstrip("\r\n") + eol * 2
+            elif index == 0 and self.preamble.strip() and not self.preamble.endswith(eol * 2):
+                self.preamble = self.preamble.rstrip("\r\n") + eol * 2
             kept.insert(index, text)
+        if kept and kept[-1] is text and not self.footer:
+            kept[-1] = text[: -len(eol)]  # the file ends with one newline, not a blank line
+        elif kept and self.footer and not kept[-1].endswith(eol * 2):
+            kept[-1] = kept[-1].rstrip("\r\n") + eol * 2  # a blank line before the links
         self.sections = kept
 
 
@@ -102,7 +119,7 @@ def update_file(
     path: Path, label: str, date: str, body: str, *, replaces: Iterable[str] = ()
 ) -> bool:
     """Upsert a section into the file at ``path`` (created if missing). True if it changed."""
-    before = path.read_text(encoding="utf-8") if path.exists() else None
+    before = path.read_bytes().decode("utf-8") if path.exists() else None  # CRLF kept
     log = Changelog.parse(before if before is not None else new_changelog())
     log.upsert(label, date, body, replaces=replaces)
     after = log.render()

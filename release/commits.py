@@ -27,7 +27,8 @@ CHANGELOG_TRAILER = "Release-changelog"
 
 _PREFIX = re.compile(r"^\s*\[([^\]]*)\]\s*")
 _PR_AT_END = re.compile(r"\s*\(#(\d+)\)\s*$")
-_REVERT = re.compile(r'^Revert\s+"(?P<subject>.*)"\s*$')
+# 'Revert "<subject>"', optionally followed by the revert's own PR number (vLLM style).
+_REVERT = re.compile(r'^Revert\s+"(?P<subject>.*)"(?:\s*\(#\d+\))?\s*$')
 _REVERTS_SHA = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
 _PICKED_FROM = re.compile(r"\(cherry picked from commit ([0-9a-f]{7,40})\)")
 _TRAILER = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9-]*):\s*(?P<value>.+?)\s*$", re.MULTILINE)
@@ -102,9 +103,9 @@ def parse_subject(subject: str, aliases: Mapping[str, str]) -> tuple[str, str, i
         rest = rest[: pr_match.start()]
     category = "Other"
     for prefix in prefixes:
-        if _NOISE.match(prefix):
-            continue
         canonical = aliases.get(normalize_category(prefix))
+        if _NOISE.match(prefix) and canonical is None:
+            continue  # a configured spelling wins: vLLM's [V1] also looks like a version
         if canonical:
             category = canonical
             break

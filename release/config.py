@@ -87,9 +87,9 @@ def normalize_category(text: str) -> str:
     return "".join(ch for ch in text.lower() if ch not in " -_")
 
 
-def _suggest(key: str, known: set[str] | tuple[str, ...]) -> str:
+def _suggest(key: str, known: set[str] | tuple[str, ...], what: str = "keys") -> str:
     close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(sorted(known))}"
+    return f"; did you mean {close[0]!r}?" if close else f"; known {what}: {', '.join(sorted(known))}"
 
 
 def _str(table: Mapping[str, Any], key: str, prefix: str = "[tool.release]") -> str | None:
@@ -152,7 +152,7 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
             if name not in categories:
                 raise ConfigError(
                     f"[tool.release] feature-categories: {name!r} is not a category"
-                    + _suggest(name, tuple(categories))
+                    + _suggest(name, tuple(categories), "categories")
                 )
         features = tuple(raw_features)
     else:
@@ -161,6 +161,9 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
     images = table.get("images", {})
     if not isinstance(images, Mapping):
         raise ConfigError("[tool.release] images: expected a table")
+    from release.matrix import parse_images
+
+    parse_images(images)  # validated on load like every other key
 
     return Config(
         main_branch=_nonempty("main-branch", _str(table, "main-branch")) or defaults.main_branch,

@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "ConflictError",
+    "EngineError",
     "GitError",
     "LockedError",
     "RefusedError",
@@ -67,3 +68,9 @@ class GitError(ReleaseError):
     """A git command failed in a way the workflow did not expect."""
 
     exit_code = 5
+
+
+class EngineError(ReleaseError):
+    """The container engine is missing, unreachable or failed; the message says how to fix it."""
+
+    exit_code = 6

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from release.commits import LOG_FORMAT, parse_log
 from release.context import ReleaseContext, TagInfo
 from release.errors import UsageError
-from release.notes import Notes, build_notes
+from release.notes import Notes, _cancel_reverts, build_notes
 from release.versions import ReleaseVersion
 
 __all__ = ["NotesRange", "default_range", "notes_for_range"]
@@ -56,7 +56,9 @@ def default_range(ctx: ReleaseContext, until: str, view: str = "rc") -> NotesRan
     if sha is None:
         raise UsageError(f"--until {until!r} is not a commit here")
     tags = ctx.tags(remote=False)
-    tagged = _tag_at(tags, sha)
+    # --until v0.1.0rc2 means that rc even when the final shares its commit
+    named = next((t for t in tags if t.local and until in (t.name, f"refs/tags/{t.name}")), None)
+    tagged = named or _tag_at(tags, sha)
     if tagged is not None:
         return range_for_version(ctx, tagged.version, tags, until, view)
     branch = ctx.repo.current_branch()
@@ -79,7 +81,9 @@ def _shipped_identities(ctx: ReleaseContext, ref: str, until: str) -> set[str]:
     if base is None:
         return set()
     text = ctx.repo.log(f"{base}..{ref}", fmt=LOG_FORMAT)
-    return {c.identity for c in parse_log(text, {}) if c.picked_from}
+    # a pick reverted on that branch never shipped there: it is new here
+    shipped, _ = _cancel_reverts(list(reversed(list(parse_log(text, {})))))
+    return {c.identity for c in shipped if c.picked_from}
 
 
 def notes_for_range(ctx: ReleaseContext, rng: NotesRange) -> Notes:

@@ -22,6 +22,22 @@ from release.errors import LockedError
 __all__ = ["StateFile", "repo_lock"]
 
 
+def _running(stat: str) -> tuple[str, int] | None:
+    """(state, process group) from a ``/proc/<pid>/stat`` line."""
+    fields = stat.rpartition(")")[2].split()
+    return (fields[0], int(fields[2])) if len(fields) > 2 else None
+
+
+def _zombie(pid: int) -> bool:
+    """A killed process its parent has not reaped (yet, or ever, under an init that
+    does not reap orphans): it exists for ``kill(0)`` but runs nothing."""
+    try:
+        info = _running((Path("/proc") / str(pid) / "stat").read_text())
+    except (OSError, ValueError):
+        return False
+    return info is not None and info[0] in ("Z", "X")
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -29,7 +45,7 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return not _zombie(pid)
 
 
 @contextlib.contextmanager
@@ -96,10 +112,23 @@ class StateFile:
 
 
 def process_group_alive(pgid: int) -> bool:
+    """Whether any process of the group still runs (zombies do not count)."""
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    return True
+        pass
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return True  # no procfs: assume the worst
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            info = _running((entry / "stat").read_text())
+        except (OSError, ValueError):
+            continue  # exited while we looked
+        if info is not None and info[1] == pgid and info[0] not in ("Z", "X"):
+            return True
+    return False

@@ -73,7 +73,7 @@ def _changelog(
     if not ctx.config.changelog:
         return None
     path = ctx.root / ctx.config.changelog
-    before = path.read_text(encoding="utf-8") if path.exists() else None
+    before = path.read_bytes().decode("utf-8") if path.exists() else None  # CRLF kept
     log = changelog_mod.Changelog.parse(before if before is not None else changelog_mod.new_changelog())
     log.upsert(label, release_date(), body, replaces=replaces)
     after = log.render()
@@ -125,7 +125,9 @@ def _execute(ctx: ReleaseContext, plan: Plan, request: TagRequest, say: Callable
                 if target == orig:  # tag: the rc goes on the changelog commit
                     target = repo.out("rev-parse", "HEAD").strip()
             elif step.action == "create-tag":
-                args = ["tag", "-s" if request.sign else "-a", request.name, "-F", "-", target]
+                # verbatim: the default cleanup would strip the notes' "### Category" lines
+                args = ["tag", "-s" if request.sign else "-a", "--cleanup=verbatim",
+                        request.name, "-F", "-", target]
                 repo.run(*args, stdin=request.message, mutating=True)
     except ReleaseError:
         if repo.rev(f"refs/tags/{request.name}"):  # it did not exist before: refused otherwise

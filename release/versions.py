@@ -29,7 +29,8 @@ SCHEMES = ("pep440", "semver")
 
 # SemVer-style pre-release spellings people type: 0.31.0-rc.1, 0.31.0-rc1, 0.31.0-RC-1.
 _SEMVER_RC = re.compile(r"^(?P<base>\d+\.\d+\.\d+)-rc[.-]?(?P<n>\d+)$", re.IGNORECASE)
-_SEMVER_POST = re.compile(r"^(?P<base>\d+\.\d+\.\d+)-post[.-]?(?P<n>\d+)$", re.IGNORECASE)
+# ...and post releases, including the semver spelling written out below (0.31.0+post.1).
+_SEMVER_POST = re.compile(r"^(?P<base>\d+\.\d+\.\d+)[-+]post[.-]?(?P<n>\d+)$", re.IGNORECASE)
 _VALID_HELP = "valid: 0.31.0, 0.31.0rc1, 0.31.0-rc.1, v0.31.0rc1 or 0.31.0.post1"
 
 
@@ -79,8 +80,8 @@ class ReleaseVersion:
 
         pre = f"rc.{self.rc}" if self.rc is not None else None
         if self.post is not None:
-            # SemVer has no post releases; a build-metadata-free spelling keeps ordering sane.
-            pre = None
+            # SemVer has no post releases: spelled as build metadata (0.31.0+post.1), which
+            # parse_version reads back; ordering always goes through packaging, never semver.
             return str(semver.Version(self.major, self.minor, self.patch, build=f"post.{self.post}"))
         return str(semver.Version(self.major, self.minor, self.patch, prerelease=pre))
 
@@ -112,9 +113,13 @@ def parse_version(text: str) -> ReleaseVersion:
     if not raw:
         raise VersionError(f"empty version; {_VALID_HELP}")
     body = raw[1:] if raw[:1] in "vV" else raw
+    if not body[:1].isdigit():
+        raise VersionError(f"not a version: {text!r}; {_VALID_HELP}")
     for pattern, field in ((_SEMVER_RC, "rc"), (_SEMVER_POST, "post")):
         match = pattern.match(body)
         if match:
+            if field == "rc" and int(match["n"]) == 0:
+                raise VersionError(f"{text!r}: rc numbers start at 1; {_VALID_HELP}")
             major, minor, patch = (int(p) for p in match["base"].split("."))
             return ReleaseVersion(major, minor, patch, **{field: int(match["n"])})
     try:
@@ -180,7 +185,7 @@ class TagTemplate:
         for literal, field, _, _ in string.Formatter().parse(self.template):
             out += re.escape(literal)
             if field == "version":
-                out += r"(?P<version>[0-9][0-9A-Za-z.\-]*)"
+                out += r"(?P<version>[0-9][0-9A-Za-z.+\-]*)"
             elif field is not None:
                 out += rf"(?P<{field}>\d+)"
         return re.compile("^" + out + "$")

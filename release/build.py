@@ -1,0 +1,298 @@
+"""``build``: one image per variant through the engine's CLI, skipped when its inputs are unchanged.
+
+Per variant: make sure the base exists (or a stand-in), compute an input digest
+(context files honouring ``.dockerignore``, the Dockerfile, build args, base image id,
+labels, platform), and build only when no image with that digest is tagged already.
+Builds run in parallel (``jobs``); the image is built untagged and tagged by id only
+once complete, so an interrupted or failed build leaves no half-tagged image.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import enum
+import hashlib
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from release.engine import MANAGED_LABEL, ContainerEngine
+from release.errors import EngineError, ReleaseError
+from release.matrix import ImageMatrix, Variant
+from release.source import BuildSource
+from release.standin import ensure_base
+
+__all__ = ["BuildResult", "BuildStatus", "build_images", "context_files", "input_digest"]
+
+DIGEST_LABEL = "org.release.input-digest"
+
+
+class BuildStatus(enum.Enum):
+    BUILT = "built"
+    UNCHANGED = "unchanged, not rebuilt"
+    FAILED = "FAILED"
+    NOT_STARTED = "not started (an earlier variant failed; --keep-going builds the rest)"
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    variant: str
+    status: BuildStatus
+    tags: tuple[str, ...] = ()
+    image_id: str | None = None
+    digest: str | None = None
+    seconds: float = 0.0
+    standin_base: bool = False
+    log: Path | None = None
+    error: str | None = None
+
+    def line(self) -> str:
+        text = f"build({self.variant}): {self.status.value}"
+        if self.status in (BuildStatus.BUILT, BuildStatus.UNCHANGED):
+            text += f" -> {', '.join(self.tags)}"
+            if self.status is BuildStatus.BUILT:
+                text += f" in {self.seconds:.1f}s"
+            if self.standin_base:
+                text += " [on a stand-in base]"
+        elif self.status is BuildStatus.FAILED:
+            text += f": {self.error}" + (f" (log: {self.log})" if self.log else "")
+        return text
+
+
+# -- inputs -------------------------------------------------------------------
+
+
+def _ignore_patterns(context: Path) -> list[tuple[re.Pattern[str], bool]]:
+    path = context / ".dockerignore"
+    if not path.exists():
+        return []
+    rules: list[tuple[re.Pattern[str], bool]] = []
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        negate = line.startswith("!")
+        pattern = line[1:].strip() if negate else line
+        pattern = pattern.strip("/").removeprefix("./")
+        regex = ""
+        i = 0
+        while i < len(pattern):
+            if pattern.startswith("**", i):
+                i += 2
+                if pattern.startswith("/", i):
+                    regex += "(?:.*/)?"
+                    i += 1
+                else:
+                    regex += ".*"
+                continue
+            ch = pattern[i]
+            regex += "[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch)
+            i += 1
+        rules.append((re.compile(f"^{regex}(?:/.*)?$"), negate))
+    return rules
+
+
+def context_files(context: Path, dockerfile: Path | None = None) -> list[Path]:
+    """Files docker would send as the build context (``.dockerignore`` applied)."""
+    rules = _ignore_patterns(context)
+    out: list[Path] = []
+    for path in sorted(context.rglob("*")):
+        if not path.is_file() and not path.is_symlink():
+            continue
+        rel = path.relative_to(context).as_posix()
+        excluded = False
+        for pattern, negate in rules:
+            if pattern.match(rel):
+                excluded = not negate
+        if not excluded or (dockerfile is not None and path == dockerfile):
+            out.append(path)
+    return out
+
+
+def input_digest(
+    context: Path, dockerfile: Path, build_args: dict[str, str], base_id: str,
+    labels: dict[str, str], platform: str | None,
+) -> str:
+    h = hashlib.sha256()
+    for path in context_files(context, dockerfile):
+        rel = path.relative_to(context).as_posix()
+        h.update(f"file {rel} {path.stat().st_mode & 0o111:o}\n".encode())
+        h.update(hashlib.sha256(path.read_bytes()).digest() if not path.is_symlink() else str(path.readlink()).encode())
+    h.update(b"dockerfile\n" + dockerfile.read_bytes())
+    for key, value in sorted(build_args.items()):
+        h.update(f"arg {key}={value}\n".encode())
+    for key, value in sorted(labels.items()):
+        h.update(f"label {key}={value}\n".encode())
+    h.update(f"base {base_id}\nplatform {platform}\n".encode())
+    return "sha256:" + h.hexdigest()
+
+
+def labels_for(matrix: ImageMatrix, variant: Variant, source: BuildSource) -> dict[str, str]:
+    created = _dt.datetime.fromtimestamp(source.epoch, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    labels = {
+        "org.opencontainers.image.version": source.version,
+        "org.opencontainers.image.revision": source.revision,
+        "org.opencontainers.image.created": created,
+        "org.release.variant": variant.id,
+        "org.release.cuda": variant.cuda_text,
+        MANAGED_LABEL: "true",
+    }
+    if source.url:
+        labels["org.opencontainers.image.source"] = source.url
+    return labels
+
+
+# -- progress -----------------------------------------------------------------
+
+
+class Progress:
+    """Plain lines when piped; a live line per variant on a terminal."""
+
+    def __init__(self, variants: Sequence[str], say: Callable[[str], None]) -> None:
+        import sys
+
+        self.say = say
+        self._lock = threading.Lock()
+        self._live = None
+        self._tasks: dict[str, object] = {}
+        if sys.stdout.isatty() and say is print:
+            from rich.progress import Progress as RichProgress
+            from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            self._live = RichProgress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+            for v in variants:
+                self._tasks[v] = self._live.add_task(f"build({v}): waiting", total=None)
+
+    def __enter__(self) -> Progress:
+        if self._live is not None:
+            self._live.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._live is not None:
+            self._live.stop()
+
+    def update(self, variant: str, text: str, *, final: bool = False) -> None:
+        with self._lock:
+            if self._live is not None:
+                self._live.update(self._tasks[variant], description=f"build({variant}): {text}")  # type: ignore[arg-type]
+                if final:
+                    self._live.stop_task(self._tasks[variant])  # type: ignore[arg-type]
+            else:
+                self.say(f"build({variant}): {text}")
+
+
+# -- building -----------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    engine: ContainerEngine
+    matrix: ImageMatrix
+    source: BuildSource
+    logs: Path
+    force: bool
+    progress: Progress
+    stop: threading.Event = field(default_factory=threading.Event)
+
+
+def _build_one(run: _Run, variant: Variant) -> BuildResult:
+    if run.stop.is_set():
+        return BuildResult(variant.id, BuildStatus.NOT_STARTED)
+    started = time.perf_counter()
+    engine, matrix, source = run.engine, run.matrix, run.source
+    tags = (matrix.tag(variant, source.image_version),)
+    log = run.logs / f"build-{variant.id}.log"
+    try:
+        run.progress.update(variant.id, f"base {variant.base_image}")
+        base = ensure_base(engine, variant.base_image, variant.cuda_text,
+                           lambda line: run.progress.update(variant.id, line))
+        args = matrix.build_args_for(variant, source.version)
+        labels = labels_for(matrix, variant, source)
+        context = source.root / matrix.context
+        dockerfile = source.root / matrix.dockerfile
+        digest = input_digest(context, dockerfile, args, base.id, labels, variant.platform)
+        existing = engine.inspect_image(tags[0])
+        if existing and not run.force:
+            have = ((existing.get("Config") or {}).get("Labels") or {}).get(DIGEST_LABEL)
+            if have == digest:
+                result = BuildResult(variant.id, BuildStatus.UNCHANGED, tags, existing["Id"], digest,
+                                     time.perf_counter() - started, base.standin)
+                run.progress.update(variant.id, result.line().split(": ", 1)[1], final=True)
+                return result
+        run.progress.update(variant.id, "building" + (" on a stand-in base" if base.standin else ""))
+        iid = run.logs / f"build-{variant.id}.iid"
+        iid.unlink(missing_ok=True)
+        outcome = engine.build(context=context, dockerfile=dockerfile, build_args=args,
+                               labels={**labels, DIGEST_LABEL: digest}, iidfile=iid,
+                               platform=variant.platform, log=log)
+        if not outcome.ok or not iid.exists():
+            tail = [line for line in log.read_text(errors="replace").splitlines() if line.strip()][-1:]
+            raise EngineError(tail[0].strip() if tail else f"docker build exited {outcome.status}")
+        image_id = iid.read_text().strip()
+        engine.tag(image_id, tags)
+        if engine.image_id(tags[0]) != image_id:
+            raise EngineError(f"{tags[0]} does not point at the image just built")
+        result = BuildResult(variant.id, BuildStatus.BUILT, tags, image_id, digest,
+                             time.perf_counter() - started, base.standin, log)
+    except ReleaseError as err:
+        result = BuildResult(variant.id, BuildStatus.FAILED, tags, seconds=time.perf_counter() - started,
+                             log=log if log.exists() else None, error=err.one_line())
+    run.progress.update(variant.id, result.line().split(": ", 1)[1], final=True)
+    return result
+
+
+def build_images(
+    engine: ContainerEngine,
+    matrix: ImageMatrix,
+    variants: Iterable[Variant],
+    source: BuildSource,
+    *,
+    logs: Path,
+    jobs: int = 1,
+    keep_going: bool = False,
+    force: bool = False,
+    say: Callable[[str], None] = print,
+) -> list[BuildResult]:
+    chosen = list(variants)
+    engine.ping()
+    say(f"builder: {engine.description}")
+    say(f"version {source.version} ({'tag' if source.tagged else 'untagged build'}), revision {source.revision[:10]}")
+    logs.mkdir(parents=True, exist_ok=True)
+    with Progress([v.id for v in chosen], say) as progress:
+        run = _Run(engine, matrix, source, logs, force, progress)
+        futures: dict[str, Future[BuildResult]] = {}
+        pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="build")
+        try:
+            for variant in chosen:
+                futures[variant.id] = pool.submit(_build_one, run, variant)
+            results: list[BuildResult] = []
+            for variant in chosen:
+                result = futures[variant.id].result()
+                if result.status is BuildStatus.FAILED and not keep_going:
+                    run.stop.set()
+                results.append(result)
+        except BaseException:
+            run.stop.set()
+            engine.kill_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+            _discard_untagged(engine, logs, chosen)
+            raise
+        pool.shutdown(wait=True)
+    return results
+
+
+def _discard_untagged(engine: ContainerEngine, logs: Path, variants: Sequence[Variant]) -> None:
+    """After an interrupt: remove images that were built but never tagged."""
+    for variant in variants:
+        iid = logs / f"build-{variant.id}.iid"
+        if iid.exists():
+            image = iid.read_text().strip()
+            data = engine.inspect_image(image)
+            if data is not None and not data.get("RepoTags"):
+                engine.remove_image(image)
+            iid.unlink(missing_ok=True)

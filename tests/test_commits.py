@@ -1,0 +1,250 @@
+"""Commit subjects and bodies as the release flow reads them."""
+
+from __future__ import annotations
+
+import pytest
+
+from release.commits import LOG_FORMAT, Person, make_commit, parse_log, parse_subject
+from release.config import Config, config_from_mapping
+
+ALIASES = Config().alias_map()
+SHA_A = "a" * 40
+SHA_B = "b" * 40
+
+
+@pytest.mark.parametrize("prefix", ["[Bugfix]", "[BugFix]", "[bugfix]", "[Fix]", "[BUGFIX]",
+                                    "[Bug Fix]", "[bug-fix]", "[Hotfix]"])
+def test_bugfix_spellings_share_one_category(prefix: str) -> None:
+    category, title, pr, raw = parse_subject(f"{prefix} Handle an empty request list (#106)", ALIASES)
+    assert category == "Bug Fixes"
+    assert title == "Handle an empty request list"
+    assert pr == 106
+    assert raw == (prefix[1:-1],)
+
+
+@pytest.mark.parametrize(
+    ("subject", "category"),
+    [
+        ("[Feature] Add priority scheduling", "Features"),
+        ("[Model] Add a model", "Features"),
+        ("[Perf] Faster", "Performance"),
+        ("[V1] Engine change", "Core"),
+        ("[Kernel] A kernel", "Kernels"),
+        ("[ROCm] AMD", "Hardware"),
+        ("[CI/Build] Pin tools", "CI/Build"),
+        ("[CI Fix] Flaky test", "CI/Build"),
+        ("[Doc] Describe", "Documentation"),
+        ("[Docs] Describe", "Documentation"),
+        ("[Chore] Tidy", "Misc"),
+    ],
+)
+def test_default_categories(subject: str, category: str) -> None:
+    assert parse_subject(subject, ALIASES)[0] == category
+
+
+@pytest.mark.parametrize(
+    "subject",
+    [
+        "[main] [Bugfix] Fix the limit (#12)",
+        "[main][Bugfix] Fix the limit (#12)",
+        "[v0.23.0][Bugfix] Fix the limit (#12)",
+        "[0.31.0rc1] [Bugfix] Fix the limit (#12)",
+        "[1/N][Bugfix] Fix the limit (#12)",
+        "[2/3] [Bugfix] Fix the limit (#12)",
+        "[ 1 / n ][Bugfix] Fix the limit (#12)",
+        "[release/v0.31.0][Bugfix] Fix the limit (#12)",
+        "[WIP][Bugfix] Fix the limit (#12)",
+    ],
+)
+def test_noise_prefixes_are_ignored(subject: str) -> None:
+    category, title, pr, raw = parse_subject(subject, ALIASES)
+    assert (category, title, pr) == ("Bug Fixes", "Fix the limit", 12)
+    assert len(raw) == 2
+
+
+def test_noise_alone_is_other() -> None:
+    assert parse_subject("[main] Bump version (#5)", ALIASES)[:3] == ("Other", "Bump version", 5)
+
+
+@pytest.mark.parametrize(
+    ("subject", "category"),
+    [
+        ("[Bugfix][V1] Handle an empty request list", "Bug Fixes"),
+        ("[V1][Bugfix] Handle an empty request list", "Core"),
+        ("[Misc][Bugfix] x", "Misc"),
+        ("[Unknown][Perf] x", "Performance"),  # unknown prefixes do not win
+        ("[main][CI/Build] Pin the build tools", "CI/Build"),
+    ],
+)
+def test_first_known_prefix_wins(subject: str, category: str) -> None:
+    assert parse_subject(subject, ALIASES)[0] == category
+
+
+@pytest.mark.parametrize(
+    ("subject", "title"),
+    [
+        ("Fix a typo", "Fix a typo"),
+        ("[Unknown] Something", "Something"),
+        ("[Experimental] Try a thing (#7)", "Try a thing"),
+        ("Fix [Doc] inside a subject", "Fix [Doc] inside a subject"),  # only leading prefixes
+    ],
+)
+def test_unknown_is_other(subject: str, title: str) -> None:
+    category, parsed_title, _, _ = parse_subject(subject, ALIASES)
+    assert category == "Other"
+    assert parsed_title == title
+
+
+@pytest.mark.parametrize(
+    ("subject", "pr", "title"),
+    [
+        ("[Doc] Describe batching (#103)", 103, "Describe batching"),
+        ("[Doc] Describe batching (#103)  ", 103, "Describe batching"),
+        ("[Doc] Describe (#12) batching", None, "Describe (#12) batching"),  # only at the end
+        ("[Doc] Describe batching #103", None, "Describe batching #103"),
+        ("[Doc] Describe batching", None, "Describe batching"),
+        ("[Doc] See (#1) and (#2)", 2, "See (#1) and"),
+    ],
+)
+def test_pr_number_at_end(subject: str, pr: int | None, title: str) -> None:
+    _, parsed_title, parsed_pr, _ = parse_subject(subject, ALIASES)
+    assert parsed_pr == pr
+    assert parsed_title == title
+
+
+def test_subject_that_is_only_a_prefix_keeps_its_text() -> None:
+    assert parse_subject("[Bugfix]", ALIASES)[1] == "[Bugfix]"
+
+
+def test_custom_categories() -> None:
+    aliases = config_from_mapping({"categories": {"Fixes": ["Bugfix", "Fix"]}}).alias_map()
+    assert parse_subject("[BugFix] x", aliases)[0] == "Fixes"
+    assert parse_subject("[Perf] x", aliases)[0] == "Other"
+
+
+# -- whole commits ------------------------------------------------------------
+
+
+def commit(subject: str, body: str = "", sha: str = SHA_A, author: tuple[str, str] = ("Alice Chen", "alice@example.com")):  # type: ignore[no-untyped-def]
+    return make_commit(sha, author[0], author[1], subject, body, ALIASES)
+
+
+def test_plain_commit() -> None:
+    c = commit("[BugFix] Fix off-by-one in the batch limit (#108)")
+    assert c.category == "Bug Fixes"
+    assert c.title == "Fix off-by-one in the batch limit"
+    assert c.pr == 108
+    assert c.author == Person("Alice Chen", "alice@example.com")
+    assert c.identity == SHA_A
+    assert c.picked_from == ()
+    assert c.pick_reason is None
+    assert c.reverts_subject is None and c.reverts_sha is None
+    assert c.credited == (c.author,)
+
+
+def test_revert_with_its_own_pr() -> None:
+    c = commit(
+        'Revert "[Kernel] Add fused add kernel stub (#104)" (#105)',
+        f"This reverts commit {SHA_B}.",
+    )
+    assert c.reverts_subject == "[Kernel] Add fused add kernel stub (#104)"
+    assert c.reverts_sha == SHA_B
+    assert c.category == "Kernels"  # listed under what it reverts
+    assert c.title == 'Revert "Add fused add kernel stub"'
+    assert c.pr == 105  # its own PR, not the reverted one
+
+
+def test_revert_without_its_own_pr() -> None:
+    c = commit('Revert "[Bugfix] Fix the limit (#12)"', "This reverts commit abcdef1.")
+    assert c.reverts_subject == "[Bugfix] Fix the limit (#12)"
+    assert c.reverts_sha == "abcdef1"
+    assert c.category == "Bug Fixes"
+    assert c.title == 'Revert "Fix the limit"'
+    assert c.pr is None
+
+
+def test_revert_of_a_revert() -> None:
+    c = commit('Revert "Revert "[Bugfix] Fix the limit (#12)""')
+    assert c.reverts_subject == 'Revert "[Bugfix] Fix the limit (#12)"'
+
+
+def test_not_a_revert() -> None:
+    c = commit("[Misc] Revert the rename by hand (#9)")
+    assert c.reverts_subject is None
+    assert c.category == "Misc"
+
+
+def test_co_authors_credited_once() -> None:
+    body = (
+        "Longer description.\n\n"
+        "Co-authored-by: Eve Park <eve@example.com>\n"
+        "co-authored-by: Eve P. <EVE@example.com>\n"  # same person, another spelling
+        "Co-authored-by: Alice Chen <alice@example.com>\n"  # the author again
+        "Co-authored-by: Dan Ivanov <dan@example.com>\n"
+        "Signed-off-by: Bob Okafor <bob@example.com>\n"
+    )
+    c = commit("[Fix] x (#1)", body, author=("Bob Okafor", "bob@example.com"))
+    assert [p.name for p in c.co_authors] == ["Eve Park", "Eve P.", "Alice Chen", "Dan Ivanov"]
+    assert [p.name for p in c.credited] == ["Bob Okafor", "Eve Park", "Alice Chen", "Dan Ivanov"]
+
+
+def test_co_author_without_an_email() -> None:
+    c = commit("[Fix] x", "Co-authored-by: Someone")
+    assert c.co_authors == (Person("Someone", ""),)
+
+
+def test_pick_trailers() -> None:
+    body = (
+        "Signed-off-by: Alice Chen <alice@example.com>\n"
+        f"(cherry picked from commit {SHA_B})\n"
+        "Cherry-pick-reason: regression\n"
+    )
+    c = commit("[BugFix] Fix off-by-one (#108)", body)
+    assert c.picked_from == (SHA_B,)
+    assert c.identity == SHA_B  # the same change as the main commit
+    assert c.pick_reason == "regression"
+
+
+def test_pick_reason_trailer_is_case_insensitive() -> None:
+    assert commit("x", "cherry-pick-reason: critical").pick_reason == "critical"
+
+
+def test_picked_twice_names_both_sources() -> None:
+    body = f"(cherry picked from commit {SHA_A})\n(cherry picked from commit {SHA_B})"
+    c = commit("[Fix] x", body, sha="c" * 40)
+    assert c.picked_from == (SHA_A, SHA_B)
+    assert c.identity == SHA_B
+
+
+def test_changelog_trailer() -> None:
+    c = commit("Update CHANGELOG.md for v0.1.0rc1", "Release-changelog: v0.1.0rc1")
+    assert c.changelog_for == "v0.1.0rc1"
+
+
+def test_parse_log() -> None:
+    records = [
+        (SHA_A, "Alice Chen", "alice@example.com", "[Fix] One (#1)",
+         f"Co-authored-by: Eve Park <eve@example.com>\n\n(cherry picked from commit {SHA_B})\n"),
+        (SHA_B, "Bob Okafor", "bob@example.com", "[Doc] Two (#2)", ""),
+    ]
+    text = "".join("\n" + "\x1f".join(r) + "\x1e" for r in records)
+    commits = list(parse_log(text, ALIASES))
+    assert [c.sha for c in commits] == [SHA_A, SHA_B]
+    assert commits[0].co_authors == (Person("Eve Park", "eve@example.com"),)
+    assert commits[0].picked_from == (SHA_B,)
+    assert commits[0].body.endswith(")")  # surrounding newlines trimmed
+    assert commits[1].category == "Documentation"
+    assert LOG_FORMAT.count("%x1f") == 4 and LOG_FORMAT.endswith("%x1e")
+
+
+def test_parse_log_of_a_real_repository(engine) -> None:  # type: ignore[no-untyped-def]
+    text = engine.repo.log("main", fmt=LOG_FORMAT)
+    commits = list(parse_log(text, ALIASES))
+    by_pr = {c.pr: c for c in commits}
+    assert sorted(by_pr) == [101, 102, 103, 104, 105, 106]
+    assert by_pr[102].credited == (Person("Bob Okafor", "bob@example.com"),
+                                   Person("Carol Diaz", "carol@example.com"))
+    assert by_pr[105].reverts_sha == engine.shas[104]
+    assert by_pr[105].reverts_subject == "[Kernel] Add fused add kernel stub (#104)"
+    assert by_pr[106].category == "Bug Fixes"
+    assert all(c.sha == engine.shas[c.pr] for c in commits)

@@ -1,0 +1,349 @@
+"""Release notes: built from commit lists and from a real rc cycle; golden renderings."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from release.commits import Commit, make_commit
+from release.config import Config
+from release.notes import build_notes, render_json, render_markdown
+from tests._golden import Cycle, assert_golden, isolated_git, run_cycle
+
+ALIASES = Config().alias_map()
+ORDER = list(Config().categories)
+URL = "https://github.com/example/tinyengine"
+ALICE = ("Alice Chen", "alice@example.com")
+BOB = ("Bob Okafor", "bob@example.com")
+EVE = ("Eve Park", "eve@example.com")
+
+
+def sha(n: int) -> str:
+    return f"{n:040x}"
+
+
+def c(n: int, subject: str, body: str = "", author: tuple[str, str] = ALICE) -> Commit:
+    return make_commit(sha(n), author[0], author[1], subject, body, ALIASES)
+
+
+def notes_of(*oldest_first: Commit, exclude: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
+    """Notes of commits given oldest first (git log lists them newest first)."""
+    return build_notes(list(reversed(oldest_first)), category_order=ORDER, since="v0.0.9",
+                       until="HEAD", exclude_identities=exclude)
+
+
+def titles(notes) -> list[str]:  # type: ignore[no-untyped-def]
+    return [e.title for e in notes.entries]
+
+
+# -- built from commit lists ---------------------------------------------------
+
+
+def test_grouped_by_canonical_category_in_config_order() -> None:
+    notes = notes_of(
+        c(1, "[Doc] Describe batching (#1)"),
+        c(2, "[bugfix] Fix --port (#2)"),
+        c(3, "Tidy up"),
+        c(4, "[Feature] Priority scheduling (#4)"),
+        c(5, "[BugFix] Fix the limit (#5)"),
+        c(6, "[Fix] Return 400 (#6)"),
+        c(7, "[Perf] Faster batching (#7)"),
+    )
+    assert [name for name, _ in notes.sections] == [
+        "Features", "Bug Fixes", "Performance", "Documentation", "Other",
+    ]
+    bug_fixes = dict(notes.sections)["Bug Fixes"]
+    assert [e.title for e in bug_fixes] == ["Fix --port", "Fix the limit", "Return 400"]  # oldest first
+
+
+def test_categories_outside_the_order_come_before_other() -> None:
+    notes = build_notes(
+        [c(1, "Loose end"), c(2, "[Zeta] z"), c(3, "[Doc] d")],
+        category_order=["Documentation"], since=None, until="HEAD",
+    )
+    assert [name for name, _ in notes.sections] == ["Documentation", "Other"]
+
+
+def test_pr_links() -> None:
+    notes = notes_of(c(1, "[Fix] Return 400 (#112)"), c(2, "[Fix] No PR here"))
+    markdown = render_markdown(notes, repo_url=URL)
+    assert f"- Return 400 ([#112]({URL}/pull/112)) by Alice Chen" in markdown
+    assert "- No PR here by Alice Chen" in markdown
+    assert "- Return 400 (#112) by Alice Chen" in render_markdown(notes)  # no URL: plain number
+
+
+def test_author_and_co_authors_credited_once_each() -> None:
+    notes = notes_of(
+        c(1, "[Fix] One (#1)", "Co-authored-by: Eve Park <eve@example.com>\n"
+                               "Co-authored-by: Eve Park <EVE@example.com>\n"
+                               "Co-authored-by: Bob Okafor <bob@example.com>", author=BOB),
+        c(2, "[Fix] Two (#2)", "Co-authored-by: Bob Okafor <bob@example.com>", author=EVE),
+        c(3, "[Doc] Three (#3)", author=ALICE),
+    )
+    assert [[p.name for p in e.credits] for e in notes.entries] == [
+        ["Bob Okafor", "Eve Park"], ["Eve Park", "Bob Okafor"], ["Alice Chen"],
+    ]
+    assert [p.name for p in notes.contributors] == ["Alice Chen", "Bob Okafor", "Eve Park"]
+    markdown = render_markdown(notes)
+    assert "- One (#1) by Bob Okafor, Eve Park\n" in markdown
+    assert markdown.endswith("## Contributors\n\nAlice Chen, Bob Okafor, Eve Park\n")
+
+
+def test_revert_pair_cancelled_by_sha() -> None:
+    notes = notes_of(
+        c(1, "[Kernel] Add fused add kernel stub (#104)"),
+        c(2, 'Revert "[Kernel] Add fused add kernel stub (#104)" (#105)', f"This reverts commit {sha(1)}."),
+        c(3, "[Fix] Keep me (#106)"),
+    )
+    assert titles(notes) == ["Keep me"]
+    assert set(notes.cancelled) == {sha(1), sha(2)}
+
+
+def test_revert_pair_cancelled_by_subject() -> None:
+    notes = notes_of(
+        c(1, "[Kernel] Add a stub (#104)"),
+        c(2, 'Revert "[Kernel] Add a stub (#104)"'),
+    )
+    assert notes.is_empty()
+    assert render_markdown(notes) == "No changes.\n"
+
+
+def test_revert_by_abbreviated_sha() -> None:
+    notes = notes_of(c(1, "[Fix] x (#1)"), c(2, 'Revert "something else"', f"This reverts commit {sha(1)[:12]}."))
+    assert notes.is_empty()
+
+
+def test_revert_cancels_only_one_of_two_identical_subjects() -> None:
+    notes = notes_of(c(1, "[Fix] Retry (#1)"), c(2, "[Fix] Retry (#1)"), c(3, 'Revert "[Fix] Retry (#1)"'))
+    assert titles(notes) == ["Retry"]
+    assert notes.entries[0].sha == sha(1)  # the later one was reverted
+
+
+def test_revert_of_a_revert_brings_the_change_back() -> None:
+    notes = notes_of(
+        c(1, "[Fix] Retry (#1)"),
+        c(2, 'Revert "[Fix] Retry (#1)"', f"This reverts commit {sha(1)}."),
+        c(3, 'Revert "Revert "[Fix] Retry (#1)""', f"This reverts commit {sha(2)}."),
+    )
+    assert titles(notes) == ['Revert "Revert "Retry""']
+    assert set(notes.cancelled) == {sha(1), sha(2)}
+
+
+def test_revert_of_something_outside_the_range_stays_listed() -> None:
+    notes = notes_of(
+        c(2, 'Revert "[Bugfix] Fix the limit (#108)" (#120)', f"This reverts commit {sha(99)}.", author=EVE),
+    )
+    assert [(e.category, e.title, e.pr) for e in notes.entries] == [
+        ("Bug Fixes", 'Revert "Fix the limit"', 120),
+    ]
+    assert notes.cancelled == ()
+
+
+def test_revert_of_a_pick_cancels_with_the_pick() -> None:
+    pick = c(2, "[Fix] x (#7)", f"(cherry picked from commit {sha(7)})")
+    revert = c(3, 'Revert "[Fix] x (#7)"', f"This reverts commit {sha(2)}.")
+    assert notes_of(pick, revert).is_empty()
+
+
+def test_revert_on_the_branch_of_a_main_commit_cancels_its_pick() -> None:
+    # a revert cherry-picked from main names the main commit, the pick names it too
+    pick = c(2, "[Fix] x (#7)", f"(cherry picked from commit {sha(7)})")
+    revert = c(3, 'Revert "[Fix] x (#7)" (#9)',
+               f"This reverts commit {sha(7)}.\n\n(cherry picked from commit {sha(9)})")
+    assert notes_of(pick, revert).is_empty()
+
+
+def test_same_change_picked_twice_is_listed_once() -> None:
+    main_fix = sha(108)
+    first = c(1, "[BugFix] Fix the limit (#108)", f"(cherry picked from commit {main_fix})\n"
+                                                  "Cherry-pick-reason: regression")
+    again = c(2, "[BugFix] Fix the limit (#108)", f"(cherry picked from commit {main_fix})")
+    notes = notes_of(first, again)
+    assert titles(notes) == ["Fix the limit"]
+    assert notes.entries[0].sha == sha(1)
+    assert notes.entries[0].pick_reason == "regression"
+    assert notes.entries[0].picked_from == main_fix
+
+
+def test_backport_with_a_new_pr_number_is_listed_once() -> None:
+    main_fix = c(108, "[BugFix] Fix the limit (#108)")
+    backport = c(1, "[BugFix] Fix the limit (backport) (#130)", f"(cherry picked from commit {sha(108)})")
+    notes = notes_of(main_fix, backport)  # e.g. the final notes of the next release
+    assert titles(notes) == ["Fix the limit"]
+    assert notes.entries[0].pr == 108
+
+
+def test_picks_of_one_pr_listed_once() -> None:
+    first = c(1, "[Fix] Part one (#50)", f"(cherry picked from commit {sha(501)})")
+    second = c(2, "[Fix] Part two (#50)", f"(cherry picked from commit {sha(502)})")
+    assert titles(notes_of(first, second)) == ["Part one"]
+
+
+def test_shipped_identities_are_excluded() -> None:
+    fix = c(108, "[BugFix] Fix the limit (#108)")
+    feature = c(110, "[Feature] Priority scheduling (#110)")
+    notes = notes_of(fix, feature, exclude=(sha(108),))
+    assert titles(notes) == ["Priority scheduling"]
+
+
+def test_changelog_commits_are_not_changes() -> None:
+    notes = notes_of(
+        c(1, "Update CHANGELOG.md for v0.1.0rc1", "Release-changelog: v0.1.0rc1"),
+        c(2, "[Fix] Real (#2)"),
+    )
+    assert titles(notes) == ["Real"]
+
+
+def test_pick_reason_shown() -> None:
+    notes = notes_of(c(1, "[Fix] x (#1)", f"(cherry picked from commit {sha(9)})\nCherry-pick-reason: critical"))
+    assert render_markdown(notes).startswith("## Bug Fixes\n\n- x (#1) by Alice Chen [picked: critical]\n")
+
+
+def test_heading_level() -> None:
+    notes = notes_of(c(1, "[Fix] x (#1)"))
+    assert render_markdown(notes, heading_level=3).startswith("### Bug Fixes\n")
+    assert "\n### Contributors\n" in render_markdown(notes, heading_level=3)
+
+
+def test_render_json() -> None:
+    notes = notes_of(
+        c(1, "[Fix] x (#1)", f"Co-authored-by: Eve Park <eve@example.com>\n(cherry picked from commit {sha(9)})\n"
+                             "Cherry-pick-reason: regression"),
+        c(2, "[Kernel] k (#2)"),
+        c(3, 'Revert "[Kernel] k (#2)"', f"This reverts commit {sha(2)}."),
+        c(4, "Loose end"),
+    )
+    data = json.loads(render_json(notes, repo_url=URL))
+    assert data == {
+        "since": "v0.0.9",
+        "until": "HEAD",
+        "sections": [
+            {"category": "Bug Fixes", "entries": [{
+                "title": "x", "sha": sha(1), "pr": 1, "pr_url": f"{URL}/pull/1",
+                "credits": [{"name": "Alice Chen", "email": "alice@example.com"},
+                            {"name": "Eve Park", "email": "eve@example.com"}],
+                "pick_reason": "regression", "picked_from": sha(9),
+            }]},
+            {"category": "Other", "entries": [{
+                "title": "Loose end", "sha": sha(4), "pr": None, "pr_url": None,
+                "credits": [{"name": "Alice Chen", "email": "alice@example.com"}],
+                "pick_reason": None, "picked_from": None,
+            }]},
+        ],
+        "contributors": [{"name": "Alice Chen", "email": "alice@example.com"},
+                         {"name": "Eve Park", "email": "eve@example.com"}],
+        "cancelled_reverts": [sha(2), sha(3)],
+    }
+    assert json.loads(render_json(notes))["sections"][0]["entries"][0]["pr_url"] is None
+
+
+# -- a real rc cycle -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cycle(tmp_path_factory: pytest.TempPathFactory) -> Cycle:
+    with isolated_git(tmp_path_factory.mktemp("home")):
+        return run_cycle(tmp_path_factory.mktemp("cycle"))
+
+
+def test_rc1_notes_golden(cycle: Cycle, cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli(cycle.root, "notes", "--until", "v0.1.0rc1")
+    assert result.code == 0, result.output
+    assert_golden("notes_rc1.md", result.stdout)
+
+
+def test_rc2_notes_since_previous_rc_golden(cycle: Cycle, cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli(cycle.root, "notes", "--until", "v0.1.0rc2")
+    assert result.code == 0, result.output
+    assert_golden("notes_rc2.md", result.stdout)
+    # the revert of the rc1 pick is listed: what it reverts is outside rc1..rc2
+    assert '- Revert "Pin the build tools" by Eve Park' in result.stdout
+    assert "#109" not in result.stdout  # shipped in rc1
+    assert result.stdout == cli(cycle.root, "notes", "--since", "v0.1.0rc1", "--until", "v0.1.0rc2").stdout
+
+
+def test_final_notes_golden(cycle: Cycle, cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli(cycle.root, "notes", "--view", "final", "--until", "v0.1.0")
+    assert result.code == 0, result.output
+    assert_golden("notes_final.md", result.stdout)
+    text = result.stdout
+    for pr in (101, 102, 103, 106, 109, 112):
+        assert text.count(f"[#{pr}]") == 1
+    for gone in (104, 105, 111):  # revert pairs cancel out
+        assert f"#{gone}" not in text
+    assert "Revert" not in text
+    assert "#110" not in text and "#107" not in text and "#108" not in text  # never picked
+
+
+def test_final_notes_json_golden(cycle: Cycle, cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli(cycle.root, "notes", "--view", "final", "--until", "v0.1.0", "--format", "json")
+    assert result.code == 0, result.output
+    assert_golden("notes_final.json", result.stdout)
+    data = json.loads(result.stdout)
+    assert data["since"] is None and data["until"] == "v0.1.0"
+    assert {cycle.shas["pick_111"], cycle.shas["revert_111"]} <= set(data["cancelled_reverts"])
+    entries = {e["pr"]: e for s in data["sections"] for e in s["entries"]}
+    assert entries[109]["picked_from"] == cycle.engine.shas[109]
+    assert entries[109]["pick_reason"] == "regression"
+    assert entries[112]["pick_reason"] == "critical"
+    assert entries[112]["pr_url"] == f"{URL}/pull/112"
+    assert [p["name"] for p in entries[109]["credits"]] == ["Bob Okafor", "Eve Park"]
+
+
+def test_tag_message_keeps_the_category_headings(cycle: Cycle) -> None:
+    message = cycle.tag_messages["v0.1.0rc1"]
+    assert_golden("tag_v0.1.0rc1.txt", message)
+    assert "\n### Bug Fixes\n" in message and "\n### Contributors\n" in message
+    assert cycle.tag_messages["v0.1.0"].startswith("v0.1.0\n\nChanges (start)..v0.1.0rc2:\n\n### Bug Fixes\n")
+
+
+def test_views_since_previous_rc_and_since_last_final(cycle: Cycle, cli) -> None:  # type: ignore[no-untyped-def]
+    rc_view = cli(cycle.root, "notes", "--until", "v0.1.0rc2")
+    final_view = cli(cycle.root, "notes", "--until", "v0.1.0rc2", "--view", "final")
+    final = cli(cycle.root, "notes", "--until", "v0.1.0", "--view", "final")
+    assert rc_view.stdout != final_view.stdout
+    assert final_view.stdout == final.stdout  # the final is the last rc's commit
+    # on the branch after promote: nothing since the final, everything since no final
+    assert cli(cycle.root, "notes").stdout == "No changes.\n"
+    assert cli(cycle.root, "notes", "--view", "final").stdout == final.stdout
+
+
+def test_notes_to_a_file(cycle: Cycle, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "notes.json"
+    result = cli(cycle.root, "notes", "--until", "v0.1.0rc2", "--format", "json", "--output", str(out))
+    assert result.code == 0 and result.stdout == ""
+    assert json.loads(out.read_text(encoding="utf-8"))["since"] == "v0.1.0rc1"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--format", "html"), "--format 'html': use md or json"),
+        (("--view", "all"), "--view 'all': use rc or final"),
+        (("--until", "v9.9.9"), "--until 'v9.9.9' is not a commit here"),
+        (("--since", "nope"), "'nope' is not a commit or tag here"),
+    ],
+)
+def test_notes_usage_errors(cycle: Cycle, cli, args: tuple[str, ...], message: str) -> None:  # type: ignore[no-untyped-def]
+    result = cli(cycle.root, "notes", *args)
+    assert result.code == 2
+    assert result.stderr.strip() == f"error: {message}"
+
+
+def test_next_release_leaves_out_what_the_last_final_shipped(
+    cycle: Cycle, cli, tmp_path: Path  # type: ignore[no-untyped-def]
+) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(cycle.root, copy)
+    assert cli(copy, "cut", "0.2.0", "--at", "main").code == 0
+    result = cli(copy, "notes", "--view", "final")
+    assert result.code == 0, result.output
+    text = result.stdout
+    for pr in (107, 108, 110):
+        assert f"[#{pr}]" in text
+    for shipped in (109, 112):  # picked into 0.1.0
+        assert f"#{shipped}" not in text
+    assert "[#111]" in text  # its pick was reverted on 0.1.0: new in 0.2.0

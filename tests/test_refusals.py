@@ -1,0 +1,356 @@
+"""Bad inputs, through the CLI as a user types them: one line on stderr, the right exit
+code, and the repository byte for byte as it was (every ref, the index, the work tree,
+``.git/release/``).
+
+Exit codes: 2 for usage, config and version errors; 3 for refusals.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from release.context import ReleaseContext
+from release.errors import ConflictError
+from release.git import GitRepo
+from release.pick import parse_requests
+from release.pick import pick as run_pick
+from release.sample import AFTER_CUT, ALICE, Change, SampleEngine, add_commit, make_sample_engine
+
+from .conftest import repo_state, run_cli
+
+USAGE, REFUSED = 2, 3
+BRANCH = "releases/v0.1.0"
+
+Setup = Callable[[SampleEngine], "dict[str, str] | None"]
+
+# -- a fast copy of the cut_engine fixture -----------------------------------------
+
+_TEMPLATE: dict[str, tuple[Path, dict[int, str]]] = {}
+
+
+def _template(factory: pytest.TempPathFactory) -> tuple[Path, dict[int, str]]:
+    """The cut_engine state, built once per session; tests get byte copies of it."""
+    if "cut" not in _TEMPLATE:
+        base = factory.mktemp("refusals-template")
+        engine = make_sample_engine(base)
+        engine.repo.run("branch", BRANCH, "main")
+        for change in AFTER_CUT:
+            engine.commit(change)
+        engine.repo.run("push", "--quiet", "origin", "main", BRANCH)
+        engine.repo.run("switch", "--quiet", BRANCH)
+        _TEMPLATE["cut"] = (base, dict(engine.shas))
+    return _TEMPLATE["cut"]
+
+
+@pytest.fixture
+def released(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> SampleEngine:
+    """Like ``cut_engine``: releases/v0.1.0 cut, main moved on (#107-#111), checked out."""
+    base, shas = _template(tmp_path_factory)
+    copy = tmp_path / "copy"
+    shutil.copytree(base, copy, symlinks=True)
+    root, remote = copy / "engine", copy / "remote.git"
+    repo = GitRepo(root)
+    repo.run("remote", "set-url", "origin", str(remote))
+    return SampleEngine(root, remote, repo, dict(shas))
+
+
+# -- setups: each leaves the repository in the state a case refuses ----------------
+
+
+def _git(engine: SampleEngine, *args: str) -> str:
+    return engine.repo.run(*args).stdout.strip()
+
+
+def _on_main(engine: SampleEngine) -> None:
+    _git(engine, "switch", "--quiet", "main")
+
+
+def _dirty(engine: SampleEngine) -> None:
+    path = engine.root / "tinyengine" / "server.py"
+    path.write_text(path.read_text(encoding="utf-8") + "# local edit\n", encoding="utf-8")
+
+
+def _tags(*names: str, at: str = "HEAD") -> Setup:
+    def setup(engine: SampleEngine) -> None:
+        for name in names:
+            _git(engine, "tag", "-a", name, "-m", name, at)
+
+    return setup
+
+
+def _remote_only_tag(engine: SampleEngine) -> None:
+    _git(engine, "tag", "-a", "v0.1.0rc1", "-m", "v0.1.0rc1")
+    _git(engine, "push", "--quiet", "origin", "refs/tags/v0.1.0rc1")
+    _git(engine, "tag", "-d", "v0.1.0rc1")
+
+
+def _rc_then_commit(engine: SampleEngine) -> None:
+    _tags("v0.1.0rc1")(engine)
+    late = Change("[Bugfix] A fix after the rc (#120)", ALICE, {"late.txt": "late\n"})
+    add_commit(engine.repo, late)
+
+
+def _remote_only_branch(engine: SampleEngine) -> None:
+    _git(engine, "push", "--quiet", "origin", "main:refs/heads/releases/v0.2.0")
+
+
+def _side_commit(engine: SampleEngine) -> dict[str, str]:
+    _git(engine, "switch", "--quiet", "-c", "side", "main")
+    never = Change("[Bugfix] Never merged (#130)", ALICE, {"side.txt": "x\n"})
+    sha = add_commit(engine.repo, never)
+    _git(engine, "switch", "--quiet", BRANCH)
+    return {"side": sha}
+
+
+def _merge_on_main(engine: SampleEngine) -> dict[str, str]:
+    _git(engine, "switch", "--quiet", "-c", "topic", "main~1")
+    add_commit(engine.repo, Change("[Bugfix] Topic fix (#131)", ALICE, {"topic.txt": "t\n"}))
+    _git(engine, "switch", "--quiet", "main")
+    _git(engine, "merge", "--quiet", "--no-ff", "topic", "-m", "Merge branch 'topic' (#132)")
+    sha = _git(engine, "rev-parse", "HEAD")
+    _git(engine, "switch", "--quiet", BRANCH)
+    return {"merge": sha}
+
+
+def _pr_twice_on_main(engine: SampleEngine) -> None:
+    _git(engine, "switch", "--quiet", "main")
+    add_commit(engine.repo, Change("[Bugfix] Follow-up to the batch limit (#108)", ALICE,
+                                   {"followup.txt": "f\n"}))
+    _git(engine, "switch", "--quiet", BRANCH)
+
+
+def _picks_file(text: str) -> Setup:
+    def setup(engine: SampleEngine) -> None:
+        (engine.root / "picks.txt").write_text(text, encoding="utf-8")
+
+    return setup
+
+
+def _stopped_on_conflict(engine: SampleEngine) -> None:
+    """#108 without the #107 rename conflicts: a pick is left waiting for --continue."""
+    with pytest.raises(ConflictError):
+        run_pick(ReleaseContext(engine.root), parse_requests("#108"), say=lambda _: None)
+
+
+def _config(old: str, new: str) -> Setup:
+    def setup(engine: SampleEngine) -> None:
+        path = engine.root / "pyproject.toml"
+        text = path.read_text(encoding="utf-8")
+        assert old in text
+        path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+    return setup
+
+
+def _config_line(line: str) -> Setup:
+    """Append a line to ``[tool.release]`` (the last table of the sample's pyproject.toml)."""
+    def setup(engine: SampleEngine) -> None:
+        path = engine.root / "pyproject.toml"
+        path.write_text(path.read_text(encoding="utf-8") + line + "\n", encoding="utf-8")
+
+    return setup
+
+
+def _remote_url(url: str) -> Setup:
+    def setup(engine: SampleEngine) -> None:
+        _git(engine, "remote", "set-url", "origin", url)
+
+    return setup
+
+
+def _no_remote(engine: SampleEngine) -> None:
+    _git(engine, "remote", "remove", "origin")
+
+
+def _moved_tag_on_remote(engine: SampleEngine) -> None:
+    _git(engine, "tag", "-a", "v0.1.0rc1", "-m", "first try", "HEAD~1")
+    _git(engine, "push", "--quiet", "origin", "refs/tags/v0.1.0rc1")
+    _git(engine, "tag", "-d", "v0.1.0rc1")
+    _git(engine, "tag", "-a", "v0.1.0rc1", "-m", "second try", "HEAD")
+
+
+def _nothing(engine: SampleEngine) -> None:
+    return None
+
+
+# -- the table ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    args: tuple[str, ...]
+    code: int
+    says: str  # a fragment of the one-line message (case-insensitive)
+    setup: Setup = _nothing
+
+
+def case(
+    id: str, args: str | tuple[str, ...], code: int, says: str, setup: Setup = _nothing
+) -> Case:
+    return Case(id, tuple(args.split()) if isinstance(args, str) else args, code, says, setup)
+
+
+CASES = [
+    # versions given to cut
+    case("cut-two-parts", "cut 0.31", USAGE, "'0.31'"),
+    case("cut-four-parts", "cut v0.31.0.0", USAGE, "'v0.31.0.0'"),
+    case("cut-alpha", "cut 0.31.0a1", USAGE, "0.31.0a1"),
+    case("cut-beta-semver", "cut 0.31.0-beta.1", USAGE, "0.31.0-beta.1"),
+    case("cut-rc", "cut 0.31.0rc1", USAGE, "X.Y.Z"),
+    case("cut-rc-semver", "cut 0.31.0-rc.1", USAGE, "X.Y.Z"),
+    case("cut-post", "cut 0.31.0.post1", USAGE, "X.Y.Z"),
+    case("cut-banana", "cut banana", USAGE, "'banana'"),
+    case("cut-dev", "cut 0.31.0.dev1", USAGE, "0.31.0.dev1"),
+    case("cut-epoch", "cut 1!0.31.0", USAGE, "1!0.31.0"),
+    case("cut-local", "cut 0.31.0+local", USAGE, "0.31.0+local"),
+    case("cut-rc0", "cut 0.31.0rc0", USAGE, "0.31.0rc0"),
+    case("cut-empty", ("cut", ""), USAGE, "version"),
+    # cut: branches and commits
+    case("cut-existing-branch", "cut 0.1.0", REFUSED, "already exists"),
+    case("cut-branch-only-on-remote", "cut 0.2.0", REFUSED, "already exists on the remote",
+         _remote_only_branch),
+    case("cut-at-side-commit", "cut 0.2.0 --at {side}", REFUSED, "not on main", _side_commit),
+    case("cut-at-nonexistent-ref", "cut 0.2.0 --at no-such-ref", USAGE, "no-such-ref"),
+    case("cut-released-version", "cut 0.3.0", REFUSED, "already released", _tags("v0.3.0")),
+    case("cut-main-branch-missing", "cut 0.2.0", REFUSED, "trunk",
+         _config('main-branch = "main"', 'main-branch = "trunk"')),
+    # tag
+    case("tag-other-release", "tag --version 0.2.0rc1", USAGE, "0.2.0rc1"),
+    case("tag-final", "tag --version 0.1.0", USAGE, "promote"),
+    case("tag-banana", "tag --version banana", USAGE, "'banana'"),
+    case("tag-rc0", "tag --version 0.1.0rc0", USAGE, "0.1.0rc0"),
+    case("tag-not-greater", "tag --version 0.1.0rc1", REFUSED, "not greater",
+         _tags("v0.1.0rc1", "v0.1.0rc2")),
+    case("tag-exists-locally", "tag --version 0.1.0rc1", REFUSED, "0.1.0rc2", _tags("v0.1.0rc1")),
+    case("tag-exists-only-on-remote", "tag --version 0.1.0rc1", REFUSED, "0.1.0rc2",
+         _remote_only_tag),
+    case("tag-next-rc-after-final", "tag", REFUSED, "already released",
+         _tags("v0.1.0rc1", "v0.1.0")),
+    case("tag-post-before-final", "tag --version 0.1.0.post1", REFUSED, "promote",
+         _tags("v0.1.0rc1")),
+    case("tag-dirty-tree", "tag", REFUSED, "uncommitted changes", _dirty),
+    case("tag-not-on-release-branch", "tag", REFUSED, "not on a release branch", _on_main),
+    case("tag-remote-unreachable", "tag", REFUSED, "--offline",
+         _remote_url("/nonexistent/remote.git")),
+    # promote
+    case("promote-without-rc", "promote", REFUSED, "no rc"),
+    case("promote-untagged-commits", "promote", REFUSED, "tag the next rc", _rc_then_commit),
+    case("promote-twice", "promote", REFUSED, "already released", _tags("v0.1.0rc1", "v0.1.0")),
+    case("promote-rc-only-on-remote", "promote", REFUSED, "fetch", _remote_only_tag),
+    case("promote-other-version", "promote --version 0.2.0", USAGE, "0.2.0"),
+    case("promote-not-on-release-branch", "promote", REFUSED, "not on a release branch", _on_main),
+    # pick
+    case("pick-side-branch-commit", "pick {side}", REFUSED, "not on main", _side_commit),
+    case("pick-unknown-sha", "pick deadbeefdeadbeef", USAGE, "deadbeefdeadbeef"),
+    case("pick-not-a-ref", "pick HEAD~1", USAGE, "HEAD~1"),
+    case("pick-unknown-pr", "pick #999", REFUSED, "#999"),
+    case("pick-pr-on-two-commits", "pick #108", REFUSED, "pick by sha", _pr_twice_on_main),
+    case("pick-feature", "pick #110", REFUSED, "--allow-feature"),
+    case("pick-feature-among-fixes", ("pick", "#109 #110"), REFUSED, "--allow-feature"),
+    case("pick-bad-reason", "pick #109 --reason because", USAGE, "because"),
+    case("pick-file-line-too-long", "pick --file picks.txt", USAGE, "line 2",
+         _picks_file("#109 regression\n#108 regression and more\n")),
+    case("pick-file-bad-reason", "pick --file picks.txt", USAGE, "line 1",
+         _picks_file("#109 urgent\n")),
+    case("pick-file-missing", "pick --file nowhere.txt", USAGE, "nowhere.txt"),
+    case("pick-nothing", "pick --file picks.txt", USAGE, "nothing to pick",
+         _picks_file("# only comments\n\n")),
+    case("pick-continue-nothing", "pick --continue", REFUSED, "no pick in progress"),
+    case("pick-abort-nothing", "pick --abort", REFUSED, "no pick in progress"),
+    case("pick-dirty-tree", "pick #109", REFUSED, "uncommitted changes", _dirty),
+    case("pick-not-on-release-branch", "pick #109", REFUSED, "not on a release branch", _on_main),
+    case("pick-merge-commit", "pick {merge}", REFUSED, "merge commit", _merge_on_main),
+    case("pick-while-conflict-waits", "pick #109", REFUSED, "--continue", _stopped_on_conflict),
+    # config
+    case("config-unknown-key", "status", USAGE, "did you mean 'main-branch'",
+         _config_line('mainbranch = "main"')),
+    case("config-wrong-type", "status", USAGE, "remote",
+         _config('remote = "origin"', "remote = 3")),
+    case("config-unknown-field", "cut 0.2.0", USAGE, "versio",
+         _config('tag = "v{version}"', 'tag = "v{versio}"')),
+    case("config-unbalanced-brace", "status", USAGE, "tag",
+         _config('tag = "v{version}"', 'tag = "v{version"')),
+    case("config-scheme-typo", "status", USAGE, "semverr",
+         _config('version-scheme = "pep440"', 'version-scheme = "semverr"')),
+    case("config-invalid-toml", "status", USAGE, "toml",
+         _config_line('picks-file = "unterminated')),
+    case("config-bad-branch-ref", "status", USAGE, "branch",
+         _config('branch = "releases/v{version}"', 'branch = "releases/v{version}..x"')),
+    case("config-unknown-feature-category", "pick #109", USAGE, "feature-categories",
+         _config_line('feature-categories = ["Featurez"]')),
+    case("config-categories-not-a-table", "status", USAGE, "categories",
+         _config_line("categories = 3")),
+    # notes
+    case("notes-since-bad-ref", "notes --since no-such-tag", USAGE, "no-such-tag"),
+    case("notes-until-bad-ref", "notes --until no-such-tag", USAGE, "no-such-tag"),
+    case("notes-format-xml", "notes --format xml", USAGE, "xml"),
+    case("notes-view-weekly", "notes --view weekly", USAGE, "weekly"),
+    # push
+    case("push-no-remote", "push", REFUSED, "no remote", _no_remote),
+    case("push-unreachable-remote", "push", REFUSED, "cannot reach",
+         _remote_url("/nonexistent/remote.git")),
+    case("push-moved-tag", "push", REFUSED, "never moved", _moved_tag_on_remote),
+    case("push-not-on-release-branch", "push", REFUSED, "not on a release branch", _on_main),
+]
+
+
+def _one_line_error(result_stderr: str) -> str:
+    lines = result_stderr.splitlines()
+    assert len(lines) == 1, f"expected one line on stderr, got {len(lines)}:\n{result_stderr}"
+    assert lines[0].startswith("error: "), lines[0]
+    return lines[0]
+
+
+def test_table_is_large_and_ids_unique() -> None:
+    assert len(CASES) >= 30
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("bad", CASES, ids=[c.id for c in CASES])
+def test_refused_without_a_trace(bad: Case, released: SampleEngine) -> None:
+    values = bad.setup(released) or {}
+    args = [a.format(**values) if values else a for a in bad.args]
+    released.repo.run("status", "--porcelain")  # settle the index's stat data first
+    before = repo_state(released.root)
+    remote_before = _remote_refs(released)
+
+    result = run_cli(released.root, *args)
+
+    line = _one_line_error(result.stderr)
+    assert result.code == bad.code, f"exit {result.code}, expected {bad.code}: {line}"
+    assert bad.says.lower() in line.lower(), line
+    assert "Traceback" not in result.stdout
+    assert repo_state(released.root) == before
+    assert _remote_refs(released) == remote_before
+
+
+def _remote_refs(engine: SampleEngine) -> str:
+    assert engine.remote is not None
+    return engine.repo.run("--git-dir", str(engine.remote), "for-each-ref").stdout
+
+
+def _listing(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else b"/"
+            for p in sorted(root.rglob("*"))}
+
+
+@pytest.mark.parametrize("args", [("status",), ("cut", "0.2.0"), ("pick", "#109")],
+                         ids=lambda a: a[0])
+def test_outside_a_git_repository(tmp_path: Path, args: tuple[str, ...]) -> None:
+    cwd = tmp_path / "not-a-repo"
+    cwd.mkdir()
+    (cwd / "pyproject.toml").write_text('[tool.release]\nremote = "origin"\n', encoding="utf-8")
+    before = _listing(tmp_path)
+
+    result = run_cli(cwd, *args, env={"GIT_CEILING_DIRECTORIES": str(tmp_path)})
+
+    line = _one_line_error(result.stderr)
+    assert result.code == USAGE
+    assert "not a git repository" in line
+    assert _listing(tmp_path) == before
