@@ -1,15 +1,28 @@
-"""nox sessions: tests, lint, typecheck, bench and rehearse (see README)."""
+"""nox sessions: tests, lint, typecheck, bench, rehearse, and the image matrix (see README).
+
+The image sessions (build(<id>), smoke(<id>), snapshot(<id>)) come from this repository's
+[tool.release.images], which points at the bundled sample engine.
+"""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import nox
+
+ROOT = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+
+from release.nox_sessions import image_sessions  # noqa: E402
+
+image_sessions(ROOT)
 
 nox.needs_version = ">=2024.4.15"
 nox.options.default_venv_backend = "venv"
-nox.options.sessions = ["tests"]
 nox.options.reuse_existing_virtualenvs = True
 
-@nox.session
+@nox.session(default=False)
 def rehearse(session: nox.Session) -> None:
     """The whole rc cycle on the bundled sample engine, in a sandbox (the main job)."""
     session.install("-e", ".")
@@ -23,21 +36,21 @@ def tests(session: nox.Session) -> None:
     session.run("pytest", *session.posargs)
 
 
-@nox.session
+@nox.session(default=False)
 def lint(session: nox.Session) -> None:
     """ruff over the package, tests and benchmarks."""
     session.install("ruff")
     session.run("ruff", "check", "release", "tests", "benchmarks", "noxfile.py", "tasks.py")
 
 
-@nox.session
+@nox.session(default=False)
 def typecheck(session: nox.Session) -> None:
     """mypy --strict over the package."""
     session.install("-e", ".", "mypy")
     session.run("mypy")
 
 
-@nox.session
+@nox.session(default=False)
 def bench(session: nox.Session) -> None:
     """Speed figures, each as a ratio against the raw git command measured in the same run."""
     session.install("-e", ".[bench]")

@@ -110,8 +110,28 @@ class ContainerEngine:
         log: Path | None = None,
         on_timeout: Callable[[], None] | None = None,
     ) -> RunResult:
-        argv = [self.cli, *args]
         type(self).echo("+ docker " + " ".join(args))
+        result = self._spawn([self.cli, *args], timeout=timeout, stdin=stdin, env=env, log=log,
+                             on_timeout=on_timeout)
+        if check and not result.ok:
+            raise EngineError(self._failure(args, result, log))
+        return result
+
+    def run_tool(self, argv: Sequence[str], *, timeout: float | None = None) -> RunResult:
+        """Run a tool that talks to the engine itself (container-structure-test), same rules."""
+        type(self).echo("+ " + " ".join(argv))
+        return self._spawn(list(argv), timeout=timeout, stdin=None, env=None, log=None, on_timeout=None)
+
+    def _spawn(
+        self,
+        argv: list[str],
+        *,
+        timeout: float | None,
+        stdin: str | None,
+        env: Mapping[str, str] | None,
+        log: Path | None,
+        on_timeout: Callable[[], None] | None,
+    ) -> RunResult:
         full_env = {**os.environ, **(env or {})}
         started = time.perf_counter()
         out_target: Any = subprocess.PIPE
@@ -127,7 +147,7 @@ class ContainerEngine:
                 env=full_env, text=True, start_new_session=True,
             )
         except FileNotFoundError:
-            raise EngineError(f"docker CLI {self.cli} not found; {_START_HINT}") from None
+            raise EngineError(f"{argv[0]} not found; {_START_HINT}") from None
         with self._active_lock:
             self._active.add(proc)
         try:
@@ -148,10 +168,7 @@ class ContainerEngine:
                 self._active.discard(proc)
             if log_handle:
                 log_handle.close()
-        result = RunResult(proc.returncode, out or "", err or "", time.perf_counter() - started, timed_out)
-        if check and not result.ok:
-            raise EngineError(self._failure(args, result, log))
-        return result
+        return RunResult(proc.returncode, out or "", err or "", time.perf_counter() - started, timed_out)
 
     def _failure(self, args: Sequence[str], result: RunResult, log: Path | None) -> str:
         if result.timed_out:

@@ -43,7 +43,11 @@ class GitRepo:
     echo: Echo = staticmethod(_default_echo)
 
     def __init__(self, path: Path | str = ".") -> None:
+        import logging
+
         import git  # lazy: GitPython costs ~100 ms to import
+
+        logging.getLogger("git").setLevel(logging.WARNING)  # nox turns on DEBUG for every logger
 
         try:
             self._repo = git.Repo(path, search_parent_directories=True)

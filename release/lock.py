@@ -48,30 +48,67 @@ def _pid_alive(pid: int) -> bool:
     return not _zombie(pid)
 
 
-@contextlib.contextmanager
-def repo_lock(git_dir: Path, command: str, *, notify: Any = None) -> Iterator[None]:
-    """Hold the repository lock for one mutating command."""
-    directory = git_dir / "release"
-    created_dir = not directory.exists()
-    directory.mkdir(exist_ok=True)
-    path = directory / "lock"
-    previous = path.read_text(errors="replace").strip() if path.exists() else ""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
+_ATTEMPTS = 50
+
+
+def _read(fd: int) -> str:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, 4096):
+        chunks.append(chunk)
+    return b"".join(chunks).decode(errors="replace").strip()
+
+
+def _open_locked(directory: Path, path: Path) -> tuple[int, str]:
+    """Open and ``flock`` the lock file; returns it and what an earlier holder left in it.
+
+    A holder unlinks the file (and may remove an empty directory) as it finishes, so the
+    file opened here can be gone from ``path`` by the time its lock is granted: that
+    lock guards nothing, and the open is retried on the file now at ``path``.
+    """
+    for _ in range(_ATTEMPTS):
+        with contextlib.suppress(FileExistsError):  # removed and re-made under us
+            directory.mkdir(exist_ok=True)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:  # the directory went away between mkdir and open
+            continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = previous or "another process"
+            holder = _read(fd) or "another process"
+            os.close(fd)
             raise LockedError(
                 f"another release task is running in this repository ({holder}); "
                 "wait for it to finish"
             ) from None
+        held = os.fstat(fd)
+        try:
+            current = os.stat(path)
+        except FileNotFoundError:
+            current = None
+        if current is not None and (current.st_dev, current.st_ino) == (held.st_dev, held.st_ino):
+            return fd, _read(fd)
+        os.close(fd)
+    raise LockedError("another release task keeps taking the lock in this repository; retry")
+
+
+@contextlib.contextmanager
+def repo_lock(git_dir: Path, command: str, *, notify: Any = None) -> Iterator[None]:
+    """Hold the repository lock for one mutating command."""
+    directory = git_dir / "release"
+    path = directory / "lock"
+    created_dir = not directory.exists()
+    fd, previous = _open_locked(directory, path)
+    try:
         if previous and notify is not None:
-            with contextlib.suppress(ValueError, KeyError):
+            with contextlib.suppress(ValueError, KeyError, TypeError):
                 info = json.loads(previous)
                 if not _pid_alive(int(info["pid"])):
-                    notify(f"recovered a stale lock left by {info.get('command')} (pid {info['pid']}, no longer running)")
+                    notify(f"recovered a stale lock left by {info.get('command')} "
+                           f"(pid {info['pid']}, no longer running)")
         os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
         os.write(
             fd,
             json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "command": command}).encode(),

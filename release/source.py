@@ -34,6 +34,21 @@ def dev_version(last: ReleaseVersion | None, distance: int) -> str:
     return f"{last.major}.{last.minor}.{last.patch + 1}.dev{distance}"
 
 
+def _explicit(text: str) -> str:
+    """A release spelling (any of ours), or any PEP 440 version for ad-hoc builds."""
+    from packaging.version import InvalidVersion, Version
+
+    from release.errors import VersionError
+
+    try:
+        return parse_version(text).pep440()
+    except VersionError:
+        try:
+            return str(Version(text.removeprefix("v")))
+        except InvalidVersion:
+            raise VersionError(f"--version {text!r} is not a version (e.g. 0.31.0rc1)") from None
+
+
 def read_source(ctx: ReleaseContext, version: str | None = None) -> BuildSource:
     """Version from ``version``, else the tag at HEAD, else a dev version from the last tag."""
     repo = ctx.repo
@@ -41,7 +56,7 @@ def read_source(ctx: ReleaseContext, version: str | None = None) -> BuildSource:
     epoch = int(repo.out("log", "-1", "--format=%ct", "HEAD").strip())
     url = ctx.repo_url or (repo.remote_url(ctx.config.remote) or "")
     if version:
-        return BuildSource(ctx.root, revision, epoch, parse_version(version).pep440(), True, url)
+        return BuildSource(ctx.root, revision, epoch, _explicit(version), True, url)
     tags = ctx.tags(remote=False)
     at_head = [t for t in tags if t.commit == revision]
     if at_head:

@@ -261,3 +261,12 @@ def rehearse(c: Context, keep: bool = False, workdir: str | None = None) -> None
 
 
 ns = Collection("release", status, cut, pick, tag, promote, push, notes, rehearse)
+
+
+def _add_images() -> None:
+    from release.image_tasks import images
+
+    ns.add_collection(images)
+
+
+_add_images()

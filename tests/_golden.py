@@ -3,15 +3,17 @@
 ``UPDATE_GOLDEN=1 pytest tests/test_notes.py tests/test_changelog.py`` rewrites the files
 under ``tests/golden/``; review the diff before committing it.
 
-The cycle is byte-for-byte reproducible: the sample history has fixed authors and a fixed
-clock (reset here), and every command runs with fixed committer dates and
-``SOURCE_DATE_EPOCH``, so commit and tag shas come out the same on every run.
+The cycle is reproducible: the sample history has fixed authors and a fixed clock (reset
+here), and every command runs with fixed committer dates and ``SOURCE_DATE_EPOCH``, so
+commit shas come out the same on every run. They still change whenever the bundled sample
+engine's files do, so golden files hold commit names (``<pick of #109>``), not shas.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from release import sample
+from release.commits import LOG_FORMAT, parse_log
 from release.sample import AFTER_CUT, LATE_FIX, SampleEngine, make_sample_engine
 from tests.conftest import GIT_ENV, CliResult, run_cli
 
@@ -93,6 +96,24 @@ class Cycle:
 
     def tag_message(self, name: str) -> str:
         return self.git("for-each-ref", "--format=%(contents)", f"refs/tags/{name}")
+
+    def sha_names(self) -> dict[str, str]:
+        """A readable, stable name for every commit of the cycle."""
+        names = {sha: f"<main #{pr}>" for pr, sha in self.engine.shas.items()}
+        text = self.git("log", f"--format={LOG_FORMAT}", "main..releases/v0.1.0")
+        for commit in reversed(list(parse_log(text, {}))):  # oldest first
+            if commit.changelog_for:
+                names[commit.sha] = f"<changelog commit for {commit.changelog_for}>"
+            elif commit.picked_from:
+                names[commit.sha] = f"<pick of #{commit.pr}>"
+            elif commit.reverts_sha:
+                names[commit.sha] = f"<revert of {names.get(commit.reverts_sha, commit.reverts_sha)}>"
+        return names
+
+    def without_shas(self, text: str) -> str:
+        """``text`` with each commit sha replaced by its name (the sample's files set the shas)."""
+        names = self.sha_names()
+        return re.sub(r"\b[0-9a-f]{40}\b", lambda m: names.get(m[0], "<unknown commit>"), text)
 
 
 def run_cycle(root: Path) -> Cycle:

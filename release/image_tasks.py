@@ -1,0 +1,87 @@
+"""The invoke collection ``release.images``: build, smoke and snapshot the image matrix."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from invoke import Collection, Context, task
+
+from release.console import say
+from release.tasks import _entry
+
+__all__ = ["images"]
+
+
+def _ids(variant: str | None) -> list[str] | None:
+    return [v for v in (variant or "").replace(",", " ").split() if v] or None
+
+
+def _workspace(version: str | None):  # type: ignore[no-untyped-def]
+    from release.images import Workspace
+
+    return Workspace.open(os.environ.get("RELEASE_REPO", "."), version)
+
+
+@task(help={
+    "variant": "variant ids, comma separated (default: all)",
+    "jobs": "variants built in parallel",
+    "keep-going": "build the other variants when one fails; report every failure",
+    "version": "version to build as (default: the tag at HEAD, else a dev version)",
+    "force": "rebuild even when the inputs are unchanged",
+})
+@_entry
+def build(c: Context, variant: str | None = None, jobs: int = 1, keep_going: bool = False,
+          version: str | None = None, force: bool = False) -> None:
+    """Build one image per CUDA variant (skipping variants whose inputs are unchanged)."""
+    from release import images
+
+    images.build(_workspace(version), _ids(variant), jobs=jobs, keep_going=keep_going, force=force, say=say)
+
+
+@task(help={"variant": "variant ids (default: all)", "version": "version to check for",
+            "json": "print results as JSON"})
+@_entry
+def smoke(c: Context, variant: str | None = None, version: str | None = None, json: bool = False) -> None:
+    """Smoke-test each variant's image (builds it first if missing)."""
+    from release import images
+
+    images.smoke(_workspace(version), _ids(variant), say=say, as_json=json)
+
+
+@task(help={"variant": "variant ids (default: every variant the snapshot rule covers)",
+            "version": "version to check", "baseline": "a snapshot record to diff against"})
+@_entry
+def snapshot(c: Context, variant: str | None = None, version: str | None = None,
+             baseline: str | None = None) -> None:
+    """Check the snapshot runtime and record the runtime state (not on CUDA 12.x variants)."""
+    from release import images
+
+    ws = _workspace(version)
+    ids = _ids(variant) or list(ws.matrix.snapshot_ids())
+    images.snapshot(ws, ids, baseline=Path(baseline) if baseline else None, say=say)
+
+
+@task(help={"json": "print as JSON (for a CI fan-out)"})
+@_entry
+def matrix(c: Context, json: bool = False) -> None:
+    """Show the image matrix: variants, tags, build args and which sessions exist."""
+    from release.config import load_config
+    from release.context import ReleaseContext
+    from release.images import matrix_json
+    from release.matrix import parse_images
+
+    root = ReleaseContext(os.environ.get("RELEASE_REPO", ".")).root
+    m = parse_images(load_config(root).images)
+    if m is None:
+        say("no [tool.release.images] in this repository")
+        return
+    if json:
+        print(matrix_json(m))
+        return
+    for v in m.variants:
+        snap = "snapshot" if m.has_snapshot(v) else "no snapshot"
+        say(f"{v.id:8} CUDA {v.cuda_text:8} {m.tag(v, 'v{version}'):40} {snap:12} base {v.base_image}")
+
+
+images = Collection("images", build, smoke, snapshot, matrix)

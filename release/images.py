@@ -1,0 +1,135 @@
+"""Image workflows as the entry points call them: build, smoke and snapshot per variant.
+
+``smoke`` and ``snapshot`` build first when the image is missing. Results are printed
+and returned; a failure of any variant raises :class:`ImagesFailed` (exit 1) after
+every requested variant has been reported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from release.build import BuildResult, BuildStatus, build_images
+from release.context import ReleaseContext
+from release.engine import ContainerEngine
+from release.errors import ConfigError, ReleaseError
+from release.matrix import ImageMatrix, Variant, parse_images
+from release.smoke import SmokeReport, run_smoke
+from release.snapshot import SnapshotReport, run_snapshot
+from release.source import BuildSource, read_source
+
+__all__ = ["ImagesFailed", "Workspace", "build", "matrix_json", "smoke", "snapshot"]
+
+Say = Callable[[str], None]
+
+
+class ImagesFailed(ReleaseError):
+    exit_code = 1
+
+
+@dataclass
+class Workspace:
+    ctx: ReleaseContext
+    matrix: ImageMatrix
+    source: BuildSource
+    engine: ContainerEngine
+
+    @classmethod
+    def open(cls, path: Path | str = ".", version: str | None = None) -> Workspace:
+        ctx = ReleaseContext(path)
+        matrix = parse_images(ctx.config.images)
+        if matrix is None:
+            raise ConfigError("[tool.release.images] is missing: no image matrix to build")
+        return cls(ctx, matrix, read_source(ctx, version), ContainerEngine.detect())
+
+    @property
+    def state_dir(self) -> Path:
+        return self.ctx.repo.git_dir / "release"
+
+    def variants(self, ids: Sequence[str] | None) -> list[Variant]:
+        return [self.matrix.variant(i) for i in ids] if ids else list(self.matrix.variants)
+
+    def image(self, variant: Variant) -> str:
+        return self.matrix.tag(variant, self.source.image_version)
+
+
+def build(ws: Workspace, ids: Sequence[str] | None = None, *, jobs: int = 1, keep_going: bool = False,
+          force: bool = False, say: Say = print) -> list[BuildResult]:
+    variants = ws.variants(ids)
+    results = build_images(ws.engine, ws.matrix, variants, ws.source, logs=ws.state_dir / "logs", jobs=jobs,
+                           keep_going=keep_going, force=force, say=say)
+    failed = [r for r in results if r.status is BuildStatus.FAILED]
+    say("summary:")
+    for r in results:
+        say("  " + r.line())
+    if failed:
+        raise ImagesFailed(f"{len(failed)} of {len(results)} variant(s) failed to build: "
+                           + ", ".join(r.variant for r in failed))
+    return results
+
+
+def _ensure_built(ws: Workspace, variant: Variant, say: Say) -> str:
+    image = ws.image(variant)
+    if ws.engine.inspect_image(image) is None:
+        say(f"{image} is missing; building it first")
+        build(ws, [variant.id], say=say)
+    return image
+
+
+def smoke(ws: Workspace, ids: Sequence[str] | None = None, *, say: Say = print,
+          as_json: bool = False) -> list[SmokeReport]:
+    ws.engine.ping()
+    reports = []
+    for variant in ws.variants(ids):
+        report = run_smoke(ws.engine, ws.matrix, variant, ws.source, _ensure_built(ws, variant, say), say=say)
+        reports.append(report)
+        out = ws.state_dir / "smoke" / ws.source.version / f"{variant.id}.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+        if as_json:
+            say(json.dumps(report.to_dict(), indent=2))
+        else:
+            for line in report.lines():
+                say(line)
+    failed = [r.variant for r in reports if not r.passed]
+    if failed:
+        raise ImagesFailed(f"smoke failed for {', '.join(failed)}")
+    return reports
+
+
+def snapshot(ws: Workspace, ids: Sequence[str] | None = None, *, baseline: Path | None = None,
+             say: Say = print) -> list[SnapshotReport]:
+    ws.engine.ping()
+    reports = []
+    for variant in ws.variants(ids):
+        image = _ensure_built(ws, variant, say) if ws.matrix.has_snapshot(variant) else ws.image(variant)
+        report = run_snapshot(ws.engine, ws.matrix, variant, ws.source, image,
+                              store=ws.state_dir / "snapshots", baseline=baseline, say=say)
+        reports.append(report)
+        for line in report.lines():
+            say(line)
+    failed = [r.variant for r in reports if not r.passed]
+    if failed:
+        raise ImagesFailed(f"snapshot runtime check failed for {', '.join(failed)}")
+    return reports
+
+
+def matrix_json(matrix: ImageMatrix, image_version: str = "v{version}") -> str:
+    """The matrix as data (for CI fan-out): one row per variant."""
+    rows = [
+        {
+            "id": v.id,
+            "cuda": v.cuda_text,
+            "base_image": v.base_image,
+            "platform": v.platform,
+            "tag": matrix.tag(v, image_version),
+            "snapshot": matrix.has_snapshot(v),
+            "build_args": matrix.build_args_for(v),
+            "sessions": [f"build({v.id})", f"smoke({v.id})"] + ([f"snapshot({v.id})"] if matrix.has_snapshot(v) else []),
+        }
+        for v in matrix.variants
+    ]
+    return json.dumps({"image": matrix.name, "default_variant": matrix.default_variant, "variants": rows}, indent=2)

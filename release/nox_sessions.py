@@ -1,0 +1,92 @@
+"""Image sessions for nox, parametrized from ``[tool.release.images]``.
+
+An engine repository gets them with one call in its ``noxfile.py``::
+
+    from release.nox_sessions import image_sessions
+    image_sessions()
+
+``build(<id>)`` and ``smoke(<id>)`` exist for every variant, ``snapshot(<id>)`` only
+where the snapshot rule applies (the same rule that adds the image's snapshot-runtime
+build step). Sessions are tagged ``images`` and ``<id>`` and need no virtualenv.
+Posargs: ``--version V``, ``--force``, ``--baseline FILE`` (snapshot), ``--json`` (smoke).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["image_sessions"]
+
+
+def _options(posargs: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="nox -s SESSION --", add_help=False)
+    parser.add_argument("--version")
+    parser.add_argument("--force", action="store_true")
+    parser.add_argument("--baseline", type=Path)
+    parser.add_argument("--json", action="store_true")
+    return parser.parse_args(posargs)
+
+
+def _run(session: Any, root: Path, action: Callable[..., Any], variant: str) -> None:
+    from release.errors import ReleaseError
+    from release.images import Workspace
+
+    try:
+        opts = _options(list(session.posargs))
+    except SystemExit:
+        session.error("posargs: --version V, --force, --baseline FILE, --json")
+    try:
+        ws = Workspace.open(root, opts.version)
+        action(ws, opts, variant, session.log)
+    except ReleaseError as err:
+        session.error(err.one_line())
+
+
+def _build(ws: Any, opts: argparse.Namespace, variant: str, say: Callable[[str], None]) -> None:
+    from release.images import build
+
+    build(ws, [variant], force=opts.force, say=say)
+
+
+def _smoke(ws: Any, opts: argparse.Namespace, variant: str, say: Callable[[str], None]) -> None:
+    from release.images import smoke
+
+    smoke(ws, [variant], say=say, as_json=opts.json)
+
+
+def _snapshot(ws: Any, opts: argparse.Namespace, variant: str, say: Callable[[str], None]) -> None:
+    from release.images import snapshot
+
+    snapshot(ws, [variant], baseline=opts.baseline, say=say)
+
+
+def image_sessions(root: str | Path | None = None) -> None:
+    """Define ``build``, ``smoke`` and ``snapshot`` sessions for the repository at ``root``."""
+    import nox
+
+    from release.config import load_config
+    from release.matrix import parse_images
+
+    base = Path(root) if root is not None else Path.cwd()
+    matrix = parse_images(load_config(base).images)
+    if matrix is None:
+        return
+
+    def params(ids: tuple[str, ...]) -> list[Any]:
+        return [nox.param(i, id=i, tags=[i]) for i in ids]
+
+    def define(name: str, action: Callable[..., Any], ids: tuple[str, ...], doc: str) -> None:
+        def session_func(session: nox.Session, variant: str) -> None:
+            _run(session, base, action, variant)
+
+        session_func.__doc__ = doc
+        session_func.__name__ = name
+        nox.session(name=name, python=False, tags=["images"], default=False)(nox.parametrize("variant", params(ids))(session_func))
+
+    define("build", _build, matrix.ids, "Build the variant's image (skipped when its inputs are unchanged).")
+    define("smoke", _smoke, matrix.ids, "Smoke-test the variant's image (builds it first if missing).")
+    define("snapshot", _snapshot, matrix.snapshot_ids(),
+           f"Check the snapshot runtime and record its state (only where CUDA {matrix.snapshot.cuda if matrix.snapshot else '-'}).")

