@@ -118,8 +118,8 @@ def repo_lock(git_dir: Path, command: str, *, notify: Any = None) -> Iterator[No
         finally:
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
-            if created_dir or not any(directory.iterdir()):
-                with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError):  # OSError: not empty, or already removed
+                if created_dir or not any(directory.iterdir()):
                     directory.rmdir()
     finally:
         os.close(fd)
