@@ -9,8 +9,8 @@ Layout (``commits`` = 20,000 by default, ``window`` = a quarter of it):
 - the *cut* is ``window`` commits behind the tip. After the cut the files are split by
   role so that picks always apply cleanly and keep their patch-id:
 
-  * even commits edit *backport* files only; all of them are already cherry-picked
-    (``-x``, same patch) onto ``releases/v0.31.0``, which starts at the cut;
+  * every other commit edits *backport* files only; all of these are already
+    cherry-picked (``-x``, same patch) onto ``releases/v0.31.0``, which starts at the cut;
   * ``picks`` commits (fixes) each edit their own *pick* file, touched by no other
     commit after the cut: a fresh branch at the cut takes them all without conflict;
   * the rest edit *general* files (reverts after the cut only revert these).
@@ -214,7 +214,7 @@ class _History:
                 self.pr += self.rng.randint(1, 4)
                 subject = f'Revert "{edit.subject}" (#{self.pr})'
                 body = (f"This reverts commit {sha_of(target)}." if self.rng.random() < 0.7
-                        else f"Reverts vllm-project/vllm#{edit.subject[-6:-1]}")
+                        else f"Reverts vllm-project/vllm#{edit.subject.rpartition('(#')[2][:-1]}")
                 path, line = edit.path, edit.line
                 current = self.files[path][line]
                 self._edit(path, index, line, edit.old if current == edit.new else None)

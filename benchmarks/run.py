@@ -230,7 +230,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                f"median of {args.reps} rounds after a warm-up; {elapsed:.0f} s in all")
     if args.json:
         data = {"commits": commits, "machine": machine, "figures": [
-            {**asdict(f), "ratio": round(f.ratio, 3), "met": f.met} for f in figures]}
+            {**asdict(f), "ms": round(f.ms, 1), "baseline_ms": round(f.baseline_ms, 1),
+             "ratio": round(f.ratio, 3), "met": f.met} for f in figures]}
         print(json.dumps(data, indent=2))
         return
     print(table(figures))

@@ -29,6 +29,7 @@ from release.standin import ensure_base
 __all__ = ["BuildResult", "BuildStatus", "build_images", "context_files", "input_digest"]
 
 DIGEST_LABEL = "org.release.input-digest"
+_STATE_DIR = ".git/release/"  # logs and records, when the context includes .git
 
 
 class BuildStatus(enum.Enum):
@@ -120,6 +121,8 @@ def input_digest(
     h = hashlib.sha256()
     for path in context_files(context, dockerfile):
         rel = path.relative_to(context).as_posix()
+        if rel.startswith(_STATE_DIR):  # our own build logs: writing them must not change the digest
+            continue
         h.update(f"file {rel} {path.stat().st_mode & 0o111:o}\n".encode())
         h.update(hashlib.sha256(path.read_bytes()).digest() if not path.is_symlink() else str(path.readlink()).encode())
     h.update(b"dockerfile\n" + dockerfile.read_bytes())
@@ -197,7 +200,14 @@ class _Run:
     logs: Path
     force: bool
     progress: Progress
+    no_cache: bool = False
+    keep_going: bool = False
     stop: threading.Event = field(default_factory=threading.Event)
+    interrupted: threading.Event = field(default_factory=threading.Event)
+
+    def check_interrupted(self) -> None:
+        if self.interrupted.is_set():
+            raise EngineError("interrupted")
 
 
 def _build_one(run: _Run, variant: Variant) -> BuildResult:
@@ -227,13 +237,15 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
         run.progress.update(variant.id, "building" + (" on a stand-in base" if base.standin else ""))
         iid = run.logs / f"build-{variant.id}.iid"
         iid.unlink(missing_ok=True)
+        run.check_interrupted()
         outcome = engine.build(context=context, dockerfile=dockerfile, build_args=args,
                                labels={**labels, DIGEST_LABEL: digest}, iidfile=iid,
-                               platform=variant.platform, log=log)
+                               platform=variant.platform, log=log, no_cache=run.no_cache)
         if not outcome.ok or not iid.exists():
             tail = [line for line in log.read_text(errors="replace").splitlines() if line.strip()][-1:]
             raise EngineError(tail[0].strip() if tail else f"docker build exited {outcome.status}")
         image_id = iid.read_text().strip()
+        run.check_interrupted()  # a build that finished as Ctrl-C came is discarded, not tagged
         engine.tag(image_id, tags)
         if engine.image_id(tags[0]) != image_id:
             raise EngineError(f"{tags[0]} does not point at the image just built")
@@ -242,6 +254,8 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
     except ReleaseError as err:
         result = BuildResult(variant.id, BuildStatus.FAILED, tags, seconds=time.perf_counter() - started,
                              log=log if log.exists() else None, error=err.one_line())
+        if not run.keep_going:  # here, not in the caller: a free worker takes the next variant at once
+            run.stop.set()
     run.progress.update(variant.id, result.line().split(": ", 1)[1], final=True)
     return result
 
@@ -256,6 +270,7 @@ def build_images(
     jobs: int = 1,
     keep_going: bool = False,
     force: bool = False,
+    no_cache: bool = False,
     say: Callable[[str], None] = print,
 ) -> list[BuildResult]:
     chosen = list(variants)
@@ -264,7 +279,8 @@ def build_images(
     say(f"version {source.version} ({'tag' if source.tagged else 'untagged build'}), revision {source.revision[:10]}")
     logs.mkdir(parents=True, exist_ok=True)
     with Progress([v.id for v in chosen], say) as progress:
-        run = _Run(engine, matrix, source, logs, force, progress)
+        run = _Run(engine, matrix, source, logs, force or no_cache, progress, no_cache=no_cache,
+                   keep_going=keep_going)
         futures: dict[str, Future[BuildResult]] = {}
         pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="build")
         try:
@@ -277,6 +293,7 @@ def build_images(
                     run.stop.set()
                 results.append(result)
         except BaseException:
+            run.interrupted.set()
             run.stop.set()
             engine.kill_all()
             pool.shutdown(wait=True, cancel_futures=True)

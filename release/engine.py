@@ -225,9 +225,12 @@ class ContainerEngine:
         platform: str | None,
         log: Path,
         timeout: float | None = None,
+        no_cache: bool = False,
     ) -> RunResult:
         """Build without tagging; the caller tags by id once the build is complete."""
         args = ["buildx", "build", "--load"] if self.builder == "buildx" else ["build", "--force-rm"]
+        if no_cache:
+            args.append("--no-cache")
         args += ["--file", str(dockerfile), "--iidfile", str(iidfile), "--progress", "plain"]
         if platform:
             args += ["--platform", platform]

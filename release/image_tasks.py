@@ -29,14 +29,16 @@ def _workspace(version: str | None):  # type: ignore[no-untyped-def]
     "keep-going": "build the other variants when one fails; report every failure",
     "version": "version to build as (default: the tag at HEAD, else a dev version)",
     "force": "rebuild even when the inputs are unchanged",
+    "no-cache": "rebuild every layer (docker build --no-cache); implies --force",
 })
 @_entry
 def build(c: Context, variant: str | None = None, jobs: int = 1, keep_going: bool = False,
-          version: str | None = None, force: bool = False) -> None:
+          version: str | None = None, force: bool = False, no_cache: bool = False) -> None:
     """Build one image per CUDA variant (skipping variants whose inputs are unchanged)."""
     from release import images
 
-    images.build(_workspace(version), _ids(variant), jobs=jobs, keep_going=keep_going, force=force, say=say)
+    images.build(_workspace(version), _ids(variant), jobs=jobs, keep_going=keep_going, force=force,
+                  no_cache=no_cache, say=say)
 
 
 @task(help={"variant": "variant ids (default: all)", "version": "version to check for",

@@ -57,10 +57,10 @@ class Workspace:
 
 
 def build(ws: Workspace, ids: Sequence[str] | None = None, *, jobs: int = 1, keep_going: bool = False,
-          force: bool = False, say: Say = print) -> list[BuildResult]:
+          force: bool = False, no_cache: bool = False, say: Say = print) -> list[BuildResult]:
     variants = ws.variants(ids)
     results = build_images(ws.engine, ws.matrix, variants, ws.source, logs=ws.state_dir / "logs", jobs=jobs,
-                           keep_going=keep_going, force=force, say=say)
+                           keep_going=keep_going, force=force, no_cache=no_cache, say=say)
     failed = [r for r in results if r.status is BuildStatus.FAILED]
     say("summary:")
     for r in results:

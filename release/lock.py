@@ -15,9 +15,9 @@ import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from release.errors import LockedError
+from release.errors import LockedError, RefusedError
 
 __all__ = ["StateFile", "repo_lock"]
 
@@ -109,10 +109,8 @@ def repo_lock(git_dir: Path, command: str, *, notify: Any = None) -> Iterator[No
                            f"(pid {info['pid']}, no longer running)")
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
-        os.write(
-            fd,
-            json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "command": command}).encode(),
-        )
+        holder = {"pid": os.getpid(), "host": socket.gethostname(), "command": command}
+        os.write(fd, json.dumps(holder).encode())
         try:
             yield
         finally:
@@ -132,10 +130,22 @@ class StateFile:
         self.path = git_dir / "release" / name
 
     def read(self) -> dict[str, Any] | None:
-        if not self.path.exists():
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
             return None
-        data: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            self.damaged("not a JSON object")
         return data
+
+    def damaged(self, why: str) -> NoReturn:
+        raise RefusedError(
+            f"{self.path} is damaged ({why}); look at it, then remove it to start over"
+        )
 
     def write(self, data: dict[str, Any]) -> None:
         self.path.parent.mkdir(exist_ok=True)
@@ -144,8 +154,9 @@ class StateFile:
         os.replace(tmp, self.path)
 
     def clear(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
+        for path in (self.path, self.path.with_suffix(".tmp")):  # .tmp: a write cut short
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
 
 
 def process_group_alive(pgid: int) -> bool:

@@ -97,8 +97,8 @@ def parse_requests(
                 )
             requests.append(PickRequest(parts[0], line_reason))
     for request in requests:
-        if not (_PR.match(request.ref) or _SHA.match(request.ref) or request.ref):
-            raise UsageError(f"{request.ref!r} is neither a commit nor a #PR number")
+        if not (_PR.match(request.ref) or _SHA.match(request.ref)):
+            raise UsageError(f"{request.ref!r} is neither a commit sha nor a #PR number")
     return requests
 
 
@@ -366,6 +366,25 @@ class _Picker:
         return report
 
 
+def _saved(state: StateFile) -> dict[str, Any] | None:
+    """The pick in progress, checked: a damaged file is refused, never half-used."""
+    data = state.read()
+    if data is None:
+        return None
+    fields = {"branch": str, "orig_head": str, "queue": list, "status": str}
+    missing = [key for key, kind in fields.items() if not isinstance(data.get(key), kind)]
+    if not missing and not all(isinstance(i, dict) and isinstance(i.get("sha"), str)
+                               and "subject" in i for i in data["queue"]):
+        missing = ["queue entries"]
+    if not missing and data["status"] == "conflict" and (
+        not isinstance(data.get("conflict"), dict) or not data["queue"]
+    ):
+        missing = ["conflict"]
+    if missing:
+        state.damaged(f"no valid {', '.join(missing)}")
+    return data
+
+
 def _remaining(plan: Plan) -> list[dict[str, Any]]:
     return [
         {"sha": s.data["sha"], "subject": s.data["subject"], "reason": s.data["reason"]}
@@ -392,7 +411,7 @@ def pick(
     dry_run: bool = False,
     say: Callable[[str], None] = print,
 ) -> tuple[Plan, list[str]]:
-    saved = StateFile(ctx.repo.git_dir, STATE_NAME).read()
+    saved = _saved(StateFile(ctx.repo.git_dir, STATE_NAME))
     if saved and saved.get("status") == "conflict":
         conflict = saved["conflict"]
         raise RefusedError(
@@ -404,7 +423,7 @@ def pick(
         return plan_pick(state), []
     with repo_lock(ctx.repo.git_dir, "pick", notify=say):
         picker = _Picker(ctx, say)
-        saved = picker.state.read()
+        saved = _saved(picker.state)
         if saved:
             picker.recover(saved)
             picker.state.clear()
@@ -428,7 +447,7 @@ def _became_empty(report: list[str], item: dict[str, Any]) -> bool:
 def continue_pick(ctx: ReleaseContext, *, say: Callable[[str], None] = print) -> list[str]:
     with repo_lock(ctx.repo.git_dir, "pick --continue", notify=say):
         picker = _Picker(ctx, say)
-        data = picker.state.read()
+        data = _saved(picker.state)
         if not data:
             raise RefusedError("no pick in progress; nothing to continue")
         if data["status"] == "running":
@@ -491,7 +510,7 @@ def _commit_resolution(ctx: ReleaseContext, sha: str, reason: str | None) -> Non
 def abort_pick(ctx: ReleaseContext, *, say: Callable[[str], None] = print) -> str:
     with repo_lock(ctx.repo.git_dir, "pick --abort", notify=say):
         picker = _Picker(ctx, say)
-        data = picker.state.read()
+        data = _saved(picker.state)
         if not data:
             raise RefusedError("no pick in progress; nothing to abort")
         branch = data["branch"]

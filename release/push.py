@@ -35,9 +35,12 @@ def plan_push(
                 "tags are never moved, resolve this by hand"
             )
     if remote_branch != local_branch:
-        verb = "create" if remote_branch is None else f"update from {short(remote_branch)} to"
-        steps.append(Step("push-ref", f"{verb} {branch} on {remote} at {short(local_branch)}".replace("create ", "create branch "),
-                          {"ref": f"refs/heads/{branch}", "sha": local_branch}))
+        if remote_branch is None:
+            detail = f"create branch {branch} on {remote} at {short(local_branch)}"
+        else:
+            detail = (f"update {branch} on {remote} "
+                      f"from {short(remote_branch)} to {short(local_branch)}")
+        steps.append(Step("push-ref", detail, {"ref": f"refs/heads/{branch}", "sha": local_branch}))
     for name, sha in sorted(local_tags.items()):
         if name not in remote_tags:
             steps.append(Step("push-ref", f"push tag {name} ({short(sha)})", {"ref": f"refs/tags/{name}", "sha": sha}))
@@ -88,11 +91,25 @@ def push(ctx: ReleaseContext, *, dry_run: bool = False, say: Callable[[str], Non
 
 
 def _rejection(text: str) -> str:
+    """Why the remote refused, in one line: the refs it rejected and what it said.
+
+    With ``--atomic`` every ref is reported rejected, most as "(atomic push failure)";
+    the ref that caused it, and the remote hook's own words, are what help.
+    """
+    lines = [line.strip() for line in text.splitlines()]
+    rejected: list[tuple[str, str]] = []
     for line in text.splitlines():
-        if line.startswith("!") and "\t" in line:
-            return line.split("\t")[-1].strip()
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped.startswith(("remote:", "error:", "fatal:")):
-            return stripped
-    return text.strip().splitlines()[-1] if text.strip() else "unknown error"
+        if line.startswith("!") and line.count("\t") >= 2:
+            _, spec, why = line.split("\t", 2)
+            ref = spec.rpartition(":")[2].removeprefix("refs/heads/").removeprefix("refs/tags/")
+            rejected.append((ref, why.strip()))
+    said = [line.removeprefix("remote:").strip() for line in lines if line.startswith("remote:")]
+    said = [s for s in said if s and not s.startswith("error: hook declined")]
+    if rejected:
+        causes = [r for r in rejected if "atomic push failure" not in r[1]] or rejected
+        reason = ", ".join(f"{ref} {why}" for ref, why in causes)
+        return reason + (f" (the remote said: {said[0]})" if said else "")
+    for line in lines:
+        if line.startswith(("remote:", "error:", "fatal:")):
+            return line
+    return lines[-1] if any(lines) else "unknown error"

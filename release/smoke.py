@@ -179,17 +179,20 @@ def _run_cst(engine: ContainerEngine, image: str, check: SmokeCheck, workdir: Pa
     report = workdir / "report.json"
     config.write_text(json.dumps(check.config), encoding="utf-8")
     report.unlink(missing_ok=True)
-    before = set(_containers_of(engine, image))
+    before = _made_from(engine, image)
     started = time.perf_counter()
-    proc = engine.run_tool(
-        [cst_binary(), "test", "--image", image, "--config", str(config), "--output", "json",
-         "--test-report", str(report), "--no-color"],
-        timeout=check.timeout,
-    )
+    try:
+        proc = engine.run_tool(
+            [cst_binary(), "test", "--image", image, "--config", str(config), "--output", "json",
+             "--test-report", str(report), "--no-color"],
+            timeout=check.timeout,
+        )
+    except BaseException:  # Ctrl-C: the killed tool leaves its container and image behind
+        _remove_new(engine, image, before)
+        raise
     seconds = time.perf_counter() - started
     if proc.timed_out:
-        for leftover in set(_containers_of(engine, image)) - before:
-            engine.remove_container(leftover)
+        _remove_new(engine, image, before)
         return CheckResult(check.name, CheckStatus.TIMED_OUT, seconds, f"no answer within {check.timeout:.0f}s")
     if not report.exists():
         return CheckResult(check.name, CheckStatus.FAILED, seconds, _last(proc.stderr or proc.stdout))
@@ -197,8 +200,27 @@ def _run_cst(engine: ContainerEngine, image: str, check: SmokeCheck, workdir: Pa
     failures = [r for r in data.get("Results", []) if not r.get("Pass")]
     if failures or data.get("Fail"):
         errors = "; ".join(e for r in failures for e in (r.get("Errors") or [])) or _last(proc.stdout)
-        return CheckResult(check.name, CheckStatus.FAILED, seconds, errors)
+        return CheckResult(check.name, CheckStatus.FAILED, seconds, errors.strip().replace("\n", "\\n"))
     return CheckResult(check.name, CheckStatus.PASSED, seconds)
+
+
+def _made_from(engine: ContainerEngine, image: str) -> tuple[set[str], set[str]]:
+    """Containers of ``image`` and untagged images made after it (candidates for the images
+    container-structure-test commits from ``image`` and removes only when it ends normally)."""
+    result = engine.run(["images", "--all", "--quiet", "--no-trunc", "--filter", "dangling=true",
+                         "--filter", f"since={image}"], check=False, timeout=60)
+    return set(_containers_of(engine, image)), set(result.stdout.split())
+
+
+def _remove_new(engine: ContainerEngine, image: str, before: tuple[set[str], set[str]]) -> None:
+    """After a check was killed: remove the containers and committed images it left."""
+    containers, images = _made_from(engine, image)
+    for leftover in containers - before[0]:
+        engine.remove_container(leftover)
+    for candidate in images - before[1]:
+        data = engine.inspect_image(candidate)
+        if data is not None and data.get("Parent") == image and not data.get("RepoTags"):
+            engine.remove_image(candidate)
 
 
 def _containers_of(engine: ContainerEngine, image: str) -> list[str]:

@@ -107,7 +107,8 @@ class Cycle:
             elif commit.picked_from:
                 names[commit.sha] = f"<pick of #{commit.pr}>"
             elif commit.reverts_sha:
-                names[commit.sha] = f"<revert of {names.get(commit.reverts_sha, commit.reverts_sha)}>"
+                reverted = names.get(commit.reverts_sha, commit.reverts_sha)
+                names[commit.sha] = f"<revert of {reverted}>"
         return names
 
     def without_shas(self, text: str) -> str:

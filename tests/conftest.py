@@ -112,3 +112,7 @@ def repo_state(root: Path) -> dict[str, object]:
 @pytest.fixture
 def snapshot():
     return repo_state
+
+
+# Image tests: the `docker` fixture (skips saying why, or fails when RELEASE_REQUIRE_DOCKER=1).
+from tests.docker_support import docker  # noqa: E402, F401

@@ -49,7 +49,8 @@ ROUND_TRIP = {
     "no unreleased": "# Changelog\n\n## [0.0.9] - 2025-01-01\n\n- old\n",
     "sections only": "## [0.2.0] - 2025-02-01\n\n- b\n\n## [0.1.0] - 2025-01-01\n\n- a\n",
     "crlf": KEEP_A_CHANGELOG.replace("\n", "\r\n"),
-    "odd headings": "# C\n\n## Notes without a label\n\ntext\n\n### [0.1.0] not a section\n\n##not one\n",
+    "odd headings": "# C\n\n## Notes without a label\n\ntext\n\n"
+                    "### [0.1.0] not a section\n\n##not one either\n",
     "links only at the end": "# C\n\n## [Unreleased]\n\n[unreleased]: https://x/compare\n",
     "trailing blank lines": "# C\n\n## [0.1.0] - 2025-01-01\n\n- a\n\n\n\n",
     "unicode": "# Änderungen\n\n## [0.1.0] - 2025-01-01\n\n- Ünïcödé by Zoë\n",
@@ -82,7 +83,9 @@ def test_upsert_without_unreleased_goes_first() -> None:
     text = "# Changelog\n\n## [0.0.9] - 2025-01-01\n\n- old\n"
     log = Changelog.parse(text)
     log.upsert("0.1.0", "2025-11-25", "- new")
-    assert log.render() == "# Changelog\n\n## [0.1.0] - 2025-11-25\n\n- new\n\n## [0.0.9] - 2025-01-01\n\n- old\n"
+    assert log.render() == (
+        "# Changelog\n\n## [0.1.0] - 2025-11-25\n\n- new\n\n## [0.0.9] - 2025-01-01\n\n- old\n"
+    )
 
 
 def test_upsert_into_a_new_file() -> None:
@@ -94,8 +97,8 @@ def test_upsert_into_a_new_file() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("# Changelog\n\n## [Unreleased]\n", "# Changelog\n\n## [Unreleased]\n\n## [0.1.0] - D\n\n- new\n"),
-        ("# Changelog\n## [Unreleased]", "# Changelog\n## [Unreleased]\n\n## [0.1.0] - D\n\n- new\n"),
+        ("# C\n\n## [Unreleased]\n", "# C\n\n## [Unreleased]\n\n## [0.1.0] - D\n\n- new\n"),
+        ("# C\n## [Unreleased]", "# C\n## [Unreleased]\n\n## [0.1.0] - D\n\n- new\n"),
         ("# Changelog\n", "# Changelog\n\n## [0.1.0] - D\n\n- new\n"),
         ("", "## [0.1.0] - D\n\n- new\n"),
         ("# C\n\n## [Unreleased]\n\n[unreleased]: https://x/compare\n",
@@ -155,7 +158,8 @@ def test_promote_folds_the_rc_sections() -> None:
     assert log.labels() == ["Unreleased", "0.1.0rc2", "0.1.0rc1", "0.0.9", "0.0.8"]
     log.upsert("0.1.0", "2025-11-27", FINAL, replaces=("0.1.0rc1", "0.1.0rc2"))
     assert log.labels() == ["Unreleased", "0.1.0", "0.0.9", "0.0.8"]
-    expected = KEEP_A_CHANGELOG.replace("## [0.0.9]", "## [0.1.0] - 2025-11-27\n\n" + FINAL + "\n## [0.0.9]")
+    section = "## [0.1.0] - 2025-11-27\n\n" + FINAL + "\n"
+    expected = KEEP_A_CHANGELOG.replace("## [0.0.9]", section + "## [0.0.9]")
     assert log.render() == expected
     # promoting again (e.g. a re-run) changes nothing
     again = Changelog.parse(expected)
@@ -223,8 +227,12 @@ def test_changelog_stages(cycle: Cycle) -> None:
 
 
 def test_each_rc_tree_carries_its_own_section(cycle: Cycle) -> None:
+    def committed(ref: str) -> str:
+        return cycle.git("show", f"{ref}:CHANGELOG.md") + "\n"  # git output loses the last newline
+
     for tag, stage in (("v0.1.0rc1", "rc1"), ("v0.1.0rc2", "rc2")):
-        assert cycle.git("show", f"{tag}:CHANGELOG.md") == cycle.changelog[stage]
+        assert committed(tag) == cycle.changelog[stage]
     # the final tags the last rc's commit; the folded changelog is committed after it
     assert cycle.shas["v0.1.0"] == cycle.shas["v0.1.0rc2"]
-    assert cycle.git("show", "releases/v0.1.0:CHANGELOG.md") == cycle.changelog["final"]
+    assert committed("releases/v0.1.0") == cycle.changelog["final"]
+    assert all(text.endswith("Eve Park\n") for text in cycle.changelog.values())

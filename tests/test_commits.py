@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from release.commits import LOG_FORMAT, Person, make_commit, parse_log, parse_subject
+from release.commits import LOG_FORMAT, Commit, Person, make_commit, parse_log, parse_subject
 from release.config import Config, config_from_mapping
 
 ALIASES = Config().alias_map()
@@ -15,7 +15,8 @@ SHA_B = "b" * 40
 @pytest.mark.parametrize("prefix", ["[Bugfix]", "[BugFix]", "[bugfix]", "[Fix]", "[BUGFIX]",
                                     "[Bug Fix]", "[bug-fix]", "[Hotfix]"])
 def test_bugfix_spellings_share_one_category(prefix: str) -> None:
-    category, title, pr, raw = parse_subject(f"{prefix} Handle an empty request list (#106)", ALIASES)
+    subject = f"{prefix} Handle an empty request list (#106)"
+    category, title, pr, raw = parse_subject(subject, ALIASES)
     assert category == "Bug Fixes"
     assert title == "Handle an empty request list"
     assert pr == 106
@@ -125,7 +126,10 @@ def test_custom_categories() -> None:
 # -- whole commits ------------------------------------------------------------
 
 
-def commit(subject: str, body: str = "", sha: str = SHA_A, author: tuple[str, str] = ("Alice Chen", "alice@example.com")):  # type: ignore[no-untyped-def]
+def commit(
+    subject: str, body: str = "", sha: str = SHA_A,
+    author: tuple[str, str] = ("Alice Chen", "alice@example.com"),
+) -> Commit:
     return make_commit(sha, author[0], author[1], subject, body, ALIASES)
 
 
@@ -237,7 +241,7 @@ def test_parse_log() -> None:
     assert LOG_FORMAT.count("%x1f") == 4 and LOG_FORMAT.endswith("%x1e")
 
 
-def test_parse_log_of_a_real_repository(engine) -> None:  # type: ignore[no-untyped-def]
+def test_parse_log_of_a_real_repository(engine) -> None:
     text = engine.repo.log("main", fmt=LOG_FORMAT)
     commits = list(parse_log(text, ALIASES))
     by_pr = {c.pr: c for c in commits}

@@ -39,7 +39,6 @@ def test_full_table() -> None:
         "changelog": "docs/CHANGES.md",
         "repo-url": "https://github.com/example/engine/",
         "picks-file": "picks.txt",
-        "images": {"name": "example/engine"},
     })
     assert config.main_branch == "trunk"
     assert config.remote == "upstream"
@@ -49,7 +48,6 @@ def test_full_table() -> None:
     assert config.changelog == "docs/CHANGES.md"
     assert config.repo_url == "https://github.com/example/engine"  # trailing slash dropped
     assert config.picks_file == "picks.txt"
-    assert config.images == {"name": "example/engine"}
 
 
 def test_changelog_can_be_disabled() -> None:
@@ -91,7 +89,8 @@ def test_unknown_key_without_a_close_match_lists_the_keys() -> None:
         ({"remote": ""}, "[tool.release] remote: must not be empty"),
         ({"picks-file": "  "}, "[tool.release] picks-file: must not be empty"),
         ({"categories": ["Fix"]}, "[tool.release] categories: expected a table"),
-        ({"categories": {"Fixes": "Fix"}}, "[tool.release.categories] Fixes: expected a list of strings"),
+        ({"categories": {"Fixes": "Fix"}},
+         "[tool.release.categories] Fixes: expected a list of strings"),
         ({"categories": {"Fixes": ["Fix", 1]}}, "[tool.release.categories] Fixes: expected a list"),
         ({"feature-categories": "Features"}, "[tool.release] feature-categories: expected a list"),
         ({"images": ["cu129"]}, "[tool.release] images: expected a table"),
@@ -113,14 +112,18 @@ def test_not_a_table() -> None:
     ("table", "message"),
     [
         ({"tag": "v{version"}, "[tool.release] tag: bad format string 'v{version'"),
-        ({"tag": "v{vers}"}, "[tool.release] tag: unknown field {vers} in 'v{vers}'; use {version}"),
+        ({"tag": "v{vers}"},
+         "[tool.release] tag: unknown field {vers} in 'v{vers}'; use {version}"),
         ({"branch": "releases/{ver}"}, "[tool.release] branch: unknown field {ver}"),
         ({"tag": "v{}"}, "[tool.release] tag: unknown field {}"),
-        ({"tag": "v{major}.{minor}"}, "[tool.release] tag: 'v{major}.{minor}' must contain {version}"),
-        ({"branch": "release-branch"}, "[tool.release] branch: 'release-branch' has no {version} field"),
+        ({"tag": "v{major}.{minor}"},
+         "[tool.release] tag: 'v{major}.{minor}' must contain {version}"),
+        ({"branch": "release-branch"},
+         "[tool.release] branch: 'release-branch' has no {version} field"),
         ({"tag": "v {version}"}, "would not be a valid git ref name"),
         ({"tag": "v{version}~"}, "would not be a valid git ref name"),
-        ({"branch": "releases/v{version}/"}, "[tool.release] branch: 'releases/v{version}/' would not"),
+        ({"branch": "releases/v{version}/"},
+         "[tool.release] branch: 'releases/v{version}/' would not"),
         ({"branch": "releases/../v{version}"}, "would not be a valid git ref name"),
         ({"tag": ""}, "[tool.release] tag: must not be empty"),
     ],
@@ -135,14 +138,17 @@ def test_bad_scheme_with_suggestion() -> None:
     with pytest.raises(ConfigError) as info:
         config_from_mapping({"version-scheme": "semvar"})
     assert info.value.one_line() == (
-        "[tool.release] version-scheme: 'semvar' is not one of pep440, semver; did you mean 'semver'?"
+        "[tool.release] version-scheme: 'semvar' is not one of pep440, semver; "
+        "did you mean 'semver'?"
     )
 
 
 def test_bad_scheme_without_suggestion() -> None:
     with pytest.raises(ConfigError) as info:
         config_from_mapping({"version-scheme": "calver"})
-    assert info.value.one_line() == "[tool.release] version-scheme: 'calver' is not one of pep440, semver"
+    assert info.value.one_line() == (
+        "[tool.release] version-scheme: 'calver' is not one of pep440, semver"
+    )
 
 
 def test_categories_override() -> None:
@@ -174,9 +180,11 @@ def test_alias_map_normalizes_spellings() -> None:
     ("table", "message"),
     [
         ({"feature-categories": ["Featurs"]},
-         "[tool.release] feature-categories: 'Featurs' is not a category; did you mean 'Features'?"),
+         "[tool.release] feature-categories: 'Featurs' is not a category; "
+         "did you mean 'Features'?"),
         ({"categories": {"Fixes": ["Fix"]}, "feature-categories": ["Features"]},
-         "[tool.release] feature-categories: 'Features' is not a category; known categories: Fixes"),
+         "[tool.release] feature-categories: 'Features' is not a category; "
+         "known categories: Fixes"),
     ],
 )
 def test_feature_categories_must_name_a_category(table: dict[str, Any], message: str) -> None:
@@ -226,14 +234,17 @@ def test_load_config_invalid_toml(tmp_path: Path) -> None:
 
 
 def test_load_config_reports_the_key(tmp_path: Path) -> None:
-    (tmp_path / "pyproject.toml").write_text('[tool.release]\nmain_branch = "main"\n', encoding="utf-8")
+    text = '[tool.release]\nmain_branch = "main"\n'
+    (tmp_path / "pyproject.toml").write_text(text, encoding="utf-8")
     with pytest.raises(ConfigError, match="did you mean 'main-branch'"):
         load_config(tmp_path)
 
 
-def test_cli_exits_2_on_a_bad_config(engine, cli) -> None:  # type: ignore[no-untyped-def]
+def test_cli_exits_2_on_a_bad_config(engine, cli) -> None:
     path = engine.root / "pyproject.toml"
-    path.write_text(path.read_text(encoding="utf-8") + 'tags = "v{version}"\n', encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("[tool.release]\n", '[tool.release]\ntags = "v{version}"\n', 1),
+                    encoding="utf-8")
     result = cli(engine.root, "status")
     assert result.code == 2
     assert result.stderr.strip() == "error: [tool.release] unknown key 'tags'; did you mean 'tag'?"

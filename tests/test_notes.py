@@ -29,13 +29,13 @@ def c(n: int, subject: str, body: str = "", author: tuple[str, str] = ALICE) -> 
     return make_commit(sha(n), author[0], author[1], subject, body, ALIASES)
 
 
-def notes_of(*oldest_first: Commit, exclude: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
+def notes_of(*oldest_first: Commit, exclude: tuple[str, ...] = ()):
     """Notes of commits given oldest first (git log lists them newest first)."""
     return build_notes(list(reversed(oldest_first)), category_order=ORDER, since="v0.0.9",
                        until="HEAD", exclude_identities=exclude)
 
 
-def titles(notes) -> list[str]:  # type: ignore[no-untyped-def]
+def titles(notes) -> list[str]:
     return [e.title for e in notes.entries]
 
 
@@ -56,7 +56,8 @@ def test_grouped_by_canonical_category_in_config_order() -> None:
         "Features", "Bug Fixes", "Performance", "Documentation", "Other",
     ]
     bug_fixes = dict(notes.sections)["Bug Fixes"]
-    assert [e.title for e in bug_fixes] == ["Fix --port", "Fix the limit", "Return 400"]  # oldest first
+    # oldest first within a section
+    assert [e.title for e in bug_fixes] == ["Fix --port", "Fix the limit", "Return 400"]
 
 
 def test_categories_outside_the_order_come_before_other() -> None:
@@ -95,7 +96,8 @@ def test_author_and_co_authors_credited_once_each() -> None:
 def test_revert_pair_cancelled_by_sha() -> None:
     notes = notes_of(
         c(1, "[Kernel] Add fused add kernel stub (#104)"),
-        c(2, 'Revert "[Kernel] Add fused add kernel stub (#104)" (#105)', f"This reverts commit {sha(1)}."),
+        c(2, 'Revert "[Kernel] Add fused add kernel stub (#104)" (#105)',
+          f"This reverts commit {sha(1)}."),
         c(3, "[Fix] Keep me (#106)"),
     )
     assert titles(notes) == ["Keep me"]
@@ -112,12 +114,15 @@ def test_revert_pair_cancelled_by_subject() -> None:
 
 
 def test_revert_by_abbreviated_sha() -> None:
-    notes = notes_of(c(1, "[Fix] x (#1)"), c(2, 'Revert "something else"', f"This reverts commit {sha(1)[:12]}."))
+    revert = c(2, 'Revert "something else"', f"This reverts commit {sha(1)[:12]}.")
+    notes = notes_of(c(1, "[Fix] x (#1)"), revert)
     assert notes.is_empty()
 
 
 def test_revert_cancels_only_one_of_two_identical_subjects() -> None:
-    notes = notes_of(c(1, "[Fix] Retry (#1)"), c(2, "[Fix] Retry (#1)"), c(3, 'Revert "[Fix] Retry (#1)"'))
+    notes = notes_of(
+        c(1, "[Fix] Retry (#1)"), c(2, "[Fix] Retry (#1)"), c(3, 'Revert "[Fix] Retry (#1)"'),
+    )
     assert titles(notes) == ["Retry"]
     assert notes.entries[0].sha == sha(1)  # the later one was reverted
 
@@ -135,7 +140,8 @@ def test_revert_of_a_revert_brings_the_change_back() -> None:
 
 def test_revert_of_something_outside_the_range_stays_listed() -> None:
     notes = notes_of(
-        c(2, 'Revert "[Bugfix] Fix the limit (#108)" (#120)', f"This reverts commit {sha(99)}.", author=EVE),
+        c(2, 'Revert "[Bugfix] Fix the limit (#108)" (#120)', f"This reverts commit {sha(99)}.",
+          author=EVE),
     )
     assert [(e.category, e.title, e.pr) for e in notes.entries] == [
         ("Bug Fixes", 'Revert "Fix the limit"', 120),
@@ -171,7 +177,8 @@ def test_same_change_picked_twice_is_listed_once() -> None:
 
 def test_backport_with_a_new_pr_number_is_listed_once() -> None:
     main_fix = c(108, "[BugFix] Fix the limit (#108)")
-    backport = c(1, "[BugFix] Fix the limit (backport) (#130)", f"(cherry picked from commit {sha(108)})")
+    backport = c(1, "[BugFix] Fix the limit (backport) (#130)",
+                 f"(cherry picked from commit {sha(108)})")
     notes = notes_of(main_fix, backport)  # e.g. the final notes of the next release
     assert titles(notes) == ["Fix the limit"]
     assert notes.entries[0].pr == 108
@@ -199,8 +206,11 @@ def test_changelog_commits_are_not_changes() -> None:
 
 
 def test_pick_reason_shown() -> None:
-    notes = notes_of(c(1, "[Fix] x (#1)", f"(cherry picked from commit {sha(9)})\nCherry-pick-reason: critical"))
-    assert render_markdown(notes).startswith("## Bug Fixes\n\n- x (#1) by Alice Chen [picked: critical]\n")
+    body = f"(cherry picked from commit {sha(9)})\nCherry-pick-reason: critical"
+    notes = notes_of(c(1, "[Fix] x (#1)", body))
+    assert render_markdown(notes).startswith(
+        "## Bug Fixes\n\n- x (#1) by Alice Chen [picked: critical]\n"
+    )
 
 
 def test_heading_level() -> None:
@@ -211,7 +221,8 @@ def test_heading_level() -> None:
 
 def test_render_json() -> None:
     notes = notes_of(
-        c(1, "[Fix] x (#1)", f"Co-authored-by: Eve Park <eve@example.com>\n(cherry picked from commit {sha(9)})\n"
+        c(1, "[Fix] x (#1)", "Co-authored-by: Eve Park <eve@example.com>\n"
+                             f"(cherry picked from commit {sha(9)})\n"
                              "Cherry-pick-reason: regression"),
         c(2, "[Kernel] k (#2)"),
         c(3, 'Revert "[Kernel] k (#2)"', f"This reverts commit {sha(2)}."),
@@ -250,23 +261,24 @@ def cycle(tmp_path_factory: pytest.TempPathFactory) -> Cycle:
         return run_cycle(tmp_path_factory.mktemp("cycle"))
 
 
-def test_rc1_notes_golden(cycle: Cycle, cli) -> None:  # type: ignore[no-untyped-def]
+def test_rc1_notes_golden(cycle: Cycle, cli) -> None:
     result = cli(cycle.root, "notes", "--until", "v0.1.0rc1")
     assert result.code == 0, result.output
     assert_golden("notes_rc1.md", result.stdout)
 
 
-def test_rc2_notes_since_previous_rc_golden(cycle: Cycle, cli) -> None:  # type: ignore[no-untyped-def]
+def test_rc2_notes_since_previous_rc_golden(cycle: Cycle, cli) -> None:
     result = cli(cycle.root, "notes", "--until", "v0.1.0rc2")
     assert result.code == 0, result.output
     assert_golden("notes_rc2.md", result.stdout)
     # the revert of the rc1 pick is listed: what it reverts is outside rc1..rc2
     assert '- Revert "Pin the build tools" by Eve Park' in result.stdout
     assert "#109" not in result.stdout  # shipped in rc1
-    assert result.stdout == cli(cycle.root, "notes", "--since", "v0.1.0rc1", "--until", "v0.1.0rc2").stdout
+    explicit = cli(cycle.root, "notes", "--since", "v0.1.0rc1", "--until", "v0.1.0rc2")
+    assert result.stdout == explicit.stdout
 
 
-def test_final_notes_golden(cycle: Cycle, cli) -> None:  # type: ignore[no-untyped-def]
+def test_final_notes_golden(cycle: Cycle, cli) -> None:
     result = cli(cycle.root, "notes", "--view", "final", "--until", "v0.1.0")
     assert result.code == 0, result.output
     assert_golden("notes_final.md", result.stdout)
@@ -279,7 +291,7 @@ def test_final_notes_golden(cycle: Cycle, cli) -> None:  # type: ignore[no-untyp
     assert "#110" not in text and "#107" not in text and "#108" not in text  # never picked
 
 
-def test_final_notes_json_golden(cycle: Cycle, cli) -> None:  # type: ignore[no-untyped-def]
+def test_final_notes_json_golden(cycle: Cycle, cli) -> None:
     result = cli(cycle.root, "notes", "--view", "final", "--until", "v0.1.0", "--format", "json")
     assert result.code == 0, result.output
     assert_golden("notes_final.json", cycle.without_shas(result.stdout))
@@ -305,10 +317,12 @@ def test_tag_message_keeps_the_category_headings(cycle: Cycle) -> None:
     message = cycle.tag_messages["v0.1.0rc1"]
     assert_golden("tag_v0.1.0rc1.txt", message)
     assert "\n### Bug Fixes\n" in message and "\n### Contributors\n" in message
-    assert cycle.tag_messages["v0.1.0"].startswith("v0.1.0\n\nChanges (start)..v0.1.0rc2:\n\n### Bug Fixes\n")
+    assert cycle.tag_messages["v0.1.0"].startswith(
+        "v0.1.0\n\nChanges (start)..v0.1.0rc2:\n\n### Bug Fixes\n"
+    )
 
 
-def test_views_since_previous_rc_and_since_last_final(cycle: Cycle, cli) -> None:  # type: ignore[no-untyped-def]
+def test_views_since_previous_rc_and_since_last_final(cycle: Cycle, cli) -> None:
     rc_view = cli(cycle.root, "notes", "--until", "v0.1.0rc2")
     final_view = cli(cycle.root, "notes", "--until", "v0.1.0rc2", "--view", "final")
     final = cli(cycle.root, "notes", "--until", "v0.1.0", "--view", "final")
@@ -319,9 +333,10 @@ def test_views_since_previous_rc_and_since_last_final(cycle: Cycle, cli) -> None
     assert cli(cycle.root, "notes", "--view", "final").stdout == final.stdout
 
 
-def test_notes_to_a_file(cycle: Cycle, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_notes_to_a_file(cycle: Cycle, cli, tmp_path: Path) -> None:
     out = tmp_path / "notes.json"
-    result = cli(cycle.root, "notes", "--until", "v0.1.0rc2", "--format", "json", "--output", str(out))
+    result = cli(cycle.root, "notes", "--until", "v0.1.0rc2", "--format", "json",
+                 "--output", str(out))
     assert result.code == 0 and result.stdout == ""
     assert json.loads(out.read_text(encoding="utf-8"))["since"] == "v0.1.0rc1"
 
@@ -335,14 +350,14 @@ def test_notes_to_a_file(cycle: Cycle, cli, tmp_path: Path) -> None:  # type: ig
         (("--since", "nope"), "'nope' is not a commit or tag here"),
     ],
 )
-def test_notes_usage_errors(cycle: Cycle, cli, args: tuple[str, ...], message: str) -> None:  # type: ignore[no-untyped-def]
+def test_notes_usage_errors(cycle: Cycle, cli, args: tuple[str, ...], message: str) -> None:
     result = cli(cycle.root, "notes", *args)
     assert result.code == 2
     assert result.stderr.strip() == f"error: {message}"
 
 
 def test_next_release_leaves_out_what_the_last_final_shipped(
-    cycle: Cycle, cli, tmp_path: Path  # type: ignore[no-untyped-def]
+    cycle: Cycle, cli, tmp_path: Path
 ) -> None:
     copy = tmp_path / "copy"
     shutil.copytree(cycle.root, copy)

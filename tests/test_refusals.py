@@ -137,6 +137,16 @@ def _stopped_on_conflict(engine: SampleEngine) -> None:
         run_pick(ReleaseContext(engine.root), parse_requests("#108"), say=lambda _: None)
 
 
+def _state_file(text: str) -> Setup:
+    """A pick state file cut short or edited by hand."""
+    def setup(engine: SampleEngine) -> None:
+        directory = engine.repo.git_dir / "release"
+        directory.mkdir()
+        (directory / "pick.json").write_text(text, encoding="utf-8")
+
+    return setup
+
+
 def _config(old: str, new: str) -> Setup:
     def setup(engine: SampleEngine) -> None:
         path = engine.root / "pyproject.toml"
@@ -148,12 +158,8 @@ def _config(old: str, new: str) -> Setup:
 
 
 def _config_line(line: str) -> Setup:
-    """Append a line to ``[tool.release]`` (the last table of the sample's pyproject.toml)."""
-    def setup(engine: SampleEngine) -> None:
-        path = engine.root / "pyproject.toml"
-        path.write_text(path.read_text(encoding="utf-8") + line + "\n", encoding="utf-8")
-
-    return setup
+    """Add a line at the top of ``[tool.release]``."""
+    return _config("[tool.release]\n", f"[tool.release]\n{line}\n")
 
 
 def _remote_url(url: str) -> Setup:
@@ -201,7 +207,6 @@ CASES = [
     case("cut-two-parts", "cut 0.31", USAGE, "'0.31'"),
     case("cut-four-parts", "cut v0.31.0.0", USAGE, "'v0.31.0.0'"),
     case("cut-alpha", "cut 0.31.0a1", USAGE, "0.31.0a1"),
-    case("cut-beta-semver", "cut 0.31.0-beta.1", USAGE, "0.31.0-beta.1"),
     case("cut-rc", "cut 0.31.0rc1", USAGE, "X.Y.Z"),
     case("cut-rc-semver", "cut 0.31.0-rc.1", USAGE, "X.Y.Z"),
     case("cut-post", "cut 0.31.0.post1", USAGE, "X.Y.Z"),
@@ -210,7 +215,6 @@ CASES = [
     case("cut-epoch", "cut 1!0.31.0", USAGE, "1!0.31.0"),
     case("cut-local", "cut 0.31.0+local", USAGE, "0.31.0+local"),
     case("cut-rc0", "cut 0.31.0rc0", USAGE, "0.31.0rc0"),
-    case("cut-empty", ("cut", ""), USAGE, "version"),
     # cut: branches and commits
     case("cut-existing-branch", "cut 0.1.0", REFUSED, "already exists"),
     case("cut-branch-only-on-remote", "cut 0.2.0", REFUSED, "already exists on the remote",
@@ -223,8 +227,6 @@ CASES = [
     # tag
     case("tag-other-release", "tag --version 0.2.0rc1", USAGE, "0.2.0rc1"),
     case("tag-final", "tag --version 0.1.0", USAGE, "promote"),
-    case("tag-banana", "tag --version banana", USAGE, "'banana'"),
-    case("tag-rc0", "tag --version 0.1.0rc0", USAGE, "0.1.0rc0"),
     case("tag-not-greater", "tag --version 0.1.0rc1", REFUSED, "not greater",
          _tags("v0.1.0rc1", "v0.1.0rc2")),
     case("tag-exists-locally", "tag --version 0.1.0rc1", REFUSED, "0.1.0rc2", _tags("v0.1.0rc1")),
@@ -244,11 +246,11 @@ CASES = [
     case("promote-twice", "promote", REFUSED, "already released", _tags("v0.1.0rc1", "v0.1.0")),
     case("promote-rc-only-on-remote", "promote", REFUSED, "fetch", _remote_only_tag),
     case("promote-other-version", "promote --version 0.2.0", USAGE, "0.2.0"),
-    case("promote-not-on-release-branch", "promote", REFUSED, "not on a release branch", _on_main),
     # pick
     case("pick-side-branch-commit", "pick {side}", REFUSED, "not on main", _side_commit),
     case("pick-unknown-sha", "pick deadbeefdeadbeef", USAGE, "deadbeefdeadbeef"),
-    case("pick-not-a-ref", "pick HEAD~1", USAGE, "HEAD~1"),
+    case("pick-not-a-sha", "pick HEAD~1", USAGE, "neither a commit sha nor a #PR"),
+    case("pick-not-a-pr-number", "pick #12a", USAGE, "'#12a'"),
     case("pick-unknown-pr", "pick #999", REFUSED, "#999"),
     case("pick-pr-on-two-commits", "pick #108", REFUSED, "pick by sha", _pr_twice_on_main),
     case("pick-feature", "pick #110", REFUSED, "--allow-feature"),
@@ -267,6 +269,12 @@ CASES = [
     case("pick-not-on-release-branch", "pick #109", REFUSED, "not on a release branch", _on_main),
     case("pick-merge-commit", "pick {merge}", REFUSED, "merge commit", _merge_on_main),
     case("pick-while-conflict-waits", "pick #109", REFUSED, "--continue", _stopped_on_conflict),
+    case("pick-damaged-state", "pick #109", REFUSED, "damaged",
+         _state_file('{"branch": "releases/v0.1.0", "queue": [')),
+    case("pick-continue-state-without-branch", "pick --continue", REFUSED, "branch",
+         _state_file('{"status": "running", "queue": []}')),
+    case("pick-abort-state-not-an-object", "pick --abort", REFUSED, "damaged",
+         _state_file("[]")),
     # config
     case("config-unknown-key", "status", USAGE, "did you mean 'main-branch'",
          _config_line('mainbranch = "main"')),
@@ -284,11 +292,8 @@ CASES = [
          _config('branch = "releases/v{version}"', 'branch = "releases/v{version}..x"')),
     case("config-unknown-feature-category", "pick #109", USAGE, "feature-categories",
          _config_line('feature-categories = ["Featurez"]')),
-    case("config-categories-not-a-table", "status", USAGE, "categories",
-         _config_line("categories = 3")),
     # notes
     case("notes-since-bad-ref", "notes --since no-such-tag", USAGE, "no-such-tag"),
-    case("notes-until-bad-ref", "notes --until no-such-tag", USAGE, "no-such-tag"),
     case("notes-format-xml", "notes --format xml", USAGE, "xml"),
     case("notes-view-weekly", "notes --view weekly", USAGE, "weekly"),
     # push
@@ -296,7 +301,6 @@ CASES = [
     case("push-unreachable-remote", "push", REFUSED, "cannot reach",
          _remote_url("/nonexistent/remote.git")),
     case("push-moved-tag", "push", REFUSED, "never moved", _moved_tag_on_remote),
-    case("push-not-on-release-branch", "push", REFUSED, "not on a release branch", _on_main),
 ]
 
 
@@ -340,8 +344,7 @@ def _listing(root: Path) -> dict[str, bytes]:
             for p in sorted(root.rglob("*"))}
 
 
-@pytest.mark.parametrize("args", [("status",), ("cut", "0.2.0"), ("pick", "#109")],
-                         ids=lambda a: a[0])
+@pytest.mark.parametrize("args", [("status",), ("pick", "#109")], ids=lambda a: a[0])
 def test_outside_a_git_repository(tmp_path: Path, args: tuple[str, ...]) -> None:
     cwd = tmp_path / "not-a-repo"
     cwd.mkdir()

@@ -125,7 +125,7 @@ class TestTagTemplate:
 
 def test_ordering() -> None:
     rc1, rc2, rc9, rc10 = (parse_version(f"0.31.0rc{n}") for n in (1, 2, 9, 10))
-    final, post1, post2 = parse_version("0.31.0"), parse_version("0.31.0.post1"), parse_version("0.31.0.post2")
+    final, post1, post2 = (parse_version(t) for t in ("0.31.0", "0.31.0.post1", "0.31.0.post2"))
     assert rc1 < rc2 < final < post1 < post2
     assert rc10 > rc9
     assert "0.31.0rc10" < "0.31.0rc9"  # why strings are never compared

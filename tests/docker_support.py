@@ -1,0 +1,147 @@
+"""The ``docker`` fixture and helpers for image tests.
+
+Image tests need a Docker Engine. Where none answers they are skipped with the reason,
+except when ``RELEASE_REQUIRE_DOCKER=1`` (set by ``.ci/run``): then a missing engine is a
+failure, so image tests can never silently skip in CI.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from release.engine import MANAGED_LABEL, ContainerEngine
+from release.errors import ReleaseError
+
+__all__ = [
+    "REQUIRE_ENV",
+    "Interrupted",
+    "connect",
+    "docker",
+    "image_env",
+    "interrupt_when",
+    "remove_repository",
+    "unique_name",
+]
+
+REQUIRE_ENV = "RELEASE_REQUIRE_DOCKER"
+
+
+def _user_cache() -> str:
+    # Read once, before any test points HOME at a temporary directory: the cached
+    # debootstrap rootfs for stand-in base images lives in the real user's cache.
+    import platformdirs
+
+    return os.environ.get("RELEASE_CACHE_DIR") or platformdirs.user_cache_dir("release")
+
+
+CACHE_DIR = _user_cache()
+
+
+def connect() -> ContainerEngine:
+    """The engine when one answers; else skip saying why, or fail when one is required."""
+    try:
+        engine = ContainerEngine.detect()
+        engine.ping()
+    except ReleaseError as err:
+        reason = f"no usable Docker Engine: {err.one_line()}"
+        if os.environ.get(REQUIRE_ENV, "") not in ("", "0"):
+            pytest.fail(f"{reason} [{REQUIRE_ENV}=1: image tests must run here]", pytrace=False)
+        pytest.skip(reason)
+    return engine
+
+
+@pytest.fixture(scope="session")
+def docker() -> Iterator[ContainerEngine]:
+    """A :class:`ContainerEngine` that answers (see :func:`connect`)."""
+    yield connect()
+
+
+def unique_name() -> str:
+    """An image name no other build uses: ``release-test/<random>``."""
+    return f"release-test/t{uuid.uuid4().hex[:10]}"
+
+
+def image_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment for the CLI in image tests: isolated git, the real rootfs cache, no pulls."""
+    from tests.conftest import GIT_ENV
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RELEASE_REPO", "RELEASE_DEBUG", "SOURCE_DATE_EPOCH")}
+    env.update(GIT_ENV)
+    env.update({
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "RELEASE_CACHE_DIR": CACHE_DIR,
+        "RELEASE_NO_PULL": "1",  # no registry is reachable in tests; stand-ins are made locally
+    })
+    env.update(extra)
+    return env
+
+
+def remove_repository(engine: ContainerEngine, name: str) -> None:
+    """Remove every tag of ``name`` (and so its images) from the engine."""
+    refs = engine.run(["images", "--format", "{{.Repository}}:{{.Tag}}",
+                       "--filter", f"reference={name}"], check=False, timeout=60).stdout.split()
+    for ref in refs:
+        engine.remove_image(ref)
+
+
+def containers(engine: ContainerEngine, *filters: str) -> list[str]:
+    args = ["ps", "--all", "--quiet", "--no-trunc"]
+    for f in filters:
+        args += ["--filter", f]
+    return engine.run(args, timeout=60).stdout.split()
+
+
+def managed_leftovers(engine: ContainerEngine, revision: str) -> dict[str, list[str]]:
+    """Containers and untagged images carrying the project's label, made from ``revision``."""
+    ours = f"label=org.opencontainers.image.revision={revision}"
+    images = engine.run(["images", "--quiet", "--no-trunc", "--filter", f"label={MANAGED_LABEL}",
+                         "--filter", "dangling=true", "--filter", ours], timeout=60).stdout.split()
+    return {"containers": containers(engine, f"label={MANAGED_LABEL}", ours),
+            "dangling images": images}
+
+
+@dataclass
+class Interrupted:
+    code: int
+    output: str
+    seconds: float  # from SIGINT to exit
+
+
+def interrupt_when(argv: list[str], cwd: Path, env: Mapping[str, str], ready: Callable[[str], bool],
+                   *, limit: float = 120) -> Interrupted:
+    """Start ``argv`` in its own process group, send the group SIGINT once ``ready(output so far)``
+    holds (polled), and wait for it to exit."""
+    out_path = cwd.parent / f"interrupt-{uuid.uuid4().hex[:8]}.out"
+    with out_path.open("w") as out:
+        proc = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdout=out, stderr=subprocess.STDOUT,
+                                text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + limit
+        while not ready(out_path.read_text(errors="replace")):
+            if proc.poll() is not None:
+                raise AssertionError(f"{argv} ended before it could be interrupted:\n"
+                                     + out_path.read_text(errors="replace"))
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{argv}: not ready after {limit:.0f}s:\n"
+                                     + out_path.read_text(errors="replace"))
+            time.sleep(0.2)
+        sent = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        code = proc.wait(timeout=60)
+        return Interrupted(code, out_path.read_text(errors="replace"), time.monotonic() - sent)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        out_path.unlink(missing_ok=True)

@@ -1,0 +1,637 @@
+"""Image workflows against a real Docker Engine, through the CLI and nox as a user runs them.
+
+The sample engine (a temporary copy, its own git repository with a unique image name)
+is built for every variant, smoke-tested, and snapshotted where the snapshot rule
+applies. Small engines of our own make the failure paths real: a failing Dockerfile
+step, a failing and a hanging smoke check, Ctrl-C during a build and a smoke run, and
+no engine at all. Images are removed afterwards; stand-in base images are kept (cached).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from release.build import context_files
+from release.engine import ContainerEngine
+from release.sample import make_sample_engine
+from tests.conftest import CliResult, run_cli
+from tests.docker_support import (
+    REQUIRE_ENV,
+    connect,
+    containers,
+    image_env,
+    interrupt_when,
+    managed_leftovers,
+    remove_repository,
+    unique_name,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+images = pytest.mark.images
+STANDIN_MARKER = "[on a stand-in base: CUDA layout only, no CUDA libraries]"
+VARIANTS = {"cu128": "12.8.1", "cu129": "12.9.1", "cu130": "13.0.1"}
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+@dataclass
+class Repo:
+    root: Path
+    name: str  # image name
+    env: dict[str, str]
+
+    def release(self, *args: str, timeout: float = 300, **env: str) -> CliResult:
+        return run_cli(self.root, *args, env={**self.env, **env}, timeout=timeout)
+
+    def nox(self, *args: str, timeout: float = 300, **env: str) -> CliResult:
+        proc = subprocess.run([sys.executable, "-m", "nox", *args], cwd=self.root,
+                              env={**self.env, **env},
+                              capture_output=True, text=True, timeout=timeout, check=False)
+        return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+    def git(self, *args: str) -> str:
+        return subprocess.run(["git", *args], cwd=self.root, env=self.env, capture_output=True,
+                              text=True, check=True).stdout.strip()
+
+    @property
+    def head(self) -> str:
+        return self.git("rev-parse", "HEAD")
+
+    @property
+    def state(self) -> Path:
+        return self.root / ".git" / "release"
+
+
+def labels(engine: ContainerEngine, ref: str) -> dict[str, str]:
+    data = engine.inspect_image(ref)
+    assert data is not None, f"{ref} does not exist"
+    return dict((data.get("Config") or {}).get("Labels") or {})
+
+
+def check_lines(output: str, status: str) -> list[str]:
+    """Names of smoke checks reported with ``status`` (passed, failed, timed out, not run)."""
+    return [m[1] for m in re.finditer(rf"^  {status} +(.+?) \(\d+\.\d+s\)", output, re.MULTILINE)]
+
+
+def smoke_section(output: str, variant: str) -> str:
+    """One variant's smoke report: its header line to its verdict line."""
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"smoke({variant}): "))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(f"smoke({variant}): "))
+    return "\n".join(lines[start:end + 1])
+
+
+def processes_with(text: str) -> list[str]:
+    """Command lines of running processes that contain ``text``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmdline:
+            found.append(cmdline.strip())
+    return found
+
+
+ENGINE_DOCKERFILE = """\
+ARG BASE_IMAGE
+FROM ${BASE_IMAGE}
+ARG FAIL=0
+ARG SLOW=0
+ARG NONCE=0
+RUN echo "nonce ${NONCE}" > /nonce \\
+    && if [ "${FAIL}" = "1" ]; then echo "this step fails on purpose" >&2; exit 3; fi
+RUN if [ "${SLOW}" != "0" ]; then echo "slow step: sleeping ${SLOW}s"; sleep "${SLOW}"; fi
+"""
+
+
+def toml_value(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
+    return json.dumps(value)
+
+
+def make_engine_repo(root: Path, home: Path, *, variants: list[dict[str, Any]],
+                     checks: list[dict[str, Any]], default: str) -> Repo:
+    """A small engine repository of our own: its Dockerfile fails or sleeps on a build arg."""
+    name = unique_name()
+    lines = [
+        '[project]\nname = "testengine"\nversion = "0.0.0"\n',
+        '[tool.release]\nmain-branch = "main"\n',
+        "[tool.release.images]",
+        f'name = "{name}"\ndockerfile = "docker/Dockerfile"\ndefault-variant = "{default}"',
+        f'build-args = {{ NONCE = "{uuid.uuid4().hex}" }}\n',  # no layer cache from other runs
+    ]
+    for variant in variants:
+        lines.append("[[tool.release.images.variants]]")
+        lines += [f"{key} = {toml_value(value)}" for key, value in variant.items()]
+        lines.append("")
+    lines.append("[tool.release.images.smoke]\nentrypoint-help = false\ntimeout = 60\n")
+    for check in checks:
+        lines.append("[[tool.release.images.smoke.checks]]")
+        lines += [f"{key} = {toml_value(value)}" for key, value in check.items()]
+        lines.append("")
+    (root / "docker").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("\n".join(lines), encoding="utf-8")
+    (root / "docker" / "Dockerfile").write_text(ENGINE_DOCKERFILE, encoding="utf-8")
+    (root / ".dockerignore").write_text(".git\n", encoding="utf-8")
+    (root / "noxfile.py").write_text("from release.nox_sessions import image_sessions\n\n"
+                                     "image_sessions()\n", encoding="utf-8")
+    repo = Repo(root, name, image_env(home))
+    repo.git("init", "--quiet", "--initial-branch=main")
+    repo.git("add", "--all")
+    repo.git("commit", "--quiet", "-m", "Test engine")
+    repo.git("tag", "v0.1.0")
+    return repo
+
+
+BASE_1291 = "nvidia/cuda:12.9.1-base-ubuntu22.04"
+FAIL_VARIANTS = [
+    {"id": "bad", "cuda": "12.9.1", "base-image": BASE_1291, "build-args": {"FAIL": "1"}},
+    {"id": "good", "cuda": "12.9.1", "base-image": BASE_1291},
+    {"id": "late", "cuda": "12.9.1", "base-image": BASE_1291},
+]
+FAIL_CHECKS = [
+    {"name": "says hello", "command": ["echo", "hello"], "expect-output": "hello"},
+    {"name": "says goodbye", "command": ["echo", "hello"], "expect-output": "goodbye"},
+    {"name": "hangs", "command": ["sleep", "600"], "timeout": 3},
+]
+
+
+# -- the docker fixture itself (no engine needed) -----------------------------------------------
+
+NO_ENGINE = "unix:///nonexistent.sock"
+
+
+def test_docker_fixture_skips_saying_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", NO_ENGINE)
+    monkeypatch.delenv(REQUIRE_ENV, raising=False)
+    with pytest.raises(pytest.skip.Exception) as info:
+        connect()
+    assert "no usable Docker Engine" in str(info.value)
+    assert "dockerd" in str(info.value)  # says how to start one
+
+
+def test_docker_fixture_fails_when_required(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DOCKER_HOST", NO_ENGINE)
+    monkeypatch.setenv(REQUIRE_ENV, "1")
+    with pytest.raises(pytest.fail.Exception) as info:
+        connect()
+    assert "no usable Docker Engine" in str(info.value)
+    assert f"{REQUIRE_ENV}=1" in str(info.value)
+
+
+@pytest.mark.parametrize("required", [False, True])
+def test_image_tests_never_skip_silently_when_required(required: bool) -> None:
+    """The real suite, without an engine: skipped with the reason, or failed under CI's flag."""
+    env = {k: v for k, v in os.environ.items() if k != REQUIRE_ENV}
+    env["DOCKER_HOST"] = NO_ENGINE
+    if required:
+        env[REQUIRE_ENV] = "1"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs", "-m", "images",
+         "-k", "test_rebuild_says_unchanged", str(Path(__file__))],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )
+    if required:
+        assert proc.returncode == 1, proc.stdout
+        assert "1 error" in proc.stdout
+        assert f"{REQUIRE_ENV}=1: image tests must run here" in proc.stdout
+    else:
+        assert proc.returncode == 0, proc.stdout
+        assert "1 skipped" in proc.stdout
+        assert "SKIPPED" in proc.stdout and "no usable Docker Engine" in proc.stdout
+
+
+def test_missing_engine_exits_6_saying_how_to_start_one(tmp_path: Path) -> None:
+    repo = make_engine_repo(tmp_path / "engine", tmp_path / "home", variants=FAIL_VARIANTS[1:2],
+                            checks=[], default="good")
+    for command in ("images.build", "images.smoke", "images.snapshot"):
+        result = repo.release(command, DOCKER_HOST=NO_ENGINE)
+        assert result.code == 6, (command, result.output)
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1, (command, result.stderr)
+        assert lines[0].startswith("error: no Docker Engine is reachable")
+        assert "start one as root: dockerd" in lines[0] and "DOCKER_HOST" in lines[0]
+        assert "Traceback" not in result.output
+    result = repo.nox("-s", "build(good)", DOCKER_HOST=NO_ENGINE)
+    assert result.code != 0
+    assert "no Docker Engine is reachable" in result.stderr
+    assert not (repo.state / "logs" / "build-good.iid").exists()
+
+
+# -- the sample engine: build, smoke, snapshot ------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    """The sample engine with a unique image name and a noxfile, tagged v0.1.0rc1."""
+    root = tmp_path_factory.mktemp("sample")
+    home = tmp_path_factory.mktemp("home")
+    env = image_env(home)
+    with pytest.MonkeyPatch.context() as mp:
+        for key in ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM"):
+            mp.setenv(key, env[key])
+        made = make_sample_engine(root)
+    repo = Repo(made.root, unique_name(), env)
+    pyproject = repo.root / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    assert 'name = "example/tinyengine"' in text
+    pyproject.write_text(text.replace('name = "example/tinyengine"', f'name = "{repo.name}"'))
+    (repo.root / "noxfile.py").write_text("from release.nox_sessions import image_sessions\n\n"
+                                          "image_sessions()\n", encoding="utf-8")
+    repo.git("add", "--all")
+    repo.git("commit", "--quiet", "-m", "[CI/Build] Image sessions (#120)")
+    repo.git("tag", "-a", "v0.1.0rc1", "-m", "v0.1.0rc1")
+    return repo
+
+
+@pytest.fixture(scope="module")
+def built(docker: ContainerEngine, sample: Repo) -> Iterator[CliResult]:
+    """``release images.build --jobs 2`` in the sample engine, once for the module."""
+    result = sample.release("images.build", "--jobs", "2", timeout=900)
+    try:
+        if result.code != 0:
+            pytest.fail(f"building the sample engine failed:\n{result.output}")
+        yield result
+    finally:
+        remove_repository(docker, sample.name)
+
+
+def tag_of(repo: Repo, variant: str) -> str:
+    return f"{repo.name}:v0.1.0rc1" + ("" if variant == "cu130" else f"-{variant}")
+
+
+@images
+def test_build_every_variant(built: CliResult, sample: Repo, docker: ContainerEngine) -> None:
+    out = built.stdout
+    assert re.search(r"^builder: \S+ \S+, (classic docker build with BuildKit|docker buildx build)",
+                     out, re.MULTILINE)
+    assert "version 0.1.0rc1 (tag), revision " + sample.head[:10] in out
+    summary = out.split("summary:\n", 1)[1].splitlines()
+    assert len(summary) == 3
+    for line, variant in zip(summary, VARIANTS, strict=True):
+        assert line.startswith(f"  build({variant}): built -> {tag_of(sample, variant)} in "), line
+        assert docker.image_id(tag_of(sample, variant)) is not None
+    logs = sample.state / "logs"
+    assert all((logs / f"build-{v}.log").exists() for v in VARIANTS)
+
+
+@images
+def test_image_labels_and_build_args(built: CliResult, sample: Repo, docker: ContainerEngine) -> None:
+    epoch = int(sample.git("log", "-1", "--format=%ct", "HEAD"))
+    created = dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for variant, cuda in VARIANTS.items():
+        tag = tag_of(sample, variant)
+        found = labels(docker, tag)
+        assert found["org.opencontainers.image.version"] == "0.1.0rc1"
+        assert found["org.opencontainers.image.revision"] == sample.head
+        assert found["org.opencontainers.image.created"] == created  # the commit time, not now
+        assert found["org.opencontainers.image.source"] == "https://github.com/example/tinyengine"
+        assert found["org.release.variant"] == variant
+        assert found["org.release.cuda"] == cuda
+        assert found["org.release.managed"] == "true"
+        assert found["org.release.input-digest"].startswith("sha256:")
+        # the snapshot rule's build step ran only where the rule applies
+        history = docker.run(["image", "history", "--no-trunc", "--format", "{{.CreatedBy}}", tag]).stdout
+        step = next(line for line in history.splitlines() if "install_snapshot_runtime.sh; fi" in line)
+        wanted = "1" if variant == "cu130" else "0"
+        assert f"INSTALL_SNAPSHOT_RUNTIME={wanted} " in step
+        assert "ENGINE_VERSION=0.1.0rc1 " in step and f"CUDA_VERSION={cuda} " in step
+
+
+@images
+def test_rebuild_says_unchanged(built: CliResult, sample: Repo, docker: ContainerEngine) -> None:
+    before = {v: docker.image_id(tag_of(sample, v)) for v in VARIANTS}
+    again = sample.release("images.build", "--jobs", "2")
+    assert again.code == 0, again.output
+    summary = again.stdout.split("summary:\n", 1)[1].splitlines()
+    for line, variant in zip(summary, VARIANTS, strict=True):
+        assert line.startswith(f"  build({variant}): unchanged, not rebuilt -> {tag_of(sample, variant)}")
+    assert ": building" not in again.stdout
+    assert {v: docker.image_id(tag_of(sample, v)) for v in VARIANTS} == before
+
+
+@images
+def test_smoke_every_variant(built: CliResult, sample: Repo, docker: ContainerEngine) -> None:
+    result = sample.release("images.smoke")
+    assert result.code == 0, result.output
+    out = result.stdout
+    for variant, cuda in VARIANTS.items():
+        section = smoke_section(out, variant)
+        standin = labels(docker, tag_of(sample, variant)).get("org.release.standin") == "true"
+        marker = f" {STANDIN_MARKER}" if standin else ""
+        assert section.splitlines()[0] == f"smoke({variant}): {tag_of(sample, variant)}{marker}"
+        assert check_lines(section, "passed") == [
+            "tinyengine imports and reports 0.1.0rc1",
+            f"CUDA_VERSION is {cuda}",
+            f"/usr/local/cuda/version.json says {cuda}",
+            "labels: version, revision, variant, CUDA",
+            "entrypoint answers --help",
+        ]
+        assert check_lines(section, "not run") == ["GPU visible (nvidia-smi)"]  # never "passed"
+        assert section.splitlines()[-1] == f"smoke({variant}): passed: 5 passed, 1 not run"
+        record = json.loads((sample.state / "smoke" / "0.1.0rc1" / f"{variant}.json").read_text())
+        assert record["passed"] is True and record["standin_base"] is standin
+        assert record["image_id"] == docker.image_id(tag_of(sample, variant))
+        assert [c["status"] for c in record["checks"]] == ["passed"] * 5 + ["not run"]
+    assert containers(docker, f"ancestor={tag_of(sample, 'cu129')}") == []
+
+
+@pytest.fixture(scope="module")
+def snapshotted(built: CliResult, sample: Repo) -> CliResult:
+    return sample.release("images.snapshot")
+
+
+@images
+def test_snapshot_only_where_the_rule_applies(snapshotted: CliResult, sample: Repo,
+                                              docker: ContainerEngine) -> None:
+    assert snapshotted.code == 0, snapshotted.output
+    out = snapshotted.stdout
+    assert f"snapshot(cu130): {tag_of(sample, 'cu130')}" in out
+    assert "snapshot(cu128)" not in out and "snapshot(cu129)" not in out
+    assert re.search(r"runtime round trip: passed - snapshot-runtime roundtrip ok: .*\"cuda\": \"13.0.1\"", out)
+    assert "baseline: none (first record of this variant)" in out
+    store = sample.state / "snapshots"
+    assert sorted(p.relative_to(store).as_posix() for p in store.rglob("*.json")) == ["0.1.0rc1/cu130.json"]
+    record = json.loads((store / "0.1.0rc1" / "cu130.json").read_text())
+    assert record["variant"] == "cu130" and record["version"] == "0.1.0rc1"
+    assert record["revision"] == sample.head
+    assert record["image_id"] == docker.image_id(tag_of(sample, "cu130"))
+    assert record["snapshot_runtime"]["passed"] is True
+    state = record["state"]
+    assert state["cuda"]["CUDA_VERSION"] == "13.0.1" and state["cuda"]["version.json"] == "13.0.1"
+    assert state["snapshot_runtime"]["criu"]  # the runtime the cu130 image installed
+    assert state["driver"] == "no GPU" or state["driver"]
+    assert state["os"]["id"] and state["python"]["version"].startswith("3.")
+    assert any(path.endswith(".so.6") for path in state["libraries"])
+    assert all(re.fullmatch(r"[0-9a-f]{64}", h) for h in state["libraries"].values())
+
+
+@images
+@pytest.mark.parametrize("variant", ["cu128", "cu129"])
+def test_snapshot_is_refused_for_cuda_12(snapshotted: CliResult, sample: Repo, variant: str,
+                                         docker: ContainerEngine) -> None:
+    result = sample.release("images.snapshot", "--variant", variant)
+    assert result.code == 2, result.output
+    assert result.stderr.strip() == (f"error: variant {variant} (CUDA {VARIANTS[variant]}) has no snapshot: "
+                                     "the snapshot rule cuda !=12.* leaves it out")
+    assert not list((sample.state / "snapshots").rglob(f"{variant}.json"))
+    assert containers(docker, f"ancestor={tag_of(sample, variant)}") == []
+
+
+@images
+def test_snapshot_diffs_against_a_baseline(snapshotted: CliResult, sample: Repo, tmp_path: Path) -> None:
+    record = json.loads((sample.state / "snapshots" / "0.1.0rc1" / "cu130.json").read_text())
+    state = record["state"]
+    criu = state["snapshot_runtime"]["criu"]
+    state["snapshot_runtime"]["criu"] = "Version: 0.1"
+    state["libraries"]["/usr/lib/libgone.so.1"] = "0" * 64
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps(record))
+    result = sample.release("images.snapshot", "--baseline", str(baseline))
+    assert result.code == 0, result.output
+    assert f"2 change(s) against {baseline}:" in result.stdout
+    assert f"    changed snapshot_runtime.criu: Version: 0.1 -> {criu}" in result.stdout
+    assert f"    removed libraries./usr/lib/libgone.so.1 (was {'0' * 64})" in result.stdout
+    unchanged = tmp_path / "same.json"
+    shutil.copy(sample.state / "snapshots" / "0.1.0rc1" / "cu130.json", unchanged)
+    result = sample.release("images.snapshot", "--variant", "cu130", "--baseline", str(unchanged))
+    assert result.code == 0 and f"no change against {unchanged}" in result.stdout
+
+
+@images
+def test_nox_sessions_in_the_engine_repo(built: CliResult, sample: Repo, docker: ContainerEngine) -> None:
+    listed = sample.nox("-l", "--json", "-t", "images")
+    assert listed.code == 0, listed.output
+    assert [s["session"] for s in json.loads(listed.stdout)] == [
+        "build(cu128)", "build(cu129)", "build(cu130)", "smoke(cu128)", "smoke(cu129)", "smoke(cu130)",
+        "snapshot(cu130)"]
+    image = docker.image_id(tag_of(sample, "cu129"))
+    result = sample.nox("-s", "build(cu129)")
+    assert result.code == 0, result.output
+    assert f"build(cu129): unchanged, not rebuilt -> {tag_of(sample, 'cu129')}" in result.stderr
+    assert "Session build(cu129) was successful" in result.stderr
+    assert docker.image_id(tag_of(sample, "cu129")) == image
+    result = sample.nox("-s", "smoke(cu129)")
+    assert result.code == 0, result.output
+    assert "smoke(cu129): passed: 5 passed, 1 not run" in result.stderr
+    result = sample.nox("-s", "snapshot(cu129)")
+    assert result.code != 0
+    assert "Sessions not found: snapshot(cu129)" in result.stderr
+    assert not list((sample.state / "snapshots").rglob("cu129.json"))
+
+
+@images
+def test_context_files_match_what_docker_copies(docker: ContainerEngine, tmp_path: Path) -> None:
+    """``context_files`` (the input digest's view) agrees with docker's own .dockerignore."""
+    context = tmp_path / "ctx"
+    files = {
+        ".dockerignore": "# tests\n**/__pycache__\n*.pyc\n.git\ndocs\n!docs/keep.md\n"
+                         "build/**/*.o\n**/*.tmp\nsecret*\n!secrets.md\n",
+        "engine/__init__.py": "", "engine/__pycache__/x.pyc": "", "engine/mod.pyc": "", "top.pyc": "",
+        "docs/index.md": "", "docs/keep.md": "", "build/a/b/x.o": "", "build/a/x.c": "",
+        "deep/er/scratch.tmp": "", "scratch.tmp": "", ".git/HEAD": "", "secret.key": "", "secrets.md": "",
+        "README.md": "",
+    }
+    for rel, text in files.items():
+        (context / rel).parent.mkdir(parents=True, exist_ok=True)
+        (context / rel).write_text(text)
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text("FROM scratch\nCOPY . /ctx/\n")
+    iid = tmp_path / "iid"
+    outcome = docker.build(context=context, dockerfile=dockerfile, build_args={},
+                           labels={"org.release.managed": "true"}, iidfile=iid, platform=None,
+                           log=tmp_path / "build.log")
+    assert outcome.ok, (tmp_path / "build.log").read_text()
+    image = iid.read_text().strip()
+    try:
+        archive = tmp_path / "image.tar"
+        subprocess.run([docker.cli, "image", "save", "--output", str(archive), image], check=True,
+                       timeout=120)
+        copied: set[str] = set()
+        with tarfile.open(archive) as outer:
+            for member in outer.getmembers():
+                if member.name.endswith("layer.tar"):
+                    layer = outer.extractfile(member)
+                    assert layer is not None
+                    with tarfile.open(fileobj=layer) as inner:
+                        copied |= {m.name.removeprefix("ctx/") for m in inner.getmembers()
+                                   if m.isfile() and m.name.startswith("ctx/")}
+    finally:
+        docker.remove_image(image)
+    ours = {p.relative_to(context).as_posix() for p in context_files(context)}
+    assert ours == copied
+    assert "engine/mod.pyc" in ours and "secrets.md" in ours and "docs/keep.md" in ours
+
+
+# -- failure paths, for real ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def failing(docker: ContainerEngine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Repo]:
+    """An engine whose ``bad`` variant's Dockerfile step fails; its smoke config has a failing
+    check and a check that hangs."""
+    root = tmp_path_factory.mktemp("failing")
+    repo = make_engine_repo(root / "engine", tmp_path_factory.mktemp("home"), variants=FAIL_VARIANTS,
+                            checks=FAIL_CHECKS, default="good")
+    try:
+        yield repo
+    finally:
+        remove_repository(docker, repo.name)
+
+
+def summary_of(result: CliResult) -> dict[str, str]:
+    lines = result.stdout.split("summary:\n", 1)[1].splitlines()
+    return dict(re.match(r"  build\((\w+)\): (.*)", line).groups() for line in lines)  # type: ignore[union-attr]
+
+
+@images
+def test_failed_step_stops_later_variants(failing: Repo, docker: ContainerEngine) -> None:
+    result = failing.release("images.build", "--variant", "bad,late", "--jobs", "1")
+    assert result.code == 1, result.output
+    summary = summary_of(result)
+    assert summary["bad"].startswith("FAILED: ") and "exit code: 3" in summary["bad"]
+    assert "(log: " in summary["bad"]
+    assert summary["late"] == "not started (an earlier variant failed; --keep-going builds the rest)"
+    assert "error: 1 of 2 variant(s) failed to build: bad" in result.stderr
+    assert "this step fails on purpose" in (failing.state / "logs" / "build-bad.log").read_text()
+    assert docker.image_id(f"{failing.name}:v0.1.0-late") is None
+    assert docker.image_id(f"{failing.name}:v0.1.0-bad") is None
+
+
+@images
+def test_keep_going_builds_the_others(failing: Repo, docker: ContainerEngine) -> None:
+    result = failing.release("images.build", "--variant", "bad,good,late", "--jobs", "2",
+                             "--keep-going")
+    assert result.code == 1, result.output
+    summary = summary_of(result)
+    assert summary["bad"].startswith("FAILED: ") and "exit code: 3" in summary["bad"]
+    for variant, tag in (("good", f"{failing.name}:v0.1.0"), ("late", f"{failing.name}:v0.1.0-late")):
+        assert re.match(rf"(built|unchanged, not rebuilt) -> {re.escape(tag)}", summary[variant])
+        assert labels(docker, tag)["org.release.variant"] == variant
+    assert "error: 1 of 3 variant(s) failed to build: bad" in result.stderr
+    assert docker.image_id(f"{failing.name}:v0.1.0-bad") is None
+    assert managed_leftovers(docker, failing.head) == {"containers": [], "dangling images": []}
+    # no remote and no repo-url: no source label
+    assert "org.opencontainers.image.source" not in labels(docker, f"{failing.name}:v0.1.0")
+
+
+@pytest.fixture(scope="module")
+def failing_smoke(failing: Repo) -> tuple[CliResult, float]:
+    built = failing.release("images.build", "--variant", "good")
+    assert built.code == 0, built.output
+    started = time.monotonic()
+    result = failing.release("images.smoke", "--variant", "good")
+    return result, time.monotonic() - started
+
+
+@images
+def test_a_failing_smoke_check_fails_smoke(failing_smoke: tuple[CliResult, float], failing: Repo) -> None:
+    result, _ = failing_smoke
+    assert result.code == 1, result.output
+    assert check_lines(result.stdout, "failed") == ["says goodbye"]
+    assert re.search(r"^  failed +says goodbye \(.*\) - Expected string 'goodbye' not found in output "
+                     r"'hello\\n'$", result.stdout, re.MULTILINE)
+    assert check_lines(result.stdout, "passed") == [
+        "CUDA_VERSION is 12.9.1", "/usr/local/cuda/version.json says 12.9.1",
+        "labels: version, revision, variant, CUDA", "says hello"]
+    assert "smoke(good): FAILED: 4 passed, 1 failed, 1 timed out, 1 not run" in result.stdout
+    assert result.stderr.strip() == "error: smoke failed for good"
+    record = json.loads((failing.state / "smoke" / "0.1.0" / "good.json").read_text())
+    assert record["passed"] is False
+    assert {c["name"]: c["status"] for c in record["checks"]}["says goodbye"] == "failed"
+
+
+@images
+def test_a_hanging_check_times_out_and_leaves_no_container(
+    failing_smoke: tuple[CliResult, float], failing: Repo, docker: ContainerEngine,
+) -> None:
+    result, seconds = failing_smoke
+    assert check_lines(result.stdout, "timed out") == ["hangs"]
+    match = re.search(r"^  timed out hangs \((\d+\.\d)s\) - no answer within 3s$", result.stdout, re.MULTILINE)
+    assert match and 2.5 <= float(match[1]) < 10, result.stdout
+    assert seconds < 60  # not the 600 s the command would sleep
+    tag = f"{failing.name}:v0.1.0"
+    assert containers(docker, f"ancestor={tag}") == []
+    assert managed_leftovers(docker, failing.head) == {"containers": [], "dangling images": []}
+
+
+@pytest.fixture(scope="module")
+def interruptible(docker: ContainerEngine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Repo]:
+    """An engine with a slow build step and a smoke check that waits for a long time."""
+    root = tmp_path_factory.mktemp("interrupt")
+    repo = make_engine_repo(
+        root / "engine", tmp_path_factory.mktemp("home"),
+        variants=[{"id": "good", "cuda": "12.9.1", "base-image": BASE_1291},
+                  {"id": "slow", "cuda": "12.9.1", "base-image": BASE_1291, "build-args": {"SLOW": "117"}}],
+        checks=[{"name": "waits", "command": ["sleep", "600"], "timeout": 300}], default="good",
+    )
+    try:
+        yield repo
+    finally:
+        remove_repository(docker, repo.name)
+
+
+def wait_until_gone(text: str, limit: float = 15) -> list[str]:
+    deadline = time.monotonic() + limit
+    while (found := processes_with(text)) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    return found
+
+
+@images
+def test_ctrl_c_during_a_build_leaves_nothing(interruptible: Repo, docker: ContainerEngine) -> None:
+    log = interruptible.state / "logs" / "build-slow.log"
+
+    def sleeping(output: str) -> bool:
+        return "build(slow): building" in output and log.exists() and "slow step: sleeping" in log.read_text()
+
+    stopped = interrupt_when([sys.executable, "-m", "release", "images.build", "--variant", "slow"],
+                             interruptible.root, interruptible.env, sleeping)
+    assert stopped.code == 130, stopped.output
+    assert "error: interrupted; re-run the same command to continue where it stopped" in stopped.output
+    assert stopped.seconds < 20  # not the 117 s the step sleeps
+    assert docker.image_id(f"{interruptible.name}:v0.1.0-slow") is None
+    assert wait_until_gone("build-slow.iid") == []  # no docker build client left
+    assert wait_until_gone("sleep 117") == []  # the build step stopped too
+    assert managed_leftovers(docker, interruptible.head) == {"containers": [], "dangling images": []}
+
+
+@images
+def test_ctrl_c_during_smoke_leaves_no_container(interruptible: Repo, docker: ContainerEngine) -> None:
+    built = interruptible.release("images.build", "--variant", "good")
+    assert built.code == 0, built.output
+    tag = f"{interruptible.name}:v0.1.0"
+
+    def waiting(_output: str) -> bool:
+        return any("sleep 600" in line for line in docker.run(
+            ["ps", "--no-trunc", "--format", "{{.Command}}", "--filter", f"ancestor={tag}"]).stdout.splitlines())
+
+    stopped = interrupt_when([sys.executable, "-m", "release", "images.smoke", "--variant", "good"],
+                             interruptible.root, interruptible.env, waiting)
+    assert stopped.code == 130, stopped.output
+    assert "error: interrupted" in stopped.output
+    assert stopped.seconds < 30
+    assert containers(docker, f"ancestor={tag}") == []
+    assert managed_leftovers(docker, interruptible.head) == {"containers": [], "dangling images": []}
+    assert docker.image_id(tag) is not None  # the image itself stays: it was built, not interrupted

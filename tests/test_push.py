@@ -1,0 +1,171 @@
+"""``release push`` against a real bare remote: atomic, and safe to retry after a failure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from release.sample import ALICE, Change, SampleEngine, add_commit
+
+from .conftest import repo_state, run_cli
+
+BRANCH = "releases/v0.1.0"
+
+
+def _remote_refs(engine: SampleEngine) -> dict[str, str]:
+    """The remote's refs as ``git ls-remote`` reports them (peeled tags included)."""
+    text = engine.repo.out("ls-remote", str(engine.remote))
+    return {ref: sha for sha, ref in (line.split("\t") for line in text.splitlines())}
+
+
+def _one_line(stderr: str) -> str:
+    lines = stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), stderr
+    return lines[0]
+
+
+def _hook(engine: SampleEngine, name: str, body: str) -> Path:
+    assert engine.remote is not None
+    path = engine.remote / "hooks" / name
+    path.write_text("#!/bin/sh\n" + body, encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def ready(cut_engine: SampleEngine) -> SampleEngine:
+    """A fix committed on the release branch and rc1 tagged on it, none of it pushed."""
+    add_commit(cut_engine.repo, Change("[Bugfix] Fix the release-only thing (#140)", ALICE,
+                                       {"release_only.txt": "fixed\n"}))
+    cut_engine.repo.run("tag", "-a", "v0.1.0rc1", "-m", "v0.1.0rc1")
+    cut_engine.repo.run("tag", "scratch")  # not a release tag: never pushed
+    cut_engine.repo.run("status", "--porcelain")
+    return cut_engine
+
+
+def _local(engine: SampleEngine, ref: str) -> str:
+    return engine.repo.out("rev-parse", ref).strip()
+
+
+def test_accepted_push_lands_the_branch_and_the_new_tags(ready: SampleEngine) -> None:
+    result = run_cli(ready.root, "push")
+
+    assert result.code == 0, result.output
+    assert "pushed 2 ref(s) to origin" in result.stdout
+    remote = _remote_refs(ready)
+    assert remote[f"refs/heads/{BRANCH}"] == _local(ready, BRANCH)
+    assert remote["refs/tags/v0.1.0rc1"] == _local(ready, "refs/tags/v0.1.0rc1")  # the tag object
+    assert remote["refs/tags/v0.1.0rc1^{}"] == _local(ready, "HEAD")
+    assert "refs/tags/scratch" not in remote
+
+    again = run_cli(ready.root, "push")
+    assert again.code == 0, again.output
+    assert "up to date" in again.stdout
+    assert _remote_refs(ready) == remote
+
+
+def test_push_after_release_tag(cut_engine: SampleEngine) -> None:
+    """The tag task's output (changelog commit and rc tag) is what push sends."""
+    assert run_cli(cut_engine.root, "pick", "#109").code == 0
+    assert run_cli(cut_engine.root, "tag").code == 0
+    result = run_cli(cut_engine.root, "push")
+    assert result.code == 0, result.output
+    remote = _remote_refs(cut_engine)
+    assert remote[f"refs/heads/{BRANCH}"] == _local(cut_engine, "HEAD")
+    assert remote["refs/tags/v0.1.0rc1^{}"] == _local(cut_engine, "HEAD")
+
+
+REJECT_RC1 = (
+    "while read old new ref; do\n"
+    '  if [ "$ref" = refs/tags/v0.1.0rc1 ]; then\n'
+    '    echo "v0.1.0rc1 is frozen by policy" >&2; exit 1\n'
+    "  fi\n"
+    "done\n"
+    "exit 0\n"
+)
+
+# ``update`` decides ref by ref; only --atomic keeps the accepted branch from landing alone.
+REJECT_RC1_PER_REF = (
+    'if [ "$1" = refs/tags/v0.1.0rc1 ]; then echo "v0.1.0rc1 is frozen by policy" >&2; exit 1; fi\n'
+    "exit 0\n"
+)
+
+
+@pytest.mark.parametrize(("hook", "body"), [("pre-receive", REJECT_RC1),
+                                            ("update", REJECT_RC1_PER_REF)])
+def test_rejected_push_lands_nothing_and_retries(hook: str, body: str,
+                                                 ready: SampleEngine) -> None:
+    installed = _hook(ready, hook, body)
+    remote_before = _remote_refs(ready)
+    local_before = repo_state(ready.root)
+
+    result = run_cli(ready.root, "push")
+
+    line = _one_line(result.stderr)
+    assert result.code not in (0, 2, 3), result.output  # a failure, not a refusal
+    assert "nothing was pushed" in line
+    assert "retry" in line
+    assert _remote_refs(ready) == remote_before  # neither the branch nor the tag
+    assert repo_state(ready.root) == local_before
+
+    installed.unlink()
+    retry = run_cli(ready.root, "push")
+
+    assert retry.code == 0, retry.output
+    remote = _remote_refs(ready)
+    assert remote[f"refs/heads/{BRANCH}"] == _local(ready, BRANCH)
+    assert remote["refs/tags/v0.1.0rc1^{}"] == _local(ready, "HEAD")
+
+
+def test_rejection_reason_reaches_the_message(ready: SampleEngine) -> None:
+    _hook(ready, "update", REJECT_RC1_PER_REF)
+    result = run_cli(ready.root, "push")
+    line = _one_line(result.stderr)
+    assert "v0.1.0rc1" in line
+
+
+def test_unreachable_remote_changes_nothing_and_retry_works(ready: SampleEngine) -> None:
+    assert ready.remote is not None
+    remote_before = _remote_refs(ready)
+    ready.repo.run("remote", "set-url", "origin", str(ready.remote.parent / "moved.git"))
+    local_before = repo_state(ready.root)
+
+    result = run_cli(ready.root, "push")
+
+    line = _one_line(result.stderr)
+    assert result.code == 3
+    assert "cannot reach origin" in line and "nothing was pushed" in line
+    assert repo_state(ready.root) == local_before
+    assert _remote_refs(ready) == remote_before
+
+    ready.repo.run("remote", "set-url", "origin", str(ready.remote))
+    retry = run_cli(ready.root, "push")
+
+    assert retry.code == 0, retry.output
+    assert _remote_refs(ready)[f"refs/heads/{BRANCH}"] == _local(ready, BRANCH)
+
+
+def test_dry_run_changes_nothing(ready: SampleEngine) -> None:
+    remote_before = _remote_refs(ready)
+    local_before = repo_state(ready.root)
+
+    result = run_cli(ready.root, "push", "--dry-run")
+
+    assert result.code == 0, result.output
+    assert result.stdout.startswith("dry run, nothing changed: would push to origin atomically")
+    assert f"update {BRANCH} on origin from " in result.stdout
+    assert "push tag v0.1.0rc1" in result.stdout
+    assert "scratch" not in result.stdout
+    assert _remote_refs(ready) == remote_before
+    assert repo_state(ready.root) == local_before
+
+
+def test_dry_run_json_lists_the_refs(ready: SampleEngine) -> None:
+    import json
+
+    result = run_cli(ready.root, "push", "--dry-run", "--json")
+    assert result.code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["dry_run"] is True
+    assert [s["ref"] for s in data["steps"]] == [f"refs/heads/{BRANCH}", "refs/tags/v0.1.0rc1"]
