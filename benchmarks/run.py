@@ -216,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     commits = 2_000 if args.quick else 20_000
-    started = time.perf_counter()
+    started, load = time.perf_counter(), os.getloadavg()[0]
     cached, layout = ensure_repo(commits)
     with tempfile.TemporaryDirectory(prefix="release-bench-") as tmp:
         repo = Path(tmp) / "repo"
@@ -226,8 +226,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                    *bench.startup()]
     elapsed = time.perf_counter() - started
     git_version = run(["git", "--version"], PROJECT).stdout.split()[-1]
-    machine = (f"git {git_version}, Python {platform.python_version()}, {os.cpu_count()} CPUs; "
-               f"median of {args.reps} rounds after a warm-up; {elapsed:.0f} s in all")
+    machine = (f"git {git_version}, Python {platform.python_version()}, {os.cpu_count()} CPUs "
+               f"(load {load:.1f} at start); median of {args.reps} rounds after a warm-up; "
+               f"{elapsed:.0f} s in all")
     if args.json:
         data = {"commits": commits, "machine": machine, "figures": [
             {**asdict(f), "ms": round(f.ms, 1), "baseline_ms": round(f.baseline_ms, 1),

@@ -121,7 +121,7 @@ def input_digest(
     h = hashlib.sha256()
     for path in context_files(context, dockerfile):
         rel = path.relative_to(context).as_posix()
-        if rel.startswith(_STATE_DIR):  # our own build logs: writing them must not change the digest
+        if rel.startswith(_STATE_DIR):  # our own logs: writing them changes no input
             continue
         h.update(f"file {rel} {path.stat().st_mode & 0o111:o}\n".encode())
         h.update(hashlib.sha256(path.read_bytes()).digest() if not path.is_symlink() else str(path.readlink()).encode())

@@ -89,7 +89,9 @@ def normalize_category(text: str) -> str:
 
 def _suggest(key: str, known: set[str] | tuple[str, ...], what: str = "keys") -> str:
     close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else f"; known {what}: {', '.join(sorted(known))}"
+    if close:
+        return f"; did you mean {close[0]!r}?"
+    return f"; known {what}: {', '.join(sorted(known))}"
 
 
 def _str(table: Mapping[str, Any], key: str, prefix: str = "[tool.release]") -> str | None:

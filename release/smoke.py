@@ -200,7 +200,8 @@ def _run_cst(engine: ContainerEngine, image: str, check: SmokeCheck, workdir: Pa
     failures = [r for r in data.get("Results", []) if not r.get("Pass")]
     if failures or data.get("Fail"):
         errors = "; ".join(e for r in failures for e in (r.get("Errors") or [])) or _last(proc.stdout)
-        return CheckResult(check.name, CheckStatus.FAILED, seconds, errors.strip().replace("\n", "\\n"))
+        one_line = errors.strip().replace("\n", "\\n")
+        return CheckResult(check.name, CheckStatus.FAILED, seconds, one_line)
     return CheckResult(check.name, CheckStatus.PASSED, seconds)
 
 

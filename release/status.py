@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from release.commits import LOG_FORMAT, parse_log
@@ -38,7 +38,7 @@ class Status:
         return json.dumps(asdict(self), indent=2)
 
 
-def _next_command(s: Status, picks_file: str) -> str:
+def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
     if s.release is None:
         if s.release_branches:
             return f"git switch {s.release_branches[-1]}"
@@ -50,7 +50,11 @@ def _next_command(s: Status, picks_file: str) -> str:
     if s.picks_pending:
         return f"release pick --file {picks_file}"
     if s.final:
-        return "release push" if any(not t["remote"] for t in s.tags) else "nothing: the release is final"
+        if any(not t["remote"] for t in s.tags):
+            return "release push"
+        if s.untagged_commits and post:  # fixes after the final ship as a post release
+            return f"release tag --version {post}"
+        return "nothing: the release is final"
     if not s.tags or s.untagged_commits:
         return "release tag"
     if any(not t["remote"] for t in s.tags):
@@ -118,13 +122,13 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         [{"name": t.name, "commit": t.commit, "local": t.local, "remote": t.remote} for t in ours],
         upcoming, final, done, pending, in_progress, ctx.remote_checked, untagged, [], notes,
     )
-    return _with_next(s, ctx)
+    shipped = [t.version.post or 0 for t in ours if not t.version.is_rc]
+    post = str(replace(release.base, post=max(shipped) + 1)) if shipped else None
+    return _with_next(s, ctx, post)
 
 
-def _with_next(s: Status, ctx: ReleaseContext) -> Status:
-    from dataclasses import replace
-
-    return replace(s, next_command=_next_command(s, ctx.config.picks_file))
+def _with_next(s: Status, ctx: ReleaseContext, post: str | None = None) -> Status:
+    return replace(s, next_command=_next_command(s, ctx.config.picks_file, post))
 
 
 def render_status(s: Status) -> list[str]:

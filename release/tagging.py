@@ -81,7 +81,10 @@ def _changelog(
 
 
 def _message(name: str, notes: Notes, repo_url: str, rng: NotesRange) -> str:
-    return f"{name}\n\nChanges {rng.describe()}:\n\n" + render_markdown(notes, repo_url=repo_url, heading_level=3)
+    # the range ends at the tag itself: "HEAD" would mean nothing to a later reader
+    changes = NotesRange(rng.since, name).describe()
+    body = render_markdown(notes, repo_url=repo_url, heading_level=3)
+    return f"{name}\n\nChanges {changes}:\n\n{body}"
 
 
 def _plan(command: str, request: TagRequest, *, changelog_first: bool, notes: Notes, extra: dict[str, object]) -> Plan:

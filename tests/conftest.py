@@ -116,3 +116,29 @@ def snapshot():
 
 # Image tests: the `docker` fixture (skips saying why, or fails when RELEASE_REQUIRE_DOCKER=1).
 from tests.docker_support import docker  # noqa: E402, F401
+
+
+_CUT_TEMPLATE: list[tuple[Path, dict[int, str]]] = []
+
+
+@pytest.fixture
+def cut_engine_copy(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> SampleEngine:
+    """The same state as ``cut_engine``, built once per session and copied (much faster)."""
+    if not _CUT_TEMPLATE:
+        base = tmp_path_factory.mktemp("cut-engine-template")
+        template = make_sample_engine(base)
+        template.repo.run("branch", "releases/v0.1.0", "main")
+        for change in AFTER_CUT:
+            template.commit(change)
+        template.repo.run("push", "--quiet", "origin", "main", "releases/v0.1.0")
+        template.repo.run("switch", "--quiet", "releases/v0.1.0")
+        _CUT_TEMPLATE.append((base, dict(template.shas)))
+    import shutil
+
+    base, shas = _CUT_TEMPLATE[0]
+    copy = tmp_path / "copy"
+    shutil.copytree(base, copy, symlinks=True)
+    repo = GitRepo(copy / "engine")
+    repo.run("remote", "set-url", "origin", str(copy / "remote.git"))
+    repo.run("status", "--porcelain")  # refresh the copied index's stat data
+    return SampleEngine(copy / "engine", copy / "remote.git", repo, dict(shas))

@@ -28,6 +28,7 @@ __all__ = [
     "docker",
     "image_env",
     "interrupt_when",
+    "purge",
     "remove_repository",
     "unique_name",
 ]
@@ -93,6 +94,21 @@ def remove_repository(engine: ContainerEngine, name: str) -> None:
                        "--filter", f"reference={name}"], check=False, timeout=60).stdout.split()
     for ref in refs:
         engine.remove_image(ref)
+
+
+def purge(engine: ContainerEngine, name: str, revision: str | None = None) -> None:
+    """Remove what a test made: containers of its images, its tags, and (by ``revision``)
+    untagged images left behind."""
+    if revision is not None:
+        ours = f"label=org.opencontainers.image.revision={revision}"
+        for container in containers(engine, ours):
+            engine.remove_container(container)
+    remove_repository(engine, name)
+    if revision is not None:
+        left = engine.run(["images", "--all", "--quiet", "--no-trunc", "--filter", "dangling=true",
+                           "--filter", ours], check=False, timeout=60).stdout.split()
+        for image in left:
+            engine.remove_image(image)
 
 
 def containers(engine: ContainerEngine, *filters: str) -> list[str]:

@@ -141,13 +141,16 @@ class KillPoint:
     arm: Callable[[SampleEngine, Path], None]  # install hooks before the run
     wait_for: Callable[[SampleEngine, Path], Path] | None = None  # the test kills when it exists
     sig: int = signal.SIGKILL
+    commits: int | None = None  # picks on the branch when the kill lands (None: any)
+    debris: tuple[str, ...] = ()  # what the kill leaves under .git, proof of where it landed
+    staged: bool = False  # the patch being picked sits in the index, uncommitted
 
 
 def _after_commit(n: int) -> KillPoint:
     def arm(engine: SampleEngine, work: Path) -> None:
         _hook(engine, "post-commit", _counting(work / "count", {n}, KILL_GROUP))
 
-    return KillPoint(f"after-commit-{n}", arm)
+    return KillPoint(f"after-commit-{n}", arm, commits=n)
 
 
 def _mid_commit(n: int) -> KillPoint:
@@ -156,7 +159,8 @@ def _mid_commit(n: int) -> KillPoint:
     def arm(engine: SampleEngine, work: Path) -> None:
         _hook(engine, "prepare-commit-msg", _counting(work / "count", {n}, KILL_GROUP))
 
-    return KillPoint(f"mid-commit-{n}", arm)
+    return KillPoint(f"mid-commit-{n}", arm, commits=n - 1,
+                     debris=("sequencer", "CHERRY_PICK_HEAD"), staged=True)
 
 
 def _ref_locked(n: int) -> KillPoint:
@@ -169,7 +173,8 @@ def _ref_locked(n: int) -> KillPoint:
     def arm(engine: SampleEngine, work: Path) -> None:
         _hook(engine, "reference-transaction", _counting(work / "count", {n}, KILL_GROUP, guard))
 
-    return KillPoint(f"ref-locked-{n}", arm)
+    return KillPoint(f"ref-locked-{n}", arm, commits=n - 1, staged=True,
+                     debris=("sequencer", "HEAD.lock", f"refs/heads/{BRANCH}.lock"))
 
 
 def _file_appears(name: str) -> KillPoint:
@@ -186,7 +191,8 @@ def _hook_waits(n: int, sig: int = signal.SIGKILL, label: str = "killed") -> Kil
         action = f"touch '{work / 'waiting'}'; sleep {DEADLINE:.0f}"
         _hook(engine, "post-commit", _counting(work / "count", {n}, action))
 
-    return KillPoint(f"{label}-in-hook-{n}", arm, lambda engine, work: work / "waiting", sig)
+    return KillPoint(f"{label}-in-hook-{n}", arm, lambda engine, work: work / "waiting", sig,
+                     commits=n)
 
 
 POINTS = {
@@ -245,12 +251,22 @@ def _out(work: Path) -> str:
     return (work / "out").read_text(errors="replace")
 
 
-def _assert_interrupted(code: int, point: KillPoint, work: Path) -> None:
+def _assert_interrupted(code: int, point: KillPoint, work: Path, engine: SampleEngine,
+                        head: str) -> None:
+    """The run died where the kill point says, leaving what such a death leaves."""
     if point.sig == signal.SIGINT:
         assert code == 130, _out(work)
         assert "interrupted; re-run" in _out(work)
     else:
         assert code == -signal.SIGKILL, f"exit {code}:\n{_out(work)}"
+    if point.commits is not None:
+        done = engine.repo.out("rev-list", "--count", f"{head}..HEAD").strip()
+        assert int(done) == point.commits
+    for name in point.debris:
+        assert (engine.repo.git_dir / name).exists(), f"{name} missing after {point.id}"
+    if point.staged:
+        assert not engine.repo.run("diff", "--cached", "--quiet", check=False).ok
+    assert (engine.repo.git_dir / "release" / "pick.json").exists() or point.id == "at-lock"
 
 
 def _assert_settled(engine: SampleEngine) -> None:
@@ -292,7 +308,7 @@ def test_rerun_converges(point: KillPoint, ten: tuple[SampleEngine, str], twin: 
                          tmp_path: Path) -> None:
     engine, head = ten
     code, _ = _run_killed(engine, point, tmp_path)
-    _assert_interrupted(code, point, tmp_path)
+    _assert_interrupted(code, point, tmp_path, engine, head)
 
     result = run_cli(engine.root, "pick", PICKS, timeout=DEADLINE)
 
@@ -311,7 +327,7 @@ def test_continue_converges(point_id: str, ten: tuple[SampleEngine, str], twin: 
                             tmp_path: Path) -> None:
     engine, head = ten
     point = POINTS[point_id]
-    _assert_interrupted(_run_killed(engine, point, tmp_path)[0], point, tmp_path)
+    _assert_interrupted(_run_killed(engine, point, tmp_path)[0], point, tmp_path, engine, head)
 
     result = run_cli(engine.root, "pick", "--continue", timeout=DEADLINE)
 
@@ -329,7 +345,7 @@ def test_abort_returns_to_the_original_head(point_id: str, ten: tuple[SampleEngi
     before = repo_state(engine.root)
     staged_before = engine.repo.out("ls-files", "--stage")
     point = POINTS[point_id]
-    _assert_interrupted(_run_killed(engine, point, tmp_path)[0], point, tmp_path)
+    _assert_interrupted(_run_killed(engine, point, tmp_path)[0], point, tmp_path, engine, head)
 
     result = run_cli(engine.root, "pick", "--abort", timeout=DEADLINE)
 
@@ -351,7 +367,7 @@ def test_killed_before_the_state_file_continue_and_abort_refuse(
     """Killed while taking the lock: nothing to continue or abort, and a re-run still works."""
     engine, head = ten
     point = POINTS["at-lock"]
-    _assert_interrupted(_run_killed(engine, point, tmp_path)[0], point, tmp_path)
+    _assert_interrupted(_run_killed(engine, point, tmp_path)[0], point, tmp_path, engine, head)
     if (engine.repo.git_dir / "release" / "pick.json").exists():
         pytest.skip("the kill landed after the state file was written")  # pragma: no cover
 
@@ -439,7 +455,7 @@ def test_picks_with_reasons_converge(point_id: str, mode: str, ten: tuple[Sample
     point = {"after-commit-4": _after_commit(4), "mid-commit-6": _mid_commit(6),
              "ref-locked-9": _ref_locked(9)}[point_id]
     code, _ = _run_killed(engine, point, tmp_path, ("pick", "--file", "picks.txt"))
-    _assert_interrupted(code, point, tmp_path)
+    _assert_interrupted(code, point, tmp_path, engine, head)
 
     args = {"rerun": ("pick", "--file", "picks.txt"), "continue": ("pick", "--continue"),
             "abort": ("pick", "--abort")}[mode]

@@ -237,7 +237,7 @@ def test_tag_rc1_and_rc2(cut_engine: SampleEngine, snapshot) -> None:
         "dry run, nothing changed: would tag v0.1.0rc1 (5 changes in its notes)\n"
         "  1. update CHANGELOG.md with [0.1.0rc1] and commit it\n"
         "  2. create annotated tag v0.1.0rc1 at the changelog commit\n\n"
-        "v0.1.0rc1\n\nChanges (start)..HEAD:\n\n### Bug Fixes\n"
+        "v0.1.0rc1\n\nChanges (start)..v0.1.0rc1:\n\n### Bug Fixes\n"
     )
     plan = json.loads(release(engine, "tag", "--dry-run", "--json").stdout)
     assert snapshot(engine.root) == before  # --dry-run changes nothing, not even .git/release
@@ -263,7 +263,7 @@ def test_tag_rc1_and_rc2(cut_engine: SampleEngine, snapshot) -> None:
     assert release(engine, "tag").stdout.startswith("tagged v0.1.0rc2\n")
     text = tag_message(engine, "v0.1.0rc2")
     assert text.startswith(
-        "v0.1.0rc2\n\nChanges v0.1.0rc1..HEAD:\n\n### CI/Build\n\n- Pin the build tools"
+        "v0.1.0rc2\n\nChanges v0.1.0rc1..v0.1.0rc2:\n\n### CI/Build\n\n- Pin the build tools"
     )
     assert "#109" not in text  # shipped in rc1
     assert changelog_labels(engine) == ["Unreleased", "0.1.0rc2", "0.1.0rc1"]
@@ -306,7 +306,8 @@ def test_next_rc_counts_a_tag_only_on_the_remote(cut_engine: SampleEngine) -> No
     assert "tags:     v0.1.0rc1, v0.1.0rc3 (remote only)\n" in text
     assert "next rc:  v0.1.0rc4\n" in text
     assert release(engine, "tag").stdout.startswith("tagged v0.1.0rc4\n")
-    assert tag_message(engine, "v0.1.0rc4").startswith("v0.1.0rc4\n\nChanges v0.1.0rc1..HEAD:\n")
+    rc4 = tag_message(engine, "v0.1.0rc4")
+    assert rc4.startswith("v0.1.0rc4\n\nChanges v0.1.0rc1..v0.1.0rc4:\n")
     assert engine.repo.rev("v0.1.0rc2") is None  # never reused below the remote's rc3
 
 
@@ -327,7 +328,7 @@ def test_promote_then_a_post_release(cut_engine: SampleEngine) -> None:
     assert engine.repo.rev("v0.1.0") == rc2  # the last rc's commit, unchanged
     assert git(engine, "cat-file", "-t", "v0.1.0") == "tag"
     assert tag_message(engine, "v0.1.0").startswith(
-        "v0.1.0\n\nChanges (start)..v0.1.0rc2:\n\n### Bug Fixes\n"
+        "v0.1.0\n\nChanges (start)..v0.1.0:\n\n### Bug Fixes\n"
     )
     assert message(engine).startswith("Update CHANGELOG.md for v0.1.0\n")
     assert changelog_labels(engine) == ["Unreleased", "0.1.0"]  # rc sections folded
@@ -338,17 +339,25 @@ def test_promote_then_a_post_release(cut_engine: SampleEngine) -> None:
 
     refused = release(engine, "tag", code=3)
     assert "already released" in refused.stderr and "0.1.0.post1" in refused.stderr
+    release(engine, "push")
+    assert status(engine)["next_command"] == "nothing: the release is final"
 
     on_main(engine, LATE_FIX)
     release(engine, "pick", "#112", "--reason", "critical")
+    state = status(engine)
+    assert state["untagged_commits"] == 1
+    assert state["next_command"] == "release tag --version 0.1.0.post1"
     post = release(engine, "tag", "--version", "0.1.0.post1")
     assert post.stdout.startswith("tagged v0.1.0.post1\n")
     text = tag_message(engine, "v0.1.0.post1")
-    assert text.startswith("v0.1.0.post1\n\nChanges v0.1.0..HEAD:\n\n### Bug Fixes\n\n- Return 400")
+    assert text.startswith(
+        "v0.1.0.post1\n\nChanges v0.1.0..v0.1.0.post1:\n\n### Bug Fixes\n\n- Return 400"
+    )
     assert "#109" not in text
     assert changelog_labels(engine) == ["Unreleased", "0.1.0.post1", "0.1.0"]
     again = release(engine, "tag", "--version", "0.1.0.post1", code=3)
     assert "0.1.0.post2" in again.stderr
+    assert status(engine)["next_command"] == "release push"
 
 
 # -- status ---------------------------------------------------------------------------

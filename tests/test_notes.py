@@ -318,7 +318,7 @@ def test_tag_message_keeps_the_category_headings(cycle: Cycle) -> None:
     assert_golden("tag_v0.1.0rc1.txt", message)
     assert "\n### Bug Fixes\n" in message and "\n### Contributors\n" in message
     assert cycle.tag_messages["v0.1.0"].startswith(
-        "v0.1.0\n\nChanges (start)..v0.1.0rc2:\n\n### Bug Fixes\n"
+        "v0.1.0\n\nChanges (start)..v0.1.0:\n\n### Bug Fixes\n"
     )
 
 

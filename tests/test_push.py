@@ -34,14 +34,14 @@ def _hook(engine: SampleEngine, name: str, body: str) -> Path:
 
 
 @pytest.fixture
-def ready(cut_engine: SampleEngine) -> SampleEngine:
+def ready(cut_engine_copy: SampleEngine) -> SampleEngine:
     """A fix committed on the release branch and rc1 tagged on it, none of it pushed."""
-    add_commit(cut_engine.repo, Change("[Bugfix] Fix the release-only thing (#140)", ALICE,
+    add_commit(cut_engine_copy.repo, Change("[Bugfix] Fix the release-only thing (#140)", ALICE,
                                        {"release_only.txt": "fixed\n"}))
-    cut_engine.repo.run("tag", "-a", "v0.1.0rc1", "-m", "v0.1.0rc1")
-    cut_engine.repo.run("tag", "scratch")  # not a release tag: never pushed
-    cut_engine.repo.run("status", "--porcelain")
-    return cut_engine
+    cut_engine_copy.repo.run("tag", "-a", "v0.1.0rc1", "-m", "v0.1.0rc1")
+    cut_engine_copy.repo.run("tag", "scratch")  # not a release tag: never pushed
+    cut_engine_copy.repo.run("status", "--porcelain")
+    return cut_engine_copy
 
 
 def _local(engine: SampleEngine, ref: str) -> str:
@@ -65,15 +65,15 @@ def test_accepted_push_lands_the_branch_and_the_new_tags(ready: SampleEngine) ->
     assert _remote_refs(ready) == remote
 
 
-def test_push_after_release_tag(cut_engine: SampleEngine) -> None:
+def test_push_after_release_tag(cut_engine_copy: SampleEngine) -> None:
     """The tag task's output (changelog commit and rc tag) is what push sends."""
-    assert run_cli(cut_engine.root, "pick", "#109").code == 0
-    assert run_cli(cut_engine.root, "tag").code == 0
-    result = run_cli(cut_engine.root, "push")
+    assert run_cli(cut_engine_copy.root, "pick", "#109").code == 0
+    assert run_cli(cut_engine_copy.root, "tag").code == 0
+    result = run_cli(cut_engine_copy.root, "push")
     assert result.code == 0, result.output
-    remote = _remote_refs(cut_engine)
-    assert remote[f"refs/heads/{BRANCH}"] == _local(cut_engine, "HEAD")
-    assert remote["refs/tags/v0.1.0rc1^{}"] == _local(cut_engine, "HEAD")
+    remote = _remote_refs(cut_engine_copy)
+    assert remote[f"refs/heads/{BRANCH}"] == _local(cut_engine_copy, "HEAD")
+    assert remote["refs/tags/v0.1.0rc1^{}"] == _local(cut_engine_copy, "HEAD")
 
 
 REJECT_RC1 = (
@@ -93,7 +93,8 @@ REJECT_RC1_PER_REF = (
 
 
 @pytest.mark.parametrize(("hook", "body"), [("pre-receive", REJECT_RC1),
-                                            ("update", REJECT_RC1_PER_REF)])
+                                            ("update", REJECT_RC1_PER_REF)],
+                         ids=["pre-receive", "update"])
 def test_rejected_push_lands_nothing_and_retries(hook: str, body: str,
                                                  ready: SampleEngine) -> None:
     installed = _hook(ready, hook, body)

@@ -7,7 +7,6 @@ Exit codes: 2 for usage, config and version errors; 3 for refusals.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,10 +15,9 @@ import pytest
 
 from release.context import ReleaseContext
 from release.errors import ConflictError
-from release.git import GitRepo
 from release.pick import parse_requests
 from release.pick import pick as run_pick
-from release.sample import AFTER_CUT, ALICE, Change, SampleEngine, add_commit, make_sample_engine
+from release.sample import ALICE, Change, SampleEngine, add_commit
 
 from .conftest import repo_state, run_cli
 
@@ -27,37 +25,6 @@ USAGE, REFUSED = 2, 3
 BRANCH = "releases/v0.1.0"
 
 Setup = Callable[[SampleEngine], "dict[str, str] | None"]
-
-# -- a fast copy of the cut_engine fixture -----------------------------------------
-
-_TEMPLATE: dict[str, tuple[Path, dict[int, str]]] = {}
-
-
-def _template(factory: pytest.TempPathFactory) -> tuple[Path, dict[int, str]]:
-    """The cut_engine state, built once per session; tests get byte copies of it."""
-    if "cut" not in _TEMPLATE:
-        base = factory.mktemp("refusals-template")
-        engine = make_sample_engine(base)
-        engine.repo.run("branch", BRANCH, "main")
-        for change in AFTER_CUT:
-            engine.commit(change)
-        engine.repo.run("push", "--quiet", "origin", "main", BRANCH)
-        engine.repo.run("switch", "--quiet", BRANCH)
-        _TEMPLATE["cut"] = (base, dict(engine.shas))
-    return _TEMPLATE["cut"]
-
-
-@pytest.fixture
-def released(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> SampleEngine:
-    """Like ``cut_engine``: releases/v0.1.0 cut, main moved on (#107-#111), checked out."""
-    base, shas = _template(tmp_path_factory)
-    copy = tmp_path / "copy"
-    shutil.copytree(base, copy, symlinks=True)
-    root, remote = copy / "engine", copy / "remote.git"
-    repo = GitRepo(root)
-    repo.run("remote", "set-url", "origin", str(remote))
-    return SampleEngine(root, remote, repo, dict(shas))
-
 
 # -- setups: each leaves the repository in the state a case refuses ----------------
 
@@ -317,21 +284,22 @@ def test_table_is_large_and_ids_unique() -> None:
 
 
 @pytest.mark.parametrize("bad", CASES, ids=[c.id for c in CASES])
-def test_refused_without_a_trace(bad: Case, released: SampleEngine) -> None:
-    values = bad.setup(released) or {}
+def test_refused_without_a_trace(bad: Case, cut_engine_copy: SampleEngine) -> None:
+    engine = cut_engine_copy
+    values = bad.setup(engine) or {}
     args = [a.format(**values) if values else a for a in bad.args]
-    released.repo.run("status", "--porcelain")  # settle the index's stat data first
-    before = repo_state(released.root)
-    remote_before = _remote_refs(released)
+    engine.repo.run("status", "--porcelain")  # settle the index's stat data first
+    before = repo_state(engine.root)
+    remote_before = _remote_refs(engine)
 
-    result = run_cli(released.root, *args)
+    result = run_cli(engine.root, *args)
 
     line = _one_line_error(result.stderr)
     assert result.code == bad.code, f"exit {result.code}, expected {bad.code}: {line}"
     assert bad.says.lower() in line.lower(), line
     assert "Traceback" not in result.stdout
-    assert repo_state(released.root) == before
-    assert _remote_refs(released) == remote_before
+    assert repo_state(engine.root) == before
+    assert _remote_refs(engine) == remote_before
 
 
 def _remote_refs(engine: SampleEngine) -> str:
