@@ -1,7 +1,7 @@
 """The project's errors: each carries its exit code and a one-line, actionable message.
 
 Entry points catch :class:`ReleaseError`, print ``error: <message>`` and exit with
-``exit_code``; a traceback is shown only with ``--debug``.
+``exit_code``; a traceback is shown only with ``--debug`` (or ``RELEASE_DEBUG=1``).
 """
 
 from __future__ import annotations

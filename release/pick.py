@@ -216,18 +216,18 @@ def _resolve(ctx: ReleaseContext, requests: Iterable[PickRequest], info: _Branch
                 )
             resolved.append((request, shas[0]))
         else:
-            sha = ctx.repo.rev(request.ref) if _SHA.match(request.ref) else None
-            if sha is None:
+            found = ctx.repo.rev(request.ref) if _SHA.match(request.ref) else None
+            if found is None:
                 raise UsageError(f"{request.ref!r} is not a commit in this repository")
-            resolved.append((request, sha))
+            resolved.append((request, found))
     if not resolved:
         return []
     shas = list(dict.fromkeys(sha for _, sha in resolved))
     text = ctx.repo.out("show", "-s", "--format=%H%x1f%P%x1f%s", *shas)
-    meta = {}
+    meta: dict[str, tuple[int, str]] = {}
     for line in text.splitlines():
-        sha, parents, subject = line.split("\x1f", 2)
-        meta[sha] = (len(parents.split()), subject)
+        sha, parent_list, subject = line.split("\x1f", 2)
+        meta[sha] = (len(parent_list.split()), subject)
     aliases = ctx.config.alias_map()
     out: list[Candidate] = []
     for request, sha in resolved:

@@ -64,11 +64,22 @@ def _read(ctx: ReleaseContext) -> Plan:
             remote_branch = sha
         elif ref.startswith("refs/tags/") and not ref.endswith("^{}"):
             remote_tags[ref.removeprefix("refs/tags/")] = sha
-    raw_local = ctx.repo.out("for-each-ref", "--format=%(refname:short) %(objectname)", "refs/tags")
+    local_branch = ctx.repo.out("rev-parse", f"refs/heads/{branch}").strip()
+    # is_ancestor is False too when the remote's commit is not even here
+    if remote_branch not in (None, local_branch) and not ctx.repo.is_ancestor(
+        str(remote_branch), local_branch
+    ):
+        raise RefusedError(
+            f"{branch} on {remote} has commits that are not here (it is at {short(remote_branch)}); "
+            f"git fetch {remote} and merge {remote}/{branch}, then push again"
+        )
+    # lstrip=2, not :short, which spells a tag "tags/NAME" when a branch NAME exists too
+    raw_local = ctx.repo.out("for-each-ref", "--format=%(refname:lstrip=2) %(objectname)",
+                             "refs/tags")
     local_objects = dict(line.split(" ", 1) for line in raw_local.splitlines())
-    ours = {t.name: local_objects[t.name] for t in ctx.tags(remote=False) if t.version.base == base.base}
-    return plan_push(remote, branch, ctx.repo.out("rev-parse", f"refs/heads/{branch}").strip(),
-                     remote_branch, ours, remote_tags)
+    ours = {t.name: local_objects[t.name] for t in ctx.tags(remote=False)
+            if t.version.base == base.base}
+    return plan_push(remote, branch, local_branch, remote_branch, ours, remote_tags)
 
 
 def push(ctx: ReleaseContext, *, dry_run: bool = False, say: Callable[[str], None] = print) -> Plan:
@@ -106,7 +117,7 @@ def _rejection(text: str) -> str:
     said = [line.removeprefix("remote:").strip() for line in lines if line.startswith("remote:")]
     said = [s for s in said if s and not s.startswith("error: hook declined")]
     if rejected:
-        causes = [r for r in rejected if "atomic push failure" not in r[1]] or rejected
+        causes = [r for r in rejected if "atomic push fail" not in r[1]] or rejected
         reason = ", ".join(f"{ref} {why}" for ref, why in causes)
         return reason + (f" (the remote said: {said[0]})" if said else "")
     for line in lines:

@@ -131,7 +131,8 @@ def _pr(subject: str) -> int | None:
     return int(match[1]) if match else None
 
 
-_CLOCK = [1_764_000_000]
+_EPOCH = 1_764_000_000
+_CLOCK = [_EPOCH]  # commit times advance a minute per commit; reset for every new engine
 
 
 def add_commit(repo: GitRepo, change: Change, shas: dict[int, str] | None = None) -> str:
@@ -166,7 +167,12 @@ def _env(author: tuple[str, str], when: int) -> dict[str, str]:
 
 
 def make_sample_engine(root: Path, *, with_remote: bool = True) -> SampleEngine:
-    """A fresh engine repository at ``root / "engine"`` with history up to the cut point."""
+    """A fresh engine repository at ``root / "engine"`` with history up to the cut point.
+
+    Identical inputs give identical shas: authors, messages and commit times are fixed.
+    """
+    root = root.resolve()
+    _CLOCK[0] = _EPOCH
     work = root / "engine"
     source = resources.files("release") / "sample" / "engine"
     with resources.as_file(source) as src:

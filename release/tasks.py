@@ -26,6 +26,13 @@ __all__ = ["ns"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _debug() -> bool:
+    """``--debug`` (invoke's core flag) or ``RELEASE_DEBUG=1``: show tracebacks."""
+    import logging
+
+    return bool(os.environ.get("RELEASE_DEBUG")) or logging.getLogger("invoke").isEnabledFor(logging.DEBUG)
+
+
 def _entry(func: F) -> F:
     """Turn the project's errors into one line and an exit code (a traceback with --debug)."""
 
@@ -34,7 +41,7 @@ def _entry(func: F) -> F:
         try:
             return func(c, *args, **kwargs)
         except ReleaseError as err:
-            if os.environ.get("RELEASE_DEBUG"):
+            if _debug():
                 raise
             error(err.one_line())
             raise Exit(code=err.exit_code) from None

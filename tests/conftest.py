@@ -117,7 +117,6 @@ def snapshot():
 # Image tests: the `docker` fixture (skips saying why, or fails when RELEASE_REQUIRE_DOCKER=1).
 from tests.docker_support import docker  # noqa: E402, F401
 
-
 _CUT_TEMPLATE: list[tuple[Path, dict[int, str]]] = []
 
 

@@ -75,8 +75,8 @@ def image_env(home: Path, **extra: str) -> dict[str, str]:
     """The environment for the CLI in image tests: isolated git, the real rootfs cache, no pulls."""
     from tests.conftest import GIT_ENV
 
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("RELEASE_REPO", "RELEASE_DEBUG", "SOURCE_DATE_EPOCH")}
+    env = {k: v for k, v in os.environ.items()  # as in CI: output to a pipe is block-buffered
+           if k not in ("RELEASE_REPO", "RELEASE_DEBUG", "SOURCE_DATE_EPOCH", "PYTHONUNBUFFERED")}
     env.update(GIT_ENV)
     env.update({
         "HOME": str(home),

@@ -90,6 +90,9 @@ def ten(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Sampl
     return _copy(base, tmp_path / "repo", shas), head
 
 
+_TWIN: dict[tuple[tuple[str, ...], str | None], Outcome] = {}
+
+
 def _twin(factory: pytest.TempPathFactory, *args: str, picks_file: str | None = None) -> Outcome:
     """The uninterrupted run of ``release ARGS`` on its own copy, computed once."""
     key = (args, picks_file)
@@ -107,9 +110,6 @@ def _twin(factory: pytest.TempPathFactory, *args: str, picks_file: str | None = 
 @pytest.fixture
 def twin(tmp_path_factory: pytest.TempPathFactory) -> Outcome:
     return _twin(tmp_path_factory, "pick", PICKS)
-
-
-_TWIN: dict[tuple[tuple[str, ...], str | None], Outcome] = {}
 
 
 # -- kill points -------------------------------------------------------------------
@@ -369,7 +369,7 @@ def test_killed_before_the_state_file_continue_and_abort_refuse(
     point = POINTS["at-lock"]
     _assert_interrupted(_run_killed(engine, point, tmp_path)[0], point, tmp_path, engine, head)
     if (engine.repo.git_dir / "release" / "pick.json").exists():
-        pytest.skip("the kill landed after the state file was written")  # pragma: no cover
+        pytest.skip("the kill landed after the state file was written")
 
     for flag in ("--continue", "--abort"):
         result = run_cli(engine.root, "pick", flag, timeout=DEADLINE)
@@ -424,7 +424,10 @@ def test_a_live_interrupted_pick_is_not_recovered_under_it(ten: tuple[SampleEngi
         assert after == state
     finally:
         os.killpg(pgid, signal.SIGKILL)  # the leftover sleep, and only it
-    time.sleep(0.05)
+    deadline = time.monotonic() + DEADLINE
+    while process_group_alive(pgid):
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
     result = run_cli(engine.root, "pick", PICKS, timeout=DEADLINE)
     assert result.code == 0, result.output
     assert engine.repo.out("rev-list", "--count", f"{head}..HEAD").strip() == "10"

@@ -170,3 +170,34 @@ def test_dry_run_json_lists_the_refs(ready: SampleEngine) -> None:
     data = json.loads(result.stdout)
     assert data["dry_run"] is True
     assert [s["ref"] for s in data["steps"]] == [f"refs/heads/{BRANCH}", "refs/tags/v0.1.0rc1"]
+
+
+def test_remote_branch_moved_on_is_refused_until_merged(ready: SampleEngine,
+                                                         tmp_path: Path) -> None:
+    """Another maintainer pushed to the release branch: refuse up front, then merge and retry."""
+    assert ready.remote is not None
+    other = tmp_path / "other"
+    ready.repo.run("clone", "--quiet", "--branch", BRANCH, str(ready.remote), str(other))
+    (other / "elsewhere.txt").write_text("pushed from another clone\n", encoding="utf-8")
+    for args in (("add", "elsewhere.txt"), ("commit", "--quiet", "-m", "[Doc] Elsewhere (#150)"),
+                 ("push", "--quiet", "origin", BRANCH)):
+        ready.repo.run("-C", str(other), *args)
+    remote_before = _remote_refs(ready)
+    local_before = repo_state(ready.root)
+
+    for args in (("push", "--dry-run"), ("push",)):
+        result = run_cli(ready.root, *args)
+        line = _one_line(result.stderr)
+        assert result.code == 3, result.output
+        assert "has commits that are not here" in line and f"merge origin/{BRANCH}" in line
+    assert _remote_refs(ready) == remote_before
+    assert repo_state(ready.root) == local_before
+
+    ready.repo.run("fetch", "--quiet", "origin")
+    ready.repo.run("merge", "--quiet", "--no-edit", f"origin/{BRANCH}")
+    retry = run_cli(ready.root, "push")
+
+    assert retry.code == 0, retry.output
+    remote = _remote_refs(ready)
+    assert remote[f"refs/heads/{BRANCH}"] == _local(ready, BRANCH)
+    assert remote["refs/tags/v0.1.0rc1"] == _local(ready, "refs/tags/v0.1.0rc1")
