@@ -22,6 +22,7 @@ nox.needs_version = ">=2024.4.15"
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_existing_virtualenvs = True
 
+
 @nox.session(default=False)
 def rehearse(session: nox.Session) -> None:
     """The whole rc cycle on the bundled sample engine, in a sandbox (the main job)."""

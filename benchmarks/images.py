@@ -28,11 +28,19 @@ VERSION = "0.1.0rc1"
 
 def _timed(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
     started = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run(
+        argv,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     elapsed = time.perf_counter() - started
     if proc.returncode != 0:
-        raise SystemExit(f"benchmark command failed: {' '.join(argv)}\n{proc.stdout}\n{proc.stderr}")
+        raise SystemExit(
+            f"benchmark command failed: {' '.join(argv)}\n{proc.stdout}\n{proc.stderr}"
+        )
     return elapsed
 
 
@@ -60,8 +68,18 @@ def _raw_build_argvs(root: Path) -> list[list[str]]:
         base_id = engine.image_id(variant.base_image) or ""
         context = root / ws.matrix.context
         dockerfile = root / ws.matrix.dockerfile
-        labels[DIGEST_LABEL] = input_digest(context, dockerfile, args, base_id, labels, variant.platform)
-        argv = [DOCKER, "build", "--quiet", "--file", str(dockerfile), "--tag", f"release-bench/raw:{variant.id}"]
+        labels[DIGEST_LABEL] = input_digest(
+            context, dockerfile, args, base_id, labels, variant.platform
+        )
+        argv = [
+            DOCKER,
+            "build",
+            "--quiet",
+            "--file",
+            str(dockerfile),
+            "--tag",
+            f"release-bench/raw:{variant.id}",
+        ]
         for key, value in args.items():
             argv += ["--build-arg", f"{key}={value}"]
         for key, value in labels.items():
@@ -71,8 +89,12 @@ def _raw_build_argvs(root: Path) -> list[list[str]]:
 
 
 def _engine_up() -> str | None:
-    proc = subprocess.run([DOCKER, "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run(
+        [DOCKER, "version", "--format", "{{.Server.Version}}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
@@ -85,8 +107,11 @@ def measure(runs: int, cold: bool) -> list[dict[str, object]]:
         engine = make_sample_engine(Path(tmp), with_remote=False)
         root = engine.root
         pyproject = root / "pyproject.toml"
-        pyproject.write_text(pyproject.read_text().replace('name = "example/tinyengine"',
-                                                           'name = "release-bench/tinyengine"'))
+        pyproject.write_text(
+            pyproject.read_text().replace(
+                'name = "example/tinyengine"', 'name = "release-bench/tinyengine"'
+            )
+        )
         engine.repo.run("commit", "--quiet", "-am", "[CI/Build] Bench image name")
         build = _release("images.build", "--version", VERSION)
         _timed([*build, "--jobs", "2"], root)  # warm: stand-in bases, layer cache, tags
@@ -96,35 +121,65 @@ def measure(runs: int, cold: bool) -> list[dict[str, object]]:
         for argv in raw:
             _timed(argv, root, env)  # warm the raw path too
         ours = _median(build, root, runs)
-        theirs = statistics.median(sum(_timed(argv, root, env) for argv in raw) for _ in range(runs))
-        figures.append({"figure": "unchanged matrix (3 variants) re-run", "ours_s": ours,
-                        "raw": "docker build x3, cached", "raw_s": theirs, "target": 0.5})
+        theirs = statistics.median(
+            sum(_timed(argv, root, env) for argv in raw) for _ in range(runs)
+        )
+        figures.append(
+            {
+                "figure": "unchanged matrix (3 variants) re-run",
+                "ours_s": ours,
+                "raw": "docker build x3, cached",
+                "raw_s": theirs,
+                "target": 0.5,
+            }
+        )
 
         if cold:
             one = _timed([*build, "--no-cache", "--jobs", "1"], root)
             two = _timed([*build, "--no-cache", "--jobs", "2"], root)
-            figures.append({"figure": "cold matrix build, --jobs 2", "ours_s": two,
-                            "raw": "the same, --jobs 1", "raw_s": one, "target": 0.8})
+            figures.append(
+                {
+                    "figure": "cold matrix build, --jobs 2",
+                    "ours_s": two,
+                    "raw": "the same, --jobs 1",
+                    "raw_s": one,
+                    "target": 0.8,
+                }
+            )
 
         smoke = _release("images.smoke", "--variant", "cu130", "--version", VERSION, "--json")
         proc = subprocess.run(smoke, cwd=root, capture_output=True, text=True, check=False)
-        report = json.loads(proc.stdout[proc.stdout.index("{"):])
+        report = json.loads(proc.stdout[proc.stdout.index("{") :])
         ran = sum(1 for c in report["checks"] if c["status"] != "not run")
         image = report["image"]
         ours = _median(smoke, root, runs)
         true_runs = statistics.median(
-            sum(_timed([DOCKER, "run", "--rm", "--entrypoint", "true", image], root) for _ in range(ran))
+            sum(
+                _timed([DOCKER, "run", "--rm", "--entrypoint", "true", image], root)
+                for _ in range(ran)
+            )
             for _ in range(runs)
         )
-        figures.append({"figure": "smoke of one variant", "ours_s": ours,
-                        "raw": f"docker run --rm IMAGE true x{ran}", "raw_s": true_runs, "target": None})
+        figures.append(
+            {
+                "figure": "smoke of one variant",
+                "ours_s": ours,
+                "raw": f"docker run --rm IMAGE true x{ran}",
+                "raw_s": true_runs,
+                "target": None,
+            }
+        )
         _cleanup()
     return figures
 
 
 def _cleanup() -> None:
-    proc = subprocess.run([DOCKER, "images", "--format", "{{.Repository}}:{{.Tag}}", "release-bench/*"],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [DOCKER, "images", "--format", "{{.Repository}}:{{.Tag}}", "release-bench/*"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     refs = proc.stdout.split()
     if refs:
         subprocess.run([DOCKER, "image", "rm", "--force", *refs], capture_output=True, check=False)
@@ -135,7 +190,11 @@ def print_table(figures: list[dict[str, object]]) -> None:
     for f in figures:
         ours, raw, target = float(f["ours_s"]), float(f["raw_s"]), f["target"]  # type: ignore[arg-type]
         ratio = ours / raw if raw else float("nan")
-        verdict = "report" if target is None else (f"<= {target}" + (" met" if ratio <= target else " MISSED"))
+        verdict = (
+            "report"
+            if target is None
+            else (f"<= {target}" + (" met" if ratio <= target else " MISSED"))
+        )
         print(f"{f['figure']:40} {ours:8.2f}s {raw:8.2f}s {ratio:7.2f}  {verdict:12}  {f['raw']}")
 
 

@@ -64,25 +64,117 @@ SPELLINGS: dict[str, tuple[int, tuple[str, ...]]] = {
     "none": (6, ("",)),
 }
 NOISE = ("main", "v0.23.0", "v0.29.1", "1/N", "2/N", "3/N", "WIP")
-FIRST = ("Alex", "Bo", "Chen", "Dana", "Eli", "Fatima", "Gao", "Hiro", "Ines", "Jun", "Kai",
-         "Lena", "Ming", "Nadia", "Omar", "Priya", "Qiang", "Rosa", "Sam", "Tariq", "Uma", "Vik",
-         "Wei", "Xin", "Yuki", "Zoe", "José", "Łukasz", "Søren", "Anaïs")
-LAST = ("Li", "Wang", "Zhang", "Liu", "Chen", "Yang", "Kumar", "Singh", "Smith", "Garcia",
-        "Müller", "Rossi", "Kim", "Park", "Sato", "Nguyen", "Cohen", "Silva", "Novak", "Ivanova",
-        "Okafor", "Haddad")
+FIRST = (
+    "Alex",
+    "Bo",
+    "Chen",
+    "Dana",
+    "Eli",
+    "Fatima",
+    "Gao",
+    "Hiro",
+    "Ines",
+    "Jun",
+    "Kai",
+    "Lena",
+    "Ming",
+    "Nadia",
+    "Omar",
+    "Priya",
+    "Qiang",
+    "Rosa",
+    "Sam",
+    "Tariq",
+    "Uma",
+    "Vik",
+    "Wei",
+    "Xin",
+    "Yuki",
+    "Zoe",
+    "José",
+    "Łukasz",
+    "Søren",
+    "Anaïs",
+)
+LAST = (
+    "Li",
+    "Wang",
+    "Zhang",
+    "Liu",
+    "Chen",
+    "Yang",
+    "Kumar",
+    "Singh",
+    "Smith",
+    "Garcia",
+    "Müller",
+    "Rossi",
+    "Kim",
+    "Park",
+    "Sato",
+    "Nguyen",
+    "Cohen",
+    "Silva",
+    "Novak",
+    "Ivanova",
+    "Okafor",
+    "Haddad",
+)
 VERBS = ("Fix", "Add", "Support", "Optimize", "Refactor", "Remove", "Update", "Handle", "Avoid")
-THINGS = ("prefix caching", "chunked prefill", "CUDA graph capture", "FP8 KV cache",
-          "speculative decoding", "LoRA adapters", "tool calling", "structured outputs",
-          "block tables", "the scheduler budget", "MoE routing", "tensor parallel all-reduce",
-          "the tokenizer cache", "multimodal inputs", "pipeline parallel", "sampler metadata")
-PLACES = ("Llama", "Qwen3", "DeepSeek-V3", "Mixtral", "Gemma3", "the OpenAI server",
-          "FlashInfer backend", "Triton attention", "the V1 engine core", "ROCm builds",
-          "the Dockerfile", "CPU offloading", "the benchmark scripts", "the docs site")
-AREAS = ("vllm/model_executor/layers", "vllm/model_executor/models", "vllm/v1/core",
-         "vllm/v1/worker", "vllm/v1/attention/backends", "vllm/entrypoints/openai",
-         "vllm/distributed", "vllm/lora", "vllm/multimodal", "vllm/transformers_utils",
-         "vllm/platforms", "csrc/attention", "csrc/quantization", "tests/kernels",
-         "tests/v1", "docs/source/serving", "benchmarks", ".buildkite")
+THINGS = (
+    "prefix caching",
+    "chunked prefill",
+    "CUDA graph capture",
+    "FP8 KV cache",
+    "speculative decoding",
+    "LoRA adapters",
+    "tool calling",
+    "structured outputs",
+    "block tables",
+    "the scheduler budget",
+    "MoE routing",
+    "tensor parallel all-reduce",
+    "the tokenizer cache",
+    "multimodal inputs",
+    "pipeline parallel",
+    "sampler metadata",
+)
+PLACES = (
+    "Llama",
+    "Qwen3",
+    "DeepSeek-V3",
+    "Mixtral",
+    "Gemma3",
+    "the OpenAI server",
+    "FlashInfer backend",
+    "Triton attention",
+    "the V1 engine core",
+    "ROCm builds",
+    "the Dockerfile",
+    "CPU offloading",
+    "the benchmark scripts",
+    "the docs site",
+)
+AREAS = (
+    "vllm/model_executor/layers",
+    "vllm/model_executor/models",
+    "vllm/v1/core",
+    "vllm/v1/worker",
+    "vllm/v1/attention/backends",
+    "vllm/entrypoints/openai",
+    "vllm/distributed",
+    "vllm/lora",
+    "vllm/multimodal",
+    "vllm/transformers_utils",
+    "vllm/platforms",
+    "csrc/attention",
+    "csrc/quantization",
+    "tests/kernels",
+    "tests/v1",
+    "docs/source/serving",
+    "benchmarks",
+    ".buildkite",
+)
 FILE_LINES = 24
 
 
@@ -116,7 +208,11 @@ class _Commit:
 
 def _git(repo: Path, *args: str, stdin: bytes | None = None) -> str:
     result = subprocess.run(
-        ["git", *args], cwd=repo, input=stdin, capture_output=True, check=True,
+        ["git", *args],
+        cwd=repo,
+        input=stdin,
+        capture_output=True,
+        check=True,
         env={**os.environ, **GIT_ENV},
     )
     return result.stdout.decode()
@@ -185,8 +281,9 @@ class _History:
             trailers.append(f"Co-authored-by: {name} <{email}>")
         return "\n\n".join(p for p in ("\n".join(lines), "\n".join(trailers)) if p)
 
-    def _edit(self, path: str, index: int, line: int | None = None,
-              value: bytes | None = None) -> tuple[int, bytes]:
+    def _edit(
+        self, path: str, index: int, line: int | None = None, value: bytes | None = None
+    ) -> tuple[int, bytes]:
         lines = self.files[path]
         line = self.rng.randrange(FILE_LINES) if line is None else line
         old = lines[line]
@@ -199,13 +296,18 @@ class _History:
         ``sha_of(index)`` is the sha of an earlier commit (for the bodies of reverts).
         """
         content = {p: b"\n".join(ls) + b"\n" for p, ls in self.files.items()}
-        yield _Commit(0, "Initial import of the engine\n", ("Engine Bot", "bot@users.dev"),
-                      "", b""), {**content, "pyproject.toml": PYPROJECT.encode()}
+        yield (
+            _Commit(0, "Initial import of the engine\n", ("Engine Bot", "bot@users.dev"), "", b""),
+            {**content, "pyproject.toml": PYPROJECT.encode()},
+        )
         edits: list[_Edit] = [_Edit("", 0, b"", b"", "", True)]  # by index; the root is no edit
         for index in range(1, self.commits + 1):
             after_cut = index > self.cut_index
-            role = "pick" if index in self.pick_at else (
-                "backport" if after_cut and (index - self.cut_index) % 2 == 1 else "general")
+            role = (
+                "pick"
+                if index in self.pick_at
+                else ("backport" if after_cut and (index - self.cut_index) % 2 == 1 else "general")
+            )
             author = self._person()
             target = self._revert_target(edits, index) if role == "general" else None
             if target is not None:
@@ -213,26 +315,36 @@ class _History:
                 edit.reverted = True
                 self.pr += self.rng.randint(1, 4)
                 subject = f'Revert "{edit.subject}" (#{self.pr})'
-                body = (f"This reverts commit {sha_of(target)}." if self.rng.random() < 0.7
-                        else f"Reverts vllm-project/vllm#{edit.subject.rpartition('(#')[2][:-1]}")
+                body = (
+                    f"This reverts commit {sha_of(target)}."
+                    if self.rng.random() < 0.7
+                    else f"Reverts vllm-project/vllm#{edit.subject.rpartition('(#')[2][:-1]}"
+                )
                 path, line = edit.path, edit.line
                 current = self.files[path][line]
                 self._edit(path, index, line, edit.old if current == edit.new else None)
             else:
-                kind = self.rng.choice(("bugfix", "bugfix", "ci", "doc")) if role == "pick" \
-                    else None
+                kind = (
+                    self.rng.choice(("bugfix", "bugfix", "ci", "doc")) if role == "pick" else None
+                )
                 subject, body = self._subject(kind), self._body(author)
                 if role == "pick":
                     path = self.pick_files[self.pick_at[index]]
                 elif role == "backport":
                     path = self.rng.choice(self.backport)
                 else:
-                    pool = self.general if after_cut else self.rng.choice(
-                        (self.general, self.general, self.backport, self.pick_files))
+                    pool = (
+                        self.general
+                        if after_cut
+                        else self.rng.choice(
+                            (self.general, self.general, self.backport, self.pick_files)
+                        )
+                    )
                     path = self.rng.choice(pool)
                 line, current = self._edit(path, index)
-            edits.append(_Edit(path, line, current, self.files[path][line], subject,
-                               target is not None))
+            edits.append(
+                _Edit(path, line, current, self.files[path][line], subject, target is not None)
+            )
             message = f"{subject}\n\n{body}\n" if body else f"{subject}\n"
             data = b"\n".join(self.files[path]) + b"\n"
             yield _Commit(index, message, author, path, data), {path: data}
@@ -243,8 +355,13 @@ class _History:
             return None
         after_cut = index > self.cut_index
         low = max(self.cut_index + 1 if after_cut else 1, index - 60)
-        choices = [k for k in range(low, index) if not edits[k].reverted and not edits[k].revert
-                   and (not after_cut or edits[k].path in self.general_set)]
+        choices = [
+            k
+            for k in range(low, index)
+            if not edits[k].reverted
+            and not edits[k].revert
+            and (not after_cut or edits[k].path in self.general_set)
+        ]
         return self.rng.choice(choices) if choices else None
 
 
@@ -263,12 +380,21 @@ def _data(payload: bytes) -> bytes:
     return b"data %d\n%s\n" % (len(payload), payload)
 
 
-def _commit_block(ref: str, mark: int, parent: str | None, commit: _Commit,
-                  files: dict[str, bytes], committer: tuple[str, str], when: int) -> bytes:
+def _commit_block(
+    ref: str,
+    mark: int,
+    parent: str | None,
+    commit: _Commit,
+    files: dict[str, bytes],
+    committer: tuple[str, str],
+    when: int,
+) -> bytes:
     author = f"{commit.author[0]} <{commit.author[1]}> {when} +0000".encode()
     who = f"{committer[0]} <{committer[1]}> {when + 60} +0000".encode()
-    parts = [b"commit %s\nmark :%d\nauthor %s\ncommitter %s\n" % (ref.encode(), mark, author, who),
-             _data(commit.message.encode())]
+    parts = [
+        b"commit %s\nmark :%d\nauthor %s\ncommitter %s\n" % (ref.encode(), mark, author, who),
+        _data(commit.message.encode()),
+    ]
     if parent:
         parts.append(b"from %s\n" % parent.encode())
     parts += [b"M 100644 inline %s\n%s" % (p.encode(), _data(c)) for p, c in files.items()]
@@ -290,7 +416,10 @@ class _FastImport:
     def __init__(self, repo: Path) -> None:
         self.proc = subprocess.Popen(
             ["git", "fast-import", "--quiet", "--date-format=raw", "--cat-blob-fd=1"],
-            cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env={**os.environ, **GIT_ENV},
+            cwd=repo,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env={**os.environ, **GIT_ENV},
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin, self.stdout = self.proc.stdin, self.proc.stdout
@@ -318,12 +447,23 @@ def build(path: Path, commits: int) -> Layout:
     backported: list[_Commit] = []
     for commit, files in history.generate(lambda index: stream.sha(index + 1)):
         parent = f":{commit.index}" if commit.index else None
-        stream.write(_commit_block("refs/heads/main", commit.index + 1, parent, commit, files,
-                                   ("GitHub", "noreply@github.com"), EPOCH + commit.index * 900))
+        stream.write(
+            _commit_block(
+                "refs/heads/main",
+                commit.index + 1,
+                parent,
+                commit,
+                files,
+                ("GitHub", "noreply@github.com"),
+                EPOCH + commit.index * 900,
+            )
+        )
         if commit.index > history.cut_index and commit.path in backport:
             backported.append(commit)
-    stream.write(b"tag v0.30.0\nfrom :1\ntagger Release Manager <release@users.dev> %d +0000\n"
-                 b"%s" % (EPOCH, _data(b"vLLM v0.30.0\n")))
+    stream.write(
+        b"tag v0.30.0\nfrom :1\ntagger Release Manager <release@users.dev> %d +0000\n"
+        b"%s" % (EPOCH, _data(b"vLLM v0.30.0\n"))
+    )
     mark = commits + 1
     parent = f":{history.cut_index + 1}"
     rng = random.Random(7)
@@ -332,10 +472,17 @@ def build(path: Path, commits: int) -> Layout:
         reason = rng.choice((None, None, "regression", "critical"))
         message = _picked_message(commit.message, stream.sha(commit.index + 1), reason)
         picked = _Commit(commit.index, message, commit.author, commit.path, commit.content)
-        stream.write(_commit_block(f"refs/heads/{BACKPORT_BRANCH}", mark, parent, picked,
-                                   {commit.path: commit.content},
-                                   ("Release Manager", "release@users.dev"),
-                                   EPOCH + commit.index * 900 + 3600))
+        stream.write(
+            _commit_block(
+                f"refs/heads/{BACKPORT_BRANCH}",
+                mark,
+                parent,
+                picked,
+                {commit.path: commit.content},
+                ("Release Manager", "release@users.dev"),
+                EPOCH + commit.index * 900 + 3600,
+            )
+        )
         parent = f":{mark}"
     stream.close()
     shas = _git(path, "rev-list", "--reverse", "main").split()
@@ -343,9 +490,14 @@ def build(path: Path, commits: int) -> Layout:
     _git(path, "reset", "--quiet", "--hard", "main")
     _git(path, "gc", "--quiet")
     return Layout(
-        version=VERSION, commits=commits, window=history.window, root=shas[0],
-        cut=shas[history.cut_index], head=shas[-1],
-        picks=[shas[i] for i in sorted(history.pick_at)], backported=len(backported),
+        version=VERSION,
+        commits=commits,
+        window=history.window,
+        root=shas[0],
+        cut=shas[history.cut_index],
+        head=shas[-1],
+        picks=[shas[i] for i in sorted(history.pick_at)],
+        backported=len(backported),
     )
 
 
@@ -382,5 +534,7 @@ if __name__ == "__main__":
 
     size = int(sys.argv[1]) if len(sys.argv) > 1 else 20_000
     repo, info = ensure_repo(size)
-    print(f"{repo}: {info.commits} commits, cut {info.cut[:10]}, {len(info.picks)} picks, "
-          f"{info.backported} already on {info.backport_branch}")
+    print(
+        f"{repo}: {info.commits} commits, cut {info.cut[:10]}, {len(info.picks)} picks, "
+        f"{info.backported} already on {info.backport_branch}"
+    )

@@ -83,8 +83,12 @@ class Bench:
     def git(self, *args: str) -> str:
         return run(["git", *args], self.repo).stdout
 
-    def rounds(self, commands: Sequence[tuple[Sequence[str], Path]], reps: int,
-               before: Callable[[], None] | None = None) -> list[float]:
+    def rounds(
+        self,
+        commands: Sequence[tuple[Sequence[str], Path]],
+        reps: int,
+        before: Callable[[], None] | None = None,
+    ) -> list[float]:
         """Median milliseconds of each command, run in alternating rounds after a warm-up."""
         times: list[list[float]] = [[] for _ in commands]
         for round_ in range(reps + 1):
@@ -106,8 +110,18 @@ class Bench:
             ([tool("release"), "notes", "--since", "v0.30.0", "--until", "main"], self.repo),
             (["git", "log", "--no-merges", f"--format={LOG_FORMAT}", rng, "--"], self.repo),
             ([tool("git-cliff"), "--config", str(HERE / "cliff.toml"), rng], self.repo),
-            ([tool("cz"), "--config", str(HERE / "cz.toml"), "changelog", "--dry-run",
-              "--start-rev", "v0.30.0"], self.repo),
+            (
+                [
+                    tool("cz"),
+                    "--config",
+                    str(HERE / "cz.toml"),
+                    "changelog",
+                    "--dry-run",
+                    "--start-rev",
+                    "v0.30.0",
+                ],
+                self.repo,
+            ),
         ]
         self.log(f"notes over {n:,} commits ...")
         ours, log, cliff, cz = self.rounds(commands, self.reps)
@@ -145,13 +159,21 @@ class Bench:
         candidates = self.git("rev-list", "--reverse", f"{cut}..main").split()
         picks_file = workdir / "candidates.txt"
         picks_file.write_text("\n".join(candidates) + "\n")
-        ours_cmd = [tool("release"), "pick", "--file", str(picks_file), "--dry-run", "--json",
-                    "--allow-feature"]
+        ours_cmd = [
+            tool("release"),
+            "pick",
+            "--file",
+            str(picks_file),
+            "--dry-run",
+            "--json",
+            "--allow-feature",
+        ]
         plan = json.loads(run(ours_cmd, self.repo).stdout)
         skipped = sum(1 for step in plan["steps"] if step["action"] == "skip")
         if skipped != self.layout.backported:
-            raise SystemExit(f"release pick --dry-run found {skipped} picked, "
-                             f"not {self.layout.backported}")
+            raise SystemExit(
+                f"release pick --dry-run found {skipped} picked, not {self.layout.backported}"
+            )
         commands = [(ours_cmd, self.repo), (["git", "cherry", branch, "main", cut], self.repo)]
         self.log(f"already-picked detection over {len(candidates):,} commits ...")
         ours, cherry = self.rounds(commands, self.reps)
@@ -171,8 +193,9 @@ class Bench:
         return [
             Figure("inv --list (this repo's tasks.py)", inv, "git status", git, None),
             Figure("release --list", listing, "git status", git, None),
-            Figure(f"release status on {self.layout.backport_branch}", status, "git status",
-                   git, None),
+            Figure(
+                f"release status on {self.layout.backport_branch}", status, "git status", git, None
+            ),
         ]
 
 
@@ -195,15 +218,26 @@ def run(cmd: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 def table(figures: list[Figure]) -> str:
     header = ("figure", "ms", "compared with", "ms", "ratio", "target", "met")
     rows = [header] + [
-        (f.name, f"{f.ms:.0f}", f.baseline, f"{f.baseline_ms:.0f}", f"{f.ratio:.2f}",
-         f.target_text, {True: "yes", False: "NO", None: "-"}[f.met])
+        (
+            f.name,
+            f"{f.ms:.0f}",
+            f.baseline,
+            f"{f.baseline_ms:.0f}",
+            f"{f.ratio:.2f}",
+            f.target_text,
+            {True: "yes", False: "NO", None: "-"}[f.met],
+        )
         for f in figures
     ]
     widths = [max(len(row[k]) for row in rows) for k in range(len(header))]
     right = {1, 3, 4}
-    lines = ["  ".join(c.rjust(w) if k in right else c.ljust(w)
-                       for k, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip()
-             for row in rows]
+    lines = [
+        "  ".join(
+            c.rjust(w) if k in right else c.ljust(w)
+            for k, (c, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in rows
+    ]
     lines.insert(1, "-" * len(lines[0]))
     return "\n".join(lines)
 
@@ -222,17 +256,34 @@ def main(argv: Sequence[str] | None = None) -> None:
         repo = Path(tmp) / "repo"
         shutil.copytree(cached, repo, symlinks=True)
         bench = Bench(repo, layout, args.reps)
-        figures = [*bench.notes(), *bench.pick(), *bench.already_picked(Path(tmp)),
-                   *bench.startup()]
+        figures = [
+            *bench.notes(),
+            *bench.pick(),
+            *bench.already_picked(Path(tmp)),
+            *bench.startup(),
+        ]
     elapsed = time.perf_counter() - started
     git_version = run(["git", "--version"], PROJECT).stdout.split()[-1]
-    machine = (f"git {git_version}, Python {platform.python_version()}, {os.cpu_count()} CPUs "
-               f"(load {load:.1f} at start); median of {args.reps} rounds after a warm-up; "
-               f"{elapsed:.0f} s in all")
+    machine = (
+        f"git {git_version}, Python {platform.python_version()}, {os.cpu_count()} CPUs "
+        f"(load {load:.1f} at start); median of {args.reps} rounds after a warm-up; "
+        f"{elapsed:.0f} s in all"
+    )
     if args.json:
-        data = {"commits": commits, "machine": machine, "figures": [
-            {**asdict(f), "ms": round(f.ms, 1), "baseline_ms": round(f.baseline_ms, 1),
-             "ratio": round(f.ratio, 3), "met": f.met} for f in figures]}
+        data = {
+            "commits": commits,
+            "machine": machine,
+            "figures": [
+                {
+                    **asdict(f),
+                    "ms": round(f.ms, 1),
+                    "baseline_ms": round(f.baseline_ms, 1),
+                    "ratio": round(f.ratio, 3),
+                    "met": f.met,
+                }
+                for f in figures
+            ],
+        }
         print(json.dumps(data, indent=2))
         return
     print(table(figures))

@@ -115,8 +115,12 @@ def context_files(context: Path, dockerfile: Path | None = None) -> list[Path]:
 
 
 def input_digest(
-    context: Path, dockerfile: Path, build_args: dict[str, str], base_id: str,
-    labels: dict[str, str], platform: str | None,
+    context: Path,
+    dockerfile: Path,
+    build_args: dict[str, str],
+    base_id: str,
+    labels: dict[str, str],
+    platform: str | None,
 ) -> str:
     h = hashlib.sha256()
     for path in context_files(context, dockerfile):
@@ -124,7 +128,11 @@ def input_digest(
         if rel.startswith(_STATE_DIR):  # our own logs: writing them changes no input
             continue
         h.update(f"file {rel} {path.stat().st_mode & 0o111:o}\n".encode())
-        h.update(hashlib.sha256(path.read_bytes()).digest() if not path.is_symlink() else str(path.readlink()).encode())
+        h.update(
+            hashlib.sha256(path.read_bytes()).digest()
+            if not path.is_symlink()
+            else str(path.readlink()).encode()
+        )
     h.update(b"dockerfile\n" + dockerfile.read_bytes())
     for key, value in sorted(build_args.items()):
         h.update(f"arg {key}={value}\n".encode())
@@ -166,7 +174,9 @@ class Progress:
             from rich.progress import Progress as RichProgress
             from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 
-            self._live = RichProgress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+            self._live = RichProgress(
+                SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn()
+            )
             for v in variants:
                 self._tasks[v] = self._live.add_task(f"build({v}): waiting", total=None)
 
@@ -219,8 +229,12 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
     log = run.logs / f"build-{variant.id}.log"
     try:
         run.progress.update(variant.id, f"base {variant.base_image}")
-        base = ensure_base(engine, variant.base_image, variant.cuda_text,
-                           lambda line: run.progress.update(variant.id, line))
+        base = ensure_base(
+            engine,
+            variant.base_image,
+            variant.cuda_text,
+            lambda line: run.progress.update(variant.id, line),
+        )
         args = matrix.build_args_for(variant, source.version)
         labels = labels_for(matrix, variant, source)
         context = source.root / matrix.context
@@ -230,31 +244,65 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
         if existing and not run.force:
             have = ((existing.get("Config") or {}).get("Labels") or {}).get(DIGEST_LABEL)
             if have == digest:
-                result = BuildResult(variant.id, BuildStatus.UNCHANGED, tags, existing["Id"], digest,
-                                     time.perf_counter() - started, base.standin)
+                result = BuildResult(
+                    variant.id,
+                    BuildStatus.UNCHANGED,
+                    tags,
+                    existing["Id"],
+                    digest,
+                    time.perf_counter() - started,
+                    base.standin,
+                )
                 run.progress.update(variant.id, result.line().split(": ", 1)[1], final=True)
                 return result
-        run.progress.update(variant.id, "building" + (" on a stand-in base" if base.standin else ""))
+        run.progress.update(
+            variant.id, "building" + (" on a stand-in base" if base.standin else "")
+        )
         iid = run.logs / f"build-{variant.id}.iid"
         iid.unlink(missing_ok=True)
         run.check_interrupted()
-        outcome = engine.build(context=context, dockerfile=dockerfile, build_args=args,
-                               labels={**labels, DIGEST_LABEL: digest}, iidfile=iid,
-                               platform=variant.platform, log=log, no_cache=run.no_cache)
+        outcome = engine.build(
+            context=context,
+            dockerfile=dockerfile,
+            build_args=args,
+            labels={**labels, DIGEST_LABEL: digest},
+            iidfile=iid,
+            platform=variant.platform,
+            log=log,
+            no_cache=run.no_cache,
+        )
         if not outcome.ok or not iid.exists():
-            tail = [line for line in log.read_text(errors="replace").splitlines() if line.strip()][-1:]
+            tail = [line for line in log.read_text(errors="replace").splitlines() if line.strip()][
+                -1:
+            ]
             raise EngineError(tail[0].strip() if tail else f"docker build exited {outcome.status}")
         image_id = iid.read_text().strip()
         run.check_interrupted()  # a build that finished as Ctrl-C came is discarded, not tagged
         engine.tag(image_id, tags)
         if engine.image_id(tags[0]) != image_id:
             raise EngineError(f"{tags[0]} does not point at the image just built")
-        result = BuildResult(variant.id, BuildStatus.BUILT, tags, image_id, digest,
-                             time.perf_counter() - started, base.standin, log)
+        result = BuildResult(
+            variant.id,
+            BuildStatus.BUILT,
+            tags,
+            image_id,
+            digest,
+            time.perf_counter() - started,
+            base.standin,
+            log,
+        )
     except ReleaseError as err:
-        result = BuildResult(variant.id, BuildStatus.FAILED, tags, seconds=time.perf_counter() - started,
-                             log=log if log.exists() else None, error=err.one_line())
-        if not run.keep_going:  # here, not in the caller: a free worker takes the next variant at once
+        result = BuildResult(
+            variant.id,
+            BuildStatus.FAILED,
+            tags,
+            seconds=time.perf_counter() - started,
+            log=log if log.exists() else None,
+            error=err.one_line(),
+        )
+        if (
+            not run.keep_going
+        ):  # here, not in the caller: a free worker takes the next variant at once
             run.stop.set()
     run.progress.update(variant.id, result.line().split(": ", 1)[1], final=True)
     return result
@@ -276,11 +324,21 @@ def build_images(
     chosen = list(variants)
     engine.ping()
     say(f"builder: {engine.description}")
-    say(f"version {source.version} ({'tag' if source.tagged else 'untagged build'}), revision {source.revision[:10]}")
+    say(
+        f"version {source.version} ({'tag' if source.tagged else 'untagged build'}), revision {source.revision[:10]}"
+    )
     logs.mkdir(parents=True, exist_ok=True)
     with Progress([v.id for v in chosen], say) as progress:
-        run = _Run(engine, matrix, source, logs, force or no_cache, progress, no_cache=no_cache,
-                   keep_going=keep_going)
+        run = _Run(
+            engine,
+            matrix,
+            source,
+            logs,
+            force or no_cache,
+            progress,
+            no_cache=no_cache,
+            keep_going=keep_going,
+        )
         futures: dict[str, Future[BuildResult]] = {}
         pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="build")
         try:

@@ -7,6 +7,7 @@ the same text. File I/O lives in :func:`update_file`.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ class Changelog:
         if not starts:
             return cls(text, [])
         bounds = [*starts, len(text)]
-        sections = [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+        sections = [text[a:b] for a, b in itertools.pairwise(bounds)]
         footer = _FOOTER.search(sections[-1])
         if footer is None:
             return cls(text[: starts[0]], sections)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from invoke import Program
+from invoke.collection import Collection
+from invoke.program import Program
 
 from release import __version__
 
 __all__ = ["main", "program"]
 
 
-def _namespace():  # type: ignore[no-untyped-def]
+def _namespace() -> Collection:
     from release.tasks import ns
 
     return ns
@@ -17,7 +18,9 @@ def _namespace():  # type: ignore[no-untyped-def]
 
 class _Program(Program):
     def __init__(self) -> None:
-        super().__init__(name="release", binary="release", version=__version__, namespace=_namespace())
+        super().__init__(
+            name="release", binary="release", version=__version__, namespace=_namespace()
+        )
 
 
 program = _Program()

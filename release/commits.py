@@ -80,7 +80,9 @@ class Commit:
         return tuple(seen.values())
 
 
-def parse_subject(subject: str, aliases: Mapping[str, str]) -> tuple[str, str, int | None, tuple[str, ...]]:
+def parse_subject(
+    subject: str, aliases: Mapping[str, str]
+) -> tuple[str, str, int | None, tuple[str, ...]]:
     """Split a subject into (canonical category, title, PR number, raw prefixes).
 
     The first prefix that names a known category wins; noise prefixes are dropped;
@@ -124,12 +126,15 @@ def _person(text: str) -> Person:
 
 
 def make_commit(
-    sha: str, author_name: str, author_email: str, subject: str, body: str, aliases: Mapping[str, str]
+    sha: str,
+    author_name: str,
+    author_email: str,
+    subject: str,
+    body: str,
+    aliases: Mapping[str, str],
 ) -> Commit:
     revert = _REVERT.match(subject)
-    category, title, pr, prefixes = parse_subject(
-        revert["subject"] if revert else subject, aliases
-    )
+    category, title, pr, prefixes = parse_subject(revert["subject"] if revert else subject, aliases)
     if revert:
         # A revert is listed under what it reverts, but keeps its own PR number.
         own_pr = _PR_AT_END.search(subject)

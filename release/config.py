@@ -64,13 +64,17 @@ _KEYS = {
 class Config:
     main_branch: str = "main"
     remote: str = "origin"
-    branch: TagTemplate = field(default_factory=lambda: TagTemplate("releases/v{version}", "branch"))
+    branch: TagTemplate = field(
+        default_factory=lambda: TagTemplate("releases/v{version}", "branch")
+    )
     tag: TagTemplate = field(default_factory=lambda: TagTemplate("v{version}", "tag"))
     version_scheme: str = "pep440"
     changelog: str = "CHANGELOG.md"
     repo_url: str = ""
     picks_file: str = "release-picks.txt"
-    categories: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(DEFAULT_CATEGORIES))
+    categories: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: dict(DEFAULT_CATEGORIES)
+    )
     feature_categories: tuple[str, ...] = ("Features",)
     images: Mapping[str, Any] = field(default_factory=dict)
 
@@ -99,7 +103,9 @@ def _str(table: Mapping[str, Any], key: str, prefix: str = "[tool.release]") -> 
         return None
     value = table[key]
     if not isinstance(value, str):
-        raise ConfigError(f"{prefix} {key}: expected a string, got {type(value).__name__} {value!r}")
+        raise ConfigError(
+            f"{prefix} {key}: expected a string, got {type(value).__name__} {value!r}"
+        )
     return value
 
 
@@ -130,7 +136,11 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
     if "{version}" not in tag_text:
         raise ConfigError(f"[tool.release] tag: {tag_text!r} must contain {{version}}")
     for key, text in (("branch", branch_text), ("tag", tag_text)):
-        if any(ch in text for ch in " ~^:?*[\\") or ".." in text or text.endswith((".", "/", ".lock")):
+        if (
+            any(ch in text for ch in " ~^:?*[\\")
+            or ".." in text
+            or text.endswith((".", "/", ".lock"))
+        ):
             raise ConfigError(f"[tool.release] {key}: {text!r} would not be a valid git ref name")
 
     categories: dict[str, tuple[str, ...]] = dict(defaults.categories)
@@ -149,7 +159,9 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
     if "feature-categories" in table:
         raw_features = table["feature-categories"]
         if not isinstance(raw_features, list) or not all(isinstance(s, str) for s in raw_features):
-            raise ConfigError("[tool.release] feature-categories: expected a list of category names")
+            raise ConfigError(
+                "[tool.release] feature-categories: expected a list of category names"
+            )
         for name in raw_features:
             if name not in categories:
                 raise ConfigError(

@@ -69,7 +69,9 @@ class ReleaseContext:
         dirty = self.repo.dirty_paths()
         if dirty:
             shown = ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
-            raise RefusedError(f"work tree has uncommitted changes ({shown}); commit or stash them first")
+            raise RefusedError(
+                f"work tree has uncommitted changes ({shown}); commit or stash them first"
+            )
 
     # -- tags --------------------------------------------------------------
     def tags(self, *, remote: bool = True, offline: bool = False) -> list[TagInfo]:
@@ -93,7 +95,9 @@ class ReleaseContext:
                 if version is None:
                     continue
                 if name in found:
-                    found[name] = TagInfo(name, version, found[name].commit, local=True, remote=True)
+                    found[name] = TagInfo(
+                        name, version, found[name].commit, local=True, remote=True
+                    )
                 else:
                     found[name] = TagInfo(name, version, sha, local=False, remote=True)
         return sorted(found.values(), key=lambda t: t.version)

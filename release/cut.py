@@ -34,7 +34,9 @@ def plan_cut(state: CutState) -> Plan:
     if state.final_tagged:
         raise RefusedError(f"{state.version} is already released; cut a new version")
     if not state.on_main:
-        raise RefusedError(f"{state.at_label} ({short(state.at)}) is not on main; cut from a main commit")
+        raise RefusedError(
+            f"{state.at_label} ({short(state.at)}) is not on main; cut from a main commit"
+        )
     steps = [
         Step(
             "create-branch",
@@ -52,7 +54,9 @@ def plan_cut(state: CutState) -> Plan:
     )
 
 
-def read_cut_state(ctx: ReleaseContext, version_text: str, at: str | None, switch: bool) -> CutState:
+def read_cut_state(
+    ctx: ReleaseContext, version_text: str, at: str | None, switch: bool
+) -> CutState:
     version = parse_version(version_text)
     if not version.is_final:
         raise UsageError(f"cut takes the release version X.Y.Z, not {version}; try {version.base}")
@@ -80,8 +84,14 @@ def read_cut_state(ctx: ReleaseContext, version_text: str, at: str | None, switc
     )
 
 
-def cut(ctx: ReleaseContext, version: str, *, at: str | None = None, switch: bool = True,
-        dry_run: bool = False) -> Plan:
+def cut(
+    ctx: ReleaseContext,
+    version: str,
+    *,
+    at: str | None = None,
+    switch: bool = True,
+    dry_run: bool = False,
+) -> Plan:
     plan = plan_cut(read_cut_state(ctx, version, at, switch))
     if dry_run:
         return plan
@@ -89,9 +99,13 @@ def cut(ctx: ReleaseContext, version: str, *, at: str | None = None, switch: boo
         plan = plan_cut(read_cut_state(ctx, version, at, switch))
         for step in plan.steps:
             if step.action == "create-branch":
-                ctx.repo.run("branch", "--no-track", step.data["branch"], step.data["at"], mutating=True)
+                ctx.repo.run(
+                    "branch", "--no-track", step.data["branch"], step.data["at"], mutating=True
+                )
             elif step.action == "switch":
                 ctx.repo.run("switch", "--quiet", step.data["branch"], mutating=True)
         if ctx.repo.rev(f"refs/heads/{plan.info['branch']}") != plan.info["at"]:
-            raise RefusedError(f"branch {plan.info['branch']} was not created at {short(plan.info['at'])}")
+            raise RefusedError(
+                f"branch {plan.info['branch']} was not created at {short(plan.info['at'])}"
+            )
     return plan

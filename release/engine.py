@@ -77,8 +77,17 @@ class ContainerEngine:
     def detect(cls, env: Mapping[str, str] | None = None) -> ContainerEngine:
         env = os.environ if env is None else env
         candidates: list[str] = []
-        for choice in (env.get("RELEASE_DOCKER"), env.get("DOCKER"), shutil.which("docker"), "/usr/bin/docker"):
-            if choice and choice not in candidates and (os.path.exists(choice) or shutil.which(choice)):
+        for choice in (
+            env.get("RELEASE_DOCKER"),
+            env.get("DOCKER"),
+            shutil.which("docker"),
+            "/usr/bin/docker",
+        ):
+            if (
+                choice
+                and choice not in candidates
+                and (os.path.exists(choice) or shutil.which(choice))
+            ):
                 candidates.append(choice)
         if not candidates:
             raise EngineError(f"no docker CLI found; {_START_HINT}")
@@ -89,14 +98,21 @@ class ContainerEngine:
                 skipped.append(f"{cli}: does not run")
                 continue
             if _quiet_ok([cli, "buildx", "version"]):
-                return cls(cli, builder="buildx", description=f"{cli} {version}, docker buildx build")
+                return cls(
+                    cli, builder="buildx", description=f"{cli} {version}, docker buildx build"
+                )
             if int(version.split(".")[0]) < 23:
                 return cls(
-                    cli, builder="classic-buildkit",
+                    cli,
+                    builder="classic-buildkit",
                     description=f"{cli} {version}, classic docker build with BuildKit (DOCKER_BUILDKIT=1; buildx not installed)",
                 )
             skipped.append(f"{cli} {version}: needs buildx, which is not installed")
-        raise EngineError("no docker CLI can build with BuildKit (" + "; ".join(skipped) + "); install buildx or Debian's docker.io")
+        raise EngineError(
+            "no docker CLI can build with BuildKit ("
+            + "; ".join(skipped)
+            + "); install buildx or Debian's docker.io"
+        )
 
     # -- the choke point -------------------------------------------------------
     def run(
@@ -111,8 +127,9 @@ class ContainerEngine:
         on_timeout: Callable[[], None] | None = None,
     ) -> RunResult:
         type(self).echo("+ docker " + " ".join(args))
-        result = self._spawn([self.cli, *args], timeout=timeout, stdin=stdin, env=env, log=log,
-                             on_timeout=on_timeout)
+        result = self._spawn(
+            [self.cli, *args], timeout=timeout, stdin=stdin, env=env, log=log, on_timeout=on_timeout
+        )
         if check and not result.ok:
             raise EngineError(self._failure(args, result, log))
         return result
@@ -120,7 +137,9 @@ class ContainerEngine:
     def run_tool(self, argv: Sequence[str], *, timeout: float | None = None) -> RunResult:
         """Run a tool that talks to the engine itself (container-structure-test), same rules."""
         type(self).echo("+ " + " ".join(argv))
-        return self._spawn(list(argv), timeout=timeout, stdin=None, env=None, log=None, on_timeout=None)
+        return self._spawn(
+            list(argv), timeout=timeout, stdin=None, env=None, log=None, on_timeout=None
+        )
 
     def _spawn(
         self,
@@ -142,9 +161,13 @@ class ContainerEngine:
             out_target = log_handle
         try:
             proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                stdout=out_target, stderr=subprocess.STDOUT if log_handle else subprocess.PIPE,
-                env=full_env, text=True, start_new_session=True,
+                argv,
+                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                stdout=out_target,
+                stderr=subprocess.STDOUT if log_handle else subprocess.PIPE,
+                env=full_env,
+                text=True,
+                start_new_session=True,
             )
         except FileNotFoundError:
             raise EngineError(f"{argv[0]} not found; {_START_HINT}") from None
@@ -168,7 +191,9 @@ class ContainerEngine:
                 self._active.discard(proc)
             if log_handle:
                 log_handle.close()
-        return RunResult(proc.returncode, out or "", err or "", time.perf_counter() - started, timed_out)
+        return RunResult(
+            proc.returncode, out or "", err or "", time.perf_counter() - started, timed_out
+        )
 
     def _failure(self, args: Sequence[str], result: RunResult, log: Path | None) -> str:
         if result.timed_out:
@@ -184,7 +209,9 @@ class ContainerEngine:
     def ping(self) -> str:
         result = self.run(["version", "--format", "{{.Server.Version}}"], timeout=20, check=False)
         if not result.ok or not result.stdout.strip():
-            raise EngineError(f"no Docker Engine is reachable ({_last(result.stderr) or 'no answer'}); {_START_HINT}")
+            raise EngineError(
+                f"no Docker Engine is reachable ({_last(result.stderr) or 'no answer'}); {_START_HINT}"
+            )
         return result.stdout.strip()
 
     def inspect_image(self, ref: str) -> dict[str, Any] | None:
@@ -202,10 +229,14 @@ class ContainerEngine:
         data = self.inspect_image(ref)
         return str(data["Id"]) if data else None
 
-    def labelled(self, kind: str, label: str = MANAGED_LABEL, *, all_states: bool = True) -> list[str]:
+    def labelled(
+        self, kind: str, label: str = MANAGED_LABEL, *, all_states: bool = True
+    ) -> list[str]:
         """Ids of containers (``kind="container"``) or images carrying ``label``."""
         if kind == "container":
-            args = ["ps", "--quiet", "--no-trunc", "--filter", f"label={label}"] + (["--all"] if all_states else [])
+            args = ["ps", "--quiet", "--no-trunc", "--filter", f"label={label}"] + (
+                ["--all"] if all_states else []
+            )
         else:
             args = ["images", "--quiet", "--no-trunc", "--filter", f"label={label}"]
         return self.run(args, timeout=60).stdout.split()
@@ -228,7 +259,9 @@ class ContainerEngine:
         no_cache: bool = False,
     ) -> RunResult:
         """Build without tagging; the caller tags by id once the build is complete."""
-        args = ["buildx", "build", "--load"] if self.builder == "buildx" else ["build", "--force-rm"]
+        args = (
+            ["buildx", "build", "--load"] if self.builder == "buildx" else ["build", "--force-rm"]
+        )
         if no_cache:
             args.append("--no-cache")
         args += ["--file", str(dockerfile), "--iidfile", str(iidfile), "--progress", "plain"]
@@ -263,7 +296,16 @@ class ContainerEngine:
     ) -> RunResult:
         """``docker run --rm`` with a name and labels; killed and removed on timeout or Ctrl-C."""
         name = f"release-{uuid.uuid4().hex[:12]}"
-        args = ["run", "--rm", "--name", name, "--label", f"{MANAGED_LABEL}=true", "--network", "none"]
+        args = [
+            "run",
+            "--rm",
+            "--name",
+            name,
+            "--label",
+            f"{MANAGED_LABEL}=true",
+            "--network",
+            "none",
+        ]
         for key, value in (labels or {}).items():
             args += ["--label", f"{key}={value}"]
         if stdin is not None:
@@ -274,8 +316,13 @@ class ContainerEngine:
             args += ["--entrypoint", entrypoint]
         args += [*extra, image, *argv]
         try:
-            return self.run(args, timeout=timeout, check=False, stdin=stdin,
-                            on_timeout=lambda: self.remove_container(name))
+            return self.run(
+                args,
+                timeout=timeout,
+                check=False,
+                stdin=stdin,
+                on_timeout=lambda: self.remove_container(name),
+            )
         except BaseException:
             self.remove_container(name)
             raise
@@ -300,8 +347,13 @@ def _kill_group(proc: subprocess.Popen[str]) -> None:
 
 def _client_version(cli: str) -> str | None:
     try:
-        proc = subprocess.run([cli, "version", "--format", "{{.Client.Version}}"], capture_output=True,
-                              text=True, timeout=20, check=False)
+        proc = subprocess.run(
+            [cli, "version", "--format", "{{.Client.Version}}"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     text = proc.stdout.strip().splitlines()

@@ -8,8 +8,10 @@ one by one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,7 +69,9 @@ class GitRepo:
         import git
 
         path.mkdir(parents=True, exist_ok=True)
-        git.Git(str(path)).execute(["git", "init", "--quiet", f"--initial-branch={branch}", *(["--bare"] if bare else [])])
+        git.Git(str(path)).execute(
+            ["git", "init", "--quiet", f"--initial-branch={branch}", *(["--bare"] if bare else [])]
+        )
         return None if bare else cls(path)
 
     # -- the choke point -------------------------------------------------
@@ -81,21 +85,19 @@ class GitRepo:
     ) -> GitResult:
         if mutating:
             type(self).echo("+ git " + " ".join(args))
-        kwargs: dict[str, object] = {}
-        if stdin is not None:
-            import tempfile
-
-            handle = tempfile.TemporaryFile()
-            handle.write(stdin.encode())
-            handle.seek(0)
-            kwargs["istream"] = handle
-        status, out, err = self._git.execute(
-            ["git", *args],
-            with_extended_output=True,
-            with_exceptions=False,
-            env=dict(env) if env else None,
-            **kwargs,
-        )
+        with contextlib.ExitStack() as stack:
+            istream = None
+            if stdin is not None:
+                istream = stack.enter_context(tempfile.TemporaryFile())
+                istream.write(stdin.encode())
+                istream.seek(0)
+            status, out, err = self._git.execute(
+                ["git", *args],
+                istream=istream,
+                with_extended_output=True,
+                with_exceptions=False,
+                env=dict(env) if env else None,
+            )
         result = GitResult(status, out, err)
         if check and not result.ok:
             raise GitError(f"git {' '.join(args[:3])} failed: {_first_line(err) or out}")
@@ -110,7 +112,9 @@ class GitRepo:
         return result.stdout.strip() or None if result.ok else None
 
     def rev(self, ref: str) -> str | None:
-        result = self.run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False)
+        result = self.run(
+            "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False
+        )
         return result.stdout.strip() if result.ok and result.stdout.strip() else None
 
     def branch_exists(self, name: str) -> bool:
@@ -144,7 +148,11 @@ class GitRepo:
 
     def local_tags(self) -> dict[str, str]:
         """Tag name -> commit it points to (peeled)."""
-        text = self.out("for-each-ref", "--format=%(refname:short)%00%(objectname)%00%(*objectname)", "refs/tags")
+        text = self.out(
+            "for-each-ref",
+            "--format=%(refname:lstrip=2)%00%(objectname)%00%(*objectname)",
+            "refs/tags",
+        )
         tags: dict[str, str] = {}
         for line in text.splitlines():
             name, obj, peeled = line.split("\0")

@@ -40,11 +40,17 @@ def range_for_version(
     )
     if view == "final" or not version.is_rc:
         if version.is_post:
-            earlier = [t for t in tags if t.version.base == version.base and t.version < version and not t.version.is_rc]
+            earlier = [
+                t
+                for t in tags
+                if t.version.base == version.base and t.version < version and not t.version.is_rc
+            ]
             if earlier:
                 return NotesRange(earlier[-1].name, until)
         return fallback
-    earlier_rcs = [t for t in tags if t.version.base == version.base and t.version < version and t.local]
+    earlier_rcs = [
+        t for t in tags if t.version.base == version.base and t.version < version and t.local
+    ]
     if earlier_rcs:
         return NotesRange(earlier_rcs[-1].name, until)
     return fallback
@@ -72,7 +78,9 @@ def default_range(ctx: ReleaseContext, until: str, view: str = "rc") -> NotesRan
     if view == "rc" and ours:
         return NotesRange(ours[-1].name, until)
     previous = ctx.previous_final(release, tags)
-    return NotesRange(previous.name if previous else None, until, previous.name if previous else None)
+    return NotesRange(
+        previous.name if previous else None, until, previous.name if previous else None
+    )
 
 
 def _shipped_identities(ctx: ReleaseContext, ref: str, until: str) -> set[str]:

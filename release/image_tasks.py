@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from invoke import Collection, Context, task
+from invoke.collection import Collection
+from invoke.context import Context
+from invoke.tasks import task
 
 from release.console import say
 from release.tasks import _entry
@@ -23,39 +25,68 @@ def _workspace(version: str | None):  # type: ignore[no-untyped-def]
     return Workspace.open(os.environ.get("RELEASE_REPO", "."), version)
 
 
-@task(help={
-    "variant": "variant ids, comma separated (default: all)",
-    "jobs": "variants built in parallel",
-    "keep-going": "build the other variants when one fails; report every failure",
-    "version": "version to build as (default: the tag at HEAD, else a dev version)",
-    "force": "rebuild even when the inputs are unchanged",
-    "no-cache": "rebuild every layer (docker build --no-cache); implies --force",
-})
+@task(
+    help={
+        "variant": "variant ids, comma separated (default: all)",
+        "jobs": "variants built in parallel",
+        "keep-going": "build the other variants when one fails; report every failure",
+        "version": "version to build as (default: the tag at HEAD, else a dev version)",
+        "force": "rebuild even when the inputs are unchanged",
+        "no-cache": "rebuild every layer (docker build --no-cache); implies --force",
+    }
+)
 @_entry
-def build(c: Context, variant: str | None = None, jobs: int = 1, keep_going: bool = False,
-          version: str | None = None, force: bool = False, no_cache: bool = False) -> None:
+def build(
+    c: Context,
+    variant: str | None = None,
+    jobs: int = 1,
+    keep_going: bool = False,
+    version: str | None = None,
+    force: bool = False,
+    no_cache: bool = False,
+) -> None:
     """Build one image per CUDA variant (skipping variants whose inputs are unchanged)."""
     from release import images
 
-    images.build(_workspace(version), _ids(variant), jobs=jobs, keep_going=keep_going, force=force,
-                  no_cache=no_cache, say=say)
+    images.build(
+        _workspace(version),
+        _ids(variant),
+        jobs=jobs,
+        keep_going=keep_going,
+        force=force,
+        no_cache=no_cache,
+        say=say,
+    )
 
 
-@task(help={"variant": "variant ids (default: all)", "version": "version to check for",
-            "json": "print results as JSON"})
+@task(
+    help={
+        "variant": "variant ids (default: all)",
+        "version": "version to check for",
+        "json": "print results as JSON",
+    }
+)
 @_entry
-def smoke(c: Context, variant: str | None = None, version: str | None = None, json: bool = False) -> None:
+def smoke(
+    c: Context, variant: str | None = None, version: str | None = None, json: bool = False
+) -> None:
     """Smoke-test each variant's image (builds it first if missing)."""
     from release import images
 
     images.smoke(_workspace(version), _ids(variant), say=say, as_json=json)
 
 
-@task(help={"variant": "variant ids (default: every variant the snapshot rule covers)",
-            "version": "version to check", "baseline": "a snapshot record to diff against"})
+@task(
+    help={
+        "variant": "variant ids (default: every variant the snapshot rule covers)",
+        "version": "version to check",
+        "baseline": "a snapshot record to diff against",
+    }
+)
 @_entry
-def snapshot(c: Context, variant: str | None = None, version: str | None = None,
-             baseline: str | None = None) -> None:
+def snapshot(
+    c: Context, variant: str | None = None, version: str | None = None, baseline: str | None = None
+) -> None:
     """Check the snapshot runtime and record the runtime state (not on CUDA 12.x variants)."""
     from release import images
 
@@ -83,7 +114,9 @@ def matrix(c: Context, json: bool = False) -> None:
         return
     for v in m.variants:
         snap = "snapshot" if m.has_snapshot(v) else "no snapshot"
-        say(f"{v.id:8} CUDA {v.cuda_text:8} {m.tag(v, 'v{version}'):40} {snap:12} base {v.base_image}")
+        say(
+            f"{v.id:8} CUDA {v.cuda_text:8} {m.tag(v, 'v{version}'):40} {snap:12} base {v.base_image}"
+        )
 
 
 images = Collection("images", build, smoke, snapshot, matrix)

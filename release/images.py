@@ -56,18 +56,38 @@ class Workspace:
         return self.matrix.tag(variant, self.source.image_version)
 
 
-def build(ws: Workspace, ids: Sequence[str] | None = None, *, jobs: int = 1, keep_going: bool = False,
-          force: bool = False, no_cache: bool = False, say: Say = print) -> list[BuildResult]:
+def build(
+    ws: Workspace,
+    ids: Sequence[str] | None = None,
+    *,
+    jobs: int = 1,
+    keep_going: bool = False,
+    force: bool = False,
+    no_cache: bool = False,
+    say: Say = print,
+) -> list[BuildResult]:
     variants = ws.variants(ids)
-    results = build_images(ws.engine, ws.matrix, variants, ws.source, logs=ws.state_dir / "logs", jobs=jobs,
-                           keep_going=keep_going, force=force, no_cache=no_cache, say=say)
+    results = build_images(
+        ws.engine,
+        ws.matrix,
+        variants,
+        ws.source,
+        logs=ws.state_dir / "logs",
+        jobs=jobs,
+        keep_going=keep_going,
+        force=force,
+        no_cache=no_cache,
+        say=say,
+    )
     failed = [r for r in results if r.status is BuildStatus.FAILED]
     say("summary:")
     for r in results:
         say("  " + r.line())
     if failed:
-        raise ImagesFailed(f"{len(failed)} of {len(results)} variant(s) failed to build: "
-                           + ", ".join(r.variant for r in failed))
+        raise ImagesFailed(
+            f"{len(failed)} of {len(results)} variant(s) failed to build: "
+            + ", ".join(r.variant for r in failed)
+        )
     return results
 
 
@@ -79,12 +99,15 @@ def _ensure_built(ws: Workspace, variant: Variant, say: Say) -> str:
     return image
 
 
-def smoke(ws: Workspace, ids: Sequence[str] | None = None, *, say: Say = print,
-          as_json: bool = False) -> list[SmokeReport]:
+def smoke(
+    ws: Workspace, ids: Sequence[str] | None = None, *, say: Say = print, as_json: bool = False
+) -> list[SmokeReport]:
     ws.engine.ping()
     reports = []
     for variant in ws.variants(ids):
-        report = run_smoke(ws.engine, ws.matrix, variant, ws.source, _ensure_built(ws, variant, say), say=say)
+        report = run_smoke(
+            ws.engine, ws.matrix, variant, ws.source, _ensure_built(ws, variant, say), say=say
+        )
         reports.append(report)
         out = ws.state_dir / "smoke" / ws.source.version / f"{variant.id}.json"
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -100,14 +123,31 @@ def smoke(ws: Workspace, ids: Sequence[str] | None = None, *, say: Say = print,
     return reports
 
 
-def snapshot(ws: Workspace, ids: Sequence[str] | None = None, *, baseline: Path | None = None,
-             say: Say = print) -> list[SnapshotReport]:
+def snapshot(
+    ws: Workspace,
+    ids: Sequence[str] | None = None,
+    *,
+    baseline: Path | None = None,
+    say: Say = print,
+) -> list[SnapshotReport]:
     ws.engine.ping()
     reports = []
     for variant in ws.variants(ids):
-        image = _ensure_built(ws, variant, say) if ws.matrix.has_snapshot(variant) else ws.image(variant)
-        report = run_snapshot(ws.engine, ws.matrix, variant, ws.source, image,
-                              store=ws.state_dir / "snapshots", baseline=baseline, say=say)
+        image = (
+            _ensure_built(ws, variant, say)
+            if ws.matrix.has_snapshot(variant)
+            else ws.image(variant)
+        )
+        report = run_snapshot(
+            ws.engine,
+            ws.matrix,
+            variant,
+            ws.source,
+            image,
+            store=ws.state_dir / "snapshots",
+            baseline=baseline,
+            say=say,
+        )
         reports.append(report)
         for line in report.lines():
             say(line)
@@ -128,8 +168,12 @@ def matrix_json(matrix: ImageMatrix, image_version: str = "v{version}") -> str:
             "tag": matrix.tag(v, image_version),
             "snapshot": matrix.has_snapshot(v),
             "build_args": matrix.build_args_for(v),
-            "sessions": [f"build({v.id})", f"smoke({v.id})"] + ([f"snapshot({v.id})"] if matrix.has_snapshot(v) else []),
+            "sessions": [f"build({v.id})", f"smoke({v.id})"]
+            + ([f"snapshot({v.id})"] if matrix.has_snapshot(v) else []),
         }
         for v in matrix.variants
     ]
-    return json.dumps({"image": matrix.name, "default_variant": matrix.default_variant, "variants": rows}, indent=2)
+    return json.dumps(
+        {"image": matrix.name, "default_variant": matrix.default_variant, "variants": rows},
+        indent=2,
+    )

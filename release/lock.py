@@ -105,8 +105,10 @@ def repo_lock(git_dir: Path, command: str, *, notify: Any = None) -> Iterator[No
             with contextlib.suppress(ValueError, KeyError, TypeError):
                 info = json.loads(previous)
                 if not _pid_alive(int(info["pid"])):
-                    notify(f"recovered a stale lock left by {info.get('command')} "
-                           f"(pid {info['pid']}, no longer running)")
+                    notify(
+                        f"recovered a stale lock left by {info.get('command')} "
+                        f"(pid {info['pid']}, no longer running)"
+                    )
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
         holder = {"pid": os.getpid(), "host": socket.gethostname(), "command": command}

@@ -32,7 +32,9 @@ _COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
 _HOST = r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9-]+)*(?::\d+)?/)?"
 _NAME = re.compile(rf"^{_HOST}{_COMPONENT}(?:/{_COMPONENT})*$")
 _TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
-_REFERENCE = re.compile(rf"^{_HOST}{_COMPONENT}(?:/{_COMPONENT})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?(?:@sha256:[0-9a-f]{{64}})?$")
+_REFERENCE = re.compile(
+    rf"^{_HOST}{_COMPONENT}(?:/{_COMPONENT})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?(?:@sha256:[0-9a-f]{{64}})?$"
+)
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _ARG = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -141,7 +143,9 @@ def _where(variant: str | None, key: str) -> str:
     return f"{PREFIX} variants[{variant}].{key}" if variant else f"{PREFIX} {key}"
 
 
-def _string(table: Mapping[str, Any], key: str, where: str, *, required: bool = False) -> str | None:
+def _string(
+    table: Mapping[str, Any], key: str, where: str, *, required: bool = False
+) -> str | None:
     if key not in table:
         if required:
             raise ConfigError(f"{where}: missing (required)")
@@ -155,7 +159,7 @@ def _string(table: Mapping[str, Any], key: str, where: str, *, required: bool = 
 def _args(table: Mapping[str, Any], key: str, where: str) -> dict[str, str]:
     raw = table.get(key, {})
     if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where}: expected a table of NAME = \"value\"")
+        raise ConfigError(f'{where}: expected a table of NAME = "value"')
     out: dict[str, str] = {}
     for name, value in raw.items():
         if not _ARG.match(name):
@@ -189,8 +193,17 @@ def _unknown(table: Mapping[str, Any], known: Sequence[str], where: str) -> None
             raise ConfigError(f"{where}: unknown key {key!r}{hint}")
 
 
-_IMAGE_KEYS = ("name", "dockerfile", "context", "default-variant", "variants", "snapshot", "smoke",
-               "build-args", "version-arg")
+_IMAGE_KEYS = (
+    "name",
+    "dockerfile",
+    "context",
+    "default-variant",
+    "variants",
+    "snapshot",
+    "smoke",
+    "build-args",
+    "version-arg",
+)
 _VARIANT_KEYS = ("id", "cuda", "base-image", "python", "platform", "build-args")
 _SNAPSHOT_KEYS = ("cuda", "build-args", "command", "timeout")
 _SMOKE_KEYS = ("package", "entrypoint-help", "timeout", "env", "checks", "gpu-command")
@@ -202,19 +215,27 @@ def _variant(raw: Any, index: int) -> Variant:
         raise ConfigError(f"{PREFIX} variants[{index}]: expected a table")
     vid = raw.get("id")
     if not isinstance(vid, str) or not _ID.match(vid):
-        raise ConfigError(f"{PREFIX} variants[{index}].id: {vid!r} is not a valid variant id (letters, digits, . _ -)")
+        raise ConfigError(
+            f"{PREFIX} variants[{index}].id: {vid!r} is not a valid variant id (letters, digits, . _ -)"
+        )
     _unknown(raw, _VARIANT_KEYS, f"{PREFIX} variants[{vid}]")
     cuda_text = _string(raw, "cuda", _where(vid, "cuda"), required=True)
     try:
         cuda = Version(cuda_text or "")
     except InvalidVersion:
-        raise ConfigError(f"{_where(vid, 'cuda')}: {cuda_text!r} is not a version (e.g. \"12.9.1\")") from None
+        raise ConfigError(
+            f'{_where(vid, "cuda")}: {cuda_text!r} is not a version (e.g. "12.9.1")'
+        ) from None
     base = _string(raw, "base-image", _where(vid, "base-image"), required=True) or ""
     if not _REFERENCE.match(base):
-        raise ConfigError(f"{_where(vid, 'base-image')}: {base!r} is not an image reference docker accepts")
+        raise ConfigError(
+            f"{_where(vid, 'base-image')}: {base!r} is not an image reference docker accepts"
+        )
     platform = _string(raw, "platform", _where(vid, "platform"))
     if platform is not None and not re.match(r"^[a-z0-9]+/[a-z0-9_]+(/[a-z0-9]+)?$", platform):
-        raise ConfigError(f"{_where(vid, 'platform')}: {platform!r} is not os/arch (e.g. linux/amd64)")
+        raise ConfigError(
+            f"{_where(vid, 'platform')}: {platform!r} is not os/arch (e.g. linux/amd64)"
+        )
     return Variant(
         id=vid,
         cuda=cuda,
@@ -250,12 +271,19 @@ def _smoke(raw: Any) -> SmokeConfig:
         exit_code = item.get("expect-exit", 0)
         if not isinstance(exit_code, int) or isinstance(exit_code, bool):
             raise ConfigError(f"{cw}.expect-exit: expected an integer")
-        checks.append(Check(name, _command(item.get("command"), f"{cw}.command"), expect, exit_code,
-                            _number(item, "timeout", f"{cw}.timeout", _number(raw, "timeout", where, 60.0)),
-                            bool(item.get("gpu", False))))
+        checks.append(
+            Check(
+                name,
+                _command(item.get("command"), f"{cw}.command"),
+                expect,
+                exit_code,
+                _number(item, "timeout", f"{cw}.timeout", _number(raw, "timeout", where, 60.0)),
+                bool(item.get("gpu", False)),
+            )
+        )
     env = raw.get("env", {})
     if not isinstance(env, Mapping) or not all(isinstance(v, str) for v in env.values()):
-        raise ConfigError(f"{where}.env: expected a table of NAME = \"value\"")
+        raise ConfigError(f'{where}.env: expected a table of NAME = "value"')
     package = _string(raw, "package", f"{where}.package")
     if package is not None and not re.match(r"^[A-Za-z_][A-Za-z0-9_.]*$", package):
         raise ConfigError(f"{where}.package: {package!r} is not an importable module name")
@@ -265,7 +293,9 @@ def _smoke(raw: Any) -> SmokeConfig:
         timeout=_number(raw, "timeout", f"{where}.timeout", 60.0),
         env=dict(env),
         checks=tuple(checks),
-        gpu_command=_command(raw["gpu-command"], f"{where}.gpu-command") if "gpu-command" in raw else ("nvidia-smi",),
+        gpu_command=_command(raw["gpu-command"], f"{where}.gpu-command")
+        if "gpu-command" in raw
+        else ("nvidia-smi",),
     )
 
 
@@ -276,10 +306,14 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
     _unknown(table, _IMAGE_KEYS, PREFIX)
     name = _string(table, "name", _where(None, "name"), required=True) or ""
     if not _NAME.match(name):
-        raise ConfigError(f"{PREFIX} name: {name!r} is not an image name docker accepts (lowercase, e.g. org/engine)")
+        raise ConfigError(
+            f"{PREFIX} name: {name!r} is not an image name docker accepts (lowercase, e.g. org/engine)"
+        )
     raw_variants = table.get("variants")
     if not isinstance(raw_variants, list) or not raw_variants:
-        raise ConfigError(f"{PREFIX} variants: expected at least one [[tool.release.images.variants]]")
+        raise ConfigError(
+            f"{PREFIX} variants: expected at least one [[tool.release.images.variants]]"
+        )
     variants = [_variant(raw, i) for i, raw in enumerate(raw_variants)]
     seen: set[str] = set()
     for v in variants:
@@ -288,11 +322,15 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
         seen.add(v.id)
     default = _string(table, "default-variant", _where(None, "default-variant")) or variants[-1].id
     if default not in seen:
-        raise ConfigError(f"{PREFIX} default-variant: {default!r} is not a variant ({', '.join(sorted(seen))})")
+        raise ConfigError(
+            f"{PREFIX} default-variant: {default!r} is not a variant ({', '.join(sorted(seen))})"
+        )
     for v in variants:
         example = f"{name}:v0.0.0rc1{'' if v.id == default else '-' + v.id}"
         if not _TAG.match(example.rsplit(":", 1)[1]):
-            raise ConfigError(f"{_where(v.id, 'id')}: image tags like {example!r} would be rejected by docker")
+            raise ConfigError(
+                f"{_where(v.id, 'id')}: image tags like {example!r} would be rejected by docker"
+            )
     snapshot = None
     if "snapshot" in table:
         raw = table["snapshot"]
@@ -304,7 +342,9 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
         try:
             spec = SpecifierSet(spec_text)
         except InvalidSpecifier:
-            raise ConfigError(f"{where}.cuda: {spec_text!r} is not a version specifier (e.g. \"!=12.*\")") from None
+            raise ConfigError(
+                f'{where}.cuda: {spec_text!r} is not a version specifier (e.g. "!=12.*")'
+            ) from None
         snapshot = SnapshotRule(
             cuda=spec,
             build_args=_args(raw, "build-args", f"{where}.build-args"),

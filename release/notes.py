@@ -57,8 +57,10 @@ def _cancel_reverts(commits: Sequence[Commit]) -> tuple[list[Commit], list[str]]
                 if commit.reverts_sha and candidate.sha.startswith(commit.reverts_sha):
                     target = index
                     break
-                if candidate.picked_from and commit.reverts_sha and any(
-                    p.startswith(commit.reverts_sha) for p in candidate.picked_from
+                if (
+                    candidate.picked_from
+                    and commit.reverts_sha
+                    and any(p.startswith(commit.reverts_sha) for p in candidate.picked_from)
                 ):
                     target = index
                     break
@@ -148,9 +150,7 @@ def render_markdown(notes: Notes, *, repo_url: str = "", heading_level: int = 2)
         lines += [render_entry(e, repo_url) for e in entries]
         blocks.append("\n".join(lines))
     if notes.contributors:
-        blocks.append(
-            f"{hashes} Contributors\n\n" + ", ".join(p.name for p in notes.contributors)
-        )
+        blocks.append(f"{hashes} Contributors\n\n" + ", ".join(p.name for p in notes.contributors))
     return "\n\n".join(blocks) + "\n"
 
 

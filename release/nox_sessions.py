@@ -84,9 +84,22 @@ def image_sessions(root: str | Path | None = None) -> None:
 
         session_func.__doc__ = doc
         session_func.__name__ = name
-        nox.session(name=name, python=False, tags=["images"], default=False)(nox.parametrize("variant", params(ids))(session_func))
+        nox.session(name=name, python=False, tags=["images"], default=False)(
+            nox.parametrize("variant", params(ids))(session_func)
+        )
 
-    define("build", _build, matrix.ids, "Build the variant's image (skipped when its inputs are unchanged).")
-    define("smoke", _smoke, matrix.ids, "Smoke-test the variant's image (builds it first if missing).")
-    define("snapshot", _snapshot, matrix.snapshot_ids(),
-           f"Check the snapshot runtime and record its state (only where CUDA {matrix.snapshot.cuda if matrix.snapshot else '-'}).")
+    define(
+        "build",
+        _build,
+        matrix.ids,
+        "Build the variant's image (skipped when its inputs are unchanged).",
+    )
+    define(
+        "smoke", _smoke, matrix.ids, "Smoke-test the variant's image (builds it first if missing)."
+    )
+    define(
+        "snapshot",
+        _snapshot,
+        matrix.snapshot_ids(),
+        f"Check the snapshot runtime and record its state (only where CUDA {matrix.snapshot.cuda if matrix.snapshot else '-'}).",
+    )

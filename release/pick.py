@@ -89,7 +89,9 @@ def parse_requests(
                 continue
             parts = text.split()
             if len(parts) > 2:
-                raise UsageError(f"picks file line {number}: expected '<sha or #PR> [reason]', got {line!r}")
+                raise UsageError(
+                    f"picks file line {number}: expected '<sha or #PR> [reason]', got {line!r}"
+                )
             line_reason = parts[1] if len(parts) == 2 else reason
             if line_reason is not None and line_reason not in PICK_REASONS:
                 raise UsageError(
@@ -110,7 +112,9 @@ def plan_pick(state: PickState) -> Plan:
         if c.skip:
             continue
         if c.parents > 1:
-            raise RefusedError(f"{short(c.sha)} is a merge commit; pick the commits it merged instead")
+            raise RefusedError(
+                f"{short(c.sha)} is a merge commit; pick the commits it merged instead"
+            )
         if c.category in state.feature_categories and not state.allow_feature:
             raise RefusedError(
                 f"{short(c.sha)} '{c.subject}' is feature work ({c.category}); release branches take "
@@ -125,10 +129,14 @@ def plan_pick(state: PickState) -> Plan:
         seen.add(c.sha)
         data: dict[str, Any] = {"sha": c.sha, "subject": c.subject, "reason": c.request.reason}
         if c.skip:
-            steps.append(Step("skip", f"skip {short(c.sha)} {c.subject} ({c.skip})", {**data, "why": c.skip}))
+            steps.append(
+                Step("skip", f"skip {short(c.sha)} {c.subject} ({c.skip})", {**data, "why": c.skip})
+            )
         else:
             why = f" [{c.request.reason}]" if c.request.reason else ""
-            steps.append(Step("cherry-pick", f"cherry-pick -x {short(c.sha)} {c.subject}{why}", data))
+            steps.append(
+                Step("cherry-pick", f"cherry-pick -x {short(c.sha)} {c.subject}{why}", data)
+            )
     picks = sum(1 for s in steps if s.action == "cherry-pick")
     skips = len(steps) - picks
     return Plan(
@@ -188,7 +196,9 @@ class _Branch:
         return None
 
 
-def _resolve(ctx: ReleaseContext, requests: Iterable[PickRequest], info: _Branch) -> list[Candidate]:
+def _resolve(
+    ctx: ReleaseContext, requests: Iterable[PickRequest], info: _Branch
+) -> list[Candidate]:
     requests = list(requests)
     resolved: list[tuple[PickRequest, str]] = []
     pr_requests = [r for r in requests if _PR.match(r.ref)]
@@ -295,8 +305,15 @@ class _Picker:
             )
         branch = data["branch"]
         if self.repo.current_branch() != branch:
-            raise RefusedError(f"an interrupted pick on {branch} needs recovery; git switch {branch} first")
-        for stale in ("index.lock", "HEAD.lock", f"refs/heads/{branch}.lock", "CHERRY_PICK_HEAD.lock"):
+            raise RefusedError(
+                f"an interrupted pick on {branch} needs recovery; git switch {branch} first"
+            )
+        for stale in (
+            "index.lock",
+            "HEAD.lock",
+            f"refs/heads/{branch}.lock",
+            "CHERRY_PICK_HEAD.lock",
+        ):
             path = self.repo.git_dir / stale
             if path.exists():
                 path.unlink()
@@ -304,7 +321,9 @@ class _Picker:
         if self.repo.sequencer_active() or self.repo.cherry_pick_head():
             self.repo.run("cherry-pick", "--quit", mutating=True)
         self.repo.run("reset", "--hard", "--quiet", "HEAD", mutating=True)
-        self.say(f"recovered an interrupted pick: {branch} is at {short(self.repo.out('rev-parse', 'HEAD'))}")
+        self.say(
+            f"recovered an interrupted pick: {branch} is at {short(self.repo.out('rev-parse', 'HEAD'))}"
+        )
 
     def run_queue(self, data: dict[str, Any]) -> list[str]:
         """Apply the queued commits; returns the lines that report them."""
@@ -324,12 +343,15 @@ class _Picker:
             if reason is not None:
                 args.append("--edit")
             result = self.repo.run(
-                *args, *[i["sha"] for i in group], check=False,
-                env={"GIT_EDITOR": _editor_for(reason)}, mutating=True,
+                *args,
+                *[i["sha"] for i in group],
+                check=False,
+                env={"GIT_EDITOR": _editor_for(reason)},
+                mutating=True,
             )
             if result.ok:
                 report += [f"picked {short(i['sha'])} {i['subject']}" for i in group]
-                queue = queue[len(group):]
+                queue = queue[len(group) :]
                 continue
             stopped = self.repo.cherry_pick_head()
             if stopped is None:
@@ -345,11 +367,14 @@ class _Picker:
             self.repo.run("reset", "--hard", "--quiet", "HEAD", mutating=True)
             current = queue[0]
             if not unmerged:
-                report.append(f"skipped {short(current['sha'])} {current['subject']} (its change is already on the branch)")
+                report.append(
+                    f"skipped {short(current['sha'])} {current['subject']} (its change is already on the branch)"
+                )
                 queue = queue[1:]
                 continue
             data.update(
-                queue=queue, status="conflict",
+                queue=queue,
+                status="conflict",
                 conflict={"sha": current["sha"], "subject": current["subject"], "files": unmerged},
             )
             self._save(data)
@@ -373,11 +398,15 @@ def _saved(state: StateFile) -> dict[str, Any] | None:
         return None
     fields = {"branch": str, "orig_head": str, "queue": list, "status": str}
     missing = [key for key, kind in fields.items() if not isinstance(data.get(key), kind)]
-    if not missing and not all(isinstance(i, dict) and isinstance(i.get("sha"), str)
-                               and "subject" in i for i in data["queue"]):
+    if not missing and not all(
+        isinstance(i, dict) and isinstance(i.get("sha"), str) and "subject" in i
+        for i in data["queue"]
+    ):
         missing = ["queue entries"]
-    if not missing and data["status"] == "conflict" and (
-        not isinstance(data.get("conflict"), dict) or not data["queue"]
+    if (
+        not missing
+        and data["status"] == "conflict"
+        and (not isinstance(data.get("conflict"), dict) or not data["queue"])
     ):
         missing = ["conflict"]
     if missing:
@@ -431,10 +460,18 @@ def pick(
         state, _ = read_pick_state(ctx, requests, allow_feature)
         plan = plan_pick(state)
         queue = _remaining(plan)
-        report = [f"skipped {short(s.data['sha'])} {s.data['subject']} ({s.data['why']})"
-                  for s in plan.steps if s.action == "skip"]
+        report = [
+            f"skipped {short(s.data['sha'])} {s.data['subject']} ({s.data['why']})"
+            for s in plan.steps
+            if s.action == "skip"
+        ]
         if queue:
-            data = {"branch": state.branch, "orig_head": state.head, "queue": queue, "status": "running"}
+            data = {
+                "branch": state.branch,
+                "orig_head": state.head,
+                "queue": queue,
+                "status": "running",
+            }
             report += picker.run_queue(data)
             _confirm(ctx, state.branch, [i["sha"] for i in queue if not _became_empty(report, i)])
         return plan, report
@@ -458,12 +495,16 @@ def continue_pick(ctx: ReleaseContext, *, say: Callable[[str], None] = print) ->
         conflict = data["conflict"]
         sha = conflict["sha"]
         if ctx.repo.current_branch() != data["branch"]:
-            raise RefusedError(f"the pick in progress is on {data['branch']}; git switch {data['branch']} first")
+            raise RefusedError(
+                f"the pick in progress is on {data['branch']}; git switch {data['branch']} first"
+            )
         reason = data["queue"][0].get("reason")
         if ctx.repo.cherry_pick_head():
             unmerged = ctx.repo.unmerged_paths()
             if unmerged:
-                raise RefusedError(f"still unmerged: {', '.join(unmerged)}; resolve them and git add them")
+                raise RefusedError(
+                    f"still unmerged: {', '.join(unmerged)}; resolve them and git add them"
+                )
             ctx.repo.run("cherry-pick", "--continue", env={"GIT_EDITOR": "true"}, mutating=True)
             _ensure_pick_message(ctx, sha, reason)
         elif ctx.repo.has_staged_changes():
@@ -491,7 +532,16 @@ def _ensure_pick_message(ctx: ReleaseContext, sha: str, reason: str | None) -> N
     if reason and f"{REASON_TRAILER}: {reason}" not in wanted:
         wanted += f"\n{REASON_TRAILER}: {reason}"
     if wanted != message.rstrip():
-        ctx.repo.run("commit", "--amend", "--quiet", "--no-verify", "-F", "-", stdin=wanted + "\n", mutating=True)
+        ctx.repo.run(
+            "commit",
+            "--amend",
+            "--quiet",
+            "--no-verify",
+            "-F",
+            "-",
+            stdin=wanted + "\n",
+            mutating=True,
+        )
 
 
 def _commit_resolution(ctx: ReleaseContext, sha: str, reason: str | None) -> None:
@@ -502,8 +552,14 @@ def _commit_resolution(ctx: ReleaseContext, sha: str, reason: str | None) -> Non
     if reason:
         message += f"{REASON_TRAILER}: {reason}\n"
     ctx.repo.run(
-        "commit", "--quiet", "-F", "-", f"--author={name} <{email}>", stdin=message,
-        env={"GIT_AUTHOR_DATE": date}, mutating=True,
+        "commit",
+        "--quiet",
+        "-F",
+        "-",
+        f"--author={name} <{email}>",
+        stdin=message,
+        env={"GIT_AUTHOR_DATE": date},
+        mutating=True,
     )
 
 

@@ -38,13 +38,22 @@ def plan_push(
         if remote_branch is None:
             detail = f"create branch {branch} on {remote} at {short(local_branch)}"
         else:
-            detail = (f"update {branch} on {remote} "
-                      f"from {short(remote_branch)} to {short(local_branch)}")
+            detail = (
+                f"update {branch} on {remote} from {short(remote_branch)} to {short(local_branch)}"
+            )
         steps.append(Step("push-ref", detail, {"ref": f"refs/heads/{branch}", "sha": local_branch}))
     for name, sha in sorted(local_tags.items()):
         if name not in remote_tags:
-            steps.append(Step("push-ref", f"push tag {name} ({short(sha)})", {"ref": f"refs/tags/{name}", "sha": sha}))
-    summary = f"push to {remote} atomically: {len(steps)} ref(s)" if steps else f"{remote} is up to date"
+            steps.append(
+                Step(
+                    "push-ref",
+                    f"push tag {name} ({short(sha)})",
+                    {"ref": f"refs/tags/{name}", "sha": sha},
+                )
+            )
+    summary = (
+        f"push to {remote} atomically: {len(steps)} ref(s)" if steps else f"{remote} is up to date"
+    )
     return Plan("push", summary, tuple(steps), {"remote": remote, "branch": branch})
 
 
@@ -52,10 +61,14 @@ def _read(ctx: ReleaseContext) -> Plan:
     branch, base = ctx.current_release()
     remote = ctx.config.remote
     if not ctx.repo.has_remote(remote):
-        raise RefusedError(f"no remote named {remote!r}; add it (git remote add {remote} URL) or set remote in [tool.release]")
+        raise RefusedError(
+            f"no remote named {remote!r}; add it (git remote add {remote} URL) or set remote in [tool.release]"
+        )
     result = ctx.repo.run("ls-remote", remote, f"refs/heads/{branch}", "refs/tags/*", check=False)
     if not result.ok:
-        raise RefusedError(f"cannot reach {remote}: {result.stderr.strip().splitlines()[-1] if result.stderr.strip() else 'no answer'}; nothing was pushed, retry when it is reachable")
+        raise RefusedError(
+            f"cannot reach {remote}: {result.stderr.strip().splitlines()[-1] if result.stderr.strip() else 'no answer'}; nothing was pushed, retry when it is reachable"
+        )
     remote_branch = None
     remote_tags: dict[str, str] = {}
     for line in result.stdout.splitlines():
@@ -74,11 +87,13 @@ def _read(ctx: ReleaseContext) -> Plan:
             f"git fetch {remote} and merge {remote}/{branch}, then push again"
         )
     # lstrip=2, not :short, which spells a tag "tags/NAME" when a branch NAME exists too
-    raw_local = ctx.repo.out("for-each-ref", "--format=%(refname:lstrip=2) %(objectname)",
-                             "refs/tags")
+    raw_local = ctx.repo.out(
+        "for-each-ref", "--format=%(refname:lstrip=2) %(objectname)", "refs/tags"
+    )
     local_objects = dict(line.split(" ", 1) for line in raw_local.splitlines())
-    ours = {t.name: local_objects[t.name] for t in ctx.tags(remote=False)
-            if t.version.base == base.base}
+    ours = {
+        t.name: local_objects[t.name] for t in ctx.tags(remote=False) if t.version.base == base.base
+    }
     return plan_push(remote, branch, local_branch, remote_branch, ours, remote_tags)
 
 
@@ -89,15 +104,26 @@ def push(ctx: ReleaseContext, *, dry_run: bool = False, say: Callable[[str], Non
     with repo_lock(ctx.repo.git_dir, "push", notify=say):
         plan = _read(ctx)
         refspecs = [f"{s.data['ref']}:{s.data['ref']}" for s in plan.steps]
-        result = ctx.repo.run("push", "--atomic", "--porcelain", plan.info["remote"], *refspecs,
-                              check=False, mutating=True)
+        result = ctx.repo.run(
+            "push",
+            "--atomic",
+            "--porcelain",
+            plan.info["remote"],
+            *refspecs,
+            check=False,
+            mutating=True,
+        )
         if not result.ok:
             reason = _rejection(result.stdout + "\n" + result.stderr)
-            raise GitError(f"push to {plan.info['remote']} failed, nothing was pushed: {reason}; "
-                           "local branch and tags are unchanged, retry when fixed")
+            raise GitError(
+                f"push to {plan.info['remote']} failed, nothing was pushed: {reason}; "
+                "local branch and tags are unchanged, retry when fixed"
+            )
         after = _read(ctx)
         if after.steps:
-            raise GitError(f"push reported success but {len(after.steps)} ref(s) are still missing on the remote")
+            raise GitError(
+                f"push reported success but {len(after.steps)} ref(s) are still missing on the remote"
+            )
     return plan
 
 

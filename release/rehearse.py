@@ -17,7 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from release.git import GitRepo
-from release.sample import AFTER_CUT, LATE_FIX, RESOLVED_SCHEDULER_108, SampleEngine, make_sample_engine
+from release.sample import (
+    AFTER_CUT,
+    LATE_FIX,
+    RESOLVED_SCHEDULER_108,
+    SampleEngine,
+    make_sample_engine,
+)
 
 __all__ = ["Rehearsal", "rehearse"]
 
@@ -47,13 +53,19 @@ class Rehearsal:
         env = {**os.environ, "RELEASE_REPO": str(self.engine.root)}
         env.pop("RELEASE_DEBUG", None)
         proc = subprocess.run(
-            [sys.executable, "-m", "release", *args], cwd=self.engine.root, env=env,
-            capture_output=True, text=True, check=False,
+            [sys.executable, "-m", "release", *args],
+            cwd=self.engine.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         for line in (proc.stdout + proc.stderr).rstrip().splitlines():
             self.say("    " + line)
         if proc.returncode != expect:
-            raise RehearsalError(f"`release {' '.join(args)}` exited {proc.returncode}, expected {expect}")
+            raise RehearsalError(
+                f"`release {' '.join(args)}` exited {proc.returncode}, expected {expect}"
+            )
         return proc.stdout
 
     def git(self, *args: str, check: bool = True) -> str:
@@ -69,7 +81,9 @@ class Rehearsal:
         say = self.say
         say(f"sandbox: {self.sandbox}")
         self.engine = engine = make_sample_engine(self.sandbox)
-        say(f"sample engine with {len(self.repo.rev_list('HEAD'))} commits on main, remote {engine.remote}")
+        say(
+            f"sample engine with {len(self.repo.rev_list('HEAD'))} commits on main, remote {engine.remote}"
+        )
         self.release("status")
         self.release("cut", "0.1.0", "--no-switch")
         for change in AFTER_CUT:
@@ -81,11 +95,16 @@ class Rehearsal:
         self.release("pick", "#109 #108 #106", "--reason", "regression", "--dry-run")
         self.release("pick", "#109 #108 #106", "--reason", "regression", expect=4)
         head_after_conflict = self.repo.rev("HEAD")
-        self.check("conflict left the branch at the cut and the tree clean",
-                   head_after_conflict == self.repo.rev("refs/heads/main~5") and not self.repo.dirty_paths())
+        self.check(
+            "conflict left the branch at the cut and the tree clean",
+            head_after_conflict == self.repo.rev("refs/heads/main~5")
+            and not self.repo.dirty_paths(),
+        )
         say("resolving #108 by hand (it was written against #107's rename):")
         self.git("cherry-pick", "-x", engine.shas[108], check=False)
-        (engine.root / "tinyengine" / "scheduler.py").write_text(RESOLVED_SCHEDULER_108, encoding="utf-8")
+        (engine.root / "tinyengine" / "scheduler.py").write_text(
+            RESOLVED_SCHEDULER_108, encoding="utf-8"
+        )
         self.git("add", "tinyengine/scheduler.py")
         self.release("pick", "--continue")
         self.release("pick", "#110", expect=3)  # feature work is refused
@@ -118,20 +137,32 @@ class Rehearsal:
         remote = GitRepo.__new__(GitRepo)
         refs = self.repo.out("ls-remote", str(self.engine.remote)).splitlines()
         remote_refs = {ref: sha for sha, ref in (line.split("\t") for line in refs)}
-        self.check("remote has v0.1.0rc1, v0.1.0rc2 and v0.1.0",
-                   all(f"refs/tags/{t}" in remote_refs for t in ("v0.1.0rc1", "v0.1.0rc2", "v0.1.0")))
-        self.check("the final is on the last rc's commit",
-                   self.repo.rev("v0.1.0") == self.repo.rev("v0.1.0rc2"))
-        self.check("the remote branch matches the local one",
-                   remote_refs.get("refs/heads/releases/v0.1.0") == self.repo.rev("releases/v0.1.0"))
-        self.check("each pick is listed once in the final notes",
-                   all(notes.count(f"#{n}]") == 1 for n in (108, 109, 111, 112)))
-        self.check("the reverted kernel stub and its revert cancel out",
-                   "#104" not in notes and "#105" not in notes)
+        self.check(
+            "remote has v0.1.0rc1, v0.1.0rc2 and v0.1.0",
+            all(f"refs/tags/{t}" in remote_refs for t in ("v0.1.0rc1", "v0.1.0rc2", "v0.1.0")),
+        )
+        self.check(
+            "the final is on the last rc's commit",
+            self.repo.rev("v0.1.0") == self.repo.rev("v0.1.0rc2"),
+        )
+        self.check(
+            "the remote branch matches the local one",
+            remote_refs.get("refs/heads/releases/v0.1.0") == self.repo.rev("releases/v0.1.0"),
+        )
+        self.check(
+            "each pick is listed once in the final notes",
+            all(notes.count(f"#{n}]") == 1 for n in (108, 109, 111, 112)),
+        )
+        self.check(
+            "the reverted kernel stub and its revert cancel out",
+            "#104" not in notes and "#105" not in notes,
+        )
         self.check("the feature #110 was not picked", "#110" not in notes)
         changelog = (self.engine.root / "CHANGELOG.md").read_text(encoding="utf-8")
-        self.check("CHANGELOG.md has the final and no rc sections",
-                   "## [0.1.0] - " in changelog and "[0.1.0rc" not in changelog)
+        self.check(
+            "CHANGELOG.md has the final and no rc sections",
+            "## [0.1.0] - " in changelog and "[0.1.0rc" not in changelog,
+        )
         del remote
 
 
@@ -158,6 +189,8 @@ def rehearse(*, keep: bool = False, workdir: str | None = None, say: Say = print
 
             shutil.rmtree(sandbox, ignore_errors=True)
     passed = sum(1 for _, good in rehearsal.checks if good)
-    say(f"rehearsal {'passed' if ok else 'FAILED'}: {passed}/{len(rehearsal.checks)} checks"
-        + (f"; sandbox kept at {sandbox}" if keep else ""))
+    say(
+        f"rehearsal {'passed' if ok else 'FAILED'}: {passed}/{len(rehearsal.checks)} checks"
+        + (f"; sandbox kept at {sandbox}" if keep else "")
+    )
     return ok

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from release.git import GitRepo
 
-__all__ = ["SampleEngine", "add_commit", "make_sample_engine", "AFTER_CUT", "BEFORE_CUT"]
+__all__ = ["AFTER_CUT", "BEFORE_CUT", "SampleEngine", "add_commit", "make_sample_engine"]
 
 ALICE = ("Alice Chen", "alice@example.com")
 BOB = ("Bob Okafor", "bob@example.com")
@@ -49,49 +49,109 @@ def _append(extra: str) -> Edit:
 
 
 BEFORE_CUT: tuple[Change, ...] = (
-    Change("[Frontend] Add --port flag to the server (#102)", BOB, {
-        "tinyengine/server.py": _replace('    args = sys.argv[1:] if argv is None else argv\n',
-                                         '    args = sys.argv[1:] if argv is None else argv\n'
-                                         '    port = int(args[args.index("--port") + 1]) if "--port" in args else 8000\n'),
-    }, body=f"Co-authored-by: {CAROL[0]} <{CAROL[1]}>"),
-    Change("[Doc] Describe the batching policy (#103)", CAROL, {
-        "README.md": _append("\nRequests are batched in arrival order up to `max_batch`.\n"),
-    }),
-    Change("[Kernel] Add fused add kernel stub (#104)", DAN, {
-        "tinyengine/kernels.py": '"""Kernel stubs."""\n\n\ndef fused_add(a, b):\n    return [x + y for x, y in zip(a, b)]\n',
-    }),
-    Change('Revert "[Kernel] Add fused add kernel stub (#104)" (#105)', DAN, {}, revert_of="[Kernel] Add fused add kernel stub (#104)"),
-    Change("[Bugfix][V1] Handle an empty request list (#106)", ALICE, {
-        "tinyengine/scheduler.py": _replace("    batch = []\n", "    batch = []\n    if not reqs:\n        return batch\n"),
-    }, body=f"Signed-off-by: {ALICE[0]} <{ALICE[1]}>"),
+    Change(
+        "[Frontend] Add --port flag to the server (#102)",
+        BOB,
+        {
+            "tinyengine/server.py": _replace(
+                "    args = sys.argv[1:] if argv is None else argv\n",
+                "    args = sys.argv[1:] if argv is None else argv\n"
+                '    port = int(args[args.index("--port") + 1]) if "--port" in args else 8000\n',
+            ),
+        },
+        body=f"Co-authored-by: {CAROL[0]} <{CAROL[1]}>",
+    ),
+    Change(
+        "[Doc] Describe the batching policy (#103)",
+        CAROL,
+        {
+            "README.md": _append("\nRequests are batched in arrival order up to `max_batch`.\n"),
+        },
+    ),
+    Change(
+        "[Kernel] Add fused add kernel stub (#104)",
+        DAN,
+        {
+            "tinyengine/kernels.py": '"""Kernel stubs."""\n\n\ndef fused_add(a, b):\n    return [x + y for x, y in zip(a, b)]\n',
+        },
+    ),
+    Change(
+        'Revert "[Kernel] Add fused add kernel stub (#104)" (#105)',
+        DAN,
+        {},
+        revert_of="[Kernel] Add fused add kernel stub (#104)",
+    ),
+    Change(
+        "[Bugfix][V1] Handle an empty request list (#106)",
+        ALICE,
+        {
+            "tinyengine/scheduler.py": _replace(
+                "    batch = []\n", "    batch = []\n    if not reqs:\n        return batch\n"
+            ),
+        },
+        body=f"Signed-off-by: {ALICE[0]} <{ALICE[1]}>",
+    ),
 )
 
 AFTER_CUT: tuple[Change, ...] = (
-    Change("[Misc] Rename scheduler variables (#107)", CAROL, {
-        "tinyengine/scheduler.py": lambda t: t.replace("reqs", "requests").replace("batch = []", "picked = []")
-        .replace("len(batch)", "len(picked)").replace("batch.append(req)", "picked.append(req)")
-        .replace("return batch", "return picked"),
-    }),
-    Change("[BugFix] Fix off-by-one in the batch limit (#108)", ALICE, {
-        "tinyengine/scheduler.py": _replace("if len(picked) > max_batch:", "if len(picked) >= max_batch:"),
-    }, body=f"Signed-off-by: {ALICE[0]} <{ALICE[1]}>"),
-    Change("[bugfix] Fix --port parsing when the value is missing (#109)", BOB, {
-        "tinyengine/server.py": _replace(
-            'int(args[args.index("--port") + 1]) if "--port" in args else 8000',
-            'int(args[args.index("--port") + 1]) if "--port" in args[:-1] else 8000',
-        ),
-    }, body=f"Co-authored-by: {EVE[0]} <{EVE[1]}>\nSigned-off-by: {BOB[0]} <{BOB[1]}>"),
-    Change("[Feature] Add priority scheduling (#110)", DAN, {
-        "tinyengine/priority.py": '"""Priority scheduling."""\n\n\ndef by_priority(requests):\n    return sorted(requests, key=lambda r: r.get("priority", 0))\n',
-    }),
-    Change("[main][CI/Build] Pin the build tools (#111)", EVE, {
-        "requirements-build.txt": "setuptools==80.9.0\nwheel==0.45.1\n",
-    }),
+    Change(
+        "[Misc] Rename scheduler variables (#107)",
+        CAROL,
+        {
+            "tinyengine/scheduler.py": lambda t: (
+                t.replace("reqs", "requests")
+                .replace("batch = []", "picked = []")
+                .replace("len(batch)", "len(picked)")
+                .replace("batch.append(req)", "picked.append(req)")
+                .replace("return batch", "return picked")
+            ),
+        },
+    ),
+    Change(
+        "[BugFix] Fix off-by-one in the batch limit (#108)",
+        ALICE,
+        {
+            "tinyengine/scheduler.py": _replace(
+                "if len(picked) > max_batch:", "if len(picked) >= max_batch:"
+            ),
+        },
+        body=f"Signed-off-by: {ALICE[0]} <{ALICE[1]}>",
+    ),
+    Change(
+        "[bugfix] Fix --port parsing when the value is missing (#109)",
+        BOB,
+        {
+            "tinyengine/server.py": _replace(
+                'int(args[args.index("--port") + 1]) if "--port" in args else 8000',
+                'int(args[args.index("--port") + 1]) if "--port" in args[:-1] else 8000',
+            ),
+        },
+        body=f"Co-authored-by: {EVE[0]} <{EVE[1]}>\nSigned-off-by: {BOB[0]} <{BOB[1]}>",
+    ),
+    Change(
+        "[Feature] Add priority scheduling (#110)",
+        DAN,
+        {
+            "tinyengine/priority.py": '"""Priority scheduling."""\n\n\ndef by_priority(requests):\n    return sorted(requests, key=lambda r: r.get("priority", 0))\n',
+        },
+    ),
+    Change(
+        "[main][CI/Build] Pin the build tools (#111)",
+        EVE,
+        {
+            "requirements-build.txt": "setuptools==80.9.0\nwheel==0.45.1\n",
+        },
+    ),
 )
 
-LATE_FIX = Change("[Fix] Return 400 on a malformed request body (#112)", BOB, {
-    "tinyengine/server.py": _append("\n\ndef bad_request():\n    return 400\n"),
-}, body=f"Co-authored-by: {ALICE[0]} <{ALICE[1]}>")
+LATE_FIX = Change(
+    "[Fix] Return 400 on a malformed request body (#112)",
+    BOB,
+    {
+        "tinyengine/server.py": _append("\n\ndef bad_request():\n    return 400\n"),
+    },
+    body=f"Co-authored-by: {ALICE[0]} <{ALICE[1]}>",
+)
 
 # The resolution a maintainer writes for #108 picked without the #107 rename.
 RESOLVED_SCHEDULER_108 = '''"""A toy scheduler: batches requests in arrival order."""
@@ -138,11 +198,13 @@ _CLOCK = [_EPOCH]  # commit times advance a minute per commit; reset for every n
 def add_commit(repo: GitRepo, change: Change, shas: dict[int, str] | None = None) -> str:
     """Commit ``change`` on the current branch with its author and a steady clock."""
     if change.revert_of is not None:
-        target = repo.out("log", "--format=%H", "--fixed-strings", f"--grep={change.revert_of}", "-n1").strip()
+        target = repo.out(
+            "log", "--format=%H", "--fixed-strings", f"--grep={change.revert_of}", "-n1"
+        ).strip()
         _CLOCK[0] += 60
         env = _env(change.author, _CLOCK[0])
         repo.run("revert", "--no-edit", target, env=env)
-        message = f'{change.subject}\n\nThis reverts commit {target}.\n'
+        message = f"{change.subject}\n\nThis reverts commit {target}.\n"
         repo.run("commit", "--amend", "--quiet", "-F", "-", stdin=message, env=env)
         return repo.out("rev-parse", "HEAD").strip()
     for rel, content in change.files.items():
@@ -160,8 +222,11 @@ def add_commit(repo: GitRepo, change: Change, shas: dict[int, str] | None = None
 def _env(author: tuple[str, str], when: int) -> dict[str, str]:
     stamp = f"@{when} +0000"
     return {
-        "GIT_AUTHOR_NAME": author[0], "GIT_AUTHOR_EMAIL": author[1], "GIT_AUTHOR_DATE": stamp,
-        "GIT_COMMITTER_NAME": "Release Maintainer", "GIT_COMMITTER_EMAIL": "maintainer@example.com",
+        "GIT_AUTHOR_NAME": author[0],
+        "GIT_AUTHOR_EMAIL": author[1],
+        "GIT_AUTHOR_DATE": stamp,
+        "GIT_COMMITTER_NAME": "Release Maintainer",
+        "GIT_COMMITTER_EMAIL": "maintainer@example.com",
         "GIT_COMMITTER_DATE": stamp,
     }
 
@@ -185,8 +250,13 @@ def make_sample_engine(root: Path, *, with_remote: bool = True) -> SampleEngine:
     repo.run("config", "tag.gpgsign", "false")
     repo.run("add", "--all")
     _CLOCK[0] += 60
-    repo.run("commit", "--quiet", "-m", "[Core] Add the toy scheduler and server (#101)",
-             env=_env(ALICE, _CLOCK[0]))
+    repo.run(
+        "commit",
+        "--quiet",
+        "-m",
+        "[Core] Add the toy scheduler and server (#101)",
+        env=_env(ALICE, _CLOCK[0]),
+    )
     engine = SampleEngine(work, None, repo, {101: repo.out("rev-parse", "HEAD").strip()})
     for change in BEFORE_CUT:
         engine.commit(change)

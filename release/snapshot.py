@@ -43,12 +43,16 @@ class SnapshotReport:
     def lines(self, limit: int = 40) -> list[str]:
         marker = " [on a stand-in base]" if self.record.get("standin_base") else ""
         out = [f"snapshot({self.variant}): {self.record['image']}{marker}"]
-        out.append(f"  runtime round trip: {'passed' if self.runtime_ok else 'FAILED'}"
-                   + (f" - {self.runtime_output}" if self.runtime_output else ""))
+        out.append(
+            f"  runtime round trip: {'passed' if self.runtime_ok else 'FAILED'}"
+            + (f" - {self.runtime_output}" if self.runtime_output else "")
+        )
         state = self.record["state"]
-        out.append(f"  recorded: {len(state['libraries'])} shared libraries, "
-                   f"{len(state['python']['packages'])} Python packages, CUDA {state['cuda'].get('version.json')}, "
-                   f"driver: {state['driver']} -> {self.path}")
+        out.append(
+            f"  recorded: {len(state['libraries'])} shared libraries, "
+            f"{len(state['python']['packages'])} Python packages, CUDA {state['cuda'].get('version.json')}, "
+            f"driver: {state['driver']} -> {self.path}"
+        )
         if self.baseline is None:
             out.append("  baseline: none (first record of this variant)")
         elif not self.diff:
@@ -106,30 +110,55 @@ def find_baseline(store: Path, variant: str, version: str) -> Path | None:
 
 
 def run_snapshot(
-    engine: ContainerEngine, matrix: ImageMatrix, variant: Variant, source: BuildSource, image: str,
-    *, store: Path, baseline: Path | None = None, say: Callable[[str], None] = print,
+    engine: ContainerEngine,
+    matrix: ImageMatrix,
+    variant: Variant,
+    source: BuildSource,
+    image: str,
+    *,
+    store: Path,
+    baseline: Path | None = None,
+    say: Callable[[str], None] = print,
 ) -> SnapshotReport:
     if not matrix.has_snapshot(variant) or matrix.snapshot is None:
-        rule = matrix.snapshot.cuda if matrix.snapshot else "(no snapshot rule)"
-        raise UsageError(f"variant {variant.id} (CUDA {variant.cuda_text}) has no snapshot: "
-                         f"the snapshot rule cuda {rule} leaves it out")
+        spec = matrix.snapshot.cuda if matrix.snapshot else "(no snapshot rule)"
+        raise UsageError(
+            f"variant {variant.id} (CUDA {variant.cuda_text}) has no snapshot: "
+            f"the snapshot rule cuda {spec} leaves it out"
+        )
     data = engine.inspect_image(image)
     if data is None:
         raise EngineError(f"image {image} does not exist; build it first")
     rule = matrix.snapshot
     runtime_ok, runtime_output = True, ""
     if rule.command:
-        run = engine.run_container(data["Id"], list(rule.command[1:]), entrypoint=rule.command[0],
-                                   timeout=rule.timeout, labels={"org.release.snapshot": variant.id})
+        run = engine.run_container(
+            data["Id"],
+            list(rule.command[1:]),
+            entrypoint=rule.command[0],
+            timeout=rule.timeout,
+            labels={"org.release.snapshot": variant.id},
+        )
         runtime_ok = run.ok
-        runtime_output = ("timed out" if run.timed_out else
-                          ((run.stdout or run.stderr).strip().splitlines() or [""])[-1])
+        runtime_output = (
+            "timed out"
+            if run.timed_out
+            else ((run.stdout or run.stderr).strip().splitlines() or [""])[-1]
+        )
     probe = (resources.files("release") / "snapshot_probe.py").read_text(encoding="utf-8")
-    run = engine.run_container(data["Id"], ["-"], entrypoint="python3", stdin=probe, timeout=rule.timeout,
-                               labels={"org.release.snapshot": variant.id})
+    run = engine.run_container(
+        data["Id"],
+        ["-"],
+        entrypoint="python3",
+        stdin=probe,
+        timeout=rule.timeout,
+        labels={"org.release.snapshot": variant.id},
+    )
     if not run.ok:
-        raise EngineError(f"recording the runtime state of {image} failed: "
-                          f"{'timed out' if run.timed_out else (run.stderr.strip().splitlines() or ['?'])[-1]}")
+        raise EngineError(
+            f"recording the runtime state of {image} failed: "
+            f"{'timed out' if run.timed_out else (run.stderr.strip().splitlines() or ['?'])[-1]}"
+        )
     state = json.loads(run.stdout)
     labels = (data.get("Config") or {}).get("Labels") or {}
     record = {
@@ -141,13 +170,19 @@ def run_snapshot(
         "version": source.version,
         "revision": source.revision,
         "standin_base": labels.get(STANDIN_LABEL) == "true",
-        "snapshot_runtime": {"command": list(rule.command), "passed": runtime_ok, "output": runtime_output},
+        "snapshot_runtime": {
+            "command": list(rule.command),
+            "passed": runtime_ok,
+            "output": runtime_output,
+        },
         "state": state,
     }
     path = store / source.version / f"{variant.id}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    base_path = baseline if baseline is not None else find_baseline(store, variant.id, source.version)
+    base_path = (
+        baseline if baseline is not None else find_baseline(store, variant.id, source.version)
+    )
     diff: list[str] = []
     if base_path is not None:
         if not base_path.exists():

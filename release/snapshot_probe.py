@@ -1,3 +1,4 @@
+# mypy: disable-error-code="no-untyped-def,no-untyped-call"
 """Runs *inside* an image (stdlib only, sent on stdin to ``python3 -``): prints the runtime
 state as JSON: OS, CUDA toolkit, driver probe, Python and its packages, shared libraries
 with hashes, and the snapshot runtime's version."""
@@ -9,7 +10,13 @@ import shutil
 import subprocess
 import sys
 
-LIB_DIRS = ("/lib", "/usr/lib", "/usr/local/lib", "/usr/local/cuda/lib64", "/usr/local/nvidia/lib64")
+LIB_DIRS = (
+    "/lib",
+    "/usr/lib",
+    "/usr/local/lib",
+    "/usr/local/cuda/lib64",
+    "/usr/local/nvidia/lib64",
+)
 
 
 def os_release():
@@ -26,8 +33,10 @@ def os_release():
 
 
 def cuda():
-    out = {"CUDA_VERSION": os.environ.get("CUDA_VERSION"),
-           "NVIDIA_REQUIRE_CUDA": os.environ.get("NVIDIA_REQUIRE_CUDA")}
+    out = {
+        "CUDA_VERSION": os.environ.get("CUDA_VERSION"),
+        "NVIDIA_REQUIRE_CUDA": os.environ.get("NVIDIA_REQUIRE_CUDA"),
+    }
     try:
         with open("/usr/local/cuda/version.json", encoding="utf-8") as f:
             out["version.json"] = json.load(f).get("cuda", {}).get("version")
@@ -44,8 +53,12 @@ def driver():
         pass
     smi = shutil.which("nvidia-smi")
     if smi:
-        proc = subprocess.run([smi, "--query-gpu=driver_version,name", "--format=csv,noheader"],
-                              capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            [smi, "--query-gpu=driver_version,name", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if proc.returncode == 0 and proc.stdout.strip():
             return proc.stdout.strip()
     return "no GPU"
@@ -88,5 +101,16 @@ def snapshot_runtime():
     return {"criu": proc.stdout.strip().splitlines()[0] if proc.stdout.strip() else None}
 
 
-print(json.dumps({"os": os_release(), "cuda": cuda(), "driver": driver(), "python": python(),
-                  "libraries": libraries(), "snapshot_runtime": snapshot_runtime()}, sort_keys=True))
+print(
+    json.dumps(
+        {
+            "os": os_release(),
+            "cuda": cuda(),
+            "driver": driver(),
+            "python": python(),
+            "libraries": libraries(),
+            "snapshot_runtime": snapshot_runtime(),
+        },
+        sort_keys=True,
+    )
+)

@@ -65,4 +65,6 @@ def read_source(ctx: ReleaseContext, version: str | None = None) -> BuildSource:
     last = reachable[-1] if reachable else None
     base = f"{last.commit}..{revision}" if last else revision
     distance = int(repo.out("rev-list", "--count", base).strip())
-    return BuildSource(ctx.root, revision, epoch, dev_version(last.version if last else None, distance), False, url)
+    return BuildSource(
+        ctx.root, revision, epoch, dev_version(last.version if last else None, distance), False, url
+    )

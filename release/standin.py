@@ -65,22 +65,38 @@ def _rootfs_tarball(say: Callable[[str], None]) -> Path:
     with _file_lock(cache / "rootfs.lock"):
         if tarball.exists():
             return tarball
-        debootstrap = shutil.which("debootstrap") or ("/usr/sbin/debootstrap" if os.path.exists("/usr/sbin/debootstrap") else None)
+        debootstrap = shutil.which("debootstrap") or (
+            "/usr/sbin/debootstrap" if os.path.exists("/usr/sbin/debootstrap") else None
+        )
         if debootstrap is None:
-            raise EngineError("a stand-in base image needs debootstrap (apt-get install debootstrap), "
-                              "or make the real base image available")
+            raise EngineError(
+                "a stand-in base image needs debootstrap (apt-get install debootstrap), "
+                "or make the real base image available"
+            )
         if os.geteuid() != 0:
             raise EngineError("making a stand-in base image runs debootstrap, which needs root")
-        say("making a Debian bookworm rootfs with debootstrap for stand-in base images (once, cached)")
+        say(
+            "making a Debian bookworm rootfs with debootstrap for stand-in base images (once, cached)"
+        )
         with tempfile.TemporaryDirectory(prefix="release-rootfs-") as tmp:
             target = Path(tmp) / "rootfs"
             proc = subprocess.run(
-                [debootstrap, "--variant=minbase", "--include=python3-minimal", "bookworm", str(target),
-                 os.environ.get("RELEASE_DEBIAN_MIRROR", "http://deb.debian.org/debian")],
-                capture_output=True, text=True, check=False,
+                [
+                    debootstrap,
+                    "--variant=minbase",
+                    "--include=python3-minimal",
+                    "bookworm",
+                    str(target),
+                    os.environ.get("RELEASE_DEBIAN_MIRROR", "http://deb.debian.org/debian"),
+                ],
+                capture_output=True,
+                text=True,
+                check=False,
             )
             if proc.returncode != 0:
-                raise EngineError(f"debootstrap failed: {(proc.stderr or proc.stdout).strip().splitlines()[-1:]}")
+                raise EngineError(
+                    f"debootstrap failed: {(proc.stderr or proc.stdout).strip().splitlines()[-1:]}"
+                )
             partial = tarball.with_suffix(".partial")
             subprocess.run(["tar", "-C", str(target), "-cf", str(partial), "."], check=True)
             os.replace(partial, tarball)
@@ -92,9 +108,15 @@ def _rootfs_image(engine: ContainerEngine, say: Callable[[str], None]) -> str:
     if existing:
         return existing
     tarball = _rootfs_tarball(say)
-    engine.import_rootfs(tarball, ROOTFS_IMAGE, [
-        f"ENV PATH={_PATH}", "CMD [\"bash\"]", f"LABEL {STANDIN_LABEL}=true {MANAGED_LABEL}=true",
-    ])
+    engine.import_rootfs(
+        tarball,
+        ROOTFS_IMAGE,
+        [
+            f"ENV PATH={_PATH}",
+            'CMD ["bash"]',
+            f"LABEL {STANDIN_LABEL}=true {MANAGED_LABEL}=true",
+        ],
+    )
     image = engine.image_id(ROOTFS_IMAGE)
     if image is None:
         raise EngineError(f"importing the stand-in rootfs as {ROOTFS_IMAGE} failed")
@@ -103,23 +125,29 @@ def _rootfs_image(engine: ContainerEngine, say: Callable[[str], None]) -> str:
 
 def standin_dockerfile(ref: str, cuda: str) -> str:
     major_minor = ".".join(cuda.split(".")[:2])
-    version_json = json.dumps({"cuda": {"name": "CUDA SDK", "version": cuda},
-                               "cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": cuda}}, indent=3)
+    version_json = json.dumps(
+        {
+            "cuda": {"name": "CUDA SDK", "version": cuda},
+            "cuda_cudart": {"name": "CUDA Runtime (cudart)", "version": cuda},
+        },
+        indent=3,
+    )
     escaped = version_json.replace("\\", "\\\\").replace("\n", "\\n").replace("'", "'\\''")
     return (
         f"FROM {ROOTFS_IMAGE}\n"
-        f"ENV CUDA_VERSION={cuda} NVIDIA_REQUIRE_CUDA=\"cuda>={major_minor}\" "
+        f'ENV CUDA_VERSION={cuda} NVIDIA_REQUIRE_CUDA="cuda>={major_minor}" '
         "NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility "
         "LD_LIBRARY_PATH=/usr/local/nvidia/lib:/usr/local/nvidia/lib64\n"
         f"RUN mkdir -p /usr/local/cuda-{major_minor} && ln -s /usr/local/cuda-{major_minor} /usr/local/cuda "
         f"&& printf '{escaped}\\n' > /usr/local/cuda/version.json\n"
-        f"LABEL {STANDIN_LABEL}=true {STANDIN_LABEL}.for=\"{ref}\" {MANAGED_LABEL}=true "
-        f"{STANDIN_LABEL}.note=\"local stand-in: Debian bookworm with NVIDIA's CUDA {cuda} layout, no CUDA libraries\"\n"
+        f'LABEL {STANDIN_LABEL}=true {STANDIN_LABEL}.for="{ref}" {MANAGED_LABEL}=true '
+        f'{STANDIN_LABEL}.note="local stand-in: Debian bookworm with NVIDIA\'s CUDA {cuda} layout, no CUDA libraries"\n'
     )
 
 
-def ensure_base(engine: ContainerEngine, ref: str, cuda: str, say: Callable[[str], None],
-                *, pull: bool = True) -> BaseImage:
+def ensure_base(
+    engine: ContainerEngine, ref: str, cuda: str, say: Callable[[str], None], *, pull: bool = True
+) -> BaseImage:
     """The base image for a variant: present, pulled, or a stand-in made now."""
     with _lock:
         data = engine.inspect_image(ref)
@@ -138,11 +166,21 @@ def ensure_base(engine: ContainerEngine, ref: str, cuda: str, say: Callable[[str
             dockerfile = Path(tmp) / "Dockerfile"
             dockerfile.write_text(standin_dockerfile(ref, cuda), encoding="utf-8")
             iid = Path(tmp) / "iid"
-            result = engine.build(context=Path(tmp), dockerfile=dockerfile, build_args={}, labels={},
-                                  iidfile=iid, platform=None, log=Path(tmp) / "build.log", timeout=600)
+            result = engine.build(
+                context=Path(tmp),
+                dockerfile=dockerfile,
+                build_args={},
+                labels={},
+                iidfile=iid,
+                platform=None,
+                log=Path(tmp) / "build.log",
+                timeout=600,
+            )
             if not result.ok or not iid.exists():
-                raise EngineError(f"making the stand-in for {ref} failed: "
-                                  f"{(Path(tmp) / 'build.log').read_text(errors='replace').strip().splitlines()[-1:]}")
+                raise EngineError(
+                    f"making the stand-in for {ref} failed: "
+                    f"{(Path(tmp) / 'build.log').read_text(errors='replace').strip().splitlines()[-1:]}"
+                )
             image = iid.read_text().strip()
             engine.tag(image, [ref])
         return BaseImage(ref, image, True, "stand-in made")

@@ -70,9 +70,12 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     notes: list[str] = []
     dirty = repo.dirty_paths()
     if release is None:
-        heads = repo.out("for-each-ref", "--format=%(refname:short)", "refs/heads").split()
-        ours = sorted((b for b in heads if ctx.config.branch.parse(b)), key=lambda b: ctx.config.branch.parse(b))  # type: ignore[arg-type, return-value]
-        s = Status(branch, None, head, dirty, [], None, None, release_branches=ours, notes=notes)
+        heads = repo.out("for-each-ref", "--format=%(refname:lstrip=2)", "refs/heads").split()
+        found = {b: v for b in heads if (v := ctx.config.branch.parse(b)) is not None}
+        branches = sorted(found, key=lambda b: found[b])
+        s = Status(
+            branch, None, head, dirty, [], None, None, release_branches=branches, notes=notes
+        )
         return _with_next(s, ctx)
     try:
         tags = ctx.tags(offline=offline)
@@ -94,8 +97,14 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         text = repo.log(f"{info.base}..HEAD", fmt=LOG_FORMAT)
         for commit in parse_log(text, ctx.config.alias_map()):
             if commit.picked_from:
-                done.append({"sha": commit.sha, "from": commit.picked_from[-1], "subject": commit.subject,
-                             "reason": commit.pick_reason})
+                done.append(
+                    {
+                        "sha": commit.sha,
+                        "from": commit.picked_from[-1],
+                        "subject": commit.subject,
+                        "reason": commit.pick_reason,
+                    }
+                )
         done.reverse()
         picks_path = ctx.root / ctx.config.picks_file
         if picks_path.exists():
@@ -103,24 +112,49 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
                 requests = parse_requests("", picks_path.read_text(encoding="utf-8"))
                 for c in _resolve(ctx, requests, info):
                     if not c.skip:
-                        pending.append({"sha": c.sha, "ref": c.request.ref, "subject": c.subject,
-                                        "reason": c.request.reason})
+                        pending.append(
+                            {
+                                "sha": c.sha,
+                                "ref": c.request.ref,
+                                "subject": c.subject,
+                                "reason": c.request.reason,
+                            }
+                        )
             except (ReleaseError, GitError) as err:
                 notes.append(f"{ctx.config.picks_file}: {err.one_line()}")
         tagged = [t for t in ours if t.local and repo.rev(t.commit)]
         if tagged:
             latest = tagged[-1]
-            after = repo.log(f"{latest.commit}..HEAD", fmt="%H%x1f%(trailers:key=Release-changelog,valueonly)")
-            untagged = sum(1 for line in after.splitlines() if line and not line.split("\x1f", 1)[1].strip())
+            after = repo.log(
+                f"{latest.commit}..HEAD", fmt="%H%x1f%(trailers:key=Release-changelog,valueonly)"
+            )
+            untagged = sum(
+                1 for line in after.splitlines() if line and not line.split("\x1f", 1)[1].strip()
+            )
     state = StateFile(repo.git_dir, STATE_NAME).read()
     in_progress = None
     if state:
-        in_progress = {"status": state.get("status"), "branch": state.get("branch"),
-                       "remaining": len(state.get("queue", [])), "conflict": state.get("conflict")}
+        in_progress = {
+            "status": state.get("status"),
+            "branch": state.get("branch"),
+            "remaining": len(state.get("queue", [])),
+            "conflict": state.get("conflict"),
+        }
     s = Status(
-        branch, str(release), head, dirty,
+        branch,
+        str(release),
+        head,
+        dirty,
         [{"name": t.name, "commit": t.commit, "local": t.local, "remote": t.remote} for t in ours],
-        upcoming, final, done, pending, in_progress, ctx.remote_checked, untagged, [], notes,
+        upcoming,
+        final,
+        done,
+        pending,
+        in_progress,
+        ctx.remote_checked,
+        untagged,
+        [],
+        notes,
     )
     shipped = [t.version.post or 0 for t in ours if not t.version.is_rc]
     post = str(replace(release.base, post=max(shipped) + 1)) if shipped else None
@@ -132,14 +166,18 @@ def _with_next(s: Status, ctx: ReleaseContext, post: str | None = None) -> Statu
 
 
 def render_status(s: Status) -> list[str]:
-    lines = [f"branch:   {s.branch or '(detached)'}" + (f"  (release {s.release})" if s.release else "")]
+    lines = [
+        f"branch:   {s.branch or '(detached)'}" + (f"  (release {s.release})" if s.release else "")
+    ]
     if s.release is None:
         if s.release_branches:
             lines.append("release branches: " + ", ".join(s.release_branches))
     else:
         if s.tags:
-            shown = [f"{t['name']}{'' if t['remote'] else ' (not pushed)'}{'' if t['local'] else ' (remote only)'}"
-                     for t in s.tags[-4:]]
+            shown = [
+                f"{t['name']}{'' if t['remote'] else ' (not pushed)'}{'' if t['local'] else ' (remote only)'}"
+                for t in s.tags[-4:]
+            ]
             lines.append("tags:     " + ", ".join(shown))
         else:
             lines.append("tags:     none yet")
@@ -154,7 +192,11 @@ def render_status(s: Status) -> list[str]:
             lines.append(f"  pending  {p['sha'][:10]} {p['subject']}")
         if s.pick_in_progress:
             conflict = s.pick_in_progress.get("conflict")
-            where = f" stopped on {conflict['sha'][:10]} ({', '.join(conflict['files'])})" if conflict else ""
+            where = (
+                f" stopped on {conflict['sha'][:10]} ({', '.join(conflict['files'])})"
+                if conflict
+                else ""
+            )
             lines.append(f"in progress: pick{where}, {s.pick_in_progress['remaining']} left")
     if s.dirty:
         lines.append(f"dirty:    {', '.join(s.dirty[:5])}")

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from release import changelog as changelog_mod
 from release.commits import CHANGELOG_TRAILER
 from release.context import ReleaseContext, TagInfo
-from release.errors import ReleaseError, RefusedError, UsageError
+from release.errors import RefusedError, ReleaseError, UsageError
 from release.git import short
 from release.history import NotesRange, notes_for_range, range_for_version
 from release.lock import repo_lock
@@ -46,7 +46,9 @@ def release_date() -> str:
     return moment.date().isoformat()
 
 
-def choose_version(base: ReleaseVersion, requested: ReleaseVersion | None, tags: list[TagInfo]) -> ReleaseVersion:
+def choose_version(
+    base: ReleaseVersion, requested: ReleaseVersion | None, tags: list[TagInfo]
+) -> ReleaseVersion:
     """The rc or post version to tag now. Pure; refuses with what would be valid."""
     ours = [t.version for t in tags if t.version.base == base.base]
     if requested is None:
@@ -60,8 +62,14 @@ def choose_version(base: ReleaseVersion, requested: ReleaseVersion | None, tags:
     latest = max(ours, default=None)
     if latest is not None and requested <= latest:
         valid = next_rc(base, ours) if not any(not v.is_rc for v in ours) else None
-        hint = f"; next valid: {valid}" if valid else f"; next valid: {base}.post{(latest.post or 0) + 1}"
-        raise RefusedError(f"{requested} is not greater than the latest tag of this release, {latest}{hint}")
+        hint = (
+            f"; next valid: {valid}"
+            if valid
+            else f"; next valid: {base}.post{(latest.post or 0) + 1}"
+        )
+        raise RefusedError(
+            f"{requested} is not greater than the latest tag of this release, {latest}{hint}"
+        )
     if requested.is_rc and any(not v.is_rc for v in ours):
         raise RefusedError(f"{base} is already released; an rc after it would go back")
     return requested
@@ -74,7 +82,9 @@ def _changelog(
         return None
     path = ctx.root / ctx.config.changelog
     before = path.read_bytes().decode("utf-8") if path.exists() else None  # CRLF kept
-    log = changelog_mod.Changelog.parse(before if before is not None else changelog_mod.new_changelog())
+    log = changelog_mod.Changelog.parse(
+        before if before is not None else changelog_mod.new_changelog()
+    )
     log.upsert(label, release_date(), body, replaces=replaces)
     after = log.render()
     return None if after == before else after
@@ -87,7 +97,14 @@ def _message(name: str, notes: Notes, repo_url: str, rng: NotesRange) -> str:
     return f"{name}\n\nChanges {changes}:\n\n{body}"
 
 
-def _plan(command: str, request: TagRequest, *, changelog_first: bool, notes: Notes, extra: dict[str, object]) -> Plan:
+def _plan(
+    command: str,
+    request: TagRequest,
+    *,
+    changelog_first: bool,
+    notes: Notes,
+    extra: Mapping[str, object],
+) -> Plan:
     tag_step = Step(
         "create-tag",
         f"create {'signed' if request.sign else 'annotated'} tag {request.name} at "
@@ -110,7 +127,9 @@ def _plan(command: str, request: TagRequest, *, changelog_first: bool, notes: No
     )
 
 
-def _execute(ctx: ReleaseContext, plan: Plan, request: TagRequest, say: Callable[[str], None]) -> None:
+def _execute(
+    ctx: ReleaseContext, plan: Plan, request: TagRequest, say: Callable[[str], None]
+) -> None:
     repo = ctx.repo
     orig = repo.out("rev-parse", "HEAD").strip()
     target = request.target
@@ -122,15 +141,28 @@ def _execute(ctx: ReleaseContext, plan: Plan, request: TagRequest, say: Callable
                 path.write_text(request.changelog_text, encoding="utf-8")
                 repo.run("add", "--", ctx.config.changelog, mutating=True)
                 repo.run(
-                    "commit", "--quiet", "--no-verify", "-m", f"Update {ctx.config.changelog} for {request.name}",
-                    "-m", f"{CHANGELOG_TRAILER}: {request.name}", mutating=True,
+                    "commit",
+                    "--quiet",
+                    "--no-verify",
+                    "-m",
+                    f"Update {ctx.config.changelog} for {request.name}",
+                    "-m",
+                    f"{CHANGELOG_TRAILER}: {request.name}",
+                    mutating=True,
                 )
                 if target == orig:  # tag: the rc goes on the changelog commit
                     target = repo.out("rev-parse", "HEAD").strip()
             elif step.action == "create-tag":
                 # verbatim: the default cleanup would strip the notes' "### Category" lines
-                args = ["tag", "-s" if request.sign else "-a", "--cleanup=verbatim",
-                        request.name, "-F", "-", target]
+                args = [
+                    "tag",
+                    "-s" if request.sign else "-a",
+                    "--cleanup=verbatim",
+                    request.name,
+                    "-F",
+                    "-",
+                    target,
+                ]
                 repo.run(*args, stdin=request.message, mutating=True)
     except ReleaseError:
         if repo.rev(f"refs/tags/{request.name}"):  # it did not exist before: refused otherwise
@@ -167,11 +199,20 @@ def tag(
         label = chosen.spelled(ctx.config.version_scheme)
         body = render_markdown(notes, repo_url=ctx.repo_url, heading_level=3)
         request = TagRequest(
-            chosen, name, head, _message(name, notes, ctx.repo_url, rng), label,
-            _changelog(ctx, label, body), sign,
+            chosen,
+            name,
+            head,
+            _message(name, notes, ctx.repo_url, rng),
+            label,
+            _changelog(ctx, label, body),
+            sign,
         )
-        extra = {"branch": branch, "since": rng.since, "changelog": ctx.config.changelog,
-                 "remote_checked": ctx.remote_checked}
+        extra = {
+            "branch": branch,
+            "since": rng.since,
+            "changelog": ctx.config.changelog,
+            "remote_checked": ctx.remote_checked,
+        }
         return _plan("tag", request, changelog_first=True, notes=notes, extra=extra), request
 
     if dry_run:
@@ -211,9 +252,17 @@ def promote(
         if not last.local or ctx.repo.rev(last.commit) is None:
             raise RefusedError(f"{last.name} exists only on the remote; git fetch --tags first")
         if not ctx.repo.is_ancestor(last.commit, "HEAD"):
-            raise RefusedError(f"{last.name} is not on {branch}; the final goes on the last rc's commit")
-        after = ctx.repo.log(f"{last.commit}..HEAD", fmt="%H%x1f%(trailers:key=" + CHANGELOG_TRAILER + ",valueonly)")
-        unreleased = [line.split("\x1f")[0] for line in after.splitlines() if line and not line.split("\x1f", 1)[1].strip()]
+            raise RefusedError(
+                f"{last.name} is not on {branch}; the final goes on the last rc's commit"
+            )
+        after = ctx.repo.log(
+            f"{last.commit}..HEAD", fmt="%H%x1f%(trailers:key=" + CHANGELOG_TRAILER + ",valueonly)"
+        )
+        unreleased = [
+            line.split("\x1f")[0]
+            for line in after.splitlines()
+            if line and not line.split("\x1f", 1)[1].strip()
+        ]
         if unreleased:
             raise RefusedError(
                 f"{len(unreleased)} commit(s) on {branch} after {last.name} are in no rc "
@@ -225,10 +274,20 @@ def promote(
         rc_labels = tuple(t.version.spelled(ctx.config.version_scheme) for t in rcs)
         body = render_markdown(notes, repo_url=ctx.repo_url, heading_level=3)
         request = TagRequest(
-            final, name, last.commit, _message(name, notes, ctx.repo_url, rng), label,
-            _changelog(ctx, label, body, replaces=rc_labels), sign,
+            final,
+            name,
+            last.commit,
+            _message(name, notes, ctx.repo_url, rng),
+            label,
+            _changelog(ctx, label, body, replaces=rc_labels),
+            sign,
         )
-        extra = {"branch": branch, "from_rc": last.name, "since": rng.since, "changelog": ctx.config.changelog}
+        extra = {
+            "branch": branch,
+            "from_rc": last.name,
+            "since": rng.since,
+            "changelog": ctx.config.changelog,
+        }
         return _plan("promote", request, changelog_first=False, notes=notes, extra=extra), request
 
     if dry_run:

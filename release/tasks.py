@@ -10,13 +10,15 @@ import functools
 import json as _json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from invoke import Collection, Context, Task, task
+from invoke.collection import Collection
+from invoke.context import Context
 from invoke.exceptions import Exit
-from invoke.parser import Argument
+from invoke.parser.argument import Argument
+from invoke.tasks import Task, task
 
 from release.console import error, say, show_plan
 from release.errors import ReleaseError
@@ -30,7 +32,9 @@ def _debug() -> bool:
     """``--debug`` (invoke's core flag) or ``RELEASE_DEBUG=1``: show tracebacks."""
     import logging
 
-    return bool(os.environ.get("RELEASE_DEBUG")) or logging.getLogger("invoke").isEnabledFor(logging.DEBUG)
+    return bool(os.environ.get("RELEASE_DEBUG")) or logging.getLogger("invoke").isEnabledFor(
+        logging.DEBUG
+    )
 
 
 def _entry(func: F) -> F:
@@ -58,7 +62,9 @@ def _context() -> Any:
     return ReleaseContext(os.environ.get("RELEASE_REPO", "."))
 
 
-def _print_plan(plan: Any, *, dry_run: bool, as_json: bool, report: list[str] | None = None) -> None:
+def _print_plan(
+    plan: Any, *, dry_run: bool, as_json: bool, report: list[str] | None = None
+) -> None:
     if as_json:
         data = plan.to_dict()
         data["dry_run"] = dry_run
@@ -96,22 +102,32 @@ def status(c: Context, json: bool = False, offline: bool = False) -> None:
     }
 )
 @_entry
-def cut(c: Context, version: str, at: str | None = None, no_switch: bool = False,
-        dry_run: bool = False, json: bool = False) -> None:
+def cut(
+    c: Context,
+    version: str,
+    at: str | None = None,
+    no_switch: bool = False,
+    dry_run: bool = False,
+    json: bool = False,
+) -> None:
     """Create the release branch (releases/vX.Y.Z) at the tip of main or --at a main commit."""
     from release.cut import cut as run
 
     plan = run(_context(), version, at=at, switch=not no_switch, dry_run=dry_run)
-    _print_plan(plan, dry_run=dry_run, as_json=json,
-                report=None if dry_run else [f"created {plan.info['branch']} at {plan.info['at'][:10]}"])
+    _print_plan(
+        plan,
+        dry_run=dry_run,
+        as_json=json,
+        report=None if dry_run else [f"created {plan.info['branch']} at {plan.info['at'][:10]}"],
+    )
 
 
 class _CommitsArgument(Argument):
     """pick's positional commits, optional once --continue, --abort or --file is given."""
 
-    others: list[Argument] = []
+    others: Sequence[Argument] = ()
 
-    @property  # type: ignore[override]
+    @property
     def value(self) -> Any:
         if self._value is None and any(a.got_value for a in self.others):
             return ""
@@ -147,9 +163,17 @@ class _PickTask(Task):  # type: ignore[type-arg]
     positional=["commits"],
 )
 @_entry
-def pick(c: Context, commits: str | None = None, file: str | None = None, reason: str | None = None,
-         allow_feature: bool = False, continue_: bool = False, abort: bool = False,
-         dry_run: bool = False, json: bool = False) -> None:
+def pick(
+    c: Context,
+    commits: str | None = None,
+    file: str | None = None,
+    reason: str | None = None,
+    allow_feature: bool = False,
+    continue_: bool = False,
+    abort: bool = False,
+    dry_run: bool = False,
+    json: bool = False,
+) -> None:
     """Cherry-pick main commits (-x) onto the release branch, in main's order, skipping what is there."""
     from release import pick as flow
 
@@ -181,14 +205,24 @@ def pick(c: Context, commits: str | None = None, file: str | None = None, reason
     },
 )
 @_entry
-def tag(c: Context, version: str | None = None, sign: bool = False, offline: bool = False,
-        dry_run: bool = False, json: bool = False) -> None:
+def tag(
+    c: Context,
+    version: str | None = None,
+    sign: bool = False,
+    offline: bool = False,
+    dry_run: bool = False,
+    json: bool = False,
+) -> None:
     """Tag the next rc (vX.Y.ZrcN) on the release branch tip, notes in its message and CHANGELOG.md."""
     from release.tagging import tag as run
 
     plan = run(_context(), version, sign=sign, offline=offline, dry_run=dry_run, say=say)
-    _print_plan(plan, dry_run=dry_run, as_json=json,
-                report=None if dry_run else [f"tagged {plan.info['tag']}", "next: release push"])
+    _print_plan(
+        plan,
+        dry_run=dry_run,
+        as_json=json,
+        report=None if dry_run else [f"tagged {plan.info['tag']}", "next: release push"],
+    )
     if dry_run and not json:
         say("")
         say(plan.info["message"])
@@ -204,14 +238,26 @@ def tag(c: Context, version: str | None = None, sign: bool = False, offline: boo
     },
 )
 @_entry
-def promote(c: Context, version: str | None = None, sign: bool = False, offline: bool = False,
-            dry_run: bool = False, json: bool = False) -> None:
+def promote(
+    c: Context,
+    version: str | None = None,
+    sign: bool = False,
+    offline: bool = False,
+    dry_run: bool = False,
+    json: bool = False,
+) -> None:
     """Tag the final vX.Y.Z on the last rc's commit (no rebuild); fold the rc changelog sections."""
     from release.tagging import promote as run
 
     plan = run(_context(), version, sign=sign, offline=offline, dry_run=dry_run, say=say)
-    _print_plan(plan, dry_run=dry_run, as_json=json,
-                report=None if dry_run else [f"tagged {plan.info['tag']} on {plan.info['from_rc']}", "next: release push"])
+    _print_plan(
+        plan,
+        dry_run=dry_run,
+        as_json=json,
+        report=None
+        if dry_run
+        else [f"tagged {plan.info['tag']} on {plan.info['from_rc']}", "next: release push"],
+    )
 
 
 @task(help={"dry-run": "print the refs that would be pushed", "json": "print the plan as JSON"})
@@ -221,7 +267,15 @@ def push(c: Context, dry_run: bool = False, json: bool = False) -> None:
     from release.push import push as run
 
     plan = run(_context(), dry_run=dry_run, say=say)
-    report = None if dry_run else ([f"pushed {len(plan.steps)} ref(s) to {plan.info['remote']}"] if plan.steps else [plan.summary])
+    report = (
+        None
+        if dry_run
+        else (
+            [f"pushed {len(plan.steps)} ref(s) to {plan.info['remote']}"]
+            if plan.steps
+            else [plan.summary]
+        )
+    )
     _print_plan(plan, dry_run=dry_run, as_json=json, report=report)
 
 
@@ -235,8 +289,14 @@ def push(c: Context, dry_run: bool = False, json: bool = False) -> None:
     }
 )
 @_entry
-def notes(c: Context, since: str | None = None, until: str = "HEAD", format: str = "md",
-          view: str = "rc", output: str | None = None) -> None:
+def notes(
+    c: Context,
+    since: str | None = None,
+    until: str = "HEAD",
+    format: str = "md",
+    view: str = "rc",
+    output: str | None = None,
+) -> None:
     """Release notes grouped by category, PRs linked, authors credited, reverts cancelled."""
     from release.errors import UsageError
     from release.history import NotesRange, default_range, notes_for_range
@@ -249,14 +309,23 @@ def notes(c: Context, since: str | None = None, until: str = "HEAD", format: str
     ctx = _context()
     rng = NotesRange(since, until) if since else default_range(ctx, until, view)
     result = notes_for_range(ctx, rng)
-    text = render_json(result, repo_url=ctx.repo_url) if format == "json" else render_markdown(result, repo_url=ctx.repo_url)
+    text = (
+        render_json(result, repo_url=ctx.repo_url)
+        if format == "json"
+        else render_markdown(result, repo_url=ctx.repo_url)
+    )
     if output:
         Path(output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
 
 
-@task(help={"keep": "keep the sandbox directory and print its path", "workdir": "make the sandbox here"})
+@task(
+    help={
+        "keep": "keep the sandbox directory and print its path",
+        "workdir": "make the sandbox here",
+    }
+)
 @_entry
 def rehearse(c: Context, keep: bool = False, workdir: str | None = None) -> None:
     """Run a whole rc cycle on the bundled sample engine in a throwaway sandbox."""

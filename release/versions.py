@@ -82,7 +82,9 @@ class ReleaseVersion:
         if self.post is not None:
             # SemVer has no post releases: spelled as build metadata (0.31.0+post.1), which
             # parse_version reads back; ordering always goes through packaging, never semver.
-            return str(semver.Version(self.major, self.minor, self.patch, build=f"post.{self.post}"))
+            return str(
+                semver.Version(self.major, self.minor, self.patch, build=f"post.{self.post}")
+            )
         return str(semver.Version(self.major, self.minor, self.patch, prerelease=pre))
 
     def spelled(self, scheme: str) -> str:
@@ -129,12 +131,16 @@ def parse_version(text: str) -> ReleaseVersion:
     if len(version.release) != 3:
         raise VersionError(f"{text!r} must have exactly three parts X.Y.Z; {_VALID_HELP}")
     if version.epoch or version.local or version.dev is not None:
-        raise VersionError(f"{text!r}: epochs, local and dev versions are not releases; {_VALID_HELP}")
+        raise VersionError(
+            f"{text!r}: epochs, local and dev versions are not releases; {_VALID_HELP}"
+        )
     rc = None
     if version.pre is not None:
         kind, number = version.pre
         if kind != "rc":
-            raise VersionError(f"{text!r}: only rc pre-releases are cut (got {kind}); {_VALID_HELP}")
+            raise VersionError(
+                f"{text!r}: only rc pre-releases are cut (got {kind}); {_VALID_HELP}"
+            )
         rc = number
     if rc is not None and version.post is not None:
         raise VersionError(f"{text!r}: a post release of an rc is not a release; {_VALID_HELP}")
@@ -162,7 +168,9 @@ class TagTemplate:
         try:
             fields = [f for _, f, _, _ in string.Formatter().parse(self.template) if f is not None]
         except ValueError as err:
-            raise ConfigError(f"[tool.release] {self.key}: bad format string {self.template!r}: {err}") from None
+            raise ConfigError(
+                f"[tool.release] {self.key}: bad format string {self.template!r}: {err}"
+            ) from None
         unknown = [f for f in fields if f not in self.FIELDS]
         if unknown:
             raise ConfigError(
@@ -170,7 +178,9 @@ class TagTemplate:
                 f"use {{version}}, {{major}}, {{minor}} or {{patch}}"
             )
         if not fields:
-            raise ConfigError(f"[tool.release] {self.key}: {self.template!r} has no {{version}} field")
+            raise ConfigError(
+                f"[tool.release] {self.key}: {self.template!r} has no {{version}} field"
+            )
 
     def render(self, version: ReleaseVersion) -> str:
         return self.template.format(

@@ -25,7 +25,9 @@ GIT_ENV = {
 
 
 @pytest.fixture(autouse=True)
-def _isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_git(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No user or system git config leaks into a test (signing, hooks, editors)."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
@@ -48,7 +50,9 @@ class CliResult:
         return self.stdout + self.stderr
 
 
-def run_cli(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120) -> CliResult:
+def run_cli(
+    cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> CliResult:
     """Run ``release ARGS`` in ``cwd`` as a separate process, exactly as a user would."""
     proc = subprocess.run(
         [sys.executable, "-m", "release", *args],
@@ -92,7 +96,8 @@ def repo_state(root: Path) -> dict[str, object]:
         "refs": repo.out("for-each-ref", "--format=%(refname) %(objectname)"),
         "head": (git_dir / "HEAD").read_text(),
         "index": hashlib.sha256((git_dir / "index").read_bytes()).hexdigest()
-        if (git_dir / "index").exists() else None,
+        if (git_dir / "index").exists()
+        else None,
     }
     tree: dict[str, str] = {}
     for path in sorted(root.rglob("*")):
@@ -102,7 +107,9 @@ def repo_state(root: Path) -> dict[str, object]:
     state["worktree"] = tree
     release_dir = git_dir / "release"
     state["release_dir"] = (
-        {p.name: p.read_bytes() for p in sorted(release_dir.iterdir())} if release_dir.exists() else None
+        {p.name: p.read_bytes() for p in sorted(release_dir.iterdir())}
+        if release_dir.exists()
+        else None
     )
     for name in ("CHERRY_PICK_HEAD", "sequencer", "index.lock", "MERGE_HEAD"):
         state[name] = (git_dir / name).exists()

@@ -75,23 +75,31 @@ def image_env(home: Path, **extra: str) -> dict[str, str]:
     """The environment for the CLI in image tests: isolated git, the real rootfs cache, no pulls."""
     from tests.conftest import GIT_ENV
 
-    env = {k: v for k, v in os.environ.items()  # as in CI: output to a pipe is block-buffered
-           if k not in ("RELEASE_REPO", "RELEASE_DEBUG", "SOURCE_DATE_EPOCH", "PYTHONUNBUFFERED")}
+    env = {
+        k: v
+        for k, v in os.environ.items()  # as in CI: output to a pipe is block-buffered
+        if k not in ("RELEASE_REPO", "RELEASE_DEBUG", "SOURCE_DATE_EPOCH", "PYTHONUNBUFFERED")
+    }
     env.update(GIT_ENV)
-    env.update({
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "RELEASE_CACHE_DIR": CACHE_DIR,
-        "RELEASE_NO_PULL": "1",  # no registry is reachable in tests; stand-ins are made locally
-    })
+    env.update(
+        {
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "RELEASE_CACHE_DIR": CACHE_DIR,
+            "RELEASE_NO_PULL": "1",  # no registry is reachable in tests; stand-ins are made locally
+        }
+    )
     env.update(extra)
     return env
 
 
 def remove_repository(engine: ContainerEngine, name: str) -> None:
     """Remove every tag of ``name`` (and so its images) from the engine."""
-    refs = engine.run(["images", "--format", "{{.Repository}}:{{.Tag}}",
-                       "--filter", f"reference={name}"], check=False, timeout=60).stdout.split()
+    refs = engine.run(
+        ["images", "--format", "{{.Repository}}:{{.Tag}}", "--filter", f"reference={name}"],
+        check=False,
+        timeout=60,
+    ).stdout.split()
     for ref in refs:
         engine.remove_image(ref)
 
@@ -105,8 +113,20 @@ def purge(engine: ContainerEngine, name: str, revision: str | None = None) -> No
             engine.remove_container(container)
     remove_repository(engine, name)
     if revision is not None:
-        left = engine.run(["images", "--all", "--quiet", "--no-trunc", "--filter", "dangling=true",
-                           "--filter", ours], check=False, timeout=60).stdout.split()
+        left = engine.run(
+            [
+                "images",
+                "--all",
+                "--quiet",
+                "--no-trunc",
+                "--filter",
+                "dangling=true",
+                "--filter",
+                ours,
+            ],
+            check=False,
+            timeout=60,
+        ).stdout.split()
         for image in left:
             engine.remove_image(image)
 
@@ -121,10 +141,24 @@ def containers(engine: ContainerEngine, *filters: str) -> list[str]:
 def managed_leftovers(engine: ContainerEngine, revision: str) -> dict[str, list[str]]:
     """Containers and untagged images carrying the project's label, made from ``revision``."""
     ours = f"label=org.opencontainers.image.revision={revision}"
-    images = engine.run(["images", "--quiet", "--no-trunc", "--filter", f"label={MANAGED_LABEL}",
-                         "--filter", "dangling=true", "--filter", ours], timeout=60).stdout.split()
-    return {"containers": containers(engine, f"label={MANAGED_LABEL}", ours),
-            "dangling images": images}
+    images = engine.run(
+        [
+            "images",
+            "--quiet",
+            "--no-trunc",
+            "--filter",
+            f"label={MANAGED_LABEL}",
+            "--filter",
+            "dangling=true",
+            "--filter",
+            ours,
+        ],
+        timeout=60,
+    ).stdout.split()
+    return {
+        "containers": containers(engine, f"label={MANAGED_LABEL}", ours),
+        "dangling images": images,
+    }
 
 
 @dataclass
@@ -134,23 +168,40 @@ class Interrupted:
     seconds: float  # from SIGINT to exit
 
 
-def interrupt_when(argv: list[str], cwd: Path, env: Mapping[str, str], ready: Callable[[str], bool],
-                   *, limit: float = 120) -> Interrupted:
+def interrupt_when(
+    argv: list[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    ready: Callable[[str], bool],
+    *,
+    limit: float = 120,
+) -> Interrupted:
     """Start ``argv`` in its own process group, send the group SIGINT once ``ready(output so far)``
     holds (polled), and wait for it to exit."""
     out_path = cwd.parent / f"interrupt-{uuid.uuid4().hex[:8]}.out"
     with out_path.open("w") as out:
-        proc = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdout=out, stderr=subprocess.STDOUT,
-                                text=True, start_new_session=True)
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=dict(env),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + limit
         while not ready(out_path.read_text(errors="replace")):
             if proc.poll() is not None:
-                raise AssertionError(f"{argv} ended before it could be interrupted:\n"
-                                     + out_path.read_text(errors="replace"))
+                raise AssertionError(
+                    f"{argv} ended before it could be interrupted:\n"
+                    + out_path.read_text(errors="replace")
+                )
             if time.monotonic() > deadline:
-                raise AssertionError(f"{argv}: not ready after {limit:.0f}s:\n"
-                                     + out_path.read_text(errors="replace"))
+                raise AssertionError(
+                    f"{argv}: not ready after {limit:.0f}s:\n"
+                    + out_path.read_text(errors="replace")
+                )
             time.sleep(0.2)
         sent = time.monotonic()
         os.killpg(proc.pid, signal.SIGINT)

@@ -50,7 +50,7 @@ ROUND_TRIP = {
     "sections only": "## [0.2.0] - 2025-02-01\n\n- b\n\n## [0.1.0] - 2025-01-01\n\n- a\n",
     "crlf": KEEP_A_CHANGELOG.replace("\n", "\r\n"),
     "odd headings": "# C\n\n## Notes without a label\n\ntext\n\n"
-                    "### [0.1.0] not a section\n\n##not one either\n",
+    "### [0.1.0] not a section\n\n##not one either\n",
     "links only at the end": "# C\n\n## [Unreleased]\n\n[unreleased]: https://x/compare\n",
     "trailing blank lines": "# C\n\n## [0.1.0] - 2025-01-01\n\n- a\n\n\n\n",
     "unicode": "# Änderungen\n\n## [0.1.0] - 2025-01-01\n\n- Ünïcödé by Zoë\n",
@@ -101,10 +101,14 @@ def test_upsert_into_a_new_file() -> None:
         ("# C\n## [Unreleased]", "# C\n## [Unreleased]\n\n## [0.1.0] - D\n\n- new\n"),
         ("# Changelog\n", "# Changelog\n\n## [0.1.0] - D\n\n- new\n"),
         ("", "## [0.1.0] - D\n\n- new\n"),
-        ("# C\n\n## [Unreleased]\n\n[unreleased]: https://x/compare\n",
-         "# C\n\n## [Unreleased]\n\n## [0.1.0] - D\n\n- new\n\n[unreleased]: https://x/compare\n"),
-        ("# C\n\n## [Unreleased]\n[unreleased]: https://x/compare\n",
-         "# C\n\n## [Unreleased]\n\n## [0.1.0] - D\n\n- new\n\n[unreleased]: https://x/compare\n"),
+        (
+            "# C\n\n## [Unreleased]\n\n[unreleased]: https://x/compare\n",
+            "# C\n\n## [Unreleased]\n\n## [0.1.0] - D\n\n- new\n\n[unreleased]: https://x/compare\n",
+        ),
+        (
+            "# C\n\n## [Unreleased]\n[unreleased]: https://x/compare\n",
+            "# C\n\n## [Unreleased]\n\n## [0.1.0] - D\n\n- new\n\n[unreleased]: https://x/compare\n",
+        ),
     ],
 )
 def test_upsert_keeps_blank_lines_between_sections(text: str, expected: str) -> None:
@@ -122,8 +126,9 @@ def test_upsert_keeps_crlf() -> None:
     assert "## [0.1.0] - 2025-11-25\r\n\r\n### Fixed\r\n\r\n- new\r\n\r\n## [0.0.9]" in out
 
 
-@pytest.mark.parametrize("text", [new_changelog(), KEEP_A_CHANGELOG, "# C\n", "",
-                                  KEEP_A_CHANGELOG.replace("\n", "\r\n")])
+@pytest.mark.parametrize(
+    "text", [new_changelog(), KEEP_A_CHANGELOG, "# C\n", "", KEEP_A_CHANGELOG.replace("\n", "\r\n")]
+)
 def test_upsert_twice_is_a_no_op(text: str) -> None:
     log = Changelog.parse(text)
     log.upsert("0.1.0rc1", "2025-11-25", RC1)

@@ -12,8 +12,10 @@ SHA_A = "a" * 40
 SHA_B = "b" * 40
 
 
-@pytest.mark.parametrize("prefix", ["[Bugfix]", "[BugFix]", "[bugfix]", "[Fix]", "[BUGFIX]",
-                                    "[Bug Fix]", "[bug-fix]", "[Hotfix]"])
+@pytest.mark.parametrize(
+    "prefix",
+    ["[Bugfix]", "[BugFix]", "[bugfix]", "[Fix]", "[BUGFIX]", "[Bug Fix]", "[bug-fix]", "[Hotfix]"],
+)
 def test_bugfix_spellings_share_one_category(prefix: str) -> None:
     subject = f"{prefix} Handle an empty request list (#106)"
     category, title, pr, raw = parse_subject(subject, ALIASES)
@@ -127,7 +129,9 @@ def test_custom_categories() -> None:
 
 
 def commit(
-    subject: str, body: str = "", sha: str = SHA_A,
+    subject: str,
+    body: str = "",
+    sha: str = SHA_A,
     author: tuple[str, str] = ("Alice Chen", "alice@example.com"),
 ) -> Commit:
     return make_commit(sha, author[0], author[1], subject, body, ALIASES)
@@ -227,8 +231,13 @@ def test_changelog_trailer() -> None:
 
 def test_parse_log() -> None:
     records = [
-        (SHA_A, "Alice Chen", "alice@example.com", "[Fix] One (#1)",
-         f"Co-authored-by: Eve Park <eve@example.com>\n\n(cherry picked from commit {SHA_B})\n"),
+        (
+            SHA_A,
+            "Alice Chen",
+            "alice@example.com",
+            "[Fix] One (#1)",
+            f"Co-authored-by: Eve Park <eve@example.com>\n\n(cherry picked from commit {SHA_B})\n",
+        ),
         (SHA_B, "Bob Okafor", "bob@example.com", "[Doc] Two (#2)", ""),
     ]
     text = "".join("\n" + "\x1f".join(r) + "\x1e" for r in records)
@@ -246,8 +255,10 @@ def test_parse_log_of_a_real_repository(engine) -> None:
     commits = list(parse_log(text, ALIASES))
     by_pr = {c.pr: c for c in commits}
     assert sorted(by_pr) == [101, 102, 103, 104, 105, 106]
-    assert by_pr[102].credited == (Person("Bob Okafor", "bob@example.com"),
-                                   Person("Carol Diaz", "carol@example.com"))
+    assert by_pr[102].credited == (
+        Person("Bob Okafor", "bob@example.com"),
+        Person("Carol Diaz", "carol@example.com"),
+    )
     assert by_pr[105].reverts_sha == engine.shas[104]
     assert by_pr[105].reverts_subject == "[Kernel] Add fused add kernel stub (#104)"
     assert by_pr[106].category == "Bug Fixes"

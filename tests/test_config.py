@@ -30,16 +30,18 @@ def test_defaults() -> None:
 
 
 def test_full_table() -> None:
-    config = config_from_mapping({
-        "main-branch": "trunk",
-        "remote": "upstream",
-        "branch": "release/{major}.{minor}",
-        "tag": "v{version}",
-        "version-scheme": "semver",
-        "changelog": "docs/CHANGES.md",
-        "repo-url": "https://github.com/example/engine/",
-        "picks-file": "picks.txt",
-    })
+    config = config_from_mapping(
+        {
+            "main-branch": "trunk",
+            "remote": "upstream",
+            "branch": "release/{major}.{minor}",
+            "tag": "v{version}",
+            "version-scheme": "semver",
+            "changelog": "docs/CHANGES.md",
+            "repo-url": "https://github.com/example/engine/",
+            "picks-file": "picks.txt",
+        }
+    )
     assert config.main_branch == "trunk"
     assert config.remote == "upstream"
     assert config.branch.render(parse_version("2.5.0")) == "release/2.5"
@@ -89,8 +91,10 @@ def test_unknown_key_without_a_close_match_lists_the_keys() -> None:
         ({"remote": ""}, "[tool.release] remote: must not be empty"),
         ({"picks-file": "  "}, "[tool.release] picks-file: must not be empty"),
         ({"categories": ["Fix"]}, "[tool.release] categories: expected a table"),
-        ({"categories": {"Fixes": "Fix"}},
-         "[tool.release.categories] Fixes: expected a list of strings"),
+        (
+            {"categories": {"Fixes": "Fix"}},
+            "[tool.release.categories] Fixes: expected a list of strings",
+        ),
         ({"categories": {"Fixes": ["Fix", 1]}}, "[tool.release.categories] Fixes: expected a list"),
         ({"feature-categories": "Features"}, "[tool.release] feature-categories: expected a list"),
         ({"images": ["cu129"]}, "[tool.release] images: expected a table"),
@@ -112,18 +116,26 @@ def test_not_a_table() -> None:
     ("table", "message"),
     [
         ({"tag": "v{version"}, "[tool.release] tag: bad format string 'v{version'"),
-        ({"tag": "v{vers}"},
-         "[tool.release] tag: unknown field {vers} in 'v{vers}'; use {version}"),
+        (
+            {"tag": "v{vers}"},
+            "[tool.release] tag: unknown field {vers} in 'v{vers}'; use {version}",
+        ),
         ({"branch": "releases/{ver}"}, "[tool.release] branch: unknown field {ver}"),
         ({"tag": "v{}"}, "[tool.release] tag: unknown field {}"),
-        ({"tag": "v{major}.{minor}"},
-         "[tool.release] tag: 'v{major}.{minor}' must contain {version}"),
-        ({"branch": "release-branch"},
-         "[tool.release] branch: 'release-branch' has no {version} field"),
+        (
+            {"tag": "v{major}.{minor}"},
+            "[tool.release] tag: 'v{major}.{minor}' must contain {version}",
+        ),
+        (
+            {"branch": "release-branch"},
+            "[tool.release] branch: 'release-branch' has no {version} field",
+        ),
         ({"tag": "v {version}"}, "would not be a valid git ref name"),
         ({"tag": "v{version}~"}, "would not be a valid git ref name"),
-        ({"branch": "releases/v{version}/"},
-         "[tool.release] branch: 'releases/v{version}/' would not"),
+        (
+            {"branch": "releases/v{version}/"},
+            "[tool.release] branch: 'releases/v{version}/' would not",
+        ),
         ({"branch": "releases/../v{version}"}, "would not be a valid git ref name"),
         ({"tag": ""}, "[tool.release] tag: must not be empty"),
     ],
@@ -152,10 +164,12 @@ def test_bad_scheme_without_suggestion() -> None:
 
 
 def test_categories_override() -> None:
-    config = config_from_mapping({
-        "categories": {"Fixes": ["Bugfix", "BugFix", "Fix"], "New": ["Feature", "Model"]},
-        "feature-categories": ["New"],
-    })
+    config = config_from_mapping(
+        {
+            "categories": {"Fixes": ["Bugfix", "BugFix", "Fix"], "New": ["Feature", "Model"]},
+            "feature-categories": ["New"],
+        }
+    )
     assert list(config.categories) == ["Fixes", "New"]  # replaces the defaults, in order
     assert config.feature_categories == ("New",)
     aliases = config.alias_map()
@@ -179,12 +193,16 @@ def test_alias_map_normalizes_spellings() -> None:
 @pytest.mark.parametrize(
     ("table", "message"),
     [
-        ({"feature-categories": ["Featurs"]},
-         "[tool.release] feature-categories: 'Featurs' is not a category; "
-         "did you mean 'Features'?"),
-        ({"categories": {"Fixes": ["Fix"]}, "feature-categories": ["Features"]},
-         "[tool.release] feature-categories: 'Features' is not a category; "
-         "known categories: Fixes"),
+        (
+            {"feature-categories": ["Featurs"]},
+            "[tool.release] feature-categories: 'Featurs' is not a category; "
+            "did you mean 'Features'?",
+        ),
+        (
+            {"categories": {"Fixes": ["Fix"]}, "feature-categories": ["Features"]},
+            "[tool.release] feature-categories: 'Features' is not a category; "
+            "known categories: Fixes",
+        ),
     ],
 )
 def test_feature_categories_must_name_a_category(table: dict[str, Any], message: str) -> None:
@@ -243,8 +261,10 @@ def test_load_config_reports_the_key(tmp_path: Path) -> None:
 def test_cli_exits_2_on_a_bad_config(engine, cli) -> None:
     path = engine.root / "pyproject.toml"
     text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace("[tool.release]\n", '[tool.release]\ntags = "v{version}"\n', 1),
-                    encoding="utf-8")
+    path.write_text(
+        text.replace("[tool.release]\n", '[tool.release]\ntags = "v{version}"\n', 1),
+        encoding="utf-8",
+    )
     result = cli(engine.root, "status")
     assert result.code == 2
     assert result.stderr.strip() == "error: [tool.release] unknown key 'tags'; did you mean 'tag'?"

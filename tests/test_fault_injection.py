@@ -51,8 +51,13 @@ def _template(factory: pytest.TempPathFactory) -> tuple[Path, dict[int, str], st
         for change in AFTER_CUT:
             engine.commit(change)
         for n in FIXES:
-            engine.commit(Change(f"[Bugfix] Fix thing {n} (#2{n:02d})", ALICE,
-                                 {f"fixes/thing_{n:02d}.py": f"THING = {n}\n"}))
+            engine.commit(
+                Change(
+                    f"[Bugfix] Fix thing {n} (#2{n:02d})",
+                    ALICE,
+                    {f"fixes/thing_{n:02d}.py": f"THING = {n}\n"},
+                )
+            )
         engine.repo.run("push", "--quiet", "origin", "main", BRANCH)
         engine.repo.run("switch", "--quiet", BRANCH)
         head = engine.repo.out("rev-parse", "HEAD").strip()
@@ -79,8 +84,11 @@ def _outcome(engine: SampleEngine, since: str) -> Outcome:
     repo = engine.repo
     messages = repo.out("log", "--reverse", "--format=%B%x1e", f"{since}..HEAD").split("\x1e")
     authors = repo.out("log", "--reverse", "--format=%an <%ae>", f"{since}..HEAD").splitlines()
-    return Outcome([m.strip() for m in messages if m.strip()], authors,
-                   repo.out("rev-parse", "HEAD^{tree}").strip())
+    return Outcome(
+        [m.strip() for m in messages if m.strip()],
+        authors,
+        repo.out("rev-parse", "HEAD^{tree}").strip(),
+    )
 
 
 @pytest.fixture
@@ -159,22 +167,25 @@ def _mid_commit(n: int) -> KillPoint:
     def arm(engine: SampleEngine, work: Path) -> None:
         _hook(engine, "prepare-commit-msg", _counting(work / "count", {n}, KILL_GROUP))
 
-    return KillPoint(f"mid-commit-{n}", arm, commits=n - 1,
-                     debris=("sequencer", "CHERRY_PICK_HEAD"), staged=True)
+    return KillPoint(
+        f"mid-commit-{n}", arm, commits=n - 1, debris=("sequencer", "CHERRY_PICK_HEAD"), staged=True
+    )
 
 
 def _ref_locked(n: int) -> KillPoint:
     """The nth branch update is prepared: HEAD.lock and the branch's .lock are held."""
-    guard = (
-        '[ "$1" = prepared ] || exit 0\n'
-        f'grep -q " refs/heads/{BRANCH}$" || exit 0\n'
-    )
+    guard = f'[ "$1" = prepared ] || exit 0\ngrep -q " refs/heads/{BRANCH}$" || exit 0\n'
 
     def arm(engine: SampleEngine, work: Path) -> None:
         _hook(engine, "reference-transaction", _counting(work / "count", {n}, KILL_GROUP, guard))
 
-    return KillPoint(f"ref-locked-{n}", arm, commits=n - 1, staged=True,
-                     debris=("sequencer", "HEAD.lock", f"refs/heads/{BRANCH}.lock"))
+    return KillPoint(
+        f"ref-locked-{n}",
+        arm,
+        commits=n - 1,
+        staged=True,
+        debris=("sequencer", "HEAD.lock", f"refs/heads/{BRANCH}.lock"),
+    )
 
 
 def _file_appears(name: str) -> KillPoint:
@@ -191,8 +202,9 @@ def _hook_waits(n: int, sig: int = signal.SIGKILL, label: str = "killed") -> Kil
         action = f"touch '{work / 'waiting'}'; sleep {DEADLINE:.0f}"
         _hook(engine, "post-commit", _counting(work / "count", {n}, action))
 
-    return KillPoint(f"{label}-in-hook-{n}", arm, lambda engine, work: work / "waiting", sig,
-                     commits=n)
+    return KillPoint(
+        f"{label}-in-hook-{n}", arm, lambda engine, work: work / "waiting", sig, commits=n
+    )
 
 
 POINTS = {
@@ -211,15 +223,23 @@ POINTS = {
 }
 
 
-def _run_killed(engine: SampleEngine, point: KillPoint, work: Path,
-                args: tuple[str, ...] = ("pick", PICKS), *,
-                wait_group: bool = True) -> tuple[int, int]:
+def _run_killed(
+    engine: SampleEngine,
+    point: KillPoint,
+    work: Path,
+    args: tuple[str, ...] = ("pick", PICKS),
+    *,
+    wait_group: bool = True,
+) -> tuple[int, int]:
     """Start the pick in its own process group, let the kill point fire, reap it."""
     point.arm(engine, work)
     with open(work / "out", "w") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "release", *args],
-            cwd=engine.root, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=engine.root,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     try:
         if point.wait_for is not None:
@@ -251,8 +271,9 @@ def _out(work: Path) -> str:
     return (work / "out").read_text(errors="replace")
 
 
-def _assert_interrupted(code: int, point: KillPoint, work: Path, engine: SampleEngine,
-                        head: str) -> None:
+def _assert_interrupted(
+    code: int, point: KillPoint, work: Path, engine: SampleEngine, head: str
+) -> None:
     """The run died where the kill point says, leaving what such a death leaves."""
     if point.sig == signal.SIGINT:
         assert code == 130, _out(work)
@@ -284,8 +305,12 @@ def _assert_converged(engine: SampleEngine, head: str, twin: Outcome) -> None:
     _assert_settled(engine)
     got = _outcome(engine, head)
     assert got == twin
-    picked_from = [line for m in got.messages for line in m.splitlines()
-                   if line.startswith("(cherry picked from commit ")]
+    picked_from = [
+        line
+        for m in got.messages
+        for line in m.splitlines()
+        if line.startswith("(cherry picked from commit ")
+    ]
     expected = [f"(cherry picked from commit {engine.shas[200 + n]})" for n in FIXES]
     assert picked_from == expected  # each fix exactly once, in main's order
 
@@ -299,13 +324,22 @@ def test_twin_run_picks_all_ten(twin: Outcome) -> None:
     ]
 
 
-RERUN = ["at-pick", "after-commit-1", "after-commit-6", "after-commit-10", "mid-commit-4",
-         "ref-locked-3", "killed-in-hook-8", "ctrl-c-in-hook-5"]
+RERUN = [
+    "at-pick",
+    "after-commit-1",
+    "after-commit-6",
+    "after-commit-10",
+    "mid-commit-4",
+    "ref-locked-3",
+    "killed-in-hook-8",
+    "ctrl-c-in-hook-5",
+]
 
 
 @pytest.mark.parametrize("point", [POINTS[p] for p in RERUN], ids=RERUN)
-def test_rerun_converges(point: KillPoint, ten: tuple[SampleEngine, str], twin: Outcome,
-                         tmp_path: Path) -> None:
+def test_rerun_converges(
+    point: KillPoint, ten: tuple[SampleEngine, str], twin: Outcome, tmp_path: Path
+) -> None:
     engine, head = ten
     code, _ = _run_killed(engine, point, tmp_path)
     _assert_interrupted(code, point, tmp_path, engine, head)
@@ -315,16 +349,20 @@ def test_rerun_converges(point: KillPoint, ten: tuple[SampleEngine, str], twin: 
     assert result.code == 0, result.output
     _assert_converged(engine, head, twin)
     picked = [line for line in result.stdout.splitlines() if line.startswith("picked ")]
-    skipped = [line for line in result.stdout.splitlines()
-               if line.startswith("skipped ") and "already on the branch" in line]
+    skipped = [
+        line
+        for line in result.stdout.splitlines()
+        if line.startswith("skipped ") and "already on the branch" in line
+    ]
     assert len(picked) + len(skipped) == len(FIXES), result.stdout
 
 
 @pytest.mark.parametrize(
     "point_id", ["at-pick", "mid-commit-4", "ref-locked-3", "killed-in-hook-8"]
 )
-def test_continue_converges(point_id: str, ten: tuple[SampleEngine, str], twin: Outcome,
-                            tmp_path: Path) -> None:
+def test_continue_converges(
+    point_id: str, ten: tuple[SampleEngine, str], twin: Outcome, tmp_path: Path
+) -> None:
     engine, head = ten
     point = POINTS[point_id]
     _assert_interrupted(_run_killed(engine, point, tmp_path)[0], point, tmp_path, engine, head)
@@ -336,11 +374,10 @@ def test_continue_converges(point_id: str, ten: tuple[SampleEngine, str], twin: 
     _assert_converged(engine, head, twin)
 
 
-@pytest.mark.parametrize(
-    "point_id", ["at-pick", "mid-commit-4", "ref-locked-3", "after-commit-10"]
-)
-def test_abort_returns_to_the_original_head(point_id: str, ten: tuple[SampleEngine, str],
-                                            tmp_path: Path) -> None:
+@pytest.mark.parametrize("point_id", ["at-pick", "mid-commit-4", "ref-locked-3", "after-commit-10"])
+def test_abort_returns_to_the_original_head(
+    point_id: str, ten: tuple[SampleEngine, str], tmp_path: Path
+) -> None:
     engine, head = ten
     before = repo_state(engine.root)
     staged_before = engine.repo.out("ls-files", "--stage")
@@ -381,13 +418,15 @@ def test_killed_before_the_state_file_continue_and_abort_refuse(
     _assert_converged(engine, head, twin)
 
 
-def test_killed_twice_then_rerun(ten: tuple[SampleEngine, str], twin: Outcome,
-                                 tmp_path: Path) -> None:
+def test_killed_twice_then_rerun(
+    ten: tuple[SampleEngine, str], twin: Outcome, tmp_path: Path
+) -> None:
     """The re-run is itself killed part-way; the third run still converges."""
     engine, head = ten
     counter = tmp_path / "count"
-    twice = KillPoint("twice", lambda e, w: _hook(e, "post-commit",
-                                                  _counting(counter, {3, 7}, KILL_GROUP)))
+    twice = KillPoint(
+        "twice", lambda e, w: _hook(e, "post-commit", _counting(counter, {3, 7}, KILL_GROUP))
+    )
     assert _run_killed(engine, twice, tmp_path)[0] == -signal.SIGKILL
     assert engine.repo.out("rev-list", "--count", f"{head}..HEAD").strip() == "3"
     assert _run_killed(engine, twice, tmp_path)[0] == -signal.SIGKILL
@@ -399,15 +438,16 @@ def test_killed_twice_then_rerun(ten: tuple[SampleEngine, str], twin: Outcome,
     _assert_converged(engine, head, twin)
 
 
-def test_a_live_interrupted_pick_is_not_recovered_under_it(ten: tuple[SampleEngine, str],
-                                                          tmp_path: Path) -> None:
+def test_a_live_interrupted_pick_is_not_recovered_under_it(
+    ten: tuple[SampleEngine, str], tmp_path: Path
+) -> None:
     """While a process of the interrupted run's group still runs, recovery must wait."""
     engine, head = ten
     # Kill release, git and the hook, but leave one process of their group running.
-    action = (f"sleep {DEADLINE:.0f} & pg=$(ps -o pgid= -p $$ | tr -d ' '); "
-              "kill -KILL $pg $PPID $$")
-    point = KillPoint("orphan", lambda e, w: _hook(e, "post-commit",
-                                                   _counting(w / "count", {2}, action)))
+    action = f"sleep {DEADLINE:.0f} & pg=$(ps -o pgid= -p $$ | tr -d ' '); kill -KILL $pg $PPID $$"
+    point = KillPoint(
+        "orphan", lambda e, w: _hook(e, "post-commit", _counting(w / "count", {2}, action))
+    )
     code, pgid = _run_killed(engine, point, tmp_path, wait_group=False)
     try:
         assert code == -signal.SIGKILL, _out(tmp_path)
@@ -441,27 +481,40 @@ REASONED = "".join(
 )
 
 
-@pytest.mark.parametrize(("point_id", "mode"), [
-    ("after-commit-4", "rerun"),  # between two sequencer runs
-    ("ref-locked-9", "continue"),
-    ("mid-commit-6", "abort"),
-])
-def test_picks_with_reasons_converge(point_id: str, mode: str, ten: tuple[SampleEngine, str],
-                                     tmp_path: Path,
-                                     tmp_path_factory: pytest.TempPathFactory) -> None:
+@pytest.mark.parametrize(
+    ("point_id", "mode"),
+    [
+        ("after-commit-4", "rerun"),  # between two sequencer runs
+        ("ref-locked-9", "continue"),
+        ("mid-commit-6", "abort"),
+    ],
+)
+def test_picks_with_reasons_converge(
+    point_id: str,
+    mode: str,
+    ten: tuple[SampleEngine, str],
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
     engine, head = ten
     expected = _twin(tmp_path_factory, "pick", "--file", "picks.txt", picks_file=REASONED)
     assert [m.splitlines()[-1] for m in expected.messages] == [
         f"Cherry-pick-reason: {line.split()[1]}" for line in REASONED.splitlines()
     ]
     (engine.root / "picks.txt").write_text(REASONED, encoding="utf-8")
-    point = {"after-commit-4": _after_commit(4), "mid-commit-6": _mid_commit(6),
-             "ref-locked-9": _ref_locked(9)}[point_id]
+    point = {
+        "after-commit-4": _after_commit(4),
+        "mid-commit-6": _mid_commit(6),
+        "ref-locked-9": _ref_locked(9),
+    }[point_id]
     code, _ = _run_killed(engine, point, tmp_path, ("pick", "--file", "picks.txt"))
     _assert_interrupted(code, point, tmp_path, engine, head)
 
-    args = {"rerun": ("pick", "--file", "picks.txt"), "continue": ("pick", "--continue"),
-            "abort": ("pick", "--abort")}[mode]
+    args = {
+        "rerun": ("pick", "--file", "picks.txt"),
+        "continue": ("pick", "--continue"),
+        "abort": ("pick", "--abort"),
+    }[mode]
     result = run_cli(engine.root, *args, timeout=DEADLINE)
 
     assert result.code == 0, result.output

@@ -128,8 +128,9 @@ def test_pick_records_the_reason_and_the_x_line(cut_engine: SampleEngine) -> Non
 
 def test_pick_plan_as_json_changes_nothing(cut_engine: SampleEngine, snapshot) -> None:
     before = snapshot(cut_engine.root)
-    result = release(cut_engine, "pick", "#111 #109 #106", "--reason", "regression",
-                     "--dry-run", "--json")
+    result = release(
+        cut_engine, "pick", "#111 #109 #106", "--reason", "regression", "--dry-run", "--json"
+    )
     assert snapshot(cut_engine.root) == before
     plan = json.loads(result.stdout)
     assert plan["command"] == "pick" and plan["dry_run"] is True and plan["branch"] == BRANCH
@@ -202,12 +203,20 @@ def test_continue_before_resolving_is_refused(cut_engine: SampleEngine) -> None:
 def test_conflict_then_abort_restores_everything(cut_engine: SampleEngine, snapshot) -> None:
     engine = cut_engine
     carol = ("Carol Diaz", "carol@example.com")
-    readme_fix = Change("[Doc] Say how to run the server (#120)", carol, {
-        "README.md": lambda text: text + "\nRun it with `python -m tinyengine.server`.\n",
-    })
-    readme_fix_2 = Change("[Doc] Mention --port (#121)", carol, {
-        "README.md": lambda text: text.replace("server`.", "server --port 8000`."),
-    })
+    readme_fix = Change(
+        "[Doc] Say how to run the server (#120)",
+        carol,
+        {
+            "README.md": lambda text: text + "\nRun it with `python -m tinyengine.server`.\n",
+        },
+    )
+    readme_fix_2 = Change(
+        "[Doc] Mention --port (#121)",
+        carol,
+        {
+            "README.md": lambda text: text.replace("server`.", "server --port 8000`."),
+        },
+    )
     on_main(engine, readme_fix, readme_fix_2)
     before = snapshot(engine.root)
     orig = head(engine)
@@ -384,14 +393,22 @@ def test_status_text_and_json(cut_engine: SampleEngine) -> None:
     assert state["branch"] == BRANCH and state["release"] == "0.1.0"
     assert state["head"] == head(engine)
     assert state["next_rc"] == "v0.1.0rc1" and state["final"] is None and state["tags"] == []
-    assert state["picks_done"] == [{
-        "sha": head(engine), "from": sha109,
-        "subject": SUBJECT_109, "reason": "regression",
-    }]
-    assert state["picks_pending"] == [{
-        "sha": sha111, "ref": "#111", "subject": "[main][CI/Build] Pin the build tools (#111)",
-        "reason": "release-only",
-    }]
+    assert state["picks_done"] == [
+        {
+            "sha": head(engine),
+            "from": sha109,
+            "subject": SUBJECT_109,
+            "reason": "regression",
+        }
+    ]
+    assert state["picks_pending"] == [
+        {
+            "sha": sha111,
+            "ref": "#111",
+            "subject": "[main][CI/Build] Pin the build tools (#111)",
+            "reason": "release-only",
+        }
+    ]
     assert state["pick_in_progress"] is None and state["remote_checked"] is True
     assert state["next_command"] == "release pick --file release-picks.txt"
 
@@ -435,7 +452,11 @@ TASKS = ("cut", "notes", "pick", "promote", "push", "rehearse", "status", "tag")
 def test_inv_list_through_the_root_tasks_file(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "invoke", "-r", str(ROOT), "--list"],
-        cwd=tmp_path, capture_output=True, text=True, check=False, timeout=60,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     listed = {line.split()[0] for line in proc.stdout.splitlines() if line.startswith("  release.")}
@@ -445,8 +466,11 @@ def test_inv_list_through_the_root_tasks_file(tmp_path: Path) -> None:
 def test_release_help_and_list(tmp_path: Path) -> None:
     listing = run_cli(tmp_path, "--list")
     assert listing.code == 0, listing.output
-    listed = {line.split()[0] for line in listing.stdout.splitlines()
-              if line.startswith("  ") and not line.startswith("   ")}
+    listed = {
+        line.split()[0]
+        for line in listing.stdout.splitlines()
+        if line.startswith("  ") and not line.startswith("   ")
+    }
     assert set(TASKS) <= listed
     usage = run_cli(tmp_path, "--help")
     assert usage.code == 0 and usage.stdout.startswith("Usage: release ")
@@ -463,13 +487,30 @@ def test_release_help_and_list(tmp_path: Path) -> None:
 def test_signed_tag_with_an_ssh_key(cut_engine: SampleEngine, tmp_path: Path) -> None:
     engine = cut_engine
     key = tmp_path / "signing_key"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "maintainer@example.com",
-                    "-f", str(key)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "ssh-keygen",
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            "",
+            "-C",
+            "maintainer@example.com",
+            "-f",
+            str(key),
+        ],
+        check=True,
+        capture_output=True,
+    )
     allowed = tmp_path / "allowed_signers"
     public = key.with_suffix(".pub").read_text(encoding="utf-8")
     allowed.write_text(f"maintainer@example.com {public}", encoding="utf-8")
-    for name, value in (("gpg.format", "ssh"), ("user.signingkey", f"{key}.pub"),
-                        ("gpg.ssh.allowedSignersFile", str(allowed))):
+    for name, value in (
+        ("gpg.format", "ssh"),
+        ("user.signingkey", f"{key}.pub"),
+        ("gpg.ssh.allowedSignersFile", str(allowed)),
+    ):
         git(engine, "config", name, value)
     release(engine, "pick", "#109", "--reason", "regression")
     plan = release(engine, "tag", "--sign", "--dry-run").stdout

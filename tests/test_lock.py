@@ -49,8 +49,9 @@ MUTATING = {
 
 
 @pytest.mark.parametrize("name", list(MUTATING))
-def test_mutating_task_refused_while_the_lock_is_held(name: str,
-                                                      cut_engine_copy: SampleEngine) -> None:
+def test_mutating_task_refused_while_the_lock_is_held(
+    name: str, cut_engine_copy: SampleEngine
+) -> None:
     args, setup = MUTATING[name]
     if setup is not None:
         setup(cut_engine_copy)
@@ -99,8 +100,12 @@ def test_a_running_pick_blocks_a_second_one(cut_engine_copy: SampleEngine, tmp_p
     )
     hook.chmod(0o755)
     first = subprocess.Popen(
-        [sys.executable, "-m", "release", "pick", "#109 #111"], cwd=cut_engine_copy.root,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        [sys.executable, "-m", "release", "pick", "#109 #111"],
+        cwd=cut_engine_copy.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + DEADLINE
@@ -150,8 +155,9 @@ def test_stale_lock_of_a_dead_process_is_recovered(cut_engine_copy: SampleEngine
     assert not path.parent.exists()
 
 
-@pytest.mark.parametrize("content", ["", "not json at all", '{"host": "x"}'],
-                         ids=["empty", "garbage", "no-pid"])
+@pytest.mark.parametrize(
+    "content", ["", "not json at all", '{"host": "x"}'], ids=["empty", "garbage", "no-pid"]
+)
 def test_unreadable_lock_file_does_not_block(content: str, cut_engine_copy: SampleEngine) -> None:
     """Only the flock decides; a leftover file whatever its content is taken over."""
     path = _lock_path(cut_engine_copy)

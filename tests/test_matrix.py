@@ -89,8 +89,16 @@ def test_a_snapshot_rule_that_is_not_a_specifier(spec: str) -> None:
     assert f"{spec!r} is not a version specifier" in message
 
 
-@pytest.mark.parametrize("name", ["Example/TinyEngine", "example/tiny engine", "example//engine",
-                                  "example/tinyengine:v1", "-example/engine"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Example/TinyEngine",
+        "example/tiny engine",
+        "example//engine",
+        "example/tinyengine:v1",
+        "-example/engine",
+    ],
+)
 def test_an_image_name_docker_would_reject(name: str) -> None:
     table = sample_table()
     table["name"] = name
@@ -128,29 +136,55 @@ def test_a_variant_id_that_makes_a_tag_docker_rejects() -> None:
 @pytest.mark.parametrize(
     ("where", "key", "expected"),
     [
-        ("top", "defualt-variant",
-         "[tool.release.images]: unknown key 'defualt-variant'; did you mean 'default-variant'?"),
-        ("variant", "base_image",
-         "[tool.release.images] variants[cu129]: unknown key 'base_image'; "
-         "did you mean 'base-image'?"),
-        ("snapshot", "comand",
-         "[tool.release.images] snapshot: unknown key 'comand'; did you mean 'command'?"),
-        ("smoke", "pakage",
-         "[tool.release.images] smoke: unknown key 'pakage'; did you mean 'package'?"),
-        ("variant", "zzz",
-         "[tool.release.images] variants[cu129]: unknown key 'zzz'; known: id, cuda,"),
+        (
+            "top",
+            "defualt-variant",
+            "[tool.release.images]: unknown key 'defualt-variant'; did you mean 'default-variant'?",
+        ),
+        (
+            "variant",
+            "base_image",
+            "[tool.release.images] variants[cu129]: unknown key 'base_image'; "
+            "did you mean 'base-image'?",
+        ),
+        (
+            "snapshot",
+            "comand",
+            "[tool.release.images] snapshot: unknown key 'comand'; did you mean 'command'?",
+        ),
+        (
+            "smoke",
+            "pakage",
+            "[tool.release.images] smoke: unknown key 'pakage'; did you mean 'package'?",
+        ),
+        (
+            "variant",
+            "zzz",
+            "[tool.release.images] variants[cu129]: unknown key 'zzz'; known: id, cuda,",
+        ),
     ],
 )
 def test_unknown_keys_with_did_you_mean(where: str, key: str, expected: str) -> None:
     table = sample_table()
-    target = {"top": table, "variant": table["variants"][1], "snapshot": table["snapshot"],
-              "smoke": table["smoke"]}[where]
+    target = {
+        "top": table,
+        "variant": table["variants"][1],
+        "snapshot": table["snapshot"],
+        "smoke": table["smoke"],
+    }[where]
     target[key] = "x"
     assert config_error(table).startswith(expected)
 
 
-@pytest.mark.parametrize("base", ["nvidia/CUDA:12.9.1-base-ubuntu22.04", "nvidia/cuda:12.9.1 base",
-                                  "nvidia/cuda:", "nvidia/cuda@sha256:abc"])
+@pytest.mark.parametrize(
+    "base",
+    [
+        "nvidia/CUDA:12.9.1-base-ubuntu22.04",
+        "nvidia/cuda:12.9.1 base",
+        "nvidia/cuda:",
+        "nvidia/cuda@sha256:abc",
+    ],
+)
 def test_a_bad_base_image_reference(base: str) -> None:
     table = sample_table()
     table["variants"][1]["base-image"] = base
@@ -163,7 +197,8 @@ def test_a_missing_base_image_names_the_variant_and_key() -> None:
     table = sample_table()
     del table["variants"][2]["base-image"]
     assert config_error(table) == (
-        "[tool.release.images] variants[cu130].base-image: missing (required)")
+        "[tool.release.images] variants[cu130].base-image: missing (required)"
+    )
 
 
 def test_smoke_checks_are_validated() -> None:
@@ -213,8 +248,9 @@ def test_the_snapshot_rule_decides_build_args_and_sessions_together() -> None:
 def test_the_snapshot_rule_follows_the_config() -> None:
     table = sample_table()
     table["snapshot"]["cuda"] = ">=12.9"
-    table["variants"].append({"id": "cu131rc", "cuda": "13.1.0rc1",
-                              "base-image": "nvidia/cuda:13.1.0-base"})
+    table["variants"].append(
+        {"id": "cu131rc", "cuda": "13.1.0rc1", "base-image": "nvidia/cuda:13.1.0-base"}
+    )
     matrix = parse_images(table)
     assert matrix is not None
     assert matrix.snapshot_ids() == ("cu129", "cu130", "cu131rc")  # a pre-release CUDA counts
@@ -293,13 +329,24 @@ def test_smoke_checks_from_config() -> None:
     table = sample_table()
     server_argv = ["python3", "-m", "tinyengine.server"]
     table["smoke"] = {
-        "package": "tinyengine", "entrypoint-help": False, "timeout": 20,
-        "env": {"PYTHONDONTWRITEBYTECODE": "1"}, "gpu-command": ["nvidia-smi", "-L"],
+        "package": "tinyengine",
+        "entrypoint-help": False,
+        "timeout": 20,
+        "env": {"PYTHONDONTWRITEBYTECODE": "1"},
+        "gpu-command": ["nvidia-smi", "-L"],
         "checks": [
-            {"name": "server answers", "command": [*server_argv, "x"], "expect-output": "serving x",
-             "timeout": 5},
-            {"name": "kernel on GPU", "command": ["python3", "-c", "1"], "gpu": True,
-             "expect-exit": 0},
+            {
+                "name": "server answers",
+                "command": [*server_argv, "x"],
+                "expect-output": "serving x",
+                "timeout": 5,
+            },
+            {
+                "name": "kernel on GPU",
+                "command": ["python3", "-c", "1"],
+                "gpu": True,
+                "expect-exit": 0,
+            },
         ],
     }
     matrix = parse_images(table)
@@ -310,12 +357,19 @@ def test_smoke_checks_from_config() -> None:
     assert names[-3:] == ["server answers", "kernel on GPU", "GPU visible (nvidia-smi -L)"]
     env = next(c for c in checks if c.name.startswith("env: "))
     assert env.config["metadataTest"]["envVars"] == [
-        {"key": "PYTHONDONTWRITEBYTECODE", "value": "1"}]
+        {"key": "PYTHONDONTWRITEBYTECODE", "value": "1"}
+    ]
     server = checks[names.index("server answers")]
     assert server.timeout == 5 and not server.gpu
     assert server.config["commandTests"] == [
-        {"name": "server answers", "command": "python3", "args": ["-m", "tinyengine.server", "x"],
-         "exitCode": 0, "expectedOutput": ["serving x"]}]
+        {
+            "name": "server answers",
+            "command": "python3",
+            "args": ["-m", "tinyengine.server", "x"],
+            "exitCode": 0,
+            "expectedOutput": ["serving x"],
+        }
+    ]
     assert checks[names.index("kernel on GPU")].gpu
     assert checks[names.index("CUDA_VERSION is 13.0.1")].timeout == 20
 
@@ -326,16 +380,24 @@ def test_no_package_no_version_check() -> None:
     matrix = parse_images(table)
     assert matrix is not None
     names = [c.name for c in smoke_checks(matrix, matrix.variant("cu128"), source())]
-    assert names == ["CUDA_VERSION is 12.8.1", "/usr/local/cuda/version.json says 12.8.1",
-                     "labels: version, revision, variant, CUDA", "GPU visible (nvidia-smi)"]
+    assert names == [
+        "CUDA_VERSION is 12.8.1",
+        "/usr/local/cuda/version.json says 12.8.1",
+        "labels: version, revision, variant, CUDA",
+        "GPU visible (nvidia-smi)",
+    ]
 
 
 # -- snapshot diffs and baselines ------------------------------------------------------------
 
 
 def test_diff_states() -> None:
-    old = {"os": {"id": "debian"}, "python": {"packages": {"numpy": "2.0", "torch": "2.8"}},
-           "driver": "no GPU", "libraries": {"/usr/lib/libc.so.6": "aa"}}
+    old = {
+        "os": {"id": "debian"},
+        "python": {"packages": {"numpy": "2.0", "torch": "2.8"}},
+        "driver": "no GPU",
+        "libraries": {"/usr/lib/libc.so.6": "aa"},
+    }
     new = copy.deepcopy(old)
     assert diff_states(old, new) == []
     new["python"]["packages"]["torch"] = "2.9"
@@ -391,21 +453,24 @@ IGNORE = "# comment\n**/__pycache__\n*.pyc\n.git\ndocs\n!docs/keep.md\nbuild/**/
 
 
 def make_context(root: Path) -> Path:
-    write(root, {
-        ".dockerignore": IGNORE,
-        "docker/Dockerfile": "FROM scratch\n",
-        "docker/notes.txt": "ignored with its directory\n",
-        "engine/__init__.py": "x = 1\n",
-        "engine/__pycache__/__init__.cpython-311.pyc": "bytecode",
-        "engine/mod.pyc": "nested .pyc: *.pyc matches at the root only\n",
-        "top.pyc": "root .pyc\n",
-        "docs/index.md": "ignored\n",
-        "docs/keep.md": "re-included\n",
-        "build/a/b/x.o": "ignored\n",
-        "build/a/x.c": "kept\n",
-        ".git/HEAD": "ref: refs/heads/main\n",
-        "README.md": "hello\n",
-    })
+    write(
+        root,
+        {
+            ".dockerignore": IGNORE,
+            "docker/Dockerfile": "FROM scratch\n",
+            "docker/notes.txt": "ignored with its directory\n",
+            "engine/__init__.py": "x = 1\n",
+            "engine/__pycache__/__init__.cpython-311.pyc": "bytecode",
+            "engine/mod.pyc": "nested .pyc: *.pyc matches at the root only\n",
+            "top.pyc": "root .pyc\n",
+            "docs/index.md": "ignored\n",
+            "docs/keep.md": "re-included\n",
+            "build/a/b/x.o": "ignored\n",
+            "build/a/x.c": "kept\n",
+            ".git/HEAD": "ref: refs/heads/main\n",
+            "README.md": "hello\n",
+        },
+    )
     return root
 
 
@@ -413,8 +478,14 @@ def test_context_files_honour_dockerignore(tmp_path: Path) -> None:
     context = make_context(tmp_path / "ctx")
     dockerfile = context / "docker" / "Dockerfile"
     names = [p.relative_to(context).as_posix() for p in context_files(context)]
-    assert names == [".dockerignore", "README.md", "build/a/x.c", "docs/keep.md",
-                     "engine/__init__.py", "engine/mod.pyc"]
+    assert names == [
+        ".dockerignore",
+        "README.md",
+        "build/a/x.c",
+        "docs/keep.md",
+        "engine/__init__.py",
+        "engine/mod.pyc",
+    ]
     # docker always sends the Dockerfile, even an ignored one
     sent = [p.relative_to(context).as_posix() for p in context_files(context, dockerfile)]
     assert sent == sorted([*names, "docker/Dockerfile"])
@@ -486,8 +557,13 @@ def test_input_digest_ignores_the_tools_own_logs(tmp_path: Path) -> None:
         return input_digest(tmp_path, tmp_path / "Dockerfile", {}, "sha256:" + "1" * 64, {}, None)
 
     first = digest()
-    write(tmp_path, {".git/release/logs/build-cu129.log": "#1 done\n",
-                     ".git/release/logs/build-cu129.iid": "sha256:1"})
+    write(
+        tmp_path,
+        {
+            ".git/release/logs/build-cu129.log": "#1 done\n",
+            ".git/release/logs/build-cu129.iid": "sha256:1",
+        },
+    )
     assert digest() == first
     (tmp_path / "app.py").write_text("print(2)\n")
     assert digest() != first
@@ -495,13 +571,26 @@ def test_input_digest_ignores_the_tools_own_logs(tmp_path: Path) -> None:
 
 # -- nox sessions and the matrix task -------------------------------------------------------------
 
-IMAGE_SESSIONS = ["build(cu128)", "build(cu129)", "build(cu130)", "smoke(cu128)", "smoke(cu129)",
-                  "smoke(cu130)", "snapshot(cu130)"]
+IMAGE_SESSIONS = [
+    "build(cu128)",
+    "build(cu129)",
+    "build(cu130)",
+    "smoke(cu128)",
+    "smoke(cu129)",
+    "smoke(cu130)",
+    "snapshot(cu130)",
+]
 
 
 def nox(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "nox", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "nox", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def listed(text: str) -> list[str]:
@@ -539,19 +628,31 @@ def test_nox_sessions_follow_an_engines_own_rule(tmp_path: Path) -> None:
     assert 'cuda = "!=12.*"' in text
     (tmp_path / "pyproject.toml").write_text(text.replace('cuda = "!=12.*"', 'cuda = ">=12.9"'))
     (tmp_path / "noxfile.py").write_text(
-        "from release.nox_sessions import image_sessions\n\nimage_sessions()\n")
+        "from release.nox_sessions import image_sessions\n\nimage_sessions()\n"
+    )
     proc = nox(tmp_path, "-l", "--json", "-t", "images")
     assert proc.returncode == 0, proc.stderr
     assert [s["session"] for s in json.loads(proc.stdout)] == [
-        "build(cu128)", "build(cu129)", "build(cu130)",
-        "smoke(cu128)", "smoke(cu129)", "smoke(cu130)",
-        "snapshot(cu129)", "snapshot(cu130)",
+        "build(cu128)",
+        "build(cu129)",
+        "build(cu130)",
+        "smoke(cu128)",
+        "smoke(cu129)",
+        "smoke(cu130)",
+        "snapshot(cu129)",
+        "snapshot(cu130)",
     ]
 
 
 def test_images_matrix_task() -> None:
-    proc = subprocess.run([sys.executable, "-m", "release", "images.matrix", "--json"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "release", "images.matrix", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["image"] == "example/tinyengine" and data["default_variant"] == "cu130"

@@ -31,8 +31,13 @@ def c(n: int, subject: str, body: str = "", author: tuple[str, str] = ALICE) -> 
 
 def notes_of(*oldest_first: Commit, exclude: tuple[str, ...] = ()):
     """Notes of commits given oldest first (git log lists them newest first)."""
-    return build_notes(list(reversed(oldest_first)), category_order=ORDER, since="v0.0.9",
-                       until="HEAD", exclude_identities=exclude)
+    return build_notes(
+        list(reversed(oldest_first)),
+        category_order=ORDER,
+        since="v0.0.9",
+        until="HEAD",
+        exclude_identities=exclude,
+    )
 
 
 def titles(notes) -> list[str]:
@@ -53,7 +58,11 @@ def test_grouped_by_canonical_category_in_config_order() -> None:
         c(7, "[Perf] Faster batching (#7)"),
     )
     assert [name for name, _ in notes.sections] == [
-        "Features", "Bug Fixes", "Performance", "Documentation", "Other",
+        "Features",
+        "Bug Fixes",
+        "Performance",
+        "Documentation",
+        "Other",
     ]
     bug_fixes = dict(notes.sections)["Bug Fixes"]
     # oldest first within a section
@@ -63,7 +72,9 @@ def test_grouped_by_canonical_category_in_config_order() -> None:
 def test_categories_outside_the_order_come_before_other() -> None:
     notes = build_notes(
         [c(1, "Loose end"), c(2, "[Zeta] z"), c(3, "[Doc] d")],
-        category_order=["Documentation"], since=None, until="HEAD",
+        category_order=["Documentation"],
+        since=None,
+        until="HEAD",
     )
     assert [name for name, _ in notes.sections] == ["Documentation", "Other"]
 
@@ -78,14 +89,21 @@ def test_pr_links() -> None:
 
 def test_author_and_co_authors_credited_once_each() -> None:
     notes = notes_of(
-        c(1, "[Fix] One (#1)", "Co-authored-by: Eve Park <eve@example.com>\n"
-                               "Co-authored-by: Eve Park <EVE@example.com>\n"
-                               "Co-authored-by: Bob Okafor <bob@example.com>", author=BOB),
+        c(
+            1,
+            "[Fix] One (#1)",
+            "Co-authored-by: Eve Park <eve@example.com>\n"
+            "Co-authored-by: Eve Park <EVE@example.com>\n"
+            "Co-authored-by: Bob Okafor <bob@example.com>",
+            author=BOB,
+        ),
         c(2, "[Fix] Two (#2)", "Co-authored-by: Bob Okafor <bob@example.com>", author=EVE),
         c(3, "[Doc] Three (#3)", author=ALICE),
     )
     assert [[p.name for p in e.credits] for e in notes.entries] == [
-        ["Bob Okafor", "Eve Park"], ["Eve Park", "Bob Okafor"], ["Alice Chen"],
+        ["Bob Okafor", "Eve Park"],
+        ["Eve Park", "Bob Okafor"],
+        ["Alice Chen"],
     ]
     assert [p.name for p in notes.contributors] == ["Alice Chen", "Bob Okafor", "Eve Park"]
     markdown = render_markdown(notes)
@@ -96,8 +114,11 @@ def test_author_and_co_authors_credited_once_each() -> None:
 def test_revert_pair_cancelled_by_sha() -> None:
     notes = notes_of(
         c(1, "[Kernel] Add fused add kernel stub (#104)"),
-        c(2, 'Revert "[Kernel] Add fused add kernel stub (#104)" (#105)',
-          f"This reverts commit {sha(1)}."),
+        c(
+            2,
+            'Revert "[Kernel] Add fused add kernel stub (#104)" (#105)',
+            f"This reverts commit {sha(1)}.",
+        ),
         c(3, "[Fix] Keep me (#106)"),
     )
     assert titles(notes) == ["Keep me"]
@@ -121,7 +142,9 @@ def test_revert_by_abbreviated_sha() -> None:
 
 def test_revert_cancels_only_one_of_two_identical_subjects() -> None:
     notes = notes_of(
-        c(1, "[Fix] Retry (#1)"), c(2, "[Fix] Retry (#1)"), c(3, 'Revert "[Fix] Retry (#1)"'),
+        c(1, "[Fix] Retry (#1)"),
+        c(2, "[Fix] Retry (#1)"),
+        c(3, 'Revert "[Fix] Retry (#1)"'),
     )
     assert titles(notes) == ["Retry"]
     assert notes.entries[0].sha == sha(1)  # the later one was reverted
@@ -140,8 +163,12 @@ def test_revert_of_a_revert_brings_the_change_back() -> None:
 
 def test_revert_of_something_outside_the_range_stays_listed() -> None:
     notes = notes_of(
-        c(2, 'Revert "[Bugfix] Fix the limit (#108)" (#120)', f"This reverts commit {sha(99)}.",
-          author=EVE),
+        c(
+            2,
+            'Revert "[Bugfix] Fix the limit (#108)" (#120)',
+            f"This reverts commit {sha(99)}.",
+            author=EVE,
+        ),
     )
     assert [(e.category, e.title, e.pr) for e in notes.entries] == [
         ("Bug Fixes", 'Revert "Fix the limit"', 120),
@@ -158,15 +185,21 @@ def test_revert_of_a_pick_cancels_with_the_pick() -> None:
 def test_revert_on_the_branch_of_a_main_commit_cancels_its_pick() -> None:
     # a revert cherry-picked from main names the main commit, the pick names it too
     pick = c(2, "[Fix] x (#7)", f"(cherry picked from commit {sha(7)})")
-    revert = c(3, 'Revert "[Fix] x (#7)" (#9)',
-               f"This reverts commit {sha(7)}.\n\n(cherry picked from commit {sha(9)})")
+    revert = c(
+        3,
+        'Revert "[Fix] x (#7)" (#9)',
+        f"This reverts commit {sha(7)}.\n\n(cherry picked from commit {sha(9)})",
+    )
     assert notes_of(pick, revert).is_empty()
 
 
 def test_same_change_picked_twice_is_listed_once() -> None:
     main_fix = sha(108)
-    first = c(1, "[BugFix] Fix the limit (#108)", f"(cherry picked from commit {main_fix})\n"
-                                                  "Cherry-pick-reason: regression")
+    first = c(
+        1,
+        "[BugFix] Fix the limit (#108)",
+        f"(cherry picked from commit {main_fix})\nCherry-pick-reason: regression",
+    )
     again = c(2, "[BugFix] Fix the limit (#108)", f"(cherry picked from commit {main_fix})")
     notes = notes_of(first, again)
     assert titles(notes) == ["Fix the limit"]
@@ -177,8 +210,9 @@ def test_same_change_picked_twice_is_listed_once() -> None:
 
 def test_backport_with_a_new_pr_number_is_listed_once() -> None:
     main_fix = c(108, "[BugFix] Fix the limit (#108)")
-    backport = c(1, "[BugFix] Fix the limit (backport) (#130)",
-                 f"(cherry picked from commit {sha(108)})")
+    backport = c(
+        1, "[BugFix] Fix the limit (backport) (#130)", f"(cherry picked from commit {sha(108)})"
+    )
     notes = notes_of(main_fix, backport)  # e.g. the final notes of the next release
     assert titles(notes) == ["Fix the limit"]
     assert notes.entries[0].pr == 108
@@ -221,9 +255,13 @@ def test_heading_level() -> None:
 
 def test_render_json() -> None:
     notes = notes_of(
-        c(1, "[Fix] x (#1)", "Co-authored-by: Eve Park <eve@example.com>\n"
-                             f"(cherry picked from commit {sha(9)})\n"
-                             "Cherry-pick-reason: regression"),
+        c(
+            1,
+            "[Fix] x (#1)",
+            "Co-authored-by: Eve Park <eve@example.com>\n"
+            f"(cherry picked from commit {sha(9)})\n"
+            "Cherry-pick-reason: regression",
+        ),
         c(2, "[Kernel] k (#2)"),
         c(3, 'Revert "[Kernel] k (#2)"', f"This reverts commit {sha(2)}."),
         c(4, "Loose end"),
@@ -233,20 +271,42 @@ def test_render_json() -> None:
         "since": "v0.0.9",
         "until": "HEAD",
         "sections": [
-            {"category": "Bug Fixes", "entries": [{
-                "title": "x", "sha": sha(1), "pr": 1, "pr_url": f"{URL}/pull/1",
-                "credits": [{"name": "Alice Chen", "email": "alice@example.com"},
-                            {"name": "Eve Park", "email": "eve@example.com"}],
-                "pick_reason": "regression", "picked_from": sha(9),
-            }]},
-            {"category": "Other", "entries": [{
-                "title": "Loose end", "sha": sha(4), "pr": None, "pr_url": None,
-                "credits": [{"name": "Alice Chen", "email": "alice@example.com"}],
-                "pick_reason": None, "picked_from": None,
-            }]},
+            {
+                "category": "Bug Fixes",
+                "entries": [
+                    {
+                        "title": "x",
+                        "sha": sha(1),
+                        "pr": 1,
+                        "pr_url": f"{URL}/pull/1",
+                        "credits": [
+                            {"name": "Alice Chen", "email": "alice@example.com"},
+                            {"name": "Eve Park", "email": "eve@example.com"},
+                        ],
+                        "pick_reason": "regression",
+                        "picked_from": sha(9),
+                    }
+                ],
+            },
+            {
+                "category": "Other",
+                "entries": [
+                    {
+                        "title": "Loose end",
+                        "sha": sha(4),
+                        "pr": None,
+                        "pr_url": None,
+                        "credits": [{"name": "Alice Chen", "email": "alice@example.com"}],
+                        "pick_reason": None,
+                        "picked_from": None,
+                    }
+                ],
+            },
         ],
-        "contributors": [{"name": "Alice Chen", "email": "alice@example.com"},
-                         {"name": "Eve Park", "email": "eve@example.com"}],
+        "contributors": [
+            {"name": "Alice Chen", "email": "alice@example.com"},
+            {"name": "Eve Park", "email": "eve@example.com"},
+        ],
         "cancelled_reverts": [sha(2), sha(3)],
     }
     assert json.loads(render_json(notes))["sections"][0]["entries"][0]["pr_url"] is None
@@ -335,8 +395,9 @@ def test_views_since_previous_rc_and_since_last_final(cycle: Cycle, cli) -> None
 
 def test_notes_to_a_file(cycle: Cycle, cli, tmp_path: Path) -> None:
     out = tmp_path / "notes.json"
-    result = cli(cycle.root, "notes", "--until", "v0.1.0rc2", "--format", "json",
-                 "--output", str(out))
+    result = cli(
+        cycle.root, "notes", "--until", "v0.1.0rc2", "--format", "json", "--output", str(out)
+    )
     assert result.code == 0 and result.stdout == ""
     assert json.loads(out.read_text(encoding="utf-8"))["since"] == "v0.1.0rc1"
 

@@ -36,8 +36,12 @@ def _hook(engine: SampleEngine, name: str, body: str) -> Path:
 @pytest.fixture
 def ready(cut_engine_copy: SampleEngine) -> SampleEngine:
     """A fix committed on the release branch and rc1 tagged on it, none of it pushed."""
-    add_commit(cut_engine_copy.repo, Change("[Bugfix] Fix the release-only thing (#140)", ALICE,
-                                       {"release_only.txt": "fixed\n"}))
+    add_commit(
+        cut_engine_copy.repo,
+        Change(
+            "[Bugfix] Fix the release-only thing (#140)", ALICE, {"release_only.txt": "fixed\n"}
+        ),
+    )
     cut_engine_copy.repo.run("tag", "-a", "v0.1.0rc1", "-m", "v0.1.0rc1")
     cut_engine_copy.repo.run("tag", "scratch")  # not a release tag: never pushed
     cut_engine_copy.repo.run("status", "--porcelain")
@@ -92,11 +96,12 @@ REJECT_RC1_PER_REF = (
 )
 
 
-@pytest.mark.parametrize(("hook", "body"), [("pre-receive", REJECT_RC1),
-                                            ("update", REJECT_RC1_PER_REF)],
-                         ids=["pre-receive", "update"])
-def test_rejected_push_lands_nothing_and_retries(hook: str, body: str,
-                                                 ready: SampleEngine) -> None:
+@pytest.mark.parametrize(
+    ("hook", "body"),
+    [("pre-receive", REJECT_RC1), ("update", REJECT_RC1_PER_REF)],
+    ids=["pre-receive", "update"],
+)
+def test_rejected_push_lands_nothing_and_retries(hook: str, body: str, ready: SampleEngine) -> None:
     installed = _hook(ready, hook, body)
     remote_before = _remote_refs(ready)
     local_before = repo_state(ready.root)
@@ -172,15 +177,19 @@ def test_dry_run_json_lists_the_refs(ready: SampleEngine) -> None:
     assert [s["ref"] for s in data["steps"]] == [f"refs/heads/{BRANCH}", "refs/tags/v0.1.0rc1"]
 
 
-def test_remote_branch_moved_on_is_refused_until_merged(ready: SampleEngine,
-                                                         tmp_path: Path) -> None:
+def test_remote_branch_moved_on_is_refused_until_merged(
+    ready: SampleEngine, tmp_path: Path
+) -> None:
     """Another maintainer pushed to the release branch: refuse up front, then merge and retry."""
     assert ready.remote is not None
     other = tmp_path / "other"
     ready.repo.run("clone", "--quiet", "--branch", BRANCH, str(ready.remote), str(other))
     (other / "elsewhere.txt").write_text("pushed from another clone\n", encoding="utf-8")
-    for args in (("add", "elsewhere.txt"), ("commit", "--quiet", "-m", "[Doc] Elsewhere (#150)"),
-                 ("push", "--quiet", "origin", BRANCH)):
+    for args in (
+        ("add", "elsewhere.txt"),
+        ("commit", "--quiet", "-m", "[Doc] Elsewhere (#150)"),
+        ("push", "--quiet", "origin", BRANCH),
+    ):
         ready.repo.run("-C", str(other), *args)
     remote_before = _remote_refs(ready)
     local_before = repo_state(ready.root)

@@ -86,8 +86,10 @@ def _merge_on_main(engine: SampleEngine) -> dict[str, str]:
 
 def _pr_twice_on_main(engine: SampleEngine) -> None:
     _git(engine, "switch", "--quiet", "main")
-    add_commit(engine.repo, Change("[Bugfix] Follow-up to the batch limit (#108)", ALICE,
-                                   {"followup.txt": "f\n"}))
+    add_commit(
+        engine.repo,
+        Change("[Bugfix] Follow-up to the batch limit (#108)", ALICE, {"followup.txt": "f\n"}),
+    )
     _git(engine, "switch", "--quiet", BRANCH)
 
 
@@ -106,6 +108,7 @@ def _stopped_on_conflict(engine: SampleEngine) -> None:
 
 def _state_file(text: str) -> Setup:
     """A pick state file cut short or edited by hand."""
+
     def setup(engine: SampleEngine) -> None:
         directory = engine.repo.git_dir / "release"
         directory.mkdir()
@@ -184,29 +187,52 @@ CASES = [
     case("cut-rc0", "cut 0.31.0rc0", USAGE, "0.31.0rc0"),
     # cut: branches and commits
     case("cut-existing-branch", "cut 0.1.0", REFUSED, "already exists"),
-    case("cut-branch-only-on-remote", "cut 0.2.0", REFUSED, "already exists on the remote",
-         _remote_only_branch),
+    case(
+        "cut-branch-only-on-remote",
+        "cut 0.2.0",
+        REFUSED,
+        "already exists on the remote",
+        _remote_only_branch,
+    ),
     case("cut-at-side-commit", "cut 0.2.0 --at {side}", REFUSED, "not on main", _side_commit),
     case("cut-at-nonexistent-ref", "cut 0.2.0 --at no-such-ref", USAGE, "no-such-ref"),
     case("cut-released-version", "cut 0.3.0", REFUSED, "already released", _tags("v0.3.0")),
-    case("cut-main-branch-missing", "cut 0.2.0", REFUSED, "trunk",
-         _config('main-branch = "main"', 'main-branch = "trunk"')),
+    case(
+        "cut-main-branch-missing",
+        "cut 0.2.0",
+        REFUSED,
+        "trunk",
+        _config('main-branch = "main"', 'main-branch = "trunk"'),
+    ),
     # tag
     case("tag-other-release", "tag --version 0.2.0rc1", USAGE, "0.2.0rc1"),
     case("tag-final", "tag --version 0.1.0", USAGE, "promote"),
-    case("tag-not-greater", "tag --version 0.1.0rc1", REFUSED, "not greater",
-         _tags("v0.1.0rc1", "v0.1.0rc2")),
+    case(
+        "tag-not-greater",
+        "tag --version 0.1.0rc1",
+        REFUSED,
+        "not greater",
+        _tags("v0.1.0rc1", "v0.1.0rc2"),
+    ),
     case("tag-exists-locally", "tag --version 0.1.0rc1", REFUSED, "0.1.0rc2", _tags("v0.1.0rc1")),
-    case("tag-exists-only-on-remote", "tag --version 0.1.0rc1", REFUSED, "0.1.0rc2",
-         _remote_only_tag),
-    case("tag-next-rc-after-final", "tag", REFUSED, "already released",
-         _tags("v0.1.0rc1", "v0.1.0")),
-    case("tag-post-before-final", "tag --version 0.1.0.post1", REFUSED, "promote",
-         _tags("v0.1.0rc1")),
+    case(
+        "tag-exists-only-on-remote", "tag --version 0.1.0rc1", REFUSED, "0.1.0rc2", _remote_only_tag
+    ),
+    case(
+        "tag-next-rc-after-final", "tag", REFUSED, "already released", _tags("v0.1.0rc1", "v0.1.0")
+    ),
+    case(
+        "tag-post-before-final", "tag --version 0.1.0.post1", REFUSED, "promote", _tags("v0.1.0rc1")
+    ),
     case("tag-dirty-tree", "tag", REFUSED, "uncommitted changes", _dirty),
     case("tag-not-on-release-branch", "tag", REFUSED, "not on a release branch", _on_main),
-    case("tag-remote-unreachable", "tag", REFUSED, "--offline",
-         _remote_url("/nonexistent/remote.git")),
+    case(
+        "tag-remote-unreachable",
+        "tag",
+        REFUSED,
+        "--offline",
+        _remote_url("/nonexistent/remote.git"),
+    ),
     # promote
     case("promote-without-rc", "promote", REFUSED, "no rc"),
     case("promote-untagged-commits", "promote", REFUSED, "tag the next rc", _rc_then_commit),
@@ -223,50 +249,111 @@ CASES = [
     case("pick-feature", "pick #110", REFUSED, "--allow-feature"),
     case("pick-feature-among-fixes", ("pick", "#109 #110"), REFUSED, "--allow-feature"),
     case("pick-bad-reason", "pick #109 --reason because", USAGE, "because"),
-    case("pick-file-line-too-long", "pick --file picks.txt", USAGE, "line 2",
-         _picks_file("#109 regression\n#108 regression and more\n")),
-    case("pick-file-bad-reason", "pick --file picks.txt", USAGE, "line 1",
-         _picks_file("#109 urgent\n")),
+    case(
+        "pick-file-line-too-long",
+        "pick --file picks.txt",
+        USAGE,
+        "line 2",
+        _picks_file("#109 regression\n#108 regression and more\n"),
+    ),
+    case(
+        "pick-file-bad-reason",
+        "pick --file picks.txt",
+        USAGE,
+        "line 1",
+        _picks_file("#109 urgent\n"),
+    ),
     case("pick-file-missing", "pick --file nowhere.txt", USAGE, "nowhere.txt"),
-    case("pick-nothing", "pick --file picks.txt", USAGE, "nothing to pick",
-         _picks_file("# only comments\n\n")),
+    case(
+        "pick-nothing",
+        "pick --file picks.txt",
+        USAGE,
+        "nothing to pick",
+        _picks_file("# only comments\n\n"),
+    ),
     case("pick-continue-nothing", "pick --continue", REFUSED, "no pick in progress"),
     case("pick-abort-nothing", "pick --abort", REFUSED, "no pick in progress"),
     case("pick-dirty-tree", "pick #109", REFUSED, "uncommitted changes", _dirty),
     case("pick-not-on-release-branch", "pick #109", REFUSED, "not on a release branch", _on_main),
     case("pick-merge-commit", "pick {merge}", REFUSED, "merge commit", _merge_on_main),
     case("pick-while-conflict-waits", "pick #109", REFUSED, "--continue", _stopped_on_conflict),
-    case("pick-damaged-state", "pick #109", REFUSED, "damaged",
-         _state_file('{"branch": "releases/v0.1.0", "queue": [')),
-    case("pick-continue-state-without-branch", "pick --continue", REFUSED, "branch",
-         _state_file('{"status": "running", "queue": []}')),
-    case("pick-abort-state-not-an-object", "pick --abort", REFUSED, "damaged",
-         _state_file("[]")),
+    case(
+        "pick-damaged-state",
+        "pick #109",
+        REFUSED,
+        "damaged",
+        _state_file('{"branch": "releases/v0.1.0", "queue": ['),
+    ),
+    case(
+        "pick-continue-state-without-branch",
+        "pick --continue",
+        REFUSED,
+        "branch",
+        _state_file('{"status": "running", "queue": []}'),
+    ),
+    case("pick-abort-state-not-an-object", "pick --abort", REFUSED, "damaged", _state_file("[]")),
     # config
-    case("config-unknown-key", "status", USAGE, "did you mean 'main-branch'",
-         _config_line('mainbranch = "main"')),
-    case("config-wrong-type", "status", USAGE, "remote",
-         _config('remote = "origin"', "remote = 3")),
-    case("config-unknown-field", "cut 0.2.0", USAGE, "versio",
-         _config('tag = "v{version}"', 'tag = "v{versio}"')),
-    case("config-unbalanced-brace", "status", USAGE, "tag",
-         _config('tag = "v{version}"', 'tag = "v{version"')),
-    case("config-scheme-typo", "status", USAGE, "semverr",
-         _config('version-scheme = "pep440"', 'version-scheme = "semverr"')),
-    case("config-invalid-toml", "status", USAGE, "toml",
-         _config_line('picks-file = "unterminated')),
-    case("config-bad-branch-ref", "status", USAGE, "branch",
-         _config('branch = "releases/v{version}"', 'branch = "releases/v{version}..x"')),
-    case("config-unknown-feature-category", "pick #109", USAGE, "feature-categories",
-         _config_line('feature-categories = ["Featurez"]')),
+    case(
+        "config-unknown-key",
+        "status",
+        USAGE,
+        "did you mean 'main-branch'",
+        _config_line('mainbranch = "main"'),
+    ),
+    case(
+        "config-wrong-type", "status", USAGE, "remote", _config('remote = "origin"', "remote = 3")
+    ),
+    case(
+        "config-unknown-field",
+        "cut 0.2.0",
+        USAGE,
+        "versio",
+        _config('tag = "v{version}"', 'tag = "v{versio}"'),
+    ),
+    case(
+        "config-unbalanced-brace",
+        "status",
+        USAGE,
+        "tag",
+        _config('tag = "v{version}"', 'tag = "v{version"'),
+    ),
+    case(
+        "config-scheme-typo",
+        "status",
+        USAGE,
+        "semverr",
+        _config('version-scheme = "pep440"', 'version-scheme = "semverr"'),
+    ),
+    case(
+        "config-invalid-toml", "status", USAGE, "toml", _config_line('picks-file = "unterminated')
+    ),
+    case(
+        "config-bad-branch-ref",
+        "status",
+        USAGE,
+        "branch",
+        _config('branch = "releases/v{version}"', 'branch = "releases/v{version}..x"'),
+    ),
+    case(
+        "config-unknown-feature-category",
+        "pick #109",
+        USAGE,
+        "feature-categories",
+        _config_line('feature-categories = ["Featurez"]'),
+    ),
     # notes
     case("notes-since-bad-ref", "notes --since no-such-tag", USAGE, "no-such-tag"),
     case("notes-format-xml", "notes --format xml", USAGE, "xml"),
     case("notes-view-weekly", "notes --view weekly", USAGE, "weekly"),
     # push
     case("push-no-remote", "push", REFUSED, "no remote", _no_remote),
-    case("push-unreachable-remote", "push", REFUSED, "cannot reach",
-         _remote_url("/nonexistent/remote.git")),
+    case(
+        "push-unreachable-remote",
+        "push",
+        REFUSED,
+        "cannot reach",
+        _remote_url("/nonexistent/remote.git"),
+    ),
     case("push-moved-tag", "push", REFUSED, "never moved", _moved_tag_on_remote),
 ]
 
@@ -308,8 +395,10 @@ def _remote_refs(engine: SampleEngine) -> str:
 
 
 def _listing(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else b"/"
-            for p in sorted(root.rglob("*"))}
+    return {
+        str(p.relative_to(root)): p.read_bytes() if p.is_file() else b"/"
+        for p in sorted(root.rglob("*"))
+    }
 
 
 @pytest.mark.parametrize("args", [("status",), ("pick", "#109")], ids=lambda a: a[0])

@@ -12,8 +12,17 @@ RC1 = ReleaseVersion(0, 31, 0, rc=1)
 
 @pytest.mark.parametrize(
     "text",
-    ["0.31.0rc1", "v0.31.0rc1", "0.31.0-rc.1", "0.31.0-rc1", "V0.31.0RC1", "0.31.0-RC-1",
-     " 0.31.0rc1 ", "0.31.0.rc1", "0.31.0rc01"],
+    [
+        "0.31.0rc1",
+        "v0.31.0rc1",
+        "0.31.0-rc.1",
+        "0.31.0-rc1",
+        "V0.31.0RC1",
+        "0.31.0-RC-1",
+        " 0.31.0rc1 ",
+        "0.31.0.rc1",
+        "0.31.0rc01",
+    ],
 )
 def test_rc_spellings_parse_to_one_value(text: str) -> None:
     version = parse_version(text)
@@ -22,8 +31,9 @@ def test_rc_spellings_parse_to_one_value(text: str) -> None:
     assert hash(version) == hash(RC1)
 
 
-@pytest.mark.parametrize("text", ["0.31.0.post1", "v0.31.0.post1", "0.31.0post1", "0.31.0-post.1",
-                                  "0.31.0+post.1"])
+@pytest.mark.parametrize(
+    "text", ["0.31.0.post1", "v0.31.0.post1", "0.31.0post1", "0.31.0-post.1", "0.31.0+post.1"]
+)
 def test_post_spellings(text: str) -> None:
     version = parse_version(text)
     assert version == ReleaseVersion(0, 31, 0, post=1)
@@ -83,8 +93,18 @@ class TestTagTemplate:
         assert template.render(post) == "v0.31.0+post.1"
         assert template.parse("v0.31.0+post.1") == post
 
-    @pytest.mark.parametrize("name", ["0.31.0rc1", "v0.31", "vnext", "v0.31.0rc1-hotfix",
-                                      "releases/v0.31.0rc1", "v0.31.0a1", ""])
+    @pytest.mark.parametrize(
+        "name",
+        [
+            "0.31.0rc1",
+            "v0.31",
+            "vnext",
+            "v0.31.0rc1-hotfix",
+            "releases/v0.31.0rc1",
+            "v0.31.0a1",
+            "",
+        ],
+    )
     def test_not_our_tags(self, name: str) -> None:
         assert TagTemplate("v{version}", "tag").parse(name) is None
 
