@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from release.context import ReleaseContext
-from release.errors import RefusedError, UsageError
+from release.errors import RefusedError, ReleaseError, UsageError
 from release.git import short
 from release.lock import repo_lock
 from release.plan import Plan, Step
@@ -25,6 +25,8 @@ class CutState:
     exists_remotely: bool
     final_tagged: bool
     switch: bool
+    dirty: bool = False
+    remote_note: str | None = None
 
 
 def plan_cut(state: CutState) -> Plan:
@@ -44,8 +46,18 @@ def plan_cut(state: CutState) -> Plan:
             {"branch": state.branch, "at": state.at},
         )
     ]
-    if state.switch:
+    if state.switch and not state.dirty:
         steps.append(Step("switch", f"switch to {state.branch}", {"branch": state.branch}))
+    elif state.switch:
+        steps.append(
+            Step(
+                "skip",
+                f"stay on the current branch: the work tree has uncommitted changes "
+                f"(git switch {state.branch} when ready)",
+            )
+        )
+    if state.remote_note:
+        steps.append(Step("skip", state.remote_note))
     return Plan(
         "cut",
         f"cut {state.branch} for {state.version} at {short(state.at)}",
@@ -55,7 +67,7 @@ def plan_cut(state: CutState) -> Plan:
 
 
 def read_cut_state(
-    ctx: ReleaseContext, version_text: str, at: str | None, switch: bool
+    ctx: ReleaseContext, version_text: str, at: str | None, switch: bool, offline: bool = False
 ) -> CutState:
     version = parse_version(version_text)
     if not version.is_final:
@@ -67,10 +79,20 @@ def read_cut_state(
         raise UsageError(f"--at {at!r} is not a commit here")
     branch = ctx.branch_name(version)
     exists_remotely = False
-    if ctx.repo.has_remote(ctx.config.remote):
+    remote_note = None
+    if ctx.repo.has_remote(ctx.config.remote) and not offline:
         result = ctx.repo.run("ls-remote", "--heads", ctx.config.remote, branch, check=False)
-        exists_remotely = result.ok and bool(result.stdout.strip())
-    tags = ctx.tags(remote=False)
+        if not result.ok:
+            raise RefusedError(
+                f"cannot reach {ctx.config.remote} to check that {branch} does not exist there; "
+                "retry when it is reachable, or pass --offline"
+            )
+        exists_remotely = bool(result.stdout.strip())
+    elif offline:
+        remote_note = (
+            f"not checked: whether {branch} or a {version} tag exists on the remote (--offline)"
+        )
+    tags = ctx.tags(offline=offline)
     return CutState(
         version=version,
         branch=branch,
@@ -80,7 +102,9 @@ def read_cut_state(
         exists_locally=ctx.repo.branch_exists(branch),
         exists_remotely=exists_remotely,
         final_tagged=any(t.version == version for t in tags),
-        switch=switch and not ctx.repo.dirty_paths(),
+        switch=switch,
+        dirty=bool(ctx.repo.dirty_paths()),
+        remote_note=remote_note,
     )
 
 
@@ -90,20 +114,28 @@ def cut(
     *,
     at: str | None = None,
     switch: bool = True,
+    offline: bool = False,
     dry_run: bool = False,
 ) -> Plan:
-    plan = plan_cut(read_cut_state(ctx, version, at, switch))
+    plan = plan_cut(read_cut_state(ctx, version, at, switch, offline))
     if dry_run:
         return plan
     with repo_lock(ctx.repo.git_dir, "cut"):
-        plan = plan_cut(read_cut_state(ctx, version, at, switch))
-        for step in plan.steps:
-            if step.action == "create-branch":
-                ctx.repo.run(
-                    "branch", "--no-track", step.data["branch"], step.data["at"], mutating=True
-                )
-            elif step.action == "switch":
-                ctx.repo.run("switch", "--quiet", step.data["branch"], mutating=True)
+        plan = plan_cut(read_cut_state(ctx, version, at, switch, offline))
+        created = False
+        try:
+            for step in plan.steps:
+                if step.action == "create-branch":
+                    ctx.repo.run(
+                        "branch", "--no-track", step.data["branch"], step.data["at"], mutating=True
+                    )
+                    created = True
+                elif step.action == "switch":
+                    ctx.repo.run("switch", "--quiet", step.data["branch"], mutating=True)
+        except ReleaseError:
+            if created:  # leave the repository as it was
+                ctx.repo.run("branch", "--delete", "--force", plan.info["branch"], check=False)
+            raise
         if ctx.repo.rev(f"refs/heads/{plan.info['branch']}") != plan.info["at"]:
             raise RefusedError(
                 f"branch {plan.info['branch']} was not created at {short(plan.info['at'])}"

@@ -133,6 +133,7 @@ def _execute(
     repo = ctx.repo
     orig = repo.out("rev-parse", "HEAD").strip()
     target = request.target
+    tagged = False
     try:
         for step in plan.steps:
             if step.action == "commit-changelog":
@@ -150,9 +151,10 @@ def _execute(
                     f"{CHANGELOG_TRAILER}: {request.name}",
                     mutating=True,
                 )
-                if target == orig:  # tag: the rc goes on the changelog commit
+                if not tagged:  # tag: the rc goes on the changelog commit
                     target = repo.out("rev-parse", "HEAD").strip()
             elif step.action == "create-tag":
+                tagged = True
                 # verbatim: the default cleanup would strip the notes' "### Category" lines
                 args = [
                     "tag",
@@ -170,8 +172,25 @@ def _execute(
         repo.run("reset", "--hard", "--quiet", orig, mutating=True)
         say(f"nothing changed: the branch is back at {short(orig)}")
         raise
-    if repo.rev(f"refs/tags/{request.name}") is None:
-        raise RefusedError(f"tag {request.name} was not created")
+    if repo.rev(f"refs/tags/{request.name}") != target:
+        raise RefusedError(f"tag {request.name} does not point at {short(target)} as planned")
+
+
+def _plan_and_run(
+    ctx: ReleaseContext,
+    command: str,
+    build: Callable[[], tuple[Plan, TagRequest]],
+    *,
+    dry_run: bool,
+    say: Callable[[str], None],
+) -> Plan:
+    """Plan outside the lock for --dry-run; plan again under the lock, then act."""
+    if dry_run:
+        return build()[0]
+    with repo_lock(ctx.repo.git_dir, command, notify=say):
+        plan, request = build()
+        _execute(ctx, plan, request, say)
+    return plan
 
 
 def tag(
@@ -215,12 +234,7 @@ def tag(
         }
         return _plan("tag", request, changelog_first=True, notes=notes, extra=extra), request
 
-    if dry_run:
-        return build()[0]
-    with repo_lock(ctx.repo.git_dir, "tag", notify=say):
-        plan, request = build()
-        _execute(ctx, plan, request, say)
-    return plan
+    return _plan_and_run(ctx, "tag", build, dry_run=dry_run, say=say)
 
 
 def promote(
@@ -290,14 +304,7 @@ def promote(
         }
         return _plan("promote", request, changelog_first=False, notes=notes, extra=extra), request
 
-    if dry_run:
-        return build()[0]
-    with repo_lock(ctx.repo.git_dir, "promote", notify=say):
-        plan, request = build()
-        _execute(ctx, plan, request, say)
-        if ctx.repo.rev(f"refs/tags/{request.name}") != request.target:
-            raise RefusedError(f"{request.name} does not point at {short(request.target)}")
-    return plan
+    return _plan_and_run(ctx, "promote", build, dry_run=dry_run, say=say)
 
 
 def changelog_path(ctx: ReleaseContext) -> Path:

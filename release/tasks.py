@@ -97,6 +97,7 @@ def status(c: Context, json: bool = False, offline: bool = False) -> None:
         "version": "the release, X.Y.Z",
         "at": "main commit to cut at (default: tip of main)",
         "no-switch": "create the branch without switching to it",
+        "offline": "do not ask the remote whether the branch or tag exists there",
         "dry-run": "print the plan, change nothing",
         "json": "print the plan as JSON",
     }
@@ -107,19 +108,21 @@ def cut(
     version: str,
     at: str | None = None,
     no_switch: bool = False,
+    offline: bool = False,
     dry_run: bool = False,
     json: bool = False,
 ) -> None:
     """Create the release branch (releases/vX.Y.Z) at the tip of main or --at a main commit."""
     from release.cut import cut as run
 
-    plan = run(_context(), version, at=at, switch=not no_switch, dry_run=dry_run)
-    _print_plan(
-        plan,
-        dry_run=dry_run,
-        as_json=json,
-        report=None if dry_run else [f"created {plan.info['branch']} at {plan.info['at'][:10]}"],
-    )
+    plan = run(_context(), version, at=at, switch=not no_switch, offline=offline, dry_run=dry_run)
+    report = [f"created {plan.info['branch']} at {plan.info['at'][:10]}"]
+    report += [
+        f"switched to {s.data['branch']}" if s.action == "switch" else s.detail
+        for s in plan.steps
+        if s.action in ("switch", "skip")
+    ]
+    _print_plan(plan, dry_run=dry_run, as_json=json, report=None if dry_run else report)
 
 
 class _CommitsArgument(Argument):
@@ -180,7 +183,9 @@ def pick(
     ctx = _context()
     if continue_ or abort:
         if commits or file:
-            raise ReleaseError("--continue/--abort take no commits")
+            from release.errors import UsageError
+
+            raise UsageError("--continue and --abort take no commits; run them alone")
         lines = flow.continue_pick(ctx, say=say) if continue_ else [flow.abort_pick(ctx, say=say)]
         for line in lines:
             say(line)

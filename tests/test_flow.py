@@ -83,7 +83,7 @@ def resolve_108(engine: SampleEngine) -> None:
 def test_cut_at_the_tip_of_main(engine: SampleEngine) -> None:
     main = head(engine)
     result = release(engine, "cut", "0.1.0")
-    assert result.stdout == f"created {BRANCH} at {main[:10]}\n"
+    assert result.stdout == f"created {BRANCH} at {main[:10]}\nswitched to {BRANCH}\n"
     assert engine.repo.current_branch() == BRANCH
     assert engine.repo.rev(BRANCH) == main
 
@@ -532,3 +532,25 @@ def test_rehearsal_end_to_end(tmp_path: Path) -> None:
     assert "rehearsal passed" in result.stdout
     assert "FAIL" not in result.stdout
     assert list((tmp_path / "sandboxes").iterdir()) == []  # the sandbox is removed
+
+
+def test_cut_on_a_dirty_tree_creates_the_branch_and_says_it_did_not_switch(
+    engine: SampleEngine,
+) -> None:
+    (engine.root / "README.md").write_text("local edit\n", encoding="utf-8")
+    result = release(engine, "cut", "0.1.0")
+    assert engine.repo.current_branch() == "main"
+    assert engine.repo.rev(BRANCH) == head(engine)
+    assert "uncommitted changes" in result.stdout and f"git switch {BRANCH}" in result.stdout
+
+
+def test_cut_refuses_when_the_remote_cannot_be_reached_unless_offline(
+    engine: SampleEngine,
+) -> None:
+    engine.repo.run("remote", "set-url", "origin", str(engine.root.parent / "gone.git"))
+    refused = release(engine, "cut", "0.1.0", code=3)
+    assert "--offline" in refused.stderr
+    assert not engine.repo.branch_exists(BRANCH)
+    offline = release(engine, "cut", "0.1.0", "--offline")
+    assert engine.repo.branch_exists(BRANCH)
+    assert "not checked" in offline.stdout
