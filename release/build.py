@@ -4,21 +4,33 @@ Per variant: make sure the base exists (or a stand-in), compute an input digest
 (context files honouring ``.dockerignore``, the Dockerfile, build args, base image id,
 labels, platform), and build only when no image with that digest is tagged already.
 Builds run in parallel (``jobs``); the image is built untagged and tagged by id only
-once complete, so an interrupted or failed build leaves no half-tagged image.
+once complete, so an interrupted or failed build leaves no half-tagged image. The image a
+rebuilt tag pointed at before is removed once nothing uses it.
+
+One ``docker image inspect`` answers for every base and target tag up front (it is also
+the check that an engine answers). With ``jobs`` > 1 the longest build is started first:
+each variant's last build time is kept in ``durations.json`` beside the build logs; with
+no record, variants with the snapshot step (the heavy one) go first.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import enum
 import hashlib
+import json
+import os
 import re
+import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from release.engine import MANAGED_LABEL, ContainerEngine
 from release.errors import EngineError, ReleaseError
@@ -26,10 +38,18 @@ from release.matrix import ImageMatrix, Variant
 from release.source import BuildSource
 from release.standin import ensure_base
 
-__all__ = ["BuildResult", "BuildStatus", "build_images", "context_files", "input_digest"]
+__all__ = [
+    "BuildResult",
+    "BuildStatus",
+    "build_images",
+    "context_files",
+    "input_digest",
+    "schedule",
+]
 
 DIGEST_LABEL = "org.release.input-digest"
 _STATE_DIR = ".git/release/"  # logs and records, when the context includes .git
+DURATIONS = "durations.json"  # in the logs dir: each variant's last build time, in seconds
 
 
 class BuildStatus(enum.Enum):
@@ -197,6 +217,80 @@ class Progress:
                     self._live.stop_task(self._tasks[variant])  # type: ignore[arg-type]
             else:
                 self.say(f"build({variant}): {text}")
+                _flush()
+
+
+def _flush() -> None:
+    """Progress lines reach a pipe (a CI log) as they are said, not when the run ends."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+
+
+def _flushing(say: Callable[[str], None]) -> Callable[[str], None]:
+    def said(line: str) -> None:
+        say(line)
+        _flush()
+
+    return said
+
+
+# -- scheduling ---------------------------------------------------------------
+
+
+def read_durations(logs: Path) -> dict[str, float]:
+    """Each variant's last build time (seconds) as recorded under ``logs``; {} when none."""
+    try:
+        data = json.loads((logs / DURATIONS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        str(k): float(v)
+        for k, v in data.items()
+        if isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
+    }
+
+
+def record_durations(logs: Path, seconds: Mapping[str, float]) -> None:
+    """Merge ``seconds`` into the record (atomically; a failure to write is not an error)."""
+    if not seconds:
+        return
+    merged = {**read_durations(logs), **{k: round(v, 3) for k, v in seconds.items()}}
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".durations-", dir=logs)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(merged, handle, indent=2, sort_keys=True)
+                handle.write("\n")
+            os.replace(tmp, logs / DURATIONS)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError:
+        pass
+
+
+def schedule(
+    matrix: ImageMatrix, variants: Sequence[Variant], durations: Mapping[str, float]
+) -> list[Variant]:
+    """The order to start builds in: longest first (LPT). Variants with no recorded time
+    come first (a first build is a cold one); then by last build time, longest first. Ties
+    go to the variants with the snapshot step, then to the matrix order. Pure."""
+
+    def key(item: tuple[int, Variant]) -> tuple[bool, float, bool, int]:
+        index, variant = item
+        seconds = durations.get(variant.id)
+        return (
+            seconds is not None,
+            -(seconds or 0.0),
+            not matrix.has_snapshot(variant),
+            index,
+        )
+
+    return [variant for _, variant in sorted(enumerate(variants), key=key)]
 
 
 # -- building -----------------------------------------------------------------
@@ -212,8 +306,16 @@ class _Run:
     progress: Progress
     no_cache: bool = False
     keep_going: bool = False
+    inspected: Mapping[str, dict[str, Any] | None] = field(default_factory=dict)
+    build_seconds: dict[str, float] = field(default_factory=dict)
     stop: threading.Event = field(default_factory=threading.Event)
     interrupted: threading.Event = field(default_factory=threading.Event)
+
+    def image(self, ref: str) -> dict[str, Any] | None:
+        """``ref``'s inspect data from the up-front query, else asked now."""
+        if ref in self.inspected:
+            return self.inspected[ref]
+        return self.engine.inspect_image(ref)
 
     def check_interrupted(self) -> None:
         if self.interrupted.is_set():
@@ -234,13 +336,14 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
             variant.base_image,
             variant.cuda_text,
             lambda line: run.progress.update(variant.id, line),
+            inspected=run.inspected.get(variant.base_image),
         )
         args = matrix.build_args_for(variant, source.version)
         labels = labels_for(matrix, variant, source)
         context = source.root / matrix.context
         dockerfile = source.root / matrix.dockerfile
         digest = input_digest(context, dockerfile, args, base.id, labels, variant.platform)
-        existing = engine.inspect_image(tags[0])
+        existing = run.image(tags[0])
         if existing and not run.force:
             have = ((existing.get("Config") or {}).get("Labels") or {}).get(DIGEST_LABEL)
             if have == digest:
@@ -277,10 +380,15 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
             ]
             raise EngineError(tail[0].strip() if tail else f"docker build exited {outcome.status}")
         image_id = iid.read_text().strip()
+        run.build_seconds[variant.id] = outcome.seconds
         run.check_interrupted()  # a build that finished as Ctrl-C came is discarded, not tagged
         engine.tag(image_id, tags)
-        if engine.image_id(tags[0]) != image_id:
+        previous = str(existing["Id"]) if existing and existing.get("Id") != image_id else None
+        now = engine.inspect_images([tags[0], *([previous] if previous else [])])
+        if (now.get(tags[0]) or {}).get("Id") != image_id:
             raise EngineError(f"{tags[0]} does not point at the image just built")
+        if previous:  # the tag moved: its old image is left untagged unless something uses it
+            engine.remove_if_dangling(previous, now.get(previous))
         result = BuildResult(
             variant.id,
             BuildStatus.BUILT,
@@ -322,9 +430,12 @@ def build_images(
     say: Callable[[str], None] = print,
 ) -> list[BuildResult]:
     chosen = list(variants)
-    engine.ping()
-    say(f"builder: {engine.description}")
-    say(
+    said = _flushing(say)
+    tags = [matrix.tag(v, source.image_version) for v in chosen]
+    # one query for every base and tag; it also raises the clear error when no engine answers
+    inspected = engine.inspect_images([*(v.base_image for v in chosen), *tags])
+    said(f"builder: {engine.description}")
+    said(
         f"version {source.version} ({'tag' if source.tagged else 'untagged build'}), revision {source.revision[:10]}"
     )
     logs.mkdir(parents=True, exist_ok=True)
@@ -338,11 +449,13 @@ def build_images(
             progress,
             no_cache=no_cache,
             keep_going=keep_going,
+            inspected=inspected,
         )
+        order = schedule(matrix, chosen, read_durations(logs)) if jobs > 1 else chosen
         futures: dict[str, Future[BuildResult]] = {}
         pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="build")
         try:
-            for variant in chosen:
+            for variant in order:
                 futures[variant.id] = pool.submit(_build_one, run, variant)
             results: list[BuildResult] = []
             for variant in chosen:
@@ -358,6 +471,14 @@ def build_images(
             _discard_untagged(engine, logs, chosen)
             raise
         pool.shutdown(wait=True)
+    record_durations(
+        logs,
+        {
+            r.variant: run.build_seconds[r.variant]
+            for r in results
+            if r.status is BuildStatus.BUILT and r.variant in run.build_seconds
+        },
+    )
     return results
 
 

@@ -22,7 +22,7 @@ def say(line: str, *, stream: Any = None) -> None:
     stream = stream or sys.stdout
     console = _rich(stream)
     if console is None:
-        print(line, file=stream)
+        print(line, file=stream, flush=True)  # piped (a CI log): each line as it is said
         return
     from rich.text import Text
 

@@ -11,15 +11,18 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from release.build import BuildResult, BuildStatus, build_images
 from release.context import ReleaseContext
 from release.engine import ContainerEngine
 from release.errors import ConfigError, ReleaseError
 from release.matrix import ImageMatrix, Variant, parse_images
-from release.smoke import SmokeReport, run_smoke
-from release.snapshot import SnapshotReport, run_snapshot
 from release.source import BuildSource, read_source
+
+if TYPE_CHECKING:  # imported where used: a build needs neither
+    from release.smoke import SmokeReport
+    from release.snapshot import SnapshotReport
 
 __all__ = ["ImagesFailed", "Workspace", "build", "matrix_json", "smoke", "snapshot"]
 
@@ -91,22 +94,39 @@ def build(
     return results
 
 
-def _ensure_built(ws: Workspace, variant: Variant, say: Say) -> str:
-    image = ws.image(variant)
-    if ws.engine.inspect_image(image) is None:
-        say(f"{image} is missing; building it first")
+def _inspect(ws: Workspace, variants: Sequence[Variant]) -> dict[str, dict[str, Any] | None]:
+    """Every variant's image in one query (also the check that an engine answers)."""
+    return ws.engine.inspect_images([ws.image(v) for v in variants])
+
+
+def _ensure_built(
+    ws: Workspace, variant: Variant, say: Say, inspected: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """The image's inspect data (None once built here: look it up again)."""
+    if inspected is None:
+        say(f"{ws.image(variant)} is missing; building it first")
         build(ws, [variant.id], say=say)
-    return image
+    return inspected
 
 
 def smoke(
     ws: Workspace, ids: Sequence[str] | None = None, *, say: Say = print, as_json: bool = False
 ) -> list[SmokeReport]:
-    ws.engine.ping()
+    from release.smoke import run_smoke
+
+    variants = ws.variants(ids)
+    found = _inspect(ws, variants)
     reports = []
-    for variant in ws.variants(ids):
+    for variant in variants:
+        image = ws.image(variant)
         report = run_smoke(
-            ws.engine, ws.matrix, variant, ws.source, _ensure_built(ws, variant, say), say=say
+            ws.engine,
+            ws.matrix,
+            variant,
+            ws.source,
+            image,
+            say=say,
+            inspected=_ensure_built(ws, variant, say, found[image]),
         )
         reports.append(report)
         out = ws.state_dir / "smoke" / ws.source.version / f"{variant.id}.json"
@@ -130,13 +150,17 @@ def snapshot(
     baseline: Path | None = None,
     say: Say = print,
 ) -> list[SnapshotReport]:
-    ws.engine.ping()
+    from release.snapshot import run_snapshot
+
+    variants = ws.variants(ids)
+    found = _inspect(ws, variants)
     reports = []
-    for variant in ws.variants(ids):
-        image = (
-            _ensure_built(ws, variant, say)
+    for variant in variants:
+        image = ws.image(variant)
+        data = (
+            _ensure_built(ws, variant, say, found[image])
             if ws.matrix.has_snapshot(variant)
-            else ws.image(variant)
+            else found[image]
         )
         report = run_snapshot(
             ws.engine,
@@ -147,6 +171,7 @@ def snapshot(
             store=ws.state_dir / "snapshots",
             baseline=baseline,
             say=say,
+            inspected=data,
         )
         reports.append(report)
         for line in report.lines():

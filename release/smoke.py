@@ -3,8 +3,10 @@
 The checks are data (:func:`smoke_checks`, pure): the engine imports and reports the
 version being built; ``CUDA_VERSION`` and ``/usr/local/cuda/version.json`` match the
 variant; labels and env are right; the entrypoint answers ``--help``; plus the checks
-in ``[tool.release.images.smoke]``. Each runs as its own container-structure-test
-invocation with its own timeout (a hung container is killed and removed). Checks
+in ``[tool.release.images.smoke]``. Each check that runs a command runs as its own
+container-structure-test invocation with its own timeout (a hung container is killed
+and removed); the checks that run nothing in a container (metadata, file contents),
+which cannot hang, share one invocation and are still reported one by one. Checks
 that need a GPU run only where one is usable and are reported as *not run*.
 """
 
@@ -18,12 +20,12 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from release.engine import ContainerEngine
+from release.engine import ContainerEngine, RunResult
 from release.errors import EngineError
 from release.matrix import ImageMatrix, Variant
 from release.source import BuildSource
@@ -253,36 +255,69 @@ def gpu_usable(engine: ContainerEngine) -> bool:
     return "nvidia" in result.stdout
 
 
+_STATIC_KINDS = {"metadataTest": "Metadata Test", "fileContentTests": "File Content Test"}
+
+
+def _static_name(check: SmokeCheck) -> str | None:
+    """The result name container-structure-test gives a check that runs nothing in a
+    container and holds exactly one test (a metadata test, or one file content test);
+    None for any other check. Such a check cannot hang, so it can share an invocation."""
+    if check.gpu:
+        return None
+    kinds = [key for key in check.config if key != "schemaVersion"]
+    if kinds == ["metadataTest"]:
+        return _STATIC_KINDS["metadataTest"]
+    if kinds == ["fileContentTests"] and len(check.config["fileContentTests"]) == 1:
+        return f"{_STATIC_KINDS['fileContentTests']}: {check.config['fileContentTests'][0]['name']}"
+    return None
+
+
+def _cst(
+    engine: ContainerEngine,
+    image: str,
+    configs: Sequence[Path],
+    report: Path,
+    timeout: float,
+) -> tuple[RunResult, float]:
+    """One container-structure-test run; after a timeout or Ctrl-C, what it left is removed."""
+    report.unlink(missing_ok=True)
+    before = _made_from(engine, image)
+    started = time.perf_counter()
+    argv = [cst_binary(), "test", "--image", image]
+    for config in configs:
+        argv += ["--config", str(config)]
+    argv += ["--output", "json", "--test-report", str(report), "--no-color"]
+    try:
+        proc = engine.run_tool(argv, timeout=timeout)
+    except BaseException:  # Ctrl-C: the killed tool leaves its container and image behind
+        _remove_new(engine, image, before)
+        raise
+    if proc.timed_out:
+        _remove_new(engine, image, before)
+    return proc, time.perf_counter() - started
+
+
+def _verdict(
+    check: SmokeCheck,
+    results: Sequence[Mapping[str, Any]],
+    failed: bool,
+    stdout: str,
+    seconds: float,
+) -> CheckResult:
+    failures = [r for r in results if not r.get("Pass")]
+    if failures or failed:
+        errors = "; ".join(e for r in failures for e in (r.get("Errors") or [])) or _last(stdout)
+        one_line = errors.strip().replace("\n", "\\n")
+        return CheckResult(check.name, CheckStatus.FAILED, seconds, one_line)
+    return CheckResult(check.name, CheckStatus.PASSED, seconds)
+
+
 def _run_cst(engine: ContainerEngine, image: str, check: SmokeCheck, workdir: Path) -> CheckResult:
     config = workdir / "check.json"
     report = workdir / "report.json"
     config.write_text(json.dumps(check.config), encoding="utf-8")
-    report.unlink(missing_ok=True)
-    before = _made_from(engine, image)
-    started = time.perf_counter()
-    try:
-        proc = engine.run_tool(
-            [
-                cst_binary(),
-                "test",
-                "--image",
-                image,
-                "--config",
-                str(config),
-                "--output",
-                "json",
-                "--test-report",
-                str(report),
-                "--no-color",
-            ],
-            timeout=check.timeout,
-        )
-    except BaseException:  # Ctrl-C: the killed tool leaves its container and image behind
-        _remove_new(engine, image, before)
-        raise
-    seconds = time.perf_counter() - started
+    proc, seconds = _cst(engine, image, [config], report, check.timeout)
     if proc.timed_out:
-        _remove_new(engine, image, before)
         return CheckResult(
             check.name, CheckStatus.TIMED_OUT, seconds, f"no answer within {check.timeout:.0f}s"
         )
@@ -291,14 +326,38 @@ def _run_cst(engine: ContainerEngine, image: str, check: SmokeCheck, workdir: Pa
             check.name, CheckStatus.FAILED, seconds, _last(proc.stderr or proc.stdout)
         )
     data = json.loads(report.read_text(encoding="utf-8"))
-    failures = [r for r in data.get("Results", []) if not r.get("Pass")]
-    if failures or data.get("Fail"):
-        errors = "; ".join(e for r in failures for e in (r.get("Errors") or [])) or _last(
-            proc.stdout
-        )
-        one_line = errors.strip().replace("\n", "\\n")
-        return CheckResult(check.name, CheckStatus.FAILED, seconds, one_line)
-    return CheckResult(check.name, CheckStatus.PASSED, seconds)
+    return _verdict(check, data.get("Results", []), bool(data.get("Fail")), proc.stdout, seconds)
+
+
+def _run_static(
+    engine: ContainerEngine, image: str, checks: Sequence[SmokeCheck], workdir: Path
+) -> list[CheckResult] | None:
+    """Checks that run nothing in a container, in one container-structure-test run (one
+    ``--config`` each; its results come back in config order, one per check). Each gets an
+    equal share of the run's time. None when the run cannot be read back check by check
+    (then each check runs on its own, as any other)."""
+    if len(checks) < 2:
+        return None
+    configs = []
+    for index, check in enumerate(checks):
+        config = workdir / f"static-{index}.json"
+        config.write_text(json.dumps(check.config), encoding="utf-8")
+        configs.append(config)
+    report = workdir / "static-report.json"
+    proc, seconds = _cst(engine, image, configs, report, max(c.timeout for c in checks))
+    if proc.timed_out or not report.exists():
+        return None
+    try:
+        results = json.loads(report.read_text(encoding="utf-8")).get("Results") or []
+        if [r.get("Name") for r in results] != [_static_name(c) for c in checks]:
+            return None
+    except (ValueError, AttributeError):
+        return None
+    share = seconds / len(checks)
+    return [
+        _verdict(check, [result], False, proc.stdout, share)
+        for check, result in zip(checks, results, strict=True)
+    ]
 
 
 def _made_from(engine: ContainerEngine, image: str) -> tuple[set[str], set[str]]:
@@ -354,8 +413,10 @@ def run_smoke(
     image: str,
     *,
     say: Callable[[str], None] = print,
+    inspected: Mapping[str, Any] | None = None,
 ) -> SmokeReport:
-    data = engine.inspect_image(image)
+    """``inspected``: the image's inspect data when the caller has it already."""
+    data = inspected if inspected is not None else engine.inspect_image(image)
     if data is None:
         raise EngineError(f"image {image} does not exist; build it first")
     config = data.get("Config") or {}
@@ -364,8 +425,13 @@ def run_smoke(
     has_gpu = gpu_usable(engine)
     results: list[CheckResult] = []
     with tempfile.TemporaryDirectory(prefix="release-smoke-") as tmp:
-        for check in checks:
-            if check.gpu and not has_gpu:
+        static_at = [i for i, c in enumerate(checks) if _static_name(c) is not None]
+        shared = _run_static(engine, data["Id"], [checks[i] for i in static_at], Path(tmp))
+        static = dict(zip(static_at, shared, strict=True)) if shared is not None else {}
+        for index, check in enumerate(checks):
+            if index in static:
+                results.append(static[index])
+            elif check.gpu and not has_gpu:
                 results.append(
                     CheckResult(check.name, CheckStatus.NOT_RUN, 0.0, "no usable GPU here")
                 )

@@ -119,14 +119,16 @@ def run_snapshot(
     store: Path,
     baseline: Path | None = None,
     say: Callable[[str], None] = print,
+    inspected: Mapping[str, Any] | None = None,
 ) -> SnapshotReport:
+    """``inspected``: the image's inspect data when the caller has it already."""
     if not matrix.has_snapshot(variant) or matrix.snapshot is None:
         spec = matrix.snapshot.cuda if matrix.snapshot else "(no snapshot rule)"
         raise UsageError(
             f"variant {variant.id} (CUDA {variant.cuda_text}) has no snapshot: "
             f"the snapshot rule cuda {spec} leaves it out"
         )
-    data = engine.inspect_image(image)
+    data = inspected if inspected is not None else engine.inspect_image(image)
     if data is None:
         raise EngineError(f"image {image} does not exist; build it first")
     rule = matrix.snapshot

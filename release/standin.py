@@ -17,11 +17,12 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from release.engine import MANAGED_LABEL, ContainerEngine
+from release.engine import MANAGED_LABEL, ContainerEngine, user_cache_dir
 from release.errors import EngineError
 
 __all__ = ["STANDIN_LABEL", "BaseImage", "ensure_base", "rootfs_cache"]
@@ -42,11 +43,8 @@ class BaseImage:
 
 
 def rootfs_cache() -> Path:
-    import platformdirs
-
-    root = Path(os.environ.get("RELEASE_CACHE_DIR") or platformdirs.user_cache_dir("release"))
-    root.mkdir(parents=True, exist_ok=True)
-    return root
+    """The user cache dir (``RELEASE_CACHE_DIR`` overrides): the rootfs tarball, CLI probes."""
+    return user_cache_dir()
 
 
 @contextlib.contextmanager
@@ -145,15 +143,32 @@ def standin_dockerfile(ref: str, cuda: str) -> str:
     )
 
 
+def _present(ref: str, data: Mapping[str, Any]) -> BaseImage:
+    labels = (data.get("Config") or {}).get("Labels") or {}
+    return BaseImage(ref, str(data["Id"]), labels.get(STANDIN_LABEL) == "true", "present")
+
+
 def ensure_base(
-    engine: ContainerEngine, ref: str, cuda: str, say: Callable[[str], None], *, pull: bool = True
+    engine: ContainerEngine,
+    ref: str,
+    cuda: str,
+    say: Callable[[str], None],
+    *,
+    pull: bool = True,
+    inspected: Mapping[str, Any] | None = None,
 ) -> BaseImage:
-    """The base image for a variant: present, pulled, or a stand-in made now."""
+    """The base image for a variant: present, pulled, or a stand-in made now.
+
+    ``inspected``: the base's ``docker image inspect`` data when the caller already has it
+    (a batched query); without it, or when that query found no image, it is looked up here,
+    under the lock, since another variant may have made it meanwhile.
+    """
+    if inspected is not None:
+        return _present(ref, inspected)
     with _lock:
         data = engine.inspect_image(ref)
         if data is not None:
-            labels = (data.get("Config") or {}).get("Labels") or {}
-            return BaseImage(ref, data["Id"], labels.get(STANDIN_LABEL) == "true", "present")
+            return _present(ref, data)
         if pull and not os.environ.get("RELEASE_NO_PULL"):
             result = engine.run(["pull", "--quiet", ref], timeout=120, check=False)
             if result.ok:

@@ -29,6 +29,7 @@ import pytest
 
 from release.build import context_files
 from release.engine import ContainerEngine
+from release.errors import EngineError
 from release.sample import make_sample_engine
 from tests.conftest import CliResult, run_cli
 from tests.docker_support import (
@@ -295,6 +296,198 @@ def test_missing_engine_exits_6_saying_how_to_start_one(tmp_path: Path) -> None:
     assert not (repo.state / "logs" / "build-good.iid").exists()
 
 
+# -- choosing the CLI and batched queries, with a stand-in CLI (no engine needed) ---------------
+
+FAKE_DOCKER = """\
+import json, os, sys
+here = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(here, "calls.log"), "a") as log:
+    log.write(" ".join(sys.argv[1:]) + "\\n")
+with open(os.path.join(here, "state.json")) as f:
+    state = json.load(f)
+args = sys.argv[1:]
+if args[:1] == ["version"]:
+    print(state["version"])
+    sys.exit(0)
+if args[:1] == ["buildx"]:
+    config = os.environ.get("DOCKER_CONFIG") or os.path.expanduser("~/.docker")
+    sys.exit(0 if os.path.exists(os.path.join(config, "cli-plugins", "docker-buildx")) else 1)
+if args[:2] == ["image", "inspect"]:
+    if not state.get("daemon", True):
+        print("[]")
+        sys.stderr.write("Cannot connect to the Docker daemon at unix:///x.sock. Is the docker daemon running?\\n")
+        sys.exit(1)
+    found, status = [], 0
+    for ref in args[2:]:
+        image = state["images"].get(ref)
+        if image is None:
+            sys.stderr.write(f"Error: No such image: {ref}\\n")
+            status = 1
+        else:
+            found.append(image)
+    print(json.dumps(found))
+    sys.exit(status)
+sys.exit(1)
+"""
+
+
+@dataclass
+class FakeCli:
+    """A docker CLI of our own that answers from ``state.json`` and logs each call."""
+
+    path: Path
+
+    def state(self, **values: Any) -> None:
+        file = self.path.parent / "state.json"
+        data = json.loads(file.read_text()) if file.exists() else {}
+        file.write_text(json.dumps({**data, **values}))
+
+    def calls(self) -> list[str]:
+        log = self.path.parent / "calls.log"
+        return log.read_text().splitlines() if log.exists() else []
+
+    def change(self) -> None:
+        """A new build of the CLI: same path, other size."""
+        self.path.write_text(self.path.read_text() + "# rebuilt\n")
+
+
+@pytest.fixture
+def fake_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeCli:
+    bin_dir = tmp_path / "fake-bin"
+    bin_dir.mkdir()
+    path = bin_dir / "docker"
+    path.write_text(f"#!{sys.executable}\n{FAKE_DOCKER}")
+    path.chmod(0o755)
+    fake = FakeCli(path)
+    fake.state(version="20.10.99", images={})
+    monkeypatch.setenv("RELEASE_DOCKER", str(path))
+    monkeypatch.delenv("DOCKER", raising=False)
+    monkeypatch.setenv("RELEASE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "docker-config"))
+    return fake
+
+
+PROBES = ["version --format {{.Client.Version}}", "buildx version"]
+
+
+def test_cli_detection_is_cached(fake_cli: FakeCli, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = ContainerEngine.detect()
+    assert (first.cli, first.builder) == (str(fake_cli.path), "classic-buildkit")
+    assert first.description.startswith(f"{fake_cli.path} 20.10.99, classic docker build")
+    assert fake_cli.calls() == PROBES
+
+    def no_process(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(f"a warm detection ran {args}")
+
+    with monkeypatch.context() as mp:
+        mp.setattr(subprocess, "run", no_process)
+        mp.setattr(subprocess, "Popen", no_process)
+        again = ContainerEngine.detect()
+    assert (again.cli, again.builder, again.description) == (
+        first.cli,
+        first.builder,
+        first.description,
+    )
+    assert fake_cli.calls() == PROBES
+
+
+def test_a_changed_cli_or_a_bad_cache_entry_is_probed_again(fake_cli: FakeCli) -> None:
+    cache = Path(os.environ["RELEASE_CACHE_DIR"]) / "engine-cli.json"
+    ContainerEngine.detect()
+    probes = len(fake_cli.calls())
+    assert probes == 2 and cache.exists()
+
+    fake_cli.state(version="20.10.100")
+    fake_cli.change()  # another binary at the same path
+    assert "20.10.100" in ContainerEngine.detect().description
+    assert len(fake_cli.calls()) == probes + 2
+    ContainerEngine.detect()
+    assert len(fake_cli.calls()) == probes + 2
+
+    for broken in ("{not json", "[]", '{"schema": 99, "clis": {}}'):
+        cache.write_text(broken)
+        assert "20.10.100" in ContainerEngine.detect().description
+    assert len(fake_cli.calls()) == probes + 8
+    data = json.loads(cache.read_text())
+    (entry,) = data["clis"].values()
+    entry["version"] = 20  # not a version string
+    cache.write_text(json.dumps(data))
+    assert "20.10.100" in ContainerEngine.detect().description
+    assert len(fake_cli.calls()) == probes + 10
+
+    # buildx installed as a plugin: the CLI itself is unchanged, the choice is not
+    plugin = Path(os.environ["DOCKER_CONFIG"]) / "cli-plugins" / "docker-buildx"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text("#!/bin/sh\n")
+    chosen = ContainerEngine.detect()
+    assert chosen.builder == "buildx"
+    assert chosen.description == f"{fake_cli.path} 20.10.100, docker buildx build"
+    assert len(fake_cli.calls()) == probes + 12
+
+
+def test_an_unwritable_cache_still_detects(
+    fake_cli: FakeCli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    monkeypatch.setenv("RELEASE_CACHE_DIR", str(blocker / "cache"))
+    assert ContainerEngine.detect().builder == "classic-buildkit"
+    assert ContainerEngine.detect().builder == "classic-buildkit"
+    assert fake_cli.calls() == PROBES * 2
+
+
+def test_one_inspect_answers_for_every_ref(fake_cli: FakeCli) -> None:
+    base = {"Id": "sha256:" + "a" * 64, "RepoTags": ["nvidia/cuda:12.9.1-base-ubuntu22.04"]}
+    built = {"Id": "sha256:" + "b" * 64, "RepoTags": ["org/engine:v1", "org/engine:latest"]}
+    odd = {"Id": "sha256:" + "c" * 64, "RepoTags": ["elsewhere:1"]}
+    fake_cli.state(
+        images={
+            "docker.io/nvidia/cuda:12.9.1-base-ubuntu22.04": base,
+            "org/engine:v1": built,
+            "org/engine": built,
+            built["Id"]: built,
+            "b" * 12: built,
+            "odd:1": odd,  # resolved by the engine, but under no name we can match
+        }
+    )
+    engine = ContainerEngine.detect()
+    refs = [
+        "docker.io/nvidia/cuda:12.9.1-base-ubuntu22.04",
+        "org/engine:v1",
+        "org/engine:v2",
+        "org/engine",
+        built["Id"],
+        "b" * 12,
+        "org/engine:v1",
+        "odd:1",
+    ]
+    found = engine.inspect_images(refs)
+    assert found == {
+        "docker.io/nvidia/cuda:12.9.1-base-ubuntu22.04": base,
+        "org/engine:v1": built,
+        "org/engine:v2": None,
+        "org/engine": built,
+        built["Id"]: built,
+        "b" * 12: built,
+        "odd:1": odd,
+    }
+    inspects = [c for c in fake_cli.calls() if c.startswith("image inspect")]
+    assert inspects == [
+        "image inspect " + " ".join(dict.fromkeys(refs)),
+        "image inspect odd:1",  # only the ref that could not be matched is asked again
+    ]
+
+
+def test_one_inspect_is_also_the_ping(fake_cli: FakeCli) -> None:
+    fake_cli.state(daemon=False)
+    engine = ContainerEngine.detect()
+    with pytest.raises(EngineError) as info:
+        engine.inspect_images(["org/engine:v1", "nvidia/cuda:12.9.1-base-ubuntu22.04"])
+    message = info.value.one_line()
+    assert message.startswith("no Docker Engine is reachable (Cannot connect to the Docker daemon")
+    assert "start one as root: dockerd" in message and "DOCKER_HOST" in message
+
+
 # -- the sample engine: build, smoke, snapshot ------------------------------------------------
 
 
@@ -354,6 +547,9 @@ def test_build_every_variant(built: CliResult, sample: Repo, docker: ContainerEn
         assert docker.image_id(tag_of(sample, variant)) is not None
     logs = sample.state / "logs"
     assert all((logs / f"build-{v}.log").exists() for v in VARIANTS)
+    durations = json.loads((logs / "durations.json").read_text())  # the next run's build order
+    assert sorted(durations) == sorted(VARIANTS)
+    assert all(seconds > 0 for seconds in durations.values())
 
 
 @images
@@ -589,6 +785,96 @@ def test_context_files_match_what_docker_copies(docker: ContainerEngine, tmp_pat
     assert "engine/mod.pyc" in ours and "secrets.md" in ours and "docs/keep.md" in ours
 
 
+@images
+def test_one_inspect_against_the_engine(
+    docker: ContainerEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "Dockerfile").write_text("FROM scratch\nLABEL org.release.managed=true\n")
+    iid = tmp_path / "iid"
+    outcome = docker.build(
+        context=tmp_path,
+        dockerfile=tmp_path / "Dockerfile",
+        build_args={},
+        labels={},
+        iidfile=iid,
+        platform=None,
+        log=tmp_path / "build.log",
+    )
+    assert outcome.ok, (tmp_path / "build.log").read_text()
+    image = iid.read_text().strip()
+    name = unique_name()
+    try:
+        docker.tag(image, [f"{name}:a", f"{name}:b"])
+        refs = [f"{name}:a", f"docker.io/{name}:b", f"{name}:missing", image, image[7:19]]
+        found = docker.inspect_images(refs)
+        assert found[f"{name}:missing"] is None
+        for ref in refs:
+            if ref != f"{name}:missing":
+                assert found[ref] == docker.inspect_image(ref), ref
+                assert (found[ref] or {}).get("Id") == image
+        monkeypatch.setenv("DOCKER_HOST", NO_ENGINE)
+        with pytest.raises(EngineError) as info:
+            docker.inspect_images(refs)
+        assert info.value.one_line().startswith("no Docker Engine is reachable (")
+        assert "start one as root: dockerd" in info.value.one_line()
+    finally:
+        monkeypatch.delenv("DOCKER_HOST", raising=False)
+        docker.remove_image(image)
+
+
+@images
+def test_a_rebuilt_tag_leaves_no_old_image_behind(docker: ContainerEngine, tmp_path: Path) -> None:
+    """The image a tag pointed at before a rebuild is removed, unless a container uses it
+    or another tag points at it."""
+    repo = make_engine_repo(
+        tmp_path / "engine",
+        tmp_path / "home",
+        variants=FAIL_VARIANTS[1:2],
+        checks=[],
+        default="good",
+    )
+    tag = f"{repo.name}:v0.1.0"
+    made: list[str] = []
+    revisions: list[str] = []
+    user: str | None = None
+
+    def rebuild() -> str:
+        if made:  # a new commit: a new revision label, so a new image
+            (repo.root / "README.md").write_text(f"change {len(made)}\n")
+            repo.git("add", "--all")
+            repo.git("commit", "--quiet", "-m", f"Change {len(made)}")
+        revisions.append(repo.head)
+        result = repo.release("images.build", "--version", "0.1.0")
+        assert result.code == 0, result.output
+        assert "build(good): built -> " in result.stdout, result.stdout
+        image = docker.image_id(tag)
+        assert image is not None and image not in made
+        made.append(image)
+        return image
+
+    try:
+        first = rebuild()
+        second = rebuild()
+        assert docker.inspect_image(first) is None  # dangling once re-tagged: removed
+        user = docker.run(
+            ["create", "--label", "org.release.managed=true", second, "true"]
+        ).stdout.strip()
+        third = rebuild()
+        kept = docker.inspect_image(second)  # a (stopped) container uses it: kept
+        assert kept is not None and not kept.get("RepoTags")
+        docker.tag(third, [f"{repo.name}:pinned"])
+        rebuild()
+        kept = docker.inspect_image(third)  # another tag points at it: kept
+        assert kept is not None and kept.get("RepoTags") == [f"{repo.name}:pinned"]
+    finally:
+        if user:
+            docker.remove_container(user)
+        for image in made:
+            docker.remove_image(image)
+        for revision in revisions:
+            purge(docker, repo.name, revision)
+
+
 # -- failure paths, for real ----------------------------------------------------------------------
 
 
@@ -716,6 +1002,59 @@ def test_a_hanging_check_times_out_and_leaves_no_container(
     assert managed_leftovers(docker, failing.head) == NOTHING_LEFT
 
 
+@images
+def test_static_checks_share_one_run_with_results_per_check(
+    failing_smoke: tuple[CliResult, float],
+    failing: Repo,
+    docker: ContainerEngine,
+    tmp_path: Path,
+) -> None:
+    """Metadata and file checks run in one container-structure-test run; each check still
+    gets its own verdict, as when run alone."""
+    from release.smoke import CheckStatus, SmokeCheck, _run_cst, _run_static
+
+    image = docker.image_id(f"{failing.name}:v0.1.0")
+    assert image is not None
+
+    def check(name: str, **test: Any) -> SmokeCheck:
+        return SmokeCheck(name, {"schemaVersion": "2.0.0", **test}, 30)
+
+    checks = [
+        check("env", metadataTest={"envVars": [{"key": "CUDA_VERSION", "value": "12.9.1"}]}),
+        check(
+            "wrong label", metadataTest={"labels": [{"key": "org.release.variant", "value": "x"}]}
+        ),
+        check(
+            "missing file",
+            fileContentTests=[{"name": "gone", "path": "/nope.json", "expectedContents": ["x"]}],
+        ),
+        check(
+            "version.json",
+            fileContentTests=[
+                {
+                    "name": "cuda",
+                    "path": "/usr/local/cuda/version.json",
+                    "expectedContents": ["12\\.9\\.1"],
+                }
+            ],
+        ),
+    ]
+    shared = _run_static(docker, image, checks, tmp_path)
+    assert shared is not None
+    assert [r.status for r in shared] == [
+        CheckStatus.PASSED,
+        CheckStatus.FAILED,
+        CheckStatus.FAILED,
+        CheckStatus.PASSED,
+    ]
+    alone = [_run_cst(docker, image, c, tmp_path) for c in checks]
+    assert [(r.name, r.status) for r in shared] == [(r.name, r.status) for r in alone]
+    assert shared[1].detail == alone[1].detail
+    assert "does not match expected value: x" in shared[1].detail
+    assert "/nope.json" in shared[2].detail and "/nope.json" in alone[2].detail
+    assert containers(docker, f"ancestor={image}") == []
+
+
 @pytest.fixture(scope="module")
 def interruptible(
     docker: ContainerEngine, tmp_path_factory: pytest.TempPathFactory
@@ -749,9 +1088,13 @@ def wait_until_gone(text: str, limit: float = 15) -> list[str]:
 @images
 def test_ctrl_c_during_a_build_leaves_nothing(interruptible: Repo, docker: ContainerEngine) -> None:
     log = interruptible.state / "logs" / "build-slow.log"
+    said: list[str] = []
 
-    def sleeping(_output: str) -> bool:  # the build log is written as the build goes
-        return log.exists() and "slow step: sleeping" in log.read_text()
+    def sleeping(output: str) -> bool:  # the build log is written as the build goes
+        if log.exists() and "slow step: sleeping" in log.read_text():
+            said.append(output)
+            return True
+        return False
 
     stopped = interrupt_when(
         [sys.executable, "-m", "release", "images.build", "--variant", "slow"],
@@ -760,6 +1103,8 @@ def test_ctrl_c_during_a_build_leaves_nothing(interruptible: Repo, docker: Conta
         sleeping,
     )
     assert stopped.code == 130, stopped.output
+    # output to a file (as to a CI log's pipe) shows the progress line while the build runs
+    assert "build(slow): building" in said[0], said[0]
     assert "error: interrupted; re-run the same command to continue" in stopped.output
     assert stopped.seconds < 20  # not the minutes the step sleeps
     assert docker.image_id(f"{interruptible.name}:v0.1.0-slow") is None

@@ -17,7 +17,13 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from release.build import context_files, input_digest
+from release.build import (
+    context_files,
+    input_digest,
+    read_durations,
+    record_durations,
+    schedule,
+)
 from release.errors import ConfigError
 from release.matrix import ImageMatrix, parse_images
 from release.smoke import smoke_checks
@@ -567,6 +573,46 @@ def test_input_digest_ignores_the_tools_own_logs(tmp_path: Path) -> None:
     assert digest() == first
     (tmp_path / "app.py").write_text("print(2)\n")
     assert digest() != first
+
+
+# -- build order ----------------------------------------------------------------------------------
+
+
+def test_builds_start_longest_first() -> None:
+    matrix = sample_matrix()
+
+    def order(durations: dict[str, float]) -> list[str]:
+        return [v.id for v in schedule(matrix, matrix.variants, durations)]
+
+    # no record: the variant with the snapshot step (the heavy build) first
+    assert order({}) == ["cu130", "cu128", "cu129"]
+    assert order({"cu128": 5.0, "cu129": 40.0, "cu130": 20.0}) == ["cu129", "cu130", "cu128"]
+    # a variant with no record yet (a first, cold build) before those with one
+    assert order({"cu130": 50.0, "cu129": 3.0}) == ["cu128", "cu130", "cu129"]
+    # ties: the snapshot step first, else the matrix order
+    assert order({"cu128": 2.0, "cu129": 2.0, "cu130": 2.0}) == ["cu130", "cu128", "cu129"]
+    assert order({"cu128": 2.0, "cu129": 2.0, "cu130": 1.0}) == ["cu128", "cu129", "cu130"]
+    # only the variants asked for
+    assert [v.id for v in schedule(matrix, matrix.variants[:2], {"cu128": 1.0})] == [
+        "cu129",
+        "cu128",
+    ]
+
+
+def test_build_durations_are_recorded_and_merged(tmp_path: Path) -> None:
+    assert read_durations(tmp_path) == {}
+    record_durations(tmp_path, {"cu130": 12.34567})
+    record_durations(tmp_path, {"cu128": 1.5})
+    record_durations(tmp_path, {})
+    assert read_durations(tmp_path) == {"cu130": 12.346, "cu128": 1.5}
+    assert [p.name for p in tmp_path.iterdir()] == ["durations.json"]  # no temporary left
+    (tmp_path / "durations.json").write_text("{not json")
+    assert read_durations(tmp_path) == {}
+    (tmp_path / "durations.json").write_text('{"cu128": "x", "cu129": -1, "cu130": 4, "a": true}')
+    assert read_durations(tmp_path) == {"cu130": 4.0}
+    (tmp_path / "durations.json").write_text("[1, 2]")
+    assert read_durations(tmp_path) == {}
+    record_durations(tmp_path / "missing", {"cu128": 1.0})  # an unwritable record is no error
 
 
 # -- nox sessions and the matrix task -------------------------------------------------------------
