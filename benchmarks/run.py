@@ -43,7 +43,13 @@ from release.commits import LOG_FORMAT
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
-ENV = {**os.environ, **GIT_ENV, "NO_COLOR": "1"}
+# Bytecode as on a user's machine: with PYTHONDONTWRITEBYTECODE set (as on CI runners),
+# every run would recompile the package and measure the compiler, not the tool.
+ENV = {
+    **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+    **GIT_ENV,
+    "NO_COLOR": "1",
+}
 PICK_BRANCH = "releases/v0.32.0"
 
 

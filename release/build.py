@@ -10,7 +10,9 @@ rebuilt tag pointed at before is removed once nothing uses it.
 One ``docker image inspect`` answers for every base and target tag up front (it is also
 the check that an engine answers). With ``jobs`` > 1 the longest build is started first:
 each variant's last build time is kept in ``durations.json`` beside the build logs; with
-no record, variants with the snapshot step (the heavy one) go first.
+no record, variants with the snapshot step (the heavy one) go first. Each context file's
+sha256 is kept in ``hashes.json`` there too, so an unchanged re-run reads no file whose
+size, mtime and inode are as they were.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from release.standin import ensure_base
 __all__ = [
     "BuildResult",
     "BuildStatus",
+    "HashCache",
     "build_images",
     "context_files",
     "input_digest",
@@ -50,6 +53,8 @@ __all__ = [
 DIGEST_LABEL = "org.release.input-digest"
 _STATE_DIR = ".git/release/"  # logs and records, when the context includes .git
 DURATIONS = "durations.json"  # in the logs dir: each variant's last build time, in seconds
+HASHES = "hashes.json"  # in the logs dir: each context file's sha256, by path/size/mtime/inode
+_RACY_NS = 2_000_000_000  # a file modified this recently may change again within its mtime
 
 
 class BuildStatus(enum.Enum):
@@ -134,6 +139,95 @@ def context_files(context: Path, dockerfile: Path | None = None) -> list[Path]:
     return out
 
 
+class HashCache:
+    """Context files' sha256 by relative path, trusted while (size, mtime_ns, inode) match.
+
+    Loaded from ``path`` (a missing or corrupt file is an empty cache), shared by the
+    threads of one run, and written back atomically by :meth:`save` with only the files
+    seen in this run. A file modified within the last couple of seconds is hashed but not
+    kept: it could change again without its mtime moving."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._old = _read_hashes(path) if path is not None else {}
+        self._new: dict[str, tuple[int, int, int, str]] = {}
+        # the variants of a run share their context: it is walked once per run
+        self._listing_lock = threading.Lock()
+        self._listings: dict[tuple[Path, Path], list[bytes]] = {}
+
+    def context_part(self, context: Path, dockerfile: Path) -> list[bytes]:
+        """What :func:`input_digest` hashes for the context's files, computed once."""
+        with self._listing_lock:
+            key = (context, dockerfile)
+            if key not in self._listings:
+                self._listings[key] = _context_part(context, dockerfile, self)
+            return self._listings[key]
+
+    def sha256(self, path: Path, rel: str, st: os.stat_result) -> bytes:
+        key = (st.st_size, st.st_mtime_ns, st.st_ino)
+        with self._lock:
+            entry = self._new.get(rel) or self._old.get(rel)
+        if entry is not None and entry[:3] == key:
+            with self._lock:
+                self._new[rel] = entry
+            return bytes.fromhex(entry[3])
+        digest = hashlib.sha256(path.read_bytes()).digest()
+        after = path.stat()
+        if (after.st_size, after.st_mtime_ns, after.st_ino) == key and (
+            time.time_ns() - st.st_mtime_ns > _RACY_NS
+        ):
+            with self._lock:
+                self._new[rel] = (*key, digest.hex())
+        return digest
+
+    def save(self) -> None:
+        """Write the files seen back (atomically; a failure to write is not an error)."""
+        with self._lock:
+            if self.path is None or self._new == self._old:
+                return
+            data = {"version": 1, "files": {k: list(v) for k, v in sorted(self._new.items())}}
+        _write_json(self.path, data, prefix=".hashes-")
+
+
+def _read_hashes(path: Path) -> dict[str, tuple[int, int, int, str]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    files = data.get("files") if isinstance(data, dict) and data.get("version") == 1 else None
+    if not isinstance(files, dict):
+        return {}
+    out: dict[str, tuple[int, int, int, str]] = {}
+    for rel, entry in files.items():
+        if (
+            isinstance(entry, list)
+            and len(entry) == 4
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in entry[:3])
+            and isinstance(entry[3], str)
+            and re.fullmatch("[0-9a-f]{64}", entry[3])
+        ):
+            out[str(rel)] = (entry[0], entry[1], entry[2], entry[3])
+    return out
+
+
+def _context_part(context: Path, dockerfile: Path, cache: HashCache | None) -> list[bytes]:
+    parts: list[bytes] = []
+    for path in context_files(context, dockerfile):
+        rel = path.relative_to(context).as_posix()
+        if rel.startswith(_STATE_DIR):  # our own logs: writing them changes no input
+            continue
+        st = path.stat()
+        parts.append(f"file {rel} {st.st_mode & 0o111:o}\n".encode())
+        if path.is_symlink():
+            parts.append(str(path.readlink()).encode())
+        elif cache is not None:
+            parts.append(cache.sha256(path, rel, st))
+        else:
+            parts.append(hashlib.sha256(path.read_bytes()).digest())
+    return parts
+
+
 def input_digest(
     context: Path,
     dockerfile: Path,
@@ -141,18 +235,18 @@ def input_digest(
     base_id: str,
     labels: dict[str, str],
     platform: str | None,
+    cache: HashCache | None = None,
 ) -> str:
+    """The digest of every build input. ``cache`` spares reading unchanged files (and
+    walking the context again for each variant of a run); it never changes the result."""
     h = hashlib.sha256()
-    for path in context_files(context, dockerfile):
-        rel = path.relative_to(context).as_posix()
-        if rel.startswith(_STATE_DIR):  # our own logs: writing them changes no input
-            continue
-        h.update(f"file {rel} {path.stat().st_mode & 0o111:o}\n".encode())
-        h.update(
-            hashlib.sha256(path.read_bytes()).digest()
-            if not path.is_symlink()
-            else str(path.readlink()).encode()
-        )
+    parts = (
+        cache.context_part(context, dockerfile)
+        if cache is not None
+        else _context_part(context, dockerfile, None)
+    )
+    for part in parts:
+        h.update(part)
     h.update(b"dockerfile\n" + dockerfile.read_bytes())
     for key, value in sorted(build_args.items()):
         h.update(f"arg {key}={value}\n".encode())
@@ -258,13 +352,18 @@ def record_durations(logs: Path, seconds: Mapping[str, float]) -> None:
     if not seconds:
         return
     merged = {**read_durations(logs), **{k: round(v, 3) for k, v in seconds.items()}}
+    _write_json(logs / DURATIONS, merged, prefix=".durations-")
+
+
+def _write_json(path: Path, data: object, *, prefix: str) -> None:
+    """Replace ``path`` atomically; a failure to write is not an error."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".durations-", dir=logs)
+        fd, tmp = tempfile.mkstemp(prefix=prefix, dir=path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(merged, handle, indent=2, sort_keys=True)
+                json.dump(data, handle, indent=2, sort_keys=True)
                 handle.write("\n")
-            os.replace(tmp, logs / DURATIONS)
+            os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
@@ -307,6 +406,7 @@ class _Run:
     no_cache: bool = False
     keep_going: bool = False
     inspected: Mapping[str, dict[str, Any] | None] = field(default_factory=dict)
+    hashes: HashCache | None = None
     build_seconds: dict[str, float] = field(default_factory=dict)
     stop: threading.Event = field(default_factory=threading.Event)
     interrupted: threading.Event = field(default_factory=threading.Event)
@@ -342,7 +442,9 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
         labels = labels_for(matrix, variant, source)
         context = source.root / matrix.context
         dockerfile = source.root / matrix.dockerfile
-        digest = input_digest(context, dockerfile, args, base.id, labels, variant.platform)
+        digest = input_digest(
+            context, dockerfile, args, base.id, labels, variant.platform, run.hashes
+        )
         existing = run.image(tags[0])
         if existing and not run.force:
             have = ((existing.get("Config") or {}).get("Labels") or {}).get(DIGEST_LABEL)
@@ -450,6 +552,7 @@ def build_images(
             no_cache=no_cache,
             keep_going=keep_going,
             inspected=inspected,
+            hashes=HashCache(logs / HASHES),
         )
         order = schedule(matrix, chosen, read_durations(logs)) if jobs > 1 else chosen
         futures: dict[str, Future[BuildResult]] = {}
@@ -471,6 +574,8 @@ def build_images(
             _discard_untagged(engine, logs, chosen)
             raise
         pool.shutdown(wait=True)
+    if run.hashes is not None:
+        run.hashes.save()
     record_durations(
         logs,
         {

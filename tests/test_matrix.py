@@ -18,6 +18,7 @@ import pytest
 from packaging.version import Version
 
 from release.build import (
+    HashCache,
     context_files,
     input_digest,
     read_durations,
@@ -552,6 +553,51 @@ def test_input_digest_ignores_ignored_files(tmp_path: Path) -> None:
     (context / "build" / "a" / "b" / "y.o").write_text("new")
     (context / ".git" / "HEAD").write_text("ref: refs/heads/other\n")
     assert digest_of(context) == first
+
+
+def test_input_digest_with_the_hash_cache_is_the_same(tmp_path: Path) -> None:
+    context = make_context(tmp_path / "ctx")
+    past = 1_600_000_000_000_000_000  # old enough to be cached
+    for path in context.rglob("*"):
+        os.utime(path, ns=(past, past))
+    record = tmp_path / "hashes.json"
+
+    def cached() -> str:
+        cache = HashCache(record)
+        digest = digest_of(context, cache=cache)
+        cache.save()
+        return digest
+
+    plain = digest_of(context)
+    assert cached() == plain  # cold: everything hashed, then recorded
+    files = json.loads(record.read_text())["files"]
+    assert "engine/__init__.py" in files and "docs/index.md" not in files
+    assert cached() == plain  # warm: from the record
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ctx", "hashes.json"]  # no temporary
+
+    # the same size, a new mtime: read again, not taken from the record
+    module = context / "engine" / "__init__.py"
+    module.write_text("x = 2\n")
+    os.utime(module, ns=(past + 1, past + 1))
+    changed = digest_of(context)
+    assert changed != plain
+    assert cached() == changed
+    assert json.loads(record.read_text())["files"]["engine/__init__.py"][1] == past + 1
+
+    # a recorded hash is trusted while its key matches, and only then
+    data = json.loads(record.read_text())
+    data["files"]["engine/__init__.py"][3] = "0" * 64
+    record.write_text(json.dumps(data))
+    assert digest_of(context, cache=HashCache(record)) != changed  # (proves it is read)
+    data["files"]["engine/__init__.py"][2] += 1  # another inode
+    record.write_text(json.dumps(data))
+    assert cached() == changed
+
+    for corrupt in ("{not json", "[1, 2]", '{"version": 1, "files": {"engine/__init__.py": 3}}'):
+        record.write_text(corrupt)
+        assert digest_of(context, cache=HashCache(record)) == changed
+    assert digest_of(context, cache=HashCache(tmp_path / "missing" / "hashes.json")) == changed
+    HashCache(tmp_path / "missing" / "hashes.json").save()  # an unwritable record is no error
 
 
 def test_input_digest_ignores_the_tools_own_logs(tmp_path: Path) -> None:
