@@ -7,37 +7,59 @@ Pure: parses the text of ``git log`` records (see :data:`LOG_FORMAT`) into
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
+
+from release.config import normalize_category
 
 __all__ = [
     "CHANGELOG_TRAILER",
     "LOG_FORMAT",
     "REASON_TRAILER",
+    "RECORD_END",
     "Commit",
     "Person",
+    "ends_with_trailer_block",
+    "make_commit",
     "parse_log",
+    "parse_records",
     "parse_subject",
+    "pick_fields",
+    "pr_number",
+    "subject_parser",
+    "with_pick_line",
 ]
 
 # One record per commit: fields split by US (0x1f); records end with RS (0x1e).
 LOG_FORMAT = "%H%x1f%an%x1f%ae%x1f%s%x1f%b%x1e"
+RECORD_END = "\x1e"
 REASON_TRAILER = "Cherry-pick-reason"
 CHANGELOG_TRAILER = "Release-changelog"
 
 _PREFIX = re.compile(r"^\s*\[([^\]]*)\]\s*")
-_PR_AT_END = re.compile(r"\s*\(#(\d+)\)\s*$")
+_PREFIXES = re.compile(r"(?:\s*\[[^\]]*\]\s*)+")  # every leading prefix at once
 # 'Revert "<subject>"', optionally followed by the revert's own PR number (vLLM style).
 _REVERT = re.compile(r'^Revert\s+"(?P<subject>.*)"(?:\s*\(#\d+\))?\s*$')
 _REVERTS_SHA = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
 _PICKED_FROM = re.compile(r"\(cherry picked from commit ([0-9a-f]{7,40})\)")
-_TRAILER = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9-]*):\s*(?P<value>.+?)\s*$", re.MULTILINE)
+# ``Key: value`` lines. The value is trimmed afterwards (:func:`_value`) to what
+# ``(?P<value>.+?)\s*$`` takes, without the lazy match that costs a step per character.
+_TRAILER = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9-]*):\s*(?P<value>.+)", re.MULTILINE)
 _PERSON = re.compile(r"^(?P<name>.*?)\s*<(?P<email>[^>]*)>\s*$")
 # Prefixes that are not categories: versions/branches ([v0.23.0], [main]) and series ([1/N]).
 _NOISE = re.compile(
     r"^(v?\d+(\.\d+)*([a-z]+\d*)?|main|master|release|releases?/\S*|\d+\s*/\s*(\d+|n)|wip|draft)$",
     re.IGNORECASE,
 )
+# Text a body must contain before the regexes that look for it are run (the trailer
+# keys are matched in any case, so they are looked for in the lower-cased body).
+_CO_AUTHOR = "co-authored-by"
+_REASON = REASON_TRAILER.lower()
+_CHANGELOG = CHANGELOG_TRAILER.lower()
+_WANTED_TRAILERS = (_CO_AUTHOR, _REASON, _CHANGELOG)
+_PICKED_TEXT = "(cherry picked from commit "
+_REVERTS_TEXT = "This reverts commit "
 
 
 @dataclass(frozen=True)
@@ -45,8 +67,9 @@ class Person:
     name: str
     email: str
 
-    @property
+    @cached_property
     def key(self) -> str:
+        """Who this is, however the name and the case of the email are spelt."""
         return self.email.lower() or self.name.lower()
 
 
@@ -74,10 +97,238 @@ class Commit:
 
     @property
     def credited(self) -> tuple[Person, ...]:
+        if not self.co_authors:
+            return (self.author,)
         seen: dict[str, Person] = {}
         for person in (self.author, *self.co_authors):
             seen.setdefault(person.key, person)
         return tuple(seen.values())
+
+
+def _commit(
+    sha: str,
+    author: Person,
+    subject: str,
+    body: str,
+    category: str,
+    title: str,
+    pr: int | None,
+    co_authors: tuple[Person, ...],
+    picked_from: tuple[str, ...],
+    pick_reason: str | None,
+    reverts_subject: str | None,
+    reverts_sha: str | None,
+    changelog_for: str | None,
+    raw_categories: tuple[str, ...],
+) -> Commit:
+    """``Commit(...)`` with every field given, at a third of the cost.
+
+    A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``;
+    parsing makes commits by the ten thousand, so here the fields go into the new
+    instance's dict at once (the tests check that this makes the same commit).
+    """
+    commit = object.__new__(Commit)
+    object.__setattr__(
+        commit,
+        "__dict__",
+        {
+            "sha": sha,
+            "author": author,
+            "subject": subject,
+            "body": body,
+            "category": category,
+            "title": title,
+            "pr": pr,
+            "co_authors": co_authors,
+            "picked_from": picked_from,
+            "pick_reason": pick_reason,
+            "reverts_subject": reverts_subject,
+            "reverts_sha": reverts_sha,
+            "changelog_for": changelog_for,
+            "raw_categories": raw_categories,
+        },
+    )
+    return commit
+
+
+def pr_number(subject: str) -> tuple[int, int] | None:
+    """The ``(#N)`` a subject ends with, and where it starts; ``None`` without one.
+
+    The same as searching ``\\s*\\(#(\\d+)\\)\\s*$``: only the last ``(#N)`` can end the
+    subject, so it is found from the right without a regex.
+    """
+    tail = subject.rstrip()
+    if not tail.endswith(")"):
+        return None
+    start = tail.rfind("(#")
+    if start < 0:
+        return None
+    digits = tail[start + 2 : -1]
+    if not digits.isdecimal():
+        return None
+    return int(digits), start
+
+
+def _decide(block: str, aliases: Mapping[str, str]) -> tuple[str, tuple[str, ...]]:
+    """Category and raw prefixes of a subject's leading ``[...]`` block.
+
+    The first prefix that names a known category wins; noise prefixes are dropped;
+    anything else leaves the commit under "Other".
+    """
+    prefixes: list[str] = []
+    rest = block
+    while True:
+        match = _PREFIX.match(rest)
+        if not match:
+            break
+        prefixes.append(match.group(1).strip())
+        rest = rest[match.end() :]
+    category = "Other"
+    for prefix in prefixes:
+        canonical = aliases.get(normalize_category(prefix))
+        if _NOISE.match(prefix) and canonical is None:
+            continue  # a configured spelling wins: vLLM's [V1] also looks like a version
+        if canonical:
+            category = canonical
+            break
+    return category, tuple(prefixes)
+
+
+def _trailers(body: str, lower: str) -> list[tuple[str, str]]:
+    """The ``Key: value`` lines of ``body`` that can carry a key this module reads.
+
+    Values are raw: see :func:`_value`. Only the lines from the first one mentioning a
+    wanted key (in ``lower``, the lower-cased body) are scanned: a match never spans a
+    non-blank line unless the line above it ends with ``:`` (a key with its value on
+    the next line), in which case the whole body is scanned.
+    """
+    start = 0
+    if len(lower) == len(body):  # positions in ``lower`` are positions in ``body``
+        first = len(body)
+        for key in _WANTED_TRAILERS:
+            at = lower.find(key)
+            if 0 <= at < first:
+                first = at
+        start = body.rfind("\n", 0, first) + 1
+        if start and body[:start].rstrip().endswith(":"):
+            start = 0
+    return _TRAILER.findall(body, start)
+
+
+def _value(raw: str) -> str:
+    r"""A trailer's value as ``(?P<value>.+?)\s*$`` takes it: the rest of the line without
+    trailing whitespace, or (only whitespace after the colon to the end of the body) the
+    last whitespace character that is not a newline."""
+    return raw.rstrip() or raw
+
+
+def pick_fields(body: str) -> tuple[tuple[str, ...], str | None]:
+    """The ``-x`` sources and the pick reason in a commit body (as in :class:`Commit`)."""
+    picked = tuple(_PICKED_FROM.findall(body)) if _PICKED_TEXT in body else ()
+    lower = body.lower()
+    if _REASON not in lower:
+        return picked, None
+    for key, value in _trailers(body, lower):
+        if key.lower() == _REASON:
+            return picked, _value(value)
+    return picked, None
+
+
+class _Parser:
+    """Commits from record fields, with what repeats across commits worked out once.
+
+    The category decision is cached per leading ``[...]`` block, and people per name
+    and email, for one alias map.
+    """
+
+    def __init__(self, aliases: Mapping[str, str]) -> None:
+        self.aliases = aliases
+        self.blocks: dict[str, tuple[str, tuple[str, ...]]] = {}
+        self.people: dict[tuple[str, str], Person] = {}
+        self.co_authors: dict[str, Person] = {}
+
+    def subject(self, subject: str) -> tuple[str, str, int | None, tuple[str, ...]]:
+        whole = subject.strip()
+        rest = whole
+        block = ""
+        if rest.startswith("["):
+            match = _PREFIXES.match(rest)
+            if match:
+                block = match.group()
+                rest = rest[match.end() :]
+        decided = self.blocks.get(block)
+        if decided is None:
+            decided = self.blocks[block] = _decide(block, self.aliases)
+        # pr_number(rest), inline; rest has no whitespace at either end
+        if rest.endswith(")"):
+            start = rest.rfind("(#")
+            if start >= 0 and (digits := rest[start + 2 : -1]).isdecimal():
+                return decided[0], rest[:start].rstrip() or whole, int(digits), decided[1]
+        return decided[0], rest or whole, None, decided[1]
+
+    def person(self, text: str) -> Person:
+        person = self.co_authors.get(text)
+        if person is None:
+            match = _PERSON.match(text.strip())
+            if match:
+                person = Person(match["name"].strip(), match["email"].strip())
+            else:
+                person = Person(text.strip(), "")
+            self.co_authors[text] = person
+        return person
+
+    def commit(self, sha: str, name: str, email: str, subject: str, body: str) -> Commit:
+        revert = _REVERT.match(subject) if subject.startswith("Revert") else None
+        category, title, pr, prefixes = self.subject(revert["subject"] if revert else subject)
+        if revert:
+            # A revert is listed under what it reverts, but keeps its own PR number.
+            own_pr = pr_number(subject)
+            pr = own_pr[0] if own_pr else None
+            title = f'Revert "{title}"'
+        co_authors: tuple[Person, ...] = ()
+        reason = changelog_for = None
+        picked: tuple[str, ...] = ()
+        reverts_sha = None
+        if body:
+            lower = body.lower()
+            if _CO_AUTHOR in lower or _REASON in lower or _CHANGELOG in lower:
+                people: list[Person] = []
+                known = self.co_authors
+                for key, value in _trailers(body, lower):
+                    key = key.lower()
+                    if key == _CO_AUTHOR:
+                        value = value.rstrip() or value  # _value(), inline: one per co-author
+                        people.append(known.get(value) or self.person(value))
+                    elif key == _REASON:
+                        if reason is None:
+                            reason = _value(value)
+                    elif key == _CHANGELOG and changelog_for is None:
+                        changelog_for = _value(value)
+                co_authors = tuple(people)
+            if _PICKED_TEXT in body:
+                picked = tuple(_PICKED_FROM.findall(body))
+            if _REVERTS_TEXT in body:
+                found = _REVERTS_SHA.search(body)
+                reverts_sha = found.group(1) if found else None
+        author = self.people.get((name, email))
+        if author is None:
+            author = self.people[name, email] = Person(name, email)
+        return _commit(
+            sha,
+            author,
+            subject,
+            body,
+            category,
+            title,
+            pr,
+            co_authors,
+            picked,
+            reason,
+            revert["subject"] if revert else None,
+            reverts_sha,
+            changelog_for,
+            prefixes,
+        )
 
 
 def parse_subject(
@@ -88,41 +339,14 @@ def parse_subject(
     The first prefix that names a known category wins; noise prefixes are dropped;
     anything else leaves the commit under "Other".
     """
-    from release.config import normalize_category
-
-    rest = subject.strip()
-    prefixes: list[str] = []
-    while True:
-        match = _PREFIX.match(rest)
-        if not match:
-            break
-        prefixes.append(match.group(1).strip())
-        rest = rest[match.end() :]
-    pr = None
-    pr_match = _PR_AT_END.search(rest)
-    if pr_match:
-        pr = int(pr_match.group(1))
-        rest = rest[: pr_match.start()]
-    category = "Other"
-    for prefix in prefixes:
-        canonical = aliases.get(normalize_category(prefix))
-        if _NOISE.match(prefix) and canonical is None:
-            continue  # a configured spelling wins: vLLM's [V1] also looks like a version
-        if canonical:
-            category = canonical
-            break
-    return category, rest.strip() or subject.strip(), pr, tuple(prefixes)
+    return _Parser(aliases).subject(subject)
 
 
-def _trailers(body: str) -> list[tuple[str, str]]:
-    return [(m["key"], m["value"]) for m in _TRAILER.finditer(body)]
-
-
-def _person(text: str) -> Person:
-    match = _PERSON.match(text.strip())
-    if match:
-        return Person(match["name"].strip(), match["email"].strip())
-    return Person(text.strip(), "")
+def subject_parser(
+    aliases: Mapping[str, str],
+) -> Callable[[str], tuple[str, str, int | None, tuple[str, ...]]]:
+    """:func:`parse_subject` for many subjects: category decisions are worked out once."""
+    return _Parser(aliases).subject
 
 
 def make_commit(
@@ -133,44 +357,117 @@ def make_commit(
     body: str,
     aliases: Mapping[str, str],
 ) -> Commit:
-    revert = _REVERT.match(subject)
-    category, title, pr, prefixes = parse_subject(revert["subject"] if revert else subject, aliases)
-    if revert:
-        # A revert is listed under what it reverts, but keeps its own PR number.
-        own_pr = _PR_AT_END.search(subject)
-        pr = int(own_pr.group(1)) if own_pr else None
-        title = f'Revert "{title}"'
-    trailers = _trailers(body)
-    co_authors = tuple(_person(v) for k, v in trailers if k.lower() == "co-authored-by")
-    reason = next((v for k, v in trailers if k.lower() == REASON_TRAILER.lower()), None)
-    changelog_for = next((v for k, v in trailers if k.lower() == CHANGELOG_TRAILER.lower()), None)
-    reverts_sha = _REVERTS_SHA.search(body)
-    return Commit(
-        sha=sha,
-        author=Person(author_name, author_email),
-        subject=subject,
-        body=body,
-        category=category,
-        title=title,
-        pr=pr,
-        co_authors=co_authors,
-        picked_from=tuple(_PICKED_FROM.findall(body)),
-        pick_reason=reason,
-        reverts_subject=revert["subject"] if revert else None,
-        reverts_sha=reverts_sha.group(1) if reverts_sha else None,
-        changelog_for=changelog_for,
-        raw_categories=prefixes,
-    )
+    return _Parser(aliases).commit(sha, author_name, author_email, subject, body)
+
+
+def parse_records(records: Iterable[str], aliases: Mapping[str, str]) -> Iterator[Commit]:
+    """Parse ``git log --format=LOG_FORMAT`` records (the text between separators)."""
+    parser = _Parser(aliases)
+    commit = parser.commit
+    for record in records:
+        parts = record.split("\x1f", 4)  # git puts a newline before every record but the first
+        if len(parts) < 5:
+            continue
+        sha, name, email, subject, body = parts
+        yield commit(sha.lstrip("\n"), name, email, subject, body.strip("\n"))
 
 
 def parse_log(text: str, aliases: Mapping[str, str]) -> Iterator[Commit]:
     """Parse ``git log --format=LOG_FORMAT`` output, newest first as git prints it."""
-    for record in text.split("\x1e"):
-        record = record.lstrip("\n")
-        if not record:
+    return parse_records(text.split(RECORD_END), aliases)
+
+
+# -- the -x line, as git cherry-pick -x writes it ------------------------------------
+
+_GIT_GENERATED = ("Signed-off-by: ", "(cherry picked from commit ")
+_SEPARATOR = re.compile(r"[A-Za-z0-9-]+[ \t]*:")  # a "Key:" line (git's find_separator)
+_CUT_LINE = "# ------------------------ >8 ------------------------\n"
+
+
+def _blank(line: str) -> bool:
+    return not line.strip(" \t\r\n")
+
+
+def _ignored_tail(message: str) -> int:
+    """How many characters at the end git ignores when it looks for trailers: trailing
+    comment and blank lines, an old ``Conflicts:`` block, everything from a cut line."""
+    if message.startswith(_CUT_LINE):
+        cutoff = 0
+    else:
+        at = message.find("\n" + _CUT_LINE)
+        cutoff = len(message) if at < 0 else at + 1
+    start = 0  # start of the run of ignorable lines, 0 = none
+    in_conflicts = False
+    position = 0
+    while position < cutoff:
+        end = message.find("\n", position)
+        following = len(message) if end < 0 else end + 1
+        line = message[position:following]
+        if line.startswith(("#", "\n")):
+            start = start or position
+        elif line == "Conflicts:\n":
+            in_conflicts = True
+            start = start or position
+        elif in_conflicts and line.startswith("\t"):
+            pass
+        elif start:
+            start = 0
+            in_conflicts = False
+        position = following
+    return len(message) - start if start else len(message) - cutoff
+
+
+def ends_with_trailer_block(message: str) -> bool:
+    """Whether git sees a trailer block at the end of ``message``.
+
+    git's rule (``trailer.c``, default trailer configuration): after the title
+    paragraph, the last paragraph is a trailer block when all its lines are ``Key:``
+    trailers, or when one line starts with a git-generated prefix (``Signed-off-by: ``,
+    ``(cherry picked from commit ``) and at least a quarter of them are trailers;
+    indented lines continue the trailer above them.
+    """
+    text = message[: len(message) - _ignored_tail(message)]
+    lines = [line + "\n" for line in text.split("\n")]  # git's lines end at "\n" only
+    if lines[-1] == "\n":
+        lines.pop()  # text ends with a newline (or is empty): no line after it
+    else:
+        lines[-1] = lines[-1][:-1]
+    # the title paragraph (to its first blank line, comment lines skipped) never counts
+    title = 0
+    while title < len(lines) and (lines[title].startswith("#") or not _blank(lines[title])):
+        title += 1
+    only_spaces, recognized = True, False
+    trailers = others = continuations = 0
+    for line in reversed(lines[title:]):
+        if line.startswith("#"):
+            others += continuations
+            continuations = 0
             continue
-        parts = record.split("\x1f", 4)
-        if len(parts) < 5:
-            continue
-        sha, name, email, subject, body = parts
-        yield make_commit(sha, name, email, subject, body.strip("\n"), aliases)
+        if _blank(line):
+            if only_spaces:
+                continue
+            others += continuations
+            return (recognized and trailers * 3 >= others) or (trailers > 0 and not others)
+        only_spaces = False
+        if line.startswith(_GIT_GENERATED):
+            trailers += 1
+            continuations = 0
+            recognized = True
+        elif _SEPARATOR.match(line):
+            trailers += 1
+            continuations = 0
+        elif line[0] in " \t\r":
+            continuations += 1
+        else:
+            others += 1 + continuations
+            continuations = 0
+    return False
+
+
+def with_pick_line(message: str, sha: str) -> str:
+    """``message`` with the ``(cherry picked from commit …)`` line that ``git cherry-pick -x``
+    adds: right below a trailer block that ends the message, else after a blank line."""
+    text = message if message.endswith("\n") else message + "\n"
+    if not ends_with_trailer_block(text):
+        text += "\n"
+    return f"{text}(cherry picked from commit {sha})\n"

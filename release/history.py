@@ -1,12 +1,18 @@
-"""Notes for a range of history: choose the range, read it with one ``git log``, build notes."""
+"""Notes for a range of history: choose the range, read it with one ``git log``, build notes.
+
+The log is streamed: its records are parsed while git is still writing the rest.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import gc
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from release.commits import LOG_FORMAT, parse_log
+from release.commits import LOG_FORMAT, RECORD_END, parse_log, parse_records
 from release.context import ReleaseContext, TagInfo
-from release.errors import UsageError
+from release.errors import GitError, UsageError
 from release.notes import Notes, _cancel_reverts, build_notes
 from release.versions import ReleaseVersion
 
@@ -70,7 +76,8 @@ def default_range(ctx: ReleaseContext, until: str, view: str = "rc") -> NotesRan
     branch = ctx.repo.current_branch()
     release = ctx.config.branch.parse(branch) if branch and until == "HEAD" else None
     if release is None:
-        reachable = [t for t in tags if t.local and ctx.repo.is_ancestor(t.commit, sha)]
+        merged = ctx.repo.tags_merged_into(sha)
+        reachable = [t for t in tags if t.local and t.name in merged]
         if not reachable:
             return NotesRange(None, until)
         return NotesRange(reachable[-1].name, until)
@@ -94,18 +101,50 @@ def _shipped_identities(ctx: ReleaseContext, ref: str, until: str) -> set[str]:
     return {c.identity for c in shipped if c.picked_from}
 
 
-def notes_for_range(ctx: ReleaseContext, rng: NotesRange) -> Notes:
-    for ref in (rng.since, rng.until):
-        if ref is not None and ctx.repo.rev(ref) is None:
+@contextlib.contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Parsing a long log makes tens of thousands of objects and no reference cycles; the
+    cycle collector would only walk every object of the process again and again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _check_refs(ctx: ReleaseContext, refs: list[str]) -> None:
+    for ref in refs:
+        if ctx.repo.rev(ref) is None:
             raise UsageError(f"{ref!r} is not a commit or tag here")
-    spec = f"{rng.since}..{rng.until}" if rng.since else rng.until
-    text = ctx.repo.log("--no-merges", spec, fmt=LOG_FORMAT)
-    commits = list(parse_log(text, ctx.config.alias_map()))
-    exclude = _shipped_identities(ctx, rng.exclude_from, rng.until) if rng.exclude_from else set()
-    return build_notes(
-        commits,
-        category_order=list(ctx.config.categories),
-        since=rng.since,
-        until=rng.until,
-        exclude_identities=exclude,
-    )
+
+
+def notes_for_range(ctx: ReleaseContext, rng: NotesRange) -> Notes:
+    refs = [ref for ref in (rng.since, rng.until) if ref is not None]
+    if any(not ref or ref.startswith("-") for ref in refs):
+        _check_refs(ctx, refs)
+    # Each end peeled to its commit: the log fails unless both ends name commits, which
+    # is what checking them first would ask, so they are checked only when it fails.
+    until = f"{rng.until}^{{commit}}"
+    spec = f"{rng.since}^{{commit}}..{until}" if rng.since else until
+    aliases = ctx.config.alias_map()
+    with ctx.repo.log_stream(
+        "--no-merges", "--end-of-options", spec, fmt=LOG_FORMAT, sep=RECORD_END
+    ) as records:
+        exclude = (
+            _shipped_identities(ctx, rng.exclude_from, rng.until) if rng.exclude_from else set()
+        )
+        with _no_cycle_collection():
+            try:
+                commits = list(parse_records(records, aliases))
+            except GitError:
+                _check_refs(ctx, refs)
+                raise
+            return build_notes(
+                commits,
+                category_order=list(ctx.config.categories),
+                since=rng.since,
+                until=rng.until,
+                exclude_identities=exclude,
+            )

@@ -14,16 +14,16 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from release.commits import REASON_TRAILER, parse_subject
+from release.commits import REASON_TRAILER, pr_number, subject_parser, with_pick_line
 from release.config import PICK_REASONS
 from release.context import ReleaseContext
 from release.errors import ConflictError, RefusedError, UsageError
-from release.git import short
+from release.git import GitRead, short
 from release.lock import StateFile, process_group_alive, repo_lock
 from release.plan import Plan, Step
 
@@ -39,6 +39,7 @@ __all__ = [
 
 _PR = re.compile(r"^#(\d+)$")
 _SHA = re.compile(r"^[0-9a-fA-F]{4,40}$")
+_COMMENT = re.compile(r"(^|\s)#(\s.*)?$")  # "#" then a space (or the end): a comment
 _PICKED_FROM = re.compile(r"\(cherry picked from commit ([0-9a-f]{40})\)")
 STATE_NAME = "pick.json"
 
@@ -84,7 +85,7 @@ def parse_requests(
     requests = [PickRequest(t, reason) for t in tokens]
     if file_text is not None:
         for number, line in enumerate(file_text.splitlines(), 1):
-            text = re.sub(r"(^|\s)#(\s.*)?$", "", line).strip()
+            text = (_COMMENT.sub("", line) if "#" in line else line).strip()
             if not text:
                 continue
             parts = text.split()
@@ -151,9 +152,19 @@ def plan_pick(state: PickState) -> Plan:
 
 
 class _Branch:
-    """What is already on the release branch, computed once."""
+    """What is already on the release branch, computed once.
 
-    def __init__(self, ctx: ReleaseContext, branch: str, main: str) -> None:
+    A main commit is there when a ``-x`` line on the branch names it, or when ``git cherry``
+    finds a branch commit with the same patch. ``git cherry`` diffs every commit on both
+    sides, so it is asked only when it could say yes: git matches patches only between
+    commits that change the same files, so the files each commit changes (a tree diff,
+    no file contents) are compared first. ``tip``, the branch's commit when the caller
+    knows it, says at once that nothing is on a branch still at the merge-base.
+
+    The reads are started together (:meth:`prefetch`) and run side by side.
+    """
+
+    def __init__(self, ctx: ReleaseContext, branch: str, main: str, tip: str | None = None) -> None:
         self.ctx = ctx
         self.branch = branch
         self.main = main
@@ -162,22 +173,89 @@ class _Branch:
             raise RefusedError(f"{branch} shares no history with {ctx.config.main_branch}")
         self.base = base
         self._order: dict[str, int] | None = None
-        self._cherry: set[str] | None = None
+        self._cherry: set[str] | None = set() if tip == base else None
+        self._branch_files: set[frozenset[str]] | None = None
         self._picked: set[str] | None = None
+        self._pending: dict[str, GitRead] = {}
+        self._asked: dict[str, frozenset[str]] = {}  # what the pending per-commit reads cover
+
+    def moved(self) -> None:
+        """The branch has new commits: forget what was read of it (main and the merge-base
+        stay: the branch only gained commits)."""
+        self._cherry = self._branch_files = self._picked = None
+        for what in ("picked", "files", "diff"):
+            self._pending.pop(what, None)
+
+    def _command(self, what: str) -> tuple[str, ...]:
+        if what == "order":  # main's commits since the branch point, in main's order
+            return "rev-list", "--reverse", "--topo-order", self.main, f"^{self.base}"
+        if what == "picked":
+            return "log", "--format=%B", f"{self.base}..{self.branch}", "--"
+        # the files changed by git cherry's other side: the branch's own non-merge commits
+        return (
+            "log", *_TREE_DIFF, "--no-merges", f"--format={_MARK}", "--end-of-options",
+            self.branch, f"^{self.main}", "--",
+        )  # fmt: skip
+
+    def prefetch(self, shas: Iterable[str] = ()) -> None:
+        """Start the reads that deciding what is on the branch takes, and (for ``shas``,
+        full shas asked for) what the commits are."""
+        known = {
+            "order": self._order is not None,
+            "picked": self._picked is not None,
+            "files": self._branch_files is not None or self._cherry is not None,
+        }
+        for what, done in known.items():
+            if not done and what not in self._pending:
+                self._pending[what] = self.ctx.repo.start(*self._command(what))
+        shas = list(dict.fromkeys(shas))
+        if shas and "about" not in self._pending:
+            self._pending["about"] = self._about(shas)
+
+    def _read(self, what: str) -> str:
+        pending = self._pending.pop(what, None)
+        return pending.out() if pending else self.ctx.repo.out(*self._command(what))
+
+    def _per_commit(self, what: str, shas: Sequence[str], start: Callable[[], GitRead]) -> str:
+        """A per-commit read: the one started early if it covers ``shas`` (and worked),
+        else one started now."""
+        pending = self._pending.pop(what, None)
+        if pending is not None and self._asked[what].issuperset(shas):
+            result = pending.result()
+            if result.ok:
+                return result.stdout
+        return start().out()
+
+    def _about(self, shas: Sequence[str]) -> GitRead:
+        self._asked["about"] = frozenset(shas)
+        return self.ctx.repo.start(
+            "log", "--no-walk=unsorted", "--stdin", "--format=%H%x1f%P%x1f%s",
+            stdin="".join(f"{sha}\n" for sha in shas),
+        )  # fmt: skip
+
+    def about(self, shas: Sequence[str]) -> dict[str, tuple[int, str]]:
+        """Commit -> (number of parents, subject), for commits that exist."""
+        if not shas:
+            return {}
+        text = self._per_commit("about", shas, lambda: self._about(shas))
+        about: dict[str, tuple[int, str]] = {}
+        for line in text.split("\n") if text else ():
+            sha, parent_list, subject = line.split("\x1f", 2)
+            about[sha] = (len(parent_list.split()), subject)
+        return about
 
     @property
     def main_order(self) -> dict[str, int]:
+        """Main's commits since the branch point -> their position in main's order."""
         if self._order is None:
-            shas = self.ctx.repo.rev_list("--reverse", "--topo-order", self.main, f"^{self.base}")
-            self._order = {sha: i for i, sha in enumerate(shas)}
+            self._order = {sha: i for i, sha in enumerate(self._read("order").split())}
         return self._order
 
     @property
     def picked_from(self) -> set[str]:
         """Main commits named by ``-x`` trailers on the branch."""
         if self._picked is None:
-            text = self.ctx.repo.log(f"{self.base}..{self.branch}", fmt="%B")
-            self._picked = set(_PICKED_FROM.findall(text))
+            self._picked = set(_PICKED_FROM.findall(self._read("picked")))
         return self._picked
 
     @property
@@ -188,29 +266,128 @@ class _Branch:
             self._cherry = {line[2:].strip() for line in text.splitlines() if line.startswith("- ")}
         return self._cherry
 
-    def already_there(self, sha: str) -> str | None:
-        if sha in self.picked_from:
-            return "already on the branch (cherry-picked)"
-        if sha in self.patch_equivalent:
-            return "already on the branch (same patch)"
-        return None
+    def _same_patch(self, shas: Sequence[str]) -> set[str]:
+        """Those of ``shas`` (main commits) whose patch ``git cherry`` finds on the branch."""
+        if not shas:
+            return set()
+        if self._cherry is None:
+            if self._branch_files is None:
+                text = self._read("files")
+                self._branch_files = set(_files_changed(text, by_sha=False).values())
+            if not self._branch_files:
+                return set()
+            text = self._per_commit("diff", shas, lambda: self._diff_tree(shas))
+            files = _files_changed(text, by_sha=True)  # no line: nothing changed
+            if all(files.get(sha, frozenset()) not in self._branch_files for sha in shas):
+                return set()
+        return self.patch_equivalent.intersection(shas)
+
+    def _diff_tree(self, shas: Sequence[str]) -> GitRead:
+        self._asked["diff"] = frozenset(shas)
+        return self.ctx.repo.start(
+            "diff-tree", "--stdin", *_TREE_DIFF, stdin="".join(f"{sha}\n" for sha in shas)
+        )
+
+    def prefetch_files(self, shas: Iterable[str]) -> None:
+        """Start reading the files that these commits change, for those no ``-x`` line names
+        (once the ``-x`` lines are read: that read is quick)."""
+        if self._cherry is not None or "diff" in self._pending:
+            return
+        asked = [sha for sha in dict.fromkeys(shas) if sha not in self.picked_from]
+        if asked:
+            self._pending["diff"] = self._diff_tree(asked)
+
+    def already_there(
+        self, shas: Iterable[str], merges: Container[str] = ()
+    ) -> dict[str, str | None]:
+        """For each main commit, why it is already on the branch (``None``: it is not).
+
+        ``merges``: those known to be merges, which git cherry never matches."""
+        shas = list(dict.fromkeys(shas))
+        same = self._same_patch(
+            [sha for sha in shas if sha not in self.picked_from and sha not in merges]
+        )
+        why: dict[str, str | None] = {}
+        for sha in shas:
+            if sha in self.picked_from:
+                why[sha] = "already on the branch (cherry-picked)"
+            elif sha in same:
+                why[sha] = "already on the branch (same patch)"
+            else:
+                why[sha] = None
+        return why
+
+
+# Each commit's tree diff, without file contents: every file changed (no rename pairing).
+_TREE_DIFF = ("-z", "--raw", "-r", "--no-renames", "--root")
+_MARK = "%x1e"
+_GITLINK = "160000"
+
+
+def _files_changed(text: str, *, by_sha: bool) -> dict[str, frozenset[str]]:
+    """Commit -> the files it changes, from ``-z --raw`` output; commits start with their
+    sha (``git diff-tree --stdin``) or with :data:`_MARK` (``git log``, keyed by count).
+
+    The sets are what git's patch ids hash first, made coarser so that two commits git
+    could match always have the same set: whitespace is dropped from file names (as git
+    does), each file counts once, submodules not at all.
+    """
+    out: dict[str, set[str]] = {}
+    current: set[str] = set()
+    tokens = text.split("\0")
+    index = 0
+    while index < len(tokens):
+        token = tokens[index].lstrip("\n")
+        index += 1
+        if token.startswith(":"):  # ":<mode> <mode> <sha> <sha> <status>", then its paths
+            fields = token[1:].split(" ")
+            paths = tokens[index : index + (2 if fields[-1][:1] in ("R", "C") else 1)]
+            index += len(paths)
+            if _GITLINK not in fields[:2]:
+                current.update("".join(p.split()) for p in paths)
+        elif by_sha and token:
+            current = out.setdefault(token, set())
+        elif token == "\x1e":
+            current = out.setdefault(str(len(out)), set())
+    return {key: frozenset(paths) for key, paths in out.items()}
+
+
+def _by_pr(text: str, wanted: set[int]) -> dict[int, list[str]]:
+    """Main commits whose subject ends with ``(#N)``, for each wanted N, from
+    ``git log --format=%H%x1f%s`` (a revert's own number ends its subject too:
+    ``Revert "..." (#N)``)."""
+    by_pr: dict[int, list[str]] = {}
+    for line in text.splitlines():
+        sha, _, subject = line.partition("\x1f")
+        found = pr_number(subject)
+        if found is not None and found[0] in wanted:
+            by_pr.setdefault(found[0], []).append(sha)
+    return by_pr
 
 
 def _resolve(
     ctx: ReleaseContext, requests: Iterable[PickRequest], info: _Branch
 ) -> list[Candidate]:
     requests = list(requests)
+    if not requests:
+        return []
+    full = [r.ref.lower() for r in requests if len(r.ref) == 40 and _SHA.match(r.ref)]
+    info.prefetch(full)
+    info.prefetch_files(full)
+    wanted = {int(number[1]) for r in requests if (number := _PR.match(r.ref))}
+    pr_log = ctx.repo.start("log", "--format=%H%x1f%s", info.main, "--") if wanted else None
+    order = info.main_order
+    by_pr = _by_pr(pr_log.out(), wanted) if pr_log else {}
+    # Full shas of main's commits are looked up here; anything else is asked of git, at once.
+    asked = list(
+        dict.fromkeys(
+            r.ref
+            for r in requests
+            if _SHA.match(r.ref) and not (len(r.ref) == 40 and r.ref.lower() in order)
+        )
+    )
+    answers = dict(zip(asked, ctx.repo.revs(asked), strict=True))
     resolved: list[tuple[PickRequest, str]] = []
-    pr_requests = [r for r in requests if _PR.match(r.ref)]
-    by_pr: dict[int, list[str]] = {}
-    if pr_requests:
-        text = ctx.repo.log(info.main, fmt="%H%x1f%s")
-        wanted = {int(_PR.match(r.ref)[1]) for r in pr_requests}  # type: ignore[index]
-        for line in text.splitlines():
-            sha, _, subject = line.partition("\x1f")
-            match = re.search(r"\(#(\d+)\)\s*$", subject)
-            if match and int(match[1]) in wanted and not subject.startswith("Revert "):
-                by_pr.setdefault(int(match[1]), []).append(sha)
     for request in requests:
         pr_match = _PR.match(request.ref)
         if pr_match:
@@ -226,34 +403,35 @@ def _resolve(
                 )
             resolved.append((request, shas[0]))
         else:
-            found = ctx.repo.rev(request.ref) if _SHA.match(request.ref) else None
-            if found is None:
+            sha = None
+            if _SHA.match(request.ref):
+                ref = request.ref.lower()
+                sha = ref if len(ref) == 40 and ref in order else answers[request.ref]
+            if sha is None:
                 raise UsageError(f"{request.ref!r} is not a commit in this repository")
-            resolved.append((request, found))
-    if not resolved:
-        return []
-    shas = list(dict.fromkeys(sha for _, sha in resolved))
-    text = ctx.repo.out("show", "-s", "--format=%H%x1f%P%x1f%s", *shas)
-    meta: dict[str, tuple[int, str]] = {}
-    for line in text.splitlines():
-        sha, parent_list, subject = line.split("\x1f", 2)
-        meta[sha] = (len(parent_list.split()), subject)
-    aliases = ctx.config.alias_map()
+            resolved.append((request, sha))
+    about = info.about(list(dict.fromkeys(sha for _, sha in resolved)))
+    on_main = [sha for _, sha in resolved if sha in order]
+    there = info.already_there(on_main, merges={sha for sha in on_main if about[sha][0] > 1})
+    category_of = subject_parser(ctx.config.alias_map())
+    before_cut: dict[str, bool] = {}
     out: list[Candidate] = []
     for request, sha in resolved:
-        parents, subject = meta[sha]
-        category = parse_subject(subject, aliases)[0]
-        position = info.main_order.get(sha)
+        parents, subject = about[sha]
+        category = category_of(subject)[0]
+        position = order.get(sha)
         skip = None
         if position is None:
-            if ctx.repo.is_ancestor(sha, info.base):
+            if sha not in before_cut:
+                before_cut[sha] = ctx.repo.is_ancestor(sha, info.base)
+            if before_cut[sha]:
                 position, skip = -1, "already on the branch (before the cut)"
             else:
                 raise RefusedError(
                     f"{short(sha)} '{subject}' is not on {ctx.config.main_branch}; only merged commits are picked"
                 )
         else:
-            skip = info.already_there(sha)
+            skip = there[sha]
         out.append(Candidate(request, sha, subject, category, position, parents, skip))
     return out
 
@@ -262,11 +440,12 @@ def read_pick_state(
     ctx: ReleaseContext, requests: list[PickRequest], allow_feature: bool
 ) -> tuple[PickState, _Branch]:
     branch, _ = ctx.current_release()
-    info = _Branch(ctx, branch, ctx.main_sha())
+    tip = ctx.repo.rev("HEAD")  # the branch is checked out: its tip is HEAD
+    info = _Branch(ctx, branch, ctx.main_sha(), tip)
     candidates = _resolve(ctx, requests, info)
     state = PickState(
         branch=branch,
-        head=ctx.repo.out("rev-parse", "HEAD").strip(),
+        head=tip or ctx.repo.out("rev-parse", "HEAD").strip(),
         candidates=tuple(candidates),
         feature_categories=ctx.config.feature_categories,
         allow_feature=allow_feature,
@@ -422,12 +601,12 @@ def _remaining(plan: Plan) -> list[dict[str, Any]]:
     ]
 
 
-def _confirm(ctx: ReleaseContext, branch: str, shas: Iterable[str]) -> None:
-    info = _Branch(ctx, branch, ctx.main_sha())
-    missing = [s for s in shas if info.already_there(s) is None]
+def _confirm(info: _Branch, shas: Iterable[str]) -> None:
+    info.moved()
+    missing = [sha for sha, why in info.already_there(shas).items() if why is None]
     if missing:
         raise RefusedError(
-            f"after picking, {', '.join(short(s) for s in missing)} is not on {branch}; "
+            f"after picking, {', '.join(short(s) for s in missing)} is not on {info.branch}; "
             "inspect with git log and re-run"
         )
 
@@ -457,7 +636,7 @@ def pick(
             picker.recover(saved)
             picker.state.clear()
         ctx.require_clean()
-        state, _ = read_pick_state(ctx, requests, allow_feature)
+        state, info = read_pick_state(ctx, requests, allow_feature)
         plan = plan_pick(state)
         queue = _remaining(plan)
         report = [
@@ -473,7 +652,7 @@ def pick(
                 "status": "running",
             }
             report += picker.run_queue(data)
-            _confirm(ctx, state.branch, [i["sha"] for i in queue if not _became_empty(report, i)])
+            _confirm(info, [i["sha"] for i in queue if not _became_empty(report, i)])
         return plan, report
 
 
@@ -490,7 +669,8 @@ def continue_pick(ctx: ReleaseContext, *, say: Callable[[str], None] = print) ->
         if data["status"] == "running":
             picker.recover(data)
             info = _Branch(ctx, data["branch"], ctx.main_sha())
-            data["queue"] = [i for i in data["queue"] if info.already_there(i["sha"]) is None]
+            there = info.already_there(i["sha"] for i in data["queue"])
+            data["queue"] = [i for i in data["queue"] if there[i["sha"]] is None]
             return picker.run_queue(data)
         conflict = data["conflict"]
         sha = conflict["sha"]
@@ -510,7 +690,7 @@ def continue_pick(ctx: ReleaseContext, *, say: Callable[[str], None] = print) ->
         elif ctx.repo.has_staged_changes():
             _commit_resolution(ctx, sha, reason)
         info = _Branch(ctx, data["branch"], ctx.main_sha())
-        if info.already_there(sha) is None:
+        if info.already_there([sha])[sha] is None:
             raise RefusedError(
                 f"{short(sha)} is not on {data['branch']} yet; run git cherry-pick -x {short(sha)}, "
                 "resolve, git add, then release pick --continue"
@@ -528,7 +708,7 @@ def _ensure_pick_message(ctx: ReleaseContext, sha: str, reason: str | None) -> N
     message = ctx.repo.out("log", "-1", "--format=%B")
     wanted = message.rstrip()
     if f"(cherry picked from commit {sha})" not in wanted:
-        wanted += f"\n\n(cherry picked from commit {sha})"
+        wanted = with_pick_line(wanted, sha).rstrip()
     if reason and f"{REASON_TRAILER}: {reason}" not in wanted:
         wanted += f"\n{REASON_TRAILER}: {reason}"
     if wanted != message.rstrip():
@@ -537,6 +717,7 @@ def _ensure_pick_message(ctx: ReleaseContext, sha: str, reason: str | None) -> N
             "--amend",
             "--quiet",
             "--no-verify",
+            "--cleanup=whitespace",
             "-F",
             "-",
             stdin=wanted + "\n",
@@ -545,15 +726,18 @@ def _ensure_pick_message(ctx: ReleaseContext, sha: str, reason: str | None) -> N
 
 
 def _commit_resolution(ctx: ReleaseContext, sha: str, reason: str | None) -> None:
-    """Commit a staged resolution as the pick of ``sha`` (author, message and ``-x`` kept)."""
+    """Commit a staged resolution as the pick of ``sha`` (author, message and ``-x`` kept),
+    the message as ``git cherry-pick -x`` writes it."""
     fields = ctx.repo.out("show", "-s", "--format=%an%x1f%ae%x1f%aI%x1f%B", sha).split("\x1f", 3)
     name, email, date, body = fields
-    message = body.rstrip() + f"\n\n(cherry picked from commit {sha})\n"
+    message = with_pick_line(body, sha)
     if reason:
         message += f"{REASON_TRAILER}: {reason}\n"
     ctx.repo.run(
         "commit",
         "--quiet",
+        "--no-verify",
+        "--cleanup=whitespace",
         "-F",
         "-",
         f"--author={name} <{email}>",

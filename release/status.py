@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from release.commits import LOG_FORMAT, parse_log
+from release.commits import RECORD_END, pick_fields
 from release.context import ReleaseContext
 from release.errors import GitError, RefusedError, ReleaseError
 from release.lock import StateFile
@@ -93,17 +93,18 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     pending: list[dict[str, Any]] = []
     untagged = 0
     if main is not None and head is not None:
-        info = _Branch(ctx, branch, main)  # type: ignore[arg-type]
-        text = repo.log(f"{info.base}..HEAD", fmt=LOG_FORMAT)
-        for commit in parse_log(text, ctx.config.alias_map()):
-            if commit.picked_from:
+        info = _Branch(ctx, branch, main, head)  # type: ignore[arg-type]
+        # only what a pick needs: its sha, subject and body (the -x lines and the reason)
+        text = repo.log(f"{info.base}..HEAD", fmt="%H%x1f%s%x1f%b%x1e")
+        for record in text.split(RECORD_END):
+            parts = record.lstrip("\n").split("\x1f", 2)
+            if len(parts) < 3:
+                continue
+            sha, subject, body = parts
+            picked_from, reason = pick_fields(body.strip("\n"))
+            if picked_from:
                 done.append(
-                    {
-                        "sha": commit.sha,
-                        "from": commit.picked_from[-1],
-                        "subject": commit.subject,
-                        "reason": commit.pick_reason,
-                    }
+                    {"sha": sha, "from": picked_from[-1], "subject": subject, "reason": reason}
                 )
         done.reverse()
         picks_path = ctx.root / ctx.config.picks_file
@@ -122,7 +123,9 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
                         )
             except (ReleaseError, GitError) as err:
                 notes.append(f"{ctx.config.picks_file}: {err.one_line()}")
-        tagged = [t for t in ours if t.local and repo.rev(t.commit)]
+        local = [t for t in ours if t.local]
+        resolved = repo.revs([t.commit for t in local])
+        tagged = [t for t, sha in zip(local, resolved, strict=True) if sha]
         if tagged:
             latest = tagged[-1]
             after = repo.log(

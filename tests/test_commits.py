@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from release.commits import LOG_FORMAT, Commit, Person, make_commit, parse_log, parse_subject
+from release.commits import (
+    LOG_FORMAT,
+    Commit,
+    Person,
+    make_commit,
+    parse_log,
+    parse_records,
+    parse_subject,
+    with_pick_line,
+)
 from release.config import Config, config_from_mapping
 
 ALIASES = Config().alias_map()
@@ -263,3 +274,53 @@ def test_parse_log_of_a_real_repository(engine) -> None:
     assert by_pr[105].reverts_subject == "[Kernel] Add fused add kernel stub (#104)"
     assert by_pr[106].category == "Bug Fixes"
     assert all(c.sha == engine.shas[c.pr] for c in commits)
+
+
+def test_parse_records_as_a_stream_delivers_them() -> None:
+    text = "\n" + "\x1f".join((SHA_A, "Alice Chen", "a@x", "[Doc] One (#1)", "")) + "\x1e\n"
+    assert [c.pr for c in parse_records(text.split("\x1e"), ALIASES)] == [1]
+
+
+def test_trailer_values_as_a_whole_body_scan_reads_them() -> None:
+    body = "Key:\nCo-authored-by: Hidden <h@x>\n\nCo-authored-by: Eve Park <eve@x>  \n"
+    # the first co-author line is the value of "Key:", as a scan of the whole body reads it
+    assert commit("x", body).co_authors == (Person("Eve Park", "eve@x"),)
+
+
+# -- the -x line, where git cherry-pick -x puts it -----------------------------------
+
+PICK = f"(cherry picked from commit {SHA_B})\n"
+
+
+@pytest.mark.parametrize(
+    ("message", "joined"),
+    [
+        ("Fix x\n", "\n"),  # a title only
+        ("Fix x\n\nBody text.\n", "\n"),
+        ("Fix x\n\nSigned-off-by: A <a@x>\n", ""),  # below the trailer block
+        ("Fix x\n\nBody\n\nKey: value\nOther: v\n", ""),
+        ("Fix x\n\n(cherry picked from commit abcdef1)\n", ""),  # picked twice
+        ("Fix x\n\nKey: v\n  continued\n", ""),
+        ("Fix x\n\nBody\nKey: value\n", "\n"),  # mixed paragraph, no git-made line
+        ("Fix x\n\nfoo\nbar\nbaz\nSigned-off-by: A <a@x>\n", ""),  # a quarter are trailers
+        ("Fix x\n\nfoo\nbar\nbaz\nqux\nSigned-off-by: A <a@x>\n", "\n"),  # fewer
+        ("Fix x\n\nKey: v", ""),  # no final newline
+    ],
+)
+def test_pick_line_goes_where_git_puts_it(message: str, joined: str) -> None:
+    text = message if message.endswith("\n") else message + "\n"
+    assert with_pick_line(message, SHA_B) == text + joined + PICK
+
+
+def test_parsed_commits_are_whole_commits() -> None:
+    c = commit(
+        'Revert "[Fix] Retry (#1)" (#2)',
+        f"Co-authored-by: Eve Park <eve@x>\nCherry-pick-reason: regression\n"
+        f"(cherry picked from commit {SHA_B})\nThis reverts commit {SHA_A}.",
+    )
+    fields = {f.name: getattr(c, f.name) for f in dataclasses.fields(Commit)}
+    assert vars(c) == fields  # every field set, nothing else
+    made = Commit(**fields)
+    assert c == made and hash(c) == hash(made) and repr(c) == repr(made)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.title = "changed"  # type: ignore[misc]

@@ -142,6 +142,41 @@ def test_pick_plan_as_json_changes_nothing(cut_engine: SampleEngine, snapshot) -
     assert {s["reason"] for s in plan["steps"]} == {"regression"}
 
 
+def test_pick_a_revert_by_its_own_pr_number(cut_engine: SampleEngine) -> None:
+    # 'Revert "[Kernel] Add fused add kernel stub (#104)" (#105)': #105 is the revert's own PR
+    plan = json.loads(release(cut_engine, "pick", "#105", "--dry-run", "--json").stdout)
+    assert [(s["action"], s["sha"]) for s in plan["steps"]] == [("skip", cut_engine.shas[105])]
+
+
+def _pick_plan(engine: SampleEngine, *refs: str) -> list[tuple[str, str, str | None]]:
+    plan = json.loads(release(engine, "pick", *refs, "--dry-run", "--json").stdout)
+    return [(s["action"], s["sha"], s.get("why")) for s in plan["steps"]]
+
+
+def test_a_pick_without_x_is_found_by_its_patch(cut_engine: SampleEngine) -> None:
+    engine = cut_engine
+    git(engine, "cherry-pick", engine.shas[109])  # no -x: only the patch says it is there
+    assert _pick_plan(engine, "#109 #111") == [
+        ("skip", engine.shas[109], "already on the branch (same patch)"),
+        ("cherry-pick", engine.shas[111], None),
+    ]
+
+
+def test_other_changes_to_the_same_files_are_not_the_same_patch(cut_engine: SampleEngine) -> None:
+    engine = cut_engine
+    server = engine.root / "tinyengine" / "server.py"
+    server.write_text(server.read_text(encoding="utf-8") + "\n# a branch-only note\n")
+    git(engine, "commit", "--quiet", "-am", "[Misc] Note on the branch")
+    (engine.root / "NOTES.txt").write_text("release notes\n", encoding="utf-8")
+    git(engine, "add", "NOTES.txt")
+    git(engine, "commit", "--quiet", "-m", "[Doc] Another branch-only file")
+    # #109 changes server.py too (git cherry decides); #111 shares no file with the branch
+    assert _pick_plan(engine, "#109 #111") == [
+        ("cherry-pick", engine.shas[109], None),
+        ("cherry-pick", engine.shas[111], None),
+    ]
+
+
 def _stop_on_108(engine: SampleEngine, *refs: str) -> str:
     before = head(engine)
     result = release(engine, "pick", " ".join(refs or ("#108",)), "--reason", "regression", code=4)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 
 from release.commits import Commit, make_commit
 from release.config import Config
-from release.notes import build_notes, render_json, render_markdown
+from release.notes import Entry, build_notes, render_json, render_markdown
 from tests._golden import Cycle, assert_golden, isolated_git, run_cycle
 
 ALIASES = Config().alias_map()
@@ -45,6 +46,16 @@ def titles(notes) -> list[str]:
 
 
 # -- built from commit lists ---------------------------------------------------
+
+
+def test_entries_are_whole_entries() -> None:
+    [entry] = notes_of(c(1, "[Fix] x (#1)", f"(cherry picked from commit {sha(9)})")).entries
+    fields = {f.name: getattr(entry, f.name) for f in dataclasses.fields(Entry)}
+    assert vars(entry) == fields  # every field set, nothing else
+    made = Entry(**fields)
+    assert entry == made and hash(entry) == hash(made) and repr(entry) == repr(made)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        entry.title = "changed"  # type: ignore[misc]
 
 
 def test_grouped_by_canonical_category_in_config_order() -> None:

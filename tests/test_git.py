@@ -1,0 +1,90 @@
+"""The git adapter: finding the repository, and reads that run beside other work."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from release.errors import GitError, UsageError
+from release.git import GitRepo
+from release.sample import SampleEngine
+
+
+def test_opened_from_a_subdirectory(engine: SampleEngine) -> None:
+    repo = GitRepo(engine.root / "tinyengine")
+    assert repo.root == engine.root.resolve()
+    assert repo.git_dir == (engine.root / ".git").resolve()
+
+
+def test_not_a_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    (tmp_path / "plain").mkdir()
+    for where in (tmp_path / "plain", tmp_path / "missing"):
+        with pytest.raises(UsageError, match="not a git repository"):
+            GitRepo(where)
+
+
+def test_bare_repository(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "--quiet", "--bare", str(tmp_path / "bare.git")], check=True)
+    with pytest.raises(UsageError, match="is a bare repository"):
+        GitRepo(tmp_path / "bare.git")
+
+
+def test_revs_answer_as_rev_does(engine: SampleEngine) -> None:
+    repo = engine.repo
+    refs = [
+        engine.shas[103],
+        engine.shas[104][:8],
+        "main",
+        "HEAD~1",
+        "no-such-ref",
+        "main:README.md",
+    ]
+    assert repo.revs(refs) == [repo.rev(ref) for ref in refs]
+    assert repo.revs(["main", "two\nlines"]) == [repo.rev("main"), None]
+    assert repo.revs([]) == []
+
+
+def test_stream_yields_records_as_git_writes_them(engine: SampleEngine) -> None:
+    expected = engine.repo.log("main", fmt="%H%x1e").split("\x1e")
+    with engine.repo.log_stream("main", fmt="%H%x1e", sep="\x1e") as records:
+        assert list(records) == expected
+
+
+def test_stream_failure_is_a_git_error(engine: SampleEngine) -> None:
+    records = engine.repo.log_stream("no-such-ref", fmt="%H", sep="\n")
+    with pytest.raises(GitError, match="git log --format=%H no-such-ref failed: fatal: "):
+        list(records)
+
+
+def test_stream_stopped_early(engine: SampleEngine) -> None:
+    with engine.repo.log_stream("main", fmt="%H", sep="\n") as records:
+        first = next(iter(records))
+    assert first == engine.repo.rev("main")
+
+
+def test_started_reads_answer_as_run_does(engine: SampleEngine) -> None:
+    repo = engine.repo
+    assert repo.start("log", "-1", "--format=%s", "main").out() == repo.out(
+        "log", "-1", "--format=%s", "main"
+    )
+    text = "HEAD\nmain\n"
+    assert repo.start("cat-file", "--batch-check", stdin=text).result() == repo.run(
+        "cat-file", "--batch-check", stdin=text
+    )
+    failed = repo.start("rev-parse", "--verify", "no-such-ref")
+    assert failed.result() == repo.run("rev-parse", "--verify", "no-such-ref", check=False)
+    with pytest.raises(GitError, match="git rev-parse --verify no-such-ref failed"):
+        failed.out()
+
+
+def test_stream_across_reads_and_characters(engine: SampleEngine) -> None:
+    # more than one read of output, multi-byte characters wherever a read happens to end
+    body = "\n".join(f"Zeile {n}: Größe ä ö ü ß € 𝄞 {'x' * (n % 7)}" for n in range(6000))
+    engine.repo.run("commit", "--allow-empty", "--quiet", "-F", "-", stdin=f"Long\n\n{body}\n")
+    for sep in ("\n", "€", "\x1e"):
+        expected = engine.repo.log("-3", "main", fmt="%B%x1e").split(sep)
+        with engine.repo.log_stream("-3", "main", fmt="%B%x1e", sep=sep) as pieces:
+            assert list(pieces) == expected
