@@ -53,6 +53,12 @@ def typecheck(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def bench(session: nox.Session) -> None:
-    """Speed figures, each as a ratio against the raw git command measured in the same run."""
+    """Speed figures, each as a ratio against the raw tool (git, docker) measured in the same run.
+
+    Posargs go to benchmarks/run.py (--quick, --reps N, --json); the image figures follow
+    (skipped, with the reason, where no Docker Engine answers).
+    """
     session.install("-e", ".[bench]")
     session.run("python", "benchmarks/run.py", *session.posargs)
+    quick = ["--runs", "1", "--no-cold"] if "--quick" in session.posargs else []
+    session.run("python", "benchmarks/images.py", *quick)
