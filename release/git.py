@@ -10,13 +10,17 @@ others are collected in the background (:meth:`GitRepo.start`).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from release.errors import GitError, UsageError
 
@@ -289,11 +293,42 @@ def _execute(
     stdin: str | None = None,
     env: Mapping[str, str] | None = None,
 ) -> GitResult:
-    """Run git and wait for it. An interrupt leaves git running, as it would in a shell:
-    git is in this process group and has the same signal to act on."""
-    proc = _popen(cwd, args, stdin=stdin is not None, env=env)
-    out, err = proc.communicate(None if stdin is None else stdin.encode())
-    return _result(proc, out, err)
+    """Run git through GitPython's command interface and wait for it. An interrupt leaves
+    git running, as it would in a shell: git is in this process group and gets the signal."""
+    with contextlib.ExitStack() as stack:
+        istream = None
+        if stdin is not None:
+            istream = stack.enter_context(tempfile.TemporaryFile())
+            istream.write(stdin.encode())
+            istream.seek(0)
+        try:
+            status, out, err = (
+                _gitpython()
+                .Git(str(cwd))
+                .execute(
+                    ["git", *args],
+                    istream=istream,
+                    with_extended_output=True,
+                    with_exceptions=False,
+                    stdout_as_string=False,
+                    strip_newline_in_stdout=False,
+                    env=_environment(env),
+                )
+            )
+        except OSError as failure:
+            raise GitError(f"cannot run git: {failure}") from None
+    # one final newline is not part of the answer
+    return GitResult(status, _decode(out).removesuffix("\n"), str(err).removesuffix("\n"))
+
+
+@functools.cache
+def _gitpython() -> Any:
+    import logging
+
+    import git  # lazy: ~60 ms; nox also turns on DEBUG logging for every logger
+
+    logging.getLogger("git").setLevel(logging.WARNING)
+    return git
 
 
 class GitRead:
