@@ -542,9 +542,21 @@ class _Picker:
             report += [f"picked {short(i['sha'])} {i['subject']}" for i in group[:index]]
             queue = queue[index:]
             unmerged = self.repo.unmerged_paths()
+            # applied cleanly but not committed: git failed for another reason (hook, identity)
+            uncommitted = not unmerged and self.repo.has_staged_changes()
             self.repo.run("cherry-pick", "--quit", mutating=True)
             self.repo.run("reset", "--hard", "--quiet", "HEAD", mutating=True)
             current = queue[0]
+            if uncommitted:
+                data.update(queue=queue, status="running")
+                self._save(data)
+                reason = _last_line(result.stderr) or "git cherry-pick stopped"
+                raise RefusedError(
+                    f"git could not commit the pick of {short(current['sha'])} "
+                    f"'{current['subject']}': {reason}; {data['branch']} is at "
+                    f"{short(self.repo.out('rev-parse', 'HEAD'))}, before that commit "
+                    "(fix the cause, then re-run, or release pick --abort)"
+                )
             if not unmerged:
                 report.append(
                     f"skipped {short(current['sha'])} {current['subject']} (its change is already on the branch)"
@@ -767,3 +779,12 @@ def abort_pick(ctx: ReleaseContext, *, say: Callable[[str], None] = print) -> st
 
 def read_picks_file(path: Path) -> str | None:
     return path.read_text(encoding="utf-8") if path.exists() else None
+
+
+def _last_line(text: str) -> str:
+    lines = [
+        line.strip()
+        for line in text.strip().splitlines()
+        if line.strip() and not line.startswith("hint:")
+    ]
+    return lines[-1] if lines else ""

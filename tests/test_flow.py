@@ -589,3 +589,20 @@ def test_cut_refuses_when_the_remote_cannot_be_reached_unless_offline(
     offline = release(engine, "cut", "0.1.0", "--offline")
     assert engine.repo.branch_exists(BRANCH)
     assert "not checked" in offline.stdout
+
+
+def test_a_pick_git_cannot_commit_is_reported_not_skipped(cut_engine: SampleEngine) -> None:
+    """A commit hook that refuses: the pick stops with git's reason, nothing is called skipped."""
+    hook = cut_engine.repo.git_dir / "hooks" / "prepare-commit-msg"
+    hook.write_text("#!/bin/sh\necho 'policy: no commits today' >&2\nexit 1\n", encoding="utf-8")
+    hook.chmod(0o755)
+    before = head(cut_engine)
+    result = release(cut_engine, "pick", "#109", code=3)
+    assert "skipped" not in result.output
+    assert "could not commit the pick" in result.stderr
+    assert head(cut_engine) == before
+    assert not cut_engine.repo.dirty_paths()
+    hook.unlink()
+    retried = release(cut_engine, "pick", "#109")
+    assert "picked" in retried.stdout
+    assert head(cut_engine) != before
