@@ -175,9 +175,10 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
     images = table.get("images", {})
     if not isinstance(images, Mapping):
         raise ConfigError("[tool.release] images: expected a table")
-    from release.matrix import parse_images
+    if images:  # validated on load like every other key; no import cost without a matrix
+        from release.matrix import parse_images
 
-    parse_images(images)  # validated on load like every other key
+        parse_images(images)
 
     return Config(
         main_branch=_nonempty("main-branch", _str(table, "main-branch")) or defaults.main_branch,
