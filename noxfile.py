@@ -14,7 +14,7 @@ import nox
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
-from release.nox_sessions import image_sessions  # noqa: E402
+from release.cli.nox_sessions import image_sessions  # noqa: E402
 
 image_sessions(ROOT)
 

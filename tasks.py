@@ -2,6 +2,6 @@
 
 from invoke import Collection
 
-from release.tasks import ns as release
+from release.cli.tasks import ns as release
 
 ns = Collection(release)

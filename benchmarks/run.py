@@ -39,7 +39,7 @@ from pathlib import Path
 
 from make_repo import GIT_ENV, Layout, ensure_repo
 
-from release.commits import LOG_FORMAT
+from release.core.commits import LOG_FORMAT
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent

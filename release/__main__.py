@@ -1,3 +1,3 @@
-from release.cli import main
+from release.cli.program import main
 
 main()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from release.git import GitRepo
+from release.adapters.git import GitRepo
 from release.sample import AFTER_CUT, SampleEngine, make_sample_engine
 
 GIT_ENV = {

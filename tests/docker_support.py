@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from release.engine import MANAGED_LABEL, ContainerEngine
+from release.adapters.engine import MANAGED_LABEL, ContainerEngine
 from release.errors import ReleaseError
 
 __all__ = [

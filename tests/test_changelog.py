@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from release.changelog import HEADER, Changelog, new_changelog, update_file
+from release.core.changelog import HEADER, Changelog, new_changelog, update_file
 from tests._golden import Cycle, assert_golden, isolated_git, run_cycle
 
 RC1 = "### Bug Fixes\n\n- Fix the limit (#108) by Alice Chen\n"

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from release.commits import (
+from release.core.commits import (
     LOG_FORMAT,
     Commit,
     Person,
@@ -16,7 +16,7 @@ from release.commits import (
     parse_subject,
     with_pick_line,
 )
-from release.config import Config, config_from_mapping
+from release.core.config import Config, config_from_mapping
 
 ALIASES = Config().alias_map()
 SHA_A = "a" * 40

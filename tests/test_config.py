@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from release.config import DEFAULT_CATEGORIES, Config, config_from_mapping, load_config
+from release.core.config import DEFAULT_CATEGORIES, Config, config_from_mapping, load_config
 from release.errors import ConfigError
-from release.versions import parse_version
+from release.core.versions import parse_version
 
 
 def test_defaults() -> None:

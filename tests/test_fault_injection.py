@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from release.git import GitRepo
-from release.lock import process_group_alive
+from release.adapters.git import GitRepo
+from release.adapters.lock import process_group_alive
 from release.sample import AFTER_CUT, ALICE, Change, SampleEngine, make_sample_engine
 
 from .conftest import repo_state, run_cli

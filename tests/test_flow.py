@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from release.changelog import Changelog
+from release.core.changelog import Changelog
 from release.sample import LATE_FIX, RESOLVED_SCHEDULER_108, Change, SampleEngine
 from tests.conftest import CliResult, run_cli
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from release.errors import GitError, UsageError
-from release.git import GitRepo
+from release.adapters.git import GitRepo
 from release.sample import SampleEngine
 
 

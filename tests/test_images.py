@@ -27,8 +27,8 @@ from typing import Any
 
 import pytest
 
-from release.build import context_files
-from release.engine import ContainerEngine
+from release.images.build import context_files
+from release.adapters.engine import ContainerEngine
 from release.errors import EngineError
 from release.sample import make_sample_engine
 from tests.conftest import CliResult, run_cli
@@ -183,7 +183,7 @@ def make_engine_repo(
     if dockerignore:
         (root / ".dockerignore").write_text(".git\n", encoding="utf-8")
     (root / "noxfile.py").write_text(
-        "from release.nox_sessions import image_sessions\n\nimage_sessions()\n", encoding="utf-8"
+        "from release.cli.nox_sessions import image_sessions\n\nimage_sessions()\n", encoding="utf-8"
     )
     repo = Repo(root, name, image_env(home))
     repo.git("init", "--quiet", "--initial-branch=main")
@@ -507,7 +507,7 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> Repo:
     assert 'name = "example/tinyengine"' in text
     pyproject.write_text(text.replace('name = "example/tinyengine"', f'name = "{repo.name}"'))
     (repo.root / "noxfile.py").write_text(
-        "from release.nox_sessions import image_sessions\n\nimage_sessions()\n", encoding="utf-8"
+        "from release.cli.nox_sessions import image_sessions\n\nimage_sessions()\n", encoding="utf-8"
     )
     repo.git("add", "--all")
     repo.git("commit", "--quiet", "-m", "[CI/Build] Image sessions (#120)")
@@ -1011,7 +1011,7 @@ def test_static_checks_share_one_run_with_results_per_check(
 ) -> None:
     """Metadata and file checks run in one container-structure-test run; each check still
     gets its own verdict, as when run alone."""
-    from release.smoke import CheckStatus, SmokeCheck, _run_cst, _run_static
+    from release.images.smoke import CheckStatus, SmokeCheck, _run_cst, _run_static
 
     image = docker.image_id(f"{failing.name}:v0.1.0")
     assert image is not None

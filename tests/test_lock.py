@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from release.errors import LockedError
-from release.lock import repo_lock
+from release.adapters.lock import repo_lock
 from release.sample import SampleEngine
 
 from .conftest import repo_state, run_cli

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from release.build import (
+from release.images.build import (
     HashCache,
     context_files,
     input_digest,
@@ -26,11 +26,11 @@ from release.build import (
     schedule,
 )
 from release.errors import ConfigError
-from release.matrix import ImageMatrix, parse_images
-from release.smoke import smoke_checks
-from release.snapshot import diff_states, find_baseline
-from release.source import BuildSource
-from release.standin import standin_dockerfile
+from release.core.matrix import ImageMatrix, parse_images
+from release.images.smoke import smoke_checks
+from release.images.snapshot import diff_states, find_baseline
+from release.images.source import BuildSource
+from release.images.standin import standin_dockerfile
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "release" / "sample" / "engine"
@@ -720,7 +720,7 @@ def test_nox_sessions_follow_an_engines_own_rule(tmp_path: Path) -> None:
     assert 'cuda = "!=12.*"' in text
     (tmp_path / "pyproject.toml").write_text(text.replace('cuda = "!=12.*"', 'cuda = ">=12.9"'))
     (tmp_path / "noxfile.py").write_text(
-        "from release.nox_sessions import image_sessions\n\nimage_sessions()\n"
+        "from release.cli.nox_sessions import image_sessions\n\nimage_sessions()\n"
     )
     proc = nox(tmp_path, "-l", "--json", "-t", "images")
     assert proc.returncode == 0, proc.stderr

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from release.commits import Commit, make_commit
-from release.config import Config
-from release.notes import Entry, build_notes, render_json, render_markdown
+from release.core.commits import Commit, make_commit
+from release.core.config import Config
+from release.core.notes import Entry, build_notes, render_json, render_markdown
 from tests._golden import Cycle, assert_golden, isolated_git, run_cycle
 
 ALIASES = Config().alias_map()

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from release.context import ReleaseContext
+from release.flows.context import ReleaseContext
 from release.errors import ConflictError
-from release.pick import parse_requests
-from release.pick import pick as run_pick
+from release.flows.pick import parse_requests
+from release.flows.pick import pick as run_pick
 from release.sample import ALICE, Change, SampleEngine, add_commit
 
 from .conftest import repo_state, run_cli

@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from release.git import GitRepo
+from release.adapters.git import GitRepo
 from release.sample import (
     AFTER_CUT,
     LATE_FIX,

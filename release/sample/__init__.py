@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from release.git import GitRepo
+from release.adapters.git import GitRepo
 
 __all__ = ["AFTER_CUT", "BEFORE_CUT", "SampleEngine", "add_commit", "make_sample_engine"]
 

@@ -13,16 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from release.build import BuildResult, BuildStatus, build_images
-from release.context import ReleaseContext
-from release.engine import ContainerEngine
+from release.images.build import BuildResult, BuildStatus, build_images
+from release.flows.context import ReleaseContext
+from release.adapters.engine import ContainerEngine
 from release.errors import ConfigError, ReleaseError
-from release.matrix import ImageMatrix, Variant, parse_images
-from release.source import BuildSource, read_source
+from release.core.matrix import ImageMatrix, Variant, parse_images
+from release.images.source import BuildSource, read_source
 
 if TYPE_CHECKING:  # imported where used: a build needs neither
-    from release.smoke import SmokeReport
-    from release.snapshot import SnapshotReport
+    from release.images.smoke import SmokeReport
+    from release.images.snapshot import SnapshotReport
 
 __all__ = ["ImagesFailed", "Workspace", "build", "matrix_json", "smoke", "snapshot"]
 
@@ -112,7 +112,7 @@ def _ensure_built(
 def smoke(
     ws: Workspace, ids: Sequence[str] | None = None, *, say: Say = print, as_json: bool = False
 ) -> list[SmokeReport]:
-    from release.smoke import run_smoke
+    from release.images.smoke import run_smoke
 
     variants = ws.variants(ids)
     found = _inspect(ws, variants)
@@ -150,7 +150,7 @@ def snapshot(
     baseline: Path | None = None,
     say: Say = print,
 ) -> list[SnapshotReport]:
-    from release.snapshot import run_snapshot
+    from release.images.snapshot import run_snapshot
 
     variants = ws.variants(ids)
     found = _inspect(ws, variants)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from release.errors import ConfigError
-from release.versions import SCHEMES, TagTemplate
+from release.core.versions import SCHEMES, TagTemplate
 
 __all__ = [
     "DEFAULT_CATEGORIES",
@@ -176,7 +176,7 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
     if not isinstance(images, Mapping):
         raise ConfigError("[tool.release] images: expected a table")
     if images:  # validated on load like every other key; no import cost without a matrix
-        from release.matrix import parse_images
+        from release.core.matrix import parse_images
 
         parse_images(images)
 

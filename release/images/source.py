@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from release.context import ReleaseContext
-from release.versions import ReleaseVersion, parse_version
+from release.flows.context import ReleaseContext
+from release.core.versions import ReleaseVersion, parse_version
 
 __all__ = ["BuildSource", "dev_version", "read_source"]
 

@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from release.engine import ContainerEngine, RunResult
+from release.adapters.engine import ContainerEngine, RunResult
 from release.errors import EngineError
-from release.matrix import ImageMatrix, Variant
-from release.source import BuildSource
-from release.standin import STANDIN_LABEL
+from release.core.matrix import ImageMatrix, Variant
+from release.images.source import BuildSource
+from release.images.standin import STANDIN_LABEL
 
 __all__ = ["CheckResult", "CheckStatus", "SmokeCheck", "SmokeReport", "run_smoke", "smoke_checks"]
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from release.context import ReleaseContext
+from release.flows.context import ReleaseContext
 from release.errors import RefusedError, ReleaseError, UsageError
-from release.git import short
-from release.lock import repo_lock
-from release.plan import Plan, Step
-from release.versions import ReleaseVersion, parse_version
+from release.adapters.git import short
+from release.adapters.lock import repo_lock
+from release.core.plan import Plan, Step
+from release.core.versions import ReleaseVersion, parse_version
 
 __all__ = ["CutState", "cut", "plan_cut"]
 

@@ -15,7 +15,7 @@ __all__ = ["main", "program"]
 
 
 def _namespace() -> Collection:
-    from release.tasks import ns
+    from release.cli.tasks import ns
 
     return ns
 

@@ -10,11 +10,11 @@ import gc
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from release.commits import LOG_FORMAT, RECORD_END, parse_log, parse_records
-from release.context import ReleaseContext, TagInfo
+from release.core.commits import LOG_FORMAT, RECORD_END, parse_log, parse_records
+from release.flows.context import ReleaseContext, TagInfo
 from release.errors import GitError, UsageError
-from release.notes import Notes, _cancel_reverts, build_notes
-from release.versions import ReleaseVersion
+from release.core.notes import Notes, _cancel_reverts, build_notes
+from release.core.versions import ReleaseVersion
 
 __all__ = ["NotesRange", "default_range", "notes_for_range"]
 

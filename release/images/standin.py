@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from release.engine import MANAGED_LABEL, ContainerEngine, user_cache_dir
+from release.adapters.engine import MANAGED_LABEL, ContainerEngine, user_cache_dir
 from release.errors import EngineError
 
 __all__ = ["STANDIN_LABEL", "BaseImage", "ensure_base", "rootfs_cache"]

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from release.context import ReleaseContext
+from release.flows.context import ReleaseContext
 from release.errors import GitError, RefusedError
-from release.git import short
-from release.lock import repo_lock
-from release.plan import Plan, Step
+from release.adapters.git import short
+from release.adapters.lock import repo_lock
+from release.core.plan import Plan, Step
 
 __all__ = ["plan_push", "push"]
 

@@ -9,8 +9,8 @@ from invoke.collection import Collection
 from invoke.context import Context
 from invoke.tasks import task
 
-from release.console import say
-from release.tasks import _entry
+from release.cli.console import say
+from release.cli.tasks import _entry
 
 __all__ = ["images"]
 
@@ -20,7 +20,7 @@ def _ids(variant: str | None) -> list[str] | None:
 
 
 def _workspace(version: str | None):  # type: ignore[no-untyped-def]
-    from release.images import Workspace
+    from release.images.workspace import Workspace
 
     return Workspace.open(os.environ.get("RELEASE_REPO", "."), version)
 
@@ -46,7 +46,7 @@ def build(
     no_cache: bool = False,
 ) -> None:
     """Build one image per CUDA variant (skipping variants whose inputs are unchanged)."""
-    from release import images
+    from release.images import workspace as images
 
     images.build(
         _workspace(version),
@@ -71,7 +71,7 @@ def smoke(
     c: Context, variant: str | None = None, version: str | None = None, json: bool = False
 ) -> None:
     """Smoke-test each variant's image (builds it first if missing)."""
-    from release import images
+    from release.images import workspace as images
 
     images.smoke(_workspace(version), _ids(variant), say=say, as_json=json)
 
@@ -88,7 +88,7 @@ def snapshot(
     c: Context, variant: str | None = None, version: str | None = None, baseline: str | None = None
 ) -> None:
     """Check the snapshot runtime and record the runtime state (not on CUDA 12.x variants)."""
-    from release import images
+    from release.images import workspace as images
 
     ws = _workspace(version)
     ids = _ids(variant) or list(ws.matrix.snapshot_ids())
@@ -99,10 +99,10 @@ def snapshot(
 @_entry
 def matrix(c: Context, json: bool = False) -> None:
     """Show the image matrix: variants, tags, build args and which sessions exist."""
-    from release.config import load_config
-    from release.context import ReleaseContext
-    from release.images import matrix_json
-    from release.matrix import parse_images
+    from release.core.config import load_config
+    from release.flows.context import ReleaseContext
+    from release.images.workspace import matrix_json
+    from release.core.matrix import parse_images
 
     root = ReleaseContext(os.environ.get("RELEASE_REPO", ".")).root
     m = parse_images(load_config(root).images)

@@ -2,7 +2,7 @@
 
 An engine repository gets them with one call in its ``noxfile.py``::
 
-    from release.nox_sessions import image_sessions
+    from release.cli.nox_sessions import image_sessions
     image_sessions()
 
 ``build(<id>)`` and ``smoke(<id>)`` exist for every variant, ``snapshot(<id>)`` only
@@ -32,7 +32,7 @@ def _options(posargs: list[str]) -> argparse.Namespace:
 
 def _run(session: Any, root: Path, action: Callable[..., Any], variant: str) -> None:
     from release.errors import ReleaseError
-    from release.images import Workspace
+    from release.images.workspace import Workspace
 
     try:
         opts = _options(list(session.posargs))
@@ -46,19 +46,19 @@ def _run(session: Any, root: Path, action: Callable[..., Any], variant: str) -> 
 
 
 def _build(ws: Any, opts: argparse.Namespace, variant: str, say: Callable[[str], None]) -> None:
-    from release.images import build
+    from release.images.workspace import build
 
     build(ws, [variant], force=opts.force, say=say)
 
 
 def _smoke(ws: Any, opts: argparse.Namespace, variant: str, say: Callable[[str], None]) -> None:
-    from release.images import smoke
+    from release.images.workspace import smoke
 
     smoke(ws, [variant], say=say, as_json=opts.json)
 
 
 def _snapshot(ws: Any, opts: argparse.Namespace, variant: str, say: Callable[[str], None]) -> None:
-    from release.images import snapshot
+    from release.images.workspace import snapshot
 
     snapshot(ws, [variant], baseline=opts.baseline, say=say)
 
@@ -67,8 +67,8 @@ def image_sessions(root: str | Path | None = None) -> None:
     """Define ``build``, ``smoke`` and ``snapshot`` sessions for the repository at ``root``."""
     import nox
 
-    from release.config import load_config
-    from release.matrix import parse_images
+    from release.core.config import load_config
+    from release.core.matrix import parse_images
 
     base = Path(root) if root is not None else Path.cwd()
     matrix = parse_images(load_config(base).images)

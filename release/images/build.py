@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from release.engine import MANAGED_LABEL, ContainerEngine
+from release.adapters.engine import MANAGED_LABEL, ContainerEngine
 from release.errors import EngineError, ReleaseError
-from release.matrix import ImageMatrix, Variant
-from release.source import BuildSource
-from release.standin import ensure_base
+from release.core.matrix import ImageMatrix, Variant
+from release.images.source import BuildSource
+from release.images.standin import ensure_base
 
 __all__ = [
     "BuildResult",

@@ -17,11 +17,11 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from release.engine import ContainerEngine
+from release.adapters.engine import ContainerEngine
 from release.errors import EngineError, UsageError
-from release.matrix import ImageMatrix, Variant
-from release.source import BuildSource
-from release.standin import STANDIN_LABEL
+from release.core.matrix import ImageMatrix, Variant
+from release.images.source import BuildSource
+from release.images.standin import STANDIN_LABEL
 
 __all__ = ["SnapshotReport", "diff_states", "find_baseline", "run_snapshot"]
 
@@ -147,7 +147,7 @@ def run_snapshot(
             if run.timed_out
             else ((run.stdout or run.stderr).strip().splitlines() or [""])[-1]
         )
-    probe = (resources.files("release") / "snapshot_probe.py").read_text(encoding="utf-8")
+    probe = (resources.files("release.images") / "snapshot_probe.py").read_text(encoding="utf-8")
     run = engine.run_container(
         data["Id"],
         ["-"],

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from release.config import normalize_category
+from release.core.config import normalize_category
 
 __all__ = [
     "CHANGELOG_TRAILER",

@@ -15,16 +15,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from release import changelog as changelog_mod
-from release.commits import CHANGELOG_TRAILER
-from release.context import ReleaseContext, TagInfo
+from release.core import changelog as changelog_mod
+from release.core.commits import CHANGELOG_TRAILER
+from release.flows.context import ReleaseContext, TagInfo
 from release.errors import RefusedError, ReleaseError, UsageError
-from release.git import short
-from release.history import NotesRange, notes_for_range, range_for_version
-from release.lock import repo_lock
-from release.notes import Notes, render_markdown
-from release.plan import Plan, Step
-from release.versions import ReleaseVersion, next_rc, parse_version
+from release.adapters.git import short
+from release.flows.history import NotesRange, notes_for_range, range_for_version
+from release.adapters.lock import repo_lock
+from release.core.notes import Notes, render_markdown
+from release.core.plan import Plan, Step
+from release.core.versions import ReleaseVersion, next_rc, parse_version
 
 __all__ = ["TagRequest", "choose_version", "promote", "tag"]
 

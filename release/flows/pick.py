@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from release.commits import REASON_TRAILER, pr_number, subject_parser, with_pick_line
-from release.config import PICK_REASONS
-from release.context import ReleaseContext
+from release.core.commits import REASON_TRAILER, pr_number, subject_parser, with_pick_line
+from release.core.config import PICK_REASONS
+from release.flows.context import ReleaseContext
 from release.errors import ConflictError, RefusedError, UsageError
-from release.git import GitRead, short
-from release.lock import StateFile, process_group_alive, repo_lock
-from release.plan import Plan, Step
+from release.adapters.git import GitRead, short
+from release.adapters.lock import StateFile, process_group_alive, repo_lock
+from release.core.plan import Plan, Step
 
 __all__ = [
     "Candidate",

@@ -6,12 +6,12 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from release.commits import RECORD_END, pick_fields
-from release.context import ReleaseContext
+from release.core.commits import RECORD_END, pick_fields
+from release.flows.context import ReleaseContext
 from release.errors import GitError, RefusedError, ReleaseError
-from release.lock import StateFile
-from release.pick import STATE_NAME, _Branch, _resolve, parse_requests
-from release.versions import next_rc
+from release.adapters.lock import StateFile
+from release.flows.pick import STATE_NAME, _Branch, _resolve, parse_requests
+from release.core.versions import next_rc
 
 __all__ = ["Status", "read_status", "render_status"]
 

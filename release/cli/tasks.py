@@ -20,7 +20,7 @@ from invoke.exceptions import Exit
 from invoke.parser.argument import Argument
 from invoke.tasks import Task, task
 
-from release.console import error, say, show_plan
+from release.cli.console import error, say, show_plan
 from release.errors import ReleaseError
 
 __all__ = ["ns"]
@@ -57,7 +57,7 @@ def _entry(func: F) -> F:
 
 
 def _context() -> Any:
-    from release.context import ReleaseContext
+    from release.flows.context import ReleaseContext
 
     return ReleaseContext(os.environ.get("RELEASE_REPO", "."))
 
@@ -82,7 +82,7 @@ def _print_plan(
 @_entry
 def status(c: Context, json: bool = False, offline: bool = False) -> None:
     """Show the release branch, its tags, the next rc, picks done and pending, and what to run next."""
-    from release.status import read_status, render_status
+    from release.flows.status import read_status, render_status
 
     s = read_status(_context(), offline=offline)
     if json:
@@ -113,7 +113,7 @@ def cut(
     json: bool = False,
 ) -> None:
     """Create the release branch (releases/vX.Y.Z) at the tip of main or --at a main commit."""
-    from release.cut import cut as run
+    from release.flows.cut import cut as run
 
     plan = run(_context(), version, at=at, switch=not no_switch, offline=offline, dry_run=dry_run)
     report = [f"created {plan.info['branch']} at {plan.info['at'][:10]}"]
@@ -178,7 +178,7 @@ def pick(
     json: bool = False,
 ) -> None:
     """Cherry-pick main commits (-x) onto the release branch, in main's order, skipping what is there."""
-    from release import pick as flow
+    from release.flows import pick as flow
 
     ctx = _context()
     if continue_ or abort:
@@ -219,7 +219,7 @@ def tag(
     json: bool = False,
 ) -> None:
     """Tag the next rc (vX.Y.ZrcN) on the release branch tip, notes in its message and CHANGELOG.md."""
-    from release.tagging import tag as run
+    from release.flows.tagging import tag as run
 
     plan = run(_context(), version, sign=sign, offline=offline, dry_run=dry_run, say=say)
     _print_plan(
@@ -252,7 +252,7 @@ def promote(
     json: bool = False,
 ) -> None:
     """Tag the final vX.Y.Z on the last rc's commit (no rebuild); fold the rc changelog sections."""
-    from release.tagging import promote as run
+    from release.flows.tagging import promote as run
 
     plan = run(_context(), version, sign=sign, offline=offline, dry_run=dry_run, say=say)
     _print_plan(
@@ -269,7 +269,7 @@ def promote(
 @_entry
 def push(c: Context, dry_run: bool = False, json: bool = False) -> None:
     """Push the release branch and its new tags in one atomic push."""
-    from release.push import push as run
+    from release.flows.push import push as run
 
     plan = run(_context(), dry_run=dry_run, say=say)
     report = (
@@ -304,8 +304,8 @@ def notes(
 ) -> None:
     """Release notes grouped by category, PRs linked, authors credited, reverts cancelled."""
     from release.errors import UsageError
-    from release.history import NotesRange, default_range, notes_for_range
-    from release.notes import render_json, render_markdown
+    from release.flows.history import NotesRange, default_range, notes_for_range
+    from release.core.notes import render_json, render_markdown
 
     if format not in ("md", "json"):
         raise UsageError(f"--format {format!r}: use md or json")
@@ -334,7 +334,7 @@ def notes(
 @_entry
 def rehearse(c: Context, keep: bool = False, workdir: str | None = None) -> None:
     """Run a whole rc cycle on the bundled sample engine in a throwaway sandbox."""
-    from release.rehearse import rehearse as run
+    from release.sample.rehearse import rehearse as run
 
     ok = run(keep=keep, workdir=workdir, say=say)
     if not ok:
@@ -345,7 +345,7 @@ ns = Collection("release", status, cut, pick, tag, promote, push, notes, rehears
 
 
 def _add_images() -> None:
-    from release.image_tasks import images
+    from release.cli.image_tasks import images
 
     ns.add_collection(images)
 

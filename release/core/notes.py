@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from release.commits import Commit, Person
+from release.core.commits import Commit, Person
 
 __all__ = ["Entry", "Notes", "build_notes", "render_json", "render_markdown"]
 
