@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from release.images.build import context_files
+from release.images.inputs import context_files
 from release.adapters.engine import ContainerEngine
 from release.errors import EngineError
 from release.sample import make_sample_engine
@@ -1011,7 +1011,8 @@ def test_static_checks_share_one_run_with_results_per_check(
 ) -> None:
     """Metadata and file checks run in one container-structure-test run; each check still
     gets its own verdict, as when run alone."""
-    from release.images.smoke import CheckStatus, SmokeCheck, _run_cst, _run_static
+    from release.images.smoke import run_check, run_shared
+    from release.images.smoke_checks import CheckStatus, SmokeCheck
 
     image = docker.image_id(f"{failing.name}:v0.1.0")
     assert image is not None
@@ -1039,7 +1040,7 @@ def test_static_checks_share_one_run_with_results_per_check(
             ],
         ),
     ]
-    shared = _run_static(docker, image, checks, tmp_path)
+    shared = run_shared(docker, image, checks, tmp_path)
     assert shared is not None
     assert [r.status for r in shared] == [
         CheckStatus.PASSED,
@@ -1047,7 +1048,7 @@ def test_static_checks_share_one_run_with_results_per_check(
         CheckStatus.FAILED,
         CheckStatus.PASSED,
     ]
-    alone = [_run_cst(docker, image, c, tmp_path) for c in checks]
+    alone = [run_check(docker, image, c, tmp_path) for c in checks]
     assert [(r.name, r.status) for r in shared] == [(r.name, r.status) for r in alone]
     assert shared[1].detail == alone[1].detail
     assert "does not match expected value: x" in shared[1].detail

@@ -17,17 +17,11 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from release.images.build import (
-    HashCache,
-    context_files,
-    input_digest,
-    read_durations,
-    record_durations,
-    schedule,
-)
+from release.images.inputs import HashCache, context_files, input_digest
+from release.images.schedule import read_durations, record_durations, schedule
 from release.errors import ConfigError
 from release.core.matrix import ImageMatrix, parse_images
-from release.images.smoke import smoke_checks
+from release.images.smoke_checks import smoke_checks
 from release.images.snapshot import diff_states, find_baseline
 from release.images.source import BuildSource
 from release.images.standin import standin_dockerfile

@@ -15,7 +15,7 @@ import pytest
 
 from release.flows.context import ReleaseContext
 from release.errors import ConflictError
-from release.flows.pick import parse_requests
+from release.flows.pick_plan import parse_requests
 from release.flows.pick import pick as run_pick
 from release.sample import ALICE, Change, SampleEngine, add_commit
 

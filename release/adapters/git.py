@@ -1,54 +1,34 @@
-"""The git adapter: the only module that runs git.
+"""The git adapter: the only module that runs git, and the vocabulary workflows use.
 
-Every command goes through :meth:`GitRepo.run` (one ``git`` process, in the work tree,
-messages in English), which echoes mutating commands when asked and turns failures into
-:class:`GitError`. Ranges are read with one ``git log --format`` call, never by loading
-commit objects one by one. Reads that should overlap other work are started rather than
-run: a long one is streamed (:meth:`GitRepo.stream`, parsed while git still writes it),
-others are collected in the background (:meth:`GitRepo.start`).
+Every command is one ``git`` process in the work tree, made by GitPython's command
+interface (which finds the git executable and sets the C locale, so messages are in
+English: they are parsed and quoted) and run by :mod:`release.adapters.process`.
+Mutating commands are echoed when asked (``RELEASE_ECHO``); failures become
+:class:`GitError`. Output is decoded with ``surrogateescape`` (file names round-trip)
+and loses one final newline. Ranges are read with one ``git log --format`` call, never
+commit by commit; reads that should overlap other work are started
+(:meth:`GitRepo.start`) or streamed (:meth:`GitRepo.stream`).
+
+Workflows use the named methods below; :meth:`GitRepo.run` is the choke point they
+all go through.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import os
-import subprocess
-import sys
-import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
-from typing import Any
 
+from release.adapters import process
+from release.adapters.git_process import GitLog, GitRead, GitResult, execute, failed
+from release.core.plan import short
 from release.errors import GitError, UsageError
 
-__all__ = ["GitRead", "GitRepo", "GitResult", "GitStream"]
+__all__ = ["GitRead", "GitRepo", "GitResult", "GitStream", "short"]
 
-Echo = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class GitResult:
-    status: int
-    stdout: str
-    stderr: str
-
-    @property
-    def ok(self) -> bool:
-        return self.status == 0
-
-
-def _default_echo(line: str) -> None:
-    if os.environ.get("RELEASE_ECHO"):
-        print(line, file=sys.stderr)
-
+GitStream = GitLog
 
 class GitRepo:
     """A working copy, opened at (or above) a directory."""
-
-    echo: Echo = staticmethod(_default_echo)
 
     def __init__(self, path: Path | str = ".") -> None:
         where = Path(path)
@@ -57,13 +37,13 @@ class GitRepo:
         )
         if not where.exists():
             raise not_a_repo
-        found_by = _execute(
+        found_by = execute(
             where if where.is_dir() else where.parent,
             ("rev-parse", "--is-bare-repository", "--absolute-git-dir", "--show-toplevel"),
         )
         found = found_by.stdout.splitlines()
         if len(found) < 2:
-            reason = _first_line(found_by.stderr)
+            reason = process.first_line(found_by.stderr)
             if reason.startswith("fatal: not a git repository") or not reason:
                 raise not_a_repo
             raise UsageError(f"cannot open the git repository at {where.resolve()}: {reason}")
@@ -78,9 +58,9 @@ class GitRepo:
         """``git init`` a new repository; returns it opened unless bare."""
         path.mkdir(parents=True, exist_ok=True)
         args = ["init", "--quiet", f"--initial-branch={branch}", *(["--bare"] if bare else [])]
-        result = _execute(path, args)
+        result = execute(path, args)
         if not result.ok:
-            raise GitError(f"git init failed: {_first_line(result.stderr)}")
+            raise GitError(f"git init failed: {process.first_line(result.stderr)}")
         return None if bare else cls(path)
 
     # -- the choke point -------------------------------------------------
@@ -93,12 +73,10 @@ class GitRepo:
         mutating: bool = False,
     ) -> GitResult:
         if mutating:
-            type(self).echo("+ git " + " ".join(args))
-        result = _execute(self.root, args, stdin=stdin, env=env)
+            process.echo(["git", *args])
+        result = execute(self.root, args, stdin=stdin, env=env)
         if check and not result.ok:
-            raise GitError(
-                f"git {' '.join(args[:3])} failed: {_first_line(result.stderr) or result.stdout}"
-            )
+            raise failed(args, result)
         return result
 
     def out(self, *args: str) -> str:
@@ -121,7 +99,7 @@ class GitRepo:
         the iteration, as :meth:`run` would; close the stream (or use it as a context
         manager) to stop git early.
         """
-        return GitStream(self.root, args, sep)
+        return GitLog(self.root, args, sep)
 
     # -- queries ---------------------------------------------------------
     def current_branch(self) -> str | None:
@@ -196,7 +174,9 @@ class GitRepo:
         """Tags on the remote (read with ls-remote; local refs are not touched)."""
         result = self.run("ls-remote", "--tags", remote, check=False)
         if not result.ok:
-            raise GitError(f"cannot read tags of remote {remote!r}: {_first_line(result.stderr)}")
+            raise GitError(
+                f"cannot read tags of remote {remote!r}: {process.first_line(result.stderr)}"
+            )
         tags: dict[str, str] = {}
         for line in result.stdout.splitlines():
             sha, ref = line.split("\t", 1)
@@ -250,203 +230,150 @@ class GitRepo:
         result = self.run("show", f"{ref}:{path}", check=False)
         return result.stdout if result.ok else None
 
+    def head(self) -> str:
+        """The commit HEAD is at."""
+        return self.out("rev-parse", "HEAD").strip()
+
+    def commit_time(self, ref: str = "HEAD") -> int:
+        """The committer time of ``ref`` (what ``SOURCE_DATE_EPOCH`` is set to)."""
+        return int(self.out("log", "-1", "--format=%ct", ref).strip())
+
+    def count(self, *revs: str) -> int:
+        return int(self.out("rev-list", "--count", *revs).strip())
+
+    def message(self, ref: str = "HEAD") -> str:
+        return self.out("log", "-1", "--format=%B", ref)
+
+    def local_branches(self) -> list[str]:
+        return self.out("for-each-ref", "--format=%(refname:lstrip=2)", "refs/heads").split()
+
+    def tag_objects(self) -> dict[str, str]:
+        """Tag name -> the object the tag ref holds (the tag object of an annotated tag)."""
+        # lstrip=2, not :short, which spells a tag "tags/NAME" when a branch NAME exists too
+        text = self.out("for-each-ref", "--format=%(refname:lstrip=2) %(objectname)", "refs/tags")
+        return dict(line.split(" ", 1) for line in text.splitlines())
+
+    def remote_refs(self, remote: str, *patterns: str) -> dict[str, str]:
+        """Ref name -> sha on ``remote`` (``git ls-remote``); :class:`GitError` when it
+        cannot be read."""
+        result = self.run("ls-remote", remote, *patterns, check=False)
+        if not result.ok:
+            reason = process.last_line(result.stderr, "no answer")
+            raise GitError(f"cannot reach {remote}: {reason}")
+        pairs = (line.split("\t", 1) for line in result.stdout.splitlines())
+        return {ref: sha for sha, ref in pairs}
+
+    def cherry(self, head: str, upstream: str, limit: str) -> set[str]:
+        """Commits of ``upstream`` whose patch ``head`` has (``git cherry``'s ``-`` lines)."""
+        text = self.out("cherry", head, upstream, limit)
+        return {line[2:].strip() for line in text.splitlines() if line.startswith("- ")}
+
+    def authorship(self, sha: str) -> tuple[str, str, str, str]:
+        """(author name, email, ISO date, message) of a commit."""
+        name, email, date, body = self.out(
+            "show", "-s", "--format=%an%x1f%ae%x1f%aI%x1f%B", sha
+        ).split("\x1f", 3)
+        return name, email, date, body
+
+    # -- reads started now, collected later -----------------------------------------
+    def start_order(self, tip: str, exclude: str) -> GitRead:
+        """Commits of ``tip`` not in ``exclude``, oldest first in topological order."""
+        return self.start("rev-list", "--reverse", "--topo-order", tip, f"^{exclude}")
+
+    def start_messages(self, revs: str) -> GitRead:
+        """The full message of every commit in ``revs``."""
+        return self.start("log", "--format=%B", revs, "--")
+
+    def start_subjects(self, ref: str) -> GitRead:
+        """``sha<US>subject`` per line for every commit of ``ref``."""
+        return self.start("log", "--format=%H%x1f%s", ref, "--")
+
+    def start_about(self, shas: Sequence[str]) -> GitRead:
+        """``sha<US>parents<US>subject`` per line for ``shas``, in the order given."""
+        return self.start(
+            "log", "--no-walk=unsorted", "--stdin", "--format=%H%x1f%P%x1f%s",
+            stdin="".join(f"{sha}\n" for sha in shas),
+        )  # fmt: skip
+
+    def start_files_of(self, shas: Sequence[str]) -> GitRead:
+        """Each commit's tree diff without contents (``-z --raw``), led by its sha."""
+        stdin = "".join(f"{sha}\n" for sha in shas)
+        return self.start("diff-tree", "--stdin", *_TREE_DIFF, stdin=stdin)
+
+    def start_files_log(self, tip: str, exclude: str) -> GitRead:
+        """The tree diffs (``-z --raw``) of ``tip``'s non-merge commits not in ``exclude``,
+        each led by a record separator."""
+        return self.start(
+            "log", *_TREE_DIFF, "--no-merges", "--format=%x1e", "--end-of-options",
+            tip, f"^{exclude}", "--",
+        )  # fmt: skip
+
+    # -- actions (echoed when RELEASE_ECHO is set) ------------------------------------
+    def create_branch(self, name: str, at: str) -> None:
+        self.run("branch", "--no-track", name, at, mutating=True)
+
+    def delete_branch(self, name: str) -> None:
+        self.run("branch", "--delete", "--force", name, check=False, mutating=True)
+
+    def switch(self, branch: str) -> None:
+        self.run("switch", "--quiet", branch, mutating=True)
+
+    def reset_hard(self, ref: str = "HEAD") -> None:
+        self.run("reset", "--hard", "--quiet", ref, mutating=True)
+
+    def cherry_pick(self, shas: Sequence[str], *, editor: str | None = None) -> GitResult:
+        """``git cherry-pick -x`` (git's sequencer); ``editor`` edits each message."""
+        args = ["cherry-pick", "-x", "--no-rerere-autoupdate"]
+        if editor is not None:
+            args.append("--edit")
+        env = {"GIT_EDITOR": editor or "true"}
+        return self.run(*args, *shas, check=False, env=env, mutating=True)
+
+    def cherry_pick_continue(self) -> None:
+        self.run("cherry-pick", "--continue", env={"GIT_EDITOR": "true"}, mutating=True)
+
+    def cherry_pick_quit(self) -> None:
+        """Forget a stopped cherry-pick (its state, not its changes)."""
+        self.run("cherry-pick", "--quit", mutating=True)
+
+    def add(self, *paths: str) -> None:
+        self.run("add", "--", *paths, mutating=True)
+
+    def commit(
+        self,
+        message: str,
+        *,
+        amend: bool = False,
+        author: str | None = None,
+        date: str | None = None,
+        cleanup: str = "whitespace",
+    ) -> None:
+        """Commit the index with ``message`` as given (hooks skipped)."""
+        args = ["commit", "--quiet", "--no-verify", f"--cleanup={cleanup}", "-F", "-"]
+        if amend:
+            args.insert(1, "--amend")
+        if author is not None:
+            args.append(f"--author={author}")
+        env = {"GIT_AUTHOR_DATE": date} if date else None
+        self.run(*args, stdin=message, env=env, mutating=True)
+
+    def create_tag(self, name: str, target: str, message: str, *, sign: bool = False) -> None:
+        """An annotated (or signed) tag; the message verbatim: the default cleanup would
+        strip the notes' "### Category" lines."""
+        args = ["tag", "-s" if sign else "-a", "--cleanup=verbatim", name, "-F", "-", target]
+        self.run(*args, stdin=message, mutating=True)
+
+    def delete_tag(self, name: str) -> None:
+        self.run("tag", "-d", name, check=False, mutating=True)
+
+    def push_atomic(self, remote: str, refspecs: Sequence[str]) -> GitResult:
+        return self.run(
+            "push", "--atomic", "--porcelain", remote, *refspecs, check=False, mutating=True
+        )
+
+
+
 
 _NO_OPTIONAL_LOCKS = {"GIT_OPTIONAL_LOCKS": "0"}  # what --no-optional-locks sets
-
-
-def _environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """This environment, with git's messages in English (they are parsed and quoted)."""
-    return {**os.environ, "LANGUAGE": "C", "LC_ALL": "C", **(extra or {})}
-
-
-def _decode(data: bytes) -> str:
-    return data.decode(sys.getfilesystemencoding(), "surrogateescape")
-
-
-def _popen(
-    cwd: Path, args: Sequence[str], *, stdin: bool = False, env: Mapping[str, str] | None = None
-) -> subprocess.Popen[bytes]:
-    try:
-        return subprocess.Popen(
-            ["git", *args],
-            cwd=cwd,
-            env=_environment(env),
-            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-    except OSError as err:
-        raise GitError(f"cannot run git: {err}") from None
-
-
-def _result(proc: subprocess.Popen[bytes], out: bytes, err: bytes) -> GitResult:
-    # one final newline is not part of the answer
-    return GitResult(
-        proc.returncode, _decode(out).removesuffix("\n"), _decode(err).removesuffix("\n")
-    )
-
-
-def _execute(
-    cwd: Path,
-    args: Sequence[str],
-    *,
-    stdin: str | None = None,
-    env: Mapping[str, str] | None = None,
-) -> GitResult:
-    """Run git through GitPython's command interface and wait for it. An interrupt leaves
-    git running, as it would in a shell: git is in this process group and gets the signal."""
-    with contextlib.ExitStack() as stack:
-        istream = None
-        if stdin is not None:
-            istream = stack.enter_context(tempfile.TemporaryFile())
-            istream.write(stdin.encode())
-            istream.seek(0)
-        try:
-            status, out, err = (
-                _gitpython()
-                .Git(str(cwd))
-                .execute(
-                    ["git", *args],
-                    istream=istream,
-                    with_extended_output=True,
-                    with_exceptions=False,
-                    stdout_as_string=False,
-                    strip_newline_in_stdout=False,
-                    env=_environment(env),
-                )
-            )
-        except OSError as failure:
-            raise GitError(f"cannot run git: {failure}") from None
-    # one final newline is not part of the answer
-    return GitResult(status, _decode(out).removesuffix("\n"), str(err).removesuffix("\n"))
-
-
-@functools.cache
-def _gitpython() -> Any:
-    import logging
-
-    import git  # lazy: ~60 ms; nox also turns on DEBUG logging for every logger
-
-    logging.getLogger("git").setLevel(logging.WARNING)
-    return git
-
-
-class GitRead:
-    """A read-only git command started at once, its output collected in the background."""
-
-    def __init__(self, cwd: Path, args: Sequence[str], stdin: str | None) -> None:
-        import threading
-
-        self.args = tuple(args)
-        self._proc = _popen(cwd, self.args, stdin=stdin is not None)
-        self._input = None if stdin is None else stdin.encode()
-        self._output: tuple[bytes, bytes] | BaseException = (b"", b"")
-        self._collect = threading.Thread(target=self._communicate, daemon=True)
-        self._collect.start()
-
-    def _communicate(self) -> None:
-        try:
-            self._output = self._proc.communicate(self._input)
-        except BaseException as err:  # handed to the thread that asks for the result
-            self._output = err
-
-    def result(self) -> GitResult:
-        """Wait for git; what :meth:`GitRepo.run` with ``check=False`` returns."""
-        self._collect.join()
-        if isinstance(self._output, BaseException):
-            raise self._output
-        return _result(self._proc, *self._output)
-
-    def out(self) -> str:
-        """Wait for git; its output, or :class:`GitError` as :meth:`GitRepo.out` raises."""
-        result = self.result()
-        if not result.ok:
-            raise GitError(
-                f"git {' '.join(self.args[:3])} failed: {_first_line(result.stderr) or result.stdout}"
-            )
-        return result.stdout
-
-
-class GitStream:
-    """A read-only git command started at once, its output read as git writes it.
-
-    Run and decoded as :meth:`GitRepo.run` runs commands (no stdin); stderr is collected
-    on the side.
-    """
-
-    def __init__(self, cwd: Path, args: Sequence[str], sep: str) -> None:
-        import threading
-
-        self.args = tuple(args)
-        self.sep = sep
-        self._proc = _popen(cwd, self.args)
-        self._stderr: list[bytes] = []
-        self._read_all = False
-        self._drain = threading.Thread(target=self._read_stderr, daemon=True)
-        self._drain.start()
-
-    def _read_stderr(self) -> None:
-        assert self._proc.stderr is not None
-        self._stderr.append(self._proc.stderr.read())
-
-    def __iter__(self) -> Iterator[str]:
-        import codecs
-
-        stdout = self._proc.stdout
-        assert stdout is not None
-        decoder = codecs.getincrementaldecoder(sys.getfilesystemencoding())("surrogateescape")
-        fd = stdout.fileno()
-        pending = ""
-        try:
-            while chunk := os.read(fd, 1 << 16):
-                text = pending + decoder.decode(chunk)
-                # a final newline is not output (as run() strips it): keep it back till more comes
-                held = "\n" if text.endswith("\n") else ""
-                parts = text[: len(text) - len(held)].split(self.sep)
-                pending = parts.pop() + held
-                yield from parts
-            self._read_all = True
-            yield (pending + decoder.decode(b"", final=True)).removesuffix("\n")
-        finally:
-            status = self.close()
-        if status != 0:
-            err = _decode(self._stderr[0])
-            raise GitError(f"git {' '.join(self.args[:3])} failed: {_first_line(err)}")
-
-    def close(self) -> int:
-        """Wait for git (stopping it first unless all its output was read); its exit status."""
-        if not self._read_all and self._proc.poll() is None:
-            self._proc.kill()
-        status = self._proc.wait()
-        self._drain.join()
-        for pipe in (self._proc.stdout, self._proc.stderr):
-            if pipe is not None:
-                pipe.close()
-        return status
-
-    def __enter__(self) -> GitStream:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
-
-
-def _first_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    useful = [line for line in lines if not line.startswith("hint:")]
-    return (useful or lines or [""])[0]
-
-
-def short(sha: str) -> str:
-    return sha[:10]
-
-
-def quote_args(args: Sequence[str]) -> str:
-    import shlex
-
-    return " ".join(shlex.quote(a) for a in args)
+# Each commit's tree diff, without file contents: every file changed (no rename pairing).
+_TREE_DIFF = ("-z", "--raw", "-r", "--no-renames", "--root")

@@ -1,4 +1,4 @@
-"""The repository lock and the in-progress state under ``.git/release/``.
+"""The repository lock under ``.git/release/``, and whether a process (group) still runs.
 
 The lock is an ``flock`` on ``.git/release/lock`` (released by the kernel when its
 holder dies) whose content names the holder; a lock file left by a dead process is
@@ -15,11 +15,11 @@ import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
-from release.errors import LockedError, RefusedError
+from release.errors import LockedError
 
-__all__ = ["StateFile", "repo_lock"]
+__all__ = ["pid_alive", "process_group_alive", "repo_lock"]
 
 
 def _running(stat: str) -> tuple[str, int] | None:
@@ -38,7 +38,7 @@ def _zombie(pid: int) -> bool:
     return info is not None and info[0] in ("Z", "X")
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -104,7 +104,7 @@ def repo_lock(git_dir: Path, command: str, *, notify: Any = None) -> Iterator[No
         if previous and notify is not None:
             with contextlib.suppress(ValueError, KeyError, TypeError):
                 info = json.loads(previous)
-                if not _pid_alive(int(info["pid"])):
+                if not pid_alive(int(info["pid"])):
                     notify(
                         f"recovered a stale lock left by {info.get('command')} "
                         f"(pid {info['pid']}, no longer running)"
@@ -123,42 +123,6 @@ def repo_lock(git_dir: Path, command: str, *, notify: Any = None) -> Iterator[No
                     directory.rmdir()
     finally:
         os.close(fd)
-
-
-class StateFile:
-    """A JSON document under ``.git/release/`` that outlives a crash."""
-
-    def __init__(self, git_dir: Path, name: str) -> None:
-        self.path = git_dir / "release" / name
-
-    def read(self) -> dict[str, Any] | None:
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-        if not isinstance(data, dict):
-            self.damaged("not a JSON object")
-        return data
-
-    def damaged(self, why: str) -> NoReturn:
-        raise RefusedError(
-            f"{self.path} is damaged ({why}); look at it, then remove it to start over"
-        )
-
-    def write(self, data: dict[str, Any]) -> None:
-        self.path.parent.mkdir(exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-        os.replace(tmp, self.path)
-
-    def clear(self) -> None:
-        for path in (self.path, self.path.with_suffix(".tmp")):  # .tmp: a write cut short
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
 
 
 def process_group_alive(pgid: int) -> bool:

@@ -10,7 +10,7 @@ from invoke.context import Context
 from invoke.tasks import task
 
 from release.cli.console import say
-from release.cli.tasks import _entry
+from release.cli.entry import entry
 
 __all__ = ["images"]
 
@@ -35,7 +35,7 @@ def _workspace(version: str | None):  # type: ignore[no-untyped-def]
         "no-cache": "rebuild every layer (docker build --no-cache); implies --force",
     }
 )
-@_entry
+@entry
 def build(
     c: Context,
     variant: str | None = None,
@@ -46,9 +46,9 @@ def build(
     no_cache: bool = False,
 ) -> None:
     """Build one image per CUDA variant (skipping variants whose inputs are unchanged)."""
-    from release.images import workspace as images
+    from release.images import workspace
 
-    images.build(
+    workspace.build(
         _workspace(version),
         _ids(variant),
         jobs=jobs,
@@ -66,14 +66,14 @@ def build(
         "json": "print results as JSON",
     }
 )
-@_entry
+@entry
 def smoke(
     c: Context, variant: str | None = None, version: str | None = None, json: bool = False
 ) -> None:
     """Smoke-test each variant's image (builds it first if missing)."""
-    from release.images import workspace as images
+    from release.images import workspace
 
-    images.smoke(_workspace(version), _ids(variant), say=say, as_json=json)
+    workspace.smoke(_workspace(version), _ids(variant), say=say, as_json=json)
 
 
 @task(
@@ -83,29 +83,28 @@ def smoke(
         "baseline": "a snapshot record to diff against",
     }
 )
-@_entry
+@entry
 def snapshot(
     c: Context, variant: str | None = None, version: str | None = None, baseline: str | None = None
 ) -> None:
     """Check the snapshot runtime and record the runtime state (not on CUDA 12.x variants)."""
-    from release.images import workspace as images
+    from release.images import workspace
 
     ws = _workspace(version)
     ids = _ids(variant) or list(ws.matrix.snapshot_ids())
-    images.snapshot(ws, ids, baseline=Path(baseline) if baseline else None, say=say)
+    workspace.snapshot(ws, ids, baseline=Path(baseline) if baseline else None, say=say)
 
 
 @task(help={"json": "print as JSON (for a CI fan-out)"})
-@_entry
+@entry
 def matrix(c: Context, json: bool = False) -> None:
     """Show the image matrix: variants, tags, build args and which sessions exist."""
     from release.core.config import load_config
     from release.flows.context import ReleaseContext
     from release.images.workspace import matrix_json
-    from release.core.matrix import parse_images
 
     root = ReleaseContext(os.environ.get("RELEASE_REPO", ".")).root
-    m = parse_images(load_config(root).images)
+    m = load_config(root).matrix
     if m is None:
         say("no [tool.release.images] in this repository")
         return

@@ -68,10 +68,8 @@ def image_sessions(root: str | Path | None = None) -> None:
     import nox
 
     from release.core.config import load_config
-    from release.core.matrix import parse_images
-
     base = Path(root) if root is not None else Path.cwd()
-    matrix = parse_images(load_config(base).images)
+    matrix = load_config(base).matrix
     if matrix is None:
         return
 

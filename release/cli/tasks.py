@@ -6,13 +6,12 @@ Exposed by the repository's root ``tasks.py`` (``inv release.cut 0.31.0``) and b
 
 from __future__ import annotations
 
-import functools
 import json as _json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from invoke.collection import Collection
 from invoke.context import Context
@@ -20,41 +19,11 @@ from invoke.exceptions import Exit
 from invoke.parser.argument import Argument
 from invoke.tasks import Task, task
 
-from release.cli.console import error, say, show_plan
-from release.errors import ReleaseError
+from release.cli.console import say, show_plan
+from release.cli.entry import entry
+from release.cli.image_tasks import images
 
 __all__ = ["ns"]
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _debug() -> bool:
-    """``--debug`` (invoke's core flag) or ``RELEASE_DEBUG=1``: show tracebacks."""
-    import logging
-
-    return bool(os.environ.get("RELEASE_DEBUG")) or logging.getLogger("invoke").isEnabledFor(
-        logging.DEBUG
-    )
-
-
-def _entry(func: F) -> F:
-    """Turn the project's errors into one line and an exit code (a traceback with --debug)."""
-
-    @functools.wraps(func)
-    def wrapper(c: Context, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(c, *args, **kwargs)
-        except ReleaseError as err:
-            if _debug():
-                raise
-            error(err.one_line())
-            raise Exit(code=err.exit_code) from None
-        except KeyboardInterrupt:
-            error("interrupted; re-run the same command to continue where it stopped")
-            raise Exit(code=130) from None
-
-    return wrapper  # type: ignore[return-value]
-
 
 def _context() -> Any:
     from release.flows.context import ReleaseContext
@@ -79,7 +48,7 @@ def _print_plan(
 
 
 @task(help={"json": "print as JSON", "offline": "do not read the remote's tags"})
-@_entry
+@entry
 def status(c: Context, json: bool = False, offline: bool = False) -> None:
     """Show the release branch, its tags, the next rc, picks done and pending, and what to run next."""
     from release.flows.status import read_status, render_status
@@ -102,7 +71,7 @@ def status(c: Context, json: bool = False, offline: bool = False) -> None:
         "json": "print the plan as JSON",
     }
 )
-@_entry
+@entry
 def cut(
     c: Context,
     version: str,
@@ -165,7 +134,7 @@ class _PickTask(Task):  # type: ignore[type-arg]
     },
     positional=["commits"],
 )
-@_entry
+@entry
 def pick(
     c: Context,
     commits: str | None = None,
@@ -179,6 +148,7 @@ def pick(
 ) -> None:
     """Cherry-pick main commits (-x) onto the release branch, in main's order, skipping what is there."""
     from release.flows import pick as flow
+    from release.flows.pick_plan import parse_requests
 
     ctx = _context()
     if continue_ or abort:
@@ -195,7 +165,7 @@ def pick(
         from release.errors import UsageError
 
         raise UsageError(f"--file {file}: no such file")
-    requests = flow.parse_requests(commits or "", text, reason)
+    requests = parse_requests(commits or "", text, reason)
     plan, report = flow.pick(ctx, requests, allow_feature=allow_feature, dry_run=dry_run, say=say)
     _print_plan(plan, dry_run=dry_run, as_json=json, report=None if dry_run else report)
 
@@ -209,7 +179,7 @@ def pick(
         "json": "print the plan as JSON",
     },
 )
-@_entry
+@entry
 def tag(
     c: Context,
     version: str | None = None,
@@ -242,7 +212,7 @@ def tag(
         "json": "print the plan as JSON",
     },
 )
-@_entry
+@entry
 def promote(
     c: Context,
     version: str | None = None,
@@ -266,7 +236,7 @@ def promote(
 
 
 @task(help={"dry-run": "print the refs that would be pushed", "json": "print the plan as JSON"})
-@_entry
+@entry
 def push(c: Context, dry_run: bool = False, json: bool = False) -> None:
     """Push the release branch and its new tags in one atomic push."""
     from release.flows.push import push as run
@@ -293,7 +263,7 @@ def push(c: Context, dry_run: bool = False, json: bool = False) -> None:
         "output": "write to this file instead of stdout",
     }
 )
-@_entry
+@entry
 def notes(
     c: Context,
     since: str | None = None,
@@ -303,9 +273,9 @@ def notes(
     output: str | None = None,
 ) -> None:
     """Release notes grouped by category, PRs linked, authors credited, reverts cancelled."""
+    from release.core.notes import render_json, render_markdown
     from release.errors import UsageError
     from release.flows.history import NotesRange, default_range, notes_for_range
-    from release.core.notes import render_json, render_markdown
 
     if format not in ("md", "json"):
         raise UsageError(f"--format {format!r}: use md or json")
@@ -331,7 +301,7 @@ def notes(
         "workdir": "make the sandbox here",
     }
 )
-@_entry
+@entry
 def rehearse(c: Context, keep: bool = False, workdir: str | None = None) -> None:
     """Run a whole rc cycle on the bundled sample engine in a throwaway sandbox."""
     from release.sample.rehearse import rehearse as run
@@ -342,12 +312,4 @@ def rehearse(c: Context, keep: bool = False, workdir: str | None = None) -> None
 
 
 ns = Collection("release", status, cut, pick, tag, promote, push, notes, rehearse)
-
-
-def _add_images() -> None:
-    from release.cli.image_tasks import images
-
-    ns.add_collection(images)
-
-
-_add_images()
+ns.add_collection(images)

@@ -13,10 +13,13 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from release.errors import ConfigError
 from release.core.versions import SCHEMES, TagTemplate
+
+if TYPE_CHECKING:  # imported when there is a matrix to parse (its specifiers cost start-up time)
+    from release.core.matrix import ImageMatrix
+from release.errors import ConfigError
 
 __all__ = [
     "DEFAULT_CATEGORIES",
@@ -76,7 +79,8 @@ class Config:
         default_factory=lambda: dict(DEFAULT_CATEGORIES)
     )
     feature_categories: tuple[str, ...] = ("Features",)
-    images: Mapping[str, Any] = field(default_factory=dict)
+    images: Mapping[str, Any] = field(default_factory=dict)  # the table as written
+    matrix: ImageMatrix | None = None  # the same, parsed and validated; None without one
 
     def alias_map(self) -> dict[str, str]:
         """Normalized spelling -> canonical category."""
@@ -175,10 +179,11 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
     images = table.get("images", {})
     if not isinstance(images, Mapping):
         raise ConfigError("[tool.release] images: expected a table")
+    matrix = None
     if images:  # validated on load like every other key; no import cost without a matrix
         from release.core.matrix import parse_images
 
-        parse_images(images)
+        matrix = parse_images(images)
 
     return Config(
         main_branch=_nonempty("main-branch", _str(table, "main-branch")) or defaults.main_branch,
@@ -192,6 +197,7 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
         categories=categories,
         feature_categories=features,
         images=dict(images),
+        matrix=matrix,
     )
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from release.core.commits import Commit, Person
 
-__all__ = ["Entry", "Notes", "build_notes", "render_json", "render_markdown"]
+__all__ = ["Entry", "Notes", "build_notes", "cancel_reverts", "render_json", "render_markdown"]
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,7 @@ def _entry(
     return entry
 
 
-def _cancel_reverts(commits: Sequence[Commit]) -> tuple[list[Commit], list[str]]:
+def cancel_reverts(commits: Sequence[Commit]) -> tuple[list[Commit], list[str]]:
     """Drop each revert together with its target when both are in the range.
 
     The target is the latest kept commit whose sha (or a ``-x`` source) starts with the
@@ -150,7 +150,7 @@ def build_notes(
 ) -> Notes:
     """Notes for ``commits`` (newest first, as git prints them)."""
     ordered = [c for c in reversed(list(commits)) if c.changelog_for is None]
-    kept, cancelled = _cancel_reverts(ordered)
+    kept, cancelled = cancel_reverts(ordered)
     seen = set(exclude_identities)
     seen_prs: set[int] = set()
     by_category: dict[str, list[Entry]] = {}

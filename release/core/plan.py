@@ -12,7 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Plan", "Step"]
+__all__ = ["Plan", "Step", "short"]
+
+
+def short(sha: str) -> str:
+    """A commit as plans and messages show it: its first ten hex digits."""
+    return sha[:10]
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from release.core.config import Config, load_config
-from release.errors import GitError, RefusedError
 from release.adapters.git import GitRepo
+from release.core.config import Config, load_config
 from release.core.versions import ReleaseVersion
+from release.errors import GitError, RefusedError
 
 __all__ = ["ReleaseContext", "TagInfo"]
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from release.flows.context import ReleaseContext
-from release.errors import RefusedError, ReleaseError, UsageError
-from release.adapters.git import short
 from release.adapters.lock import repo_lock
-from release.core.plan import Plan, Step
+from release.core.plan import Plan, Step, short
 from release.core.versions import ReleaseVersion, parse_version
+from release.errors import GitError, RefusedError, ReleaseError, UsageError
+from release.flows.context import ReleaseContext
 
 __all__ = ["CutState", "cut", "plan_cut"]
 
@@ -81,13 +80,14 @@ def read_cut_state(
     exists_remotely = False
     remote_note = None
     if ctx.repo.has_remote(ctx.config.remote) and not offline:
-        result = ctx.repo.run("ls-remote", "--heads", ctx.config.remote, branch, check=False)
-        if not result.ok:
+        try:
+            heads = ctx.repo.remote_refs(ctx.config.remote, "--heads", branch)
+        except GitError:
             raise RefusedError(
                 f"cannot reach {ctx.config.remote} to check that {branch} does not exist there; "
                 "retry when it is reachable, or pass --offline"
-            )
-        exists_remotely = bool(result.stdout.strip())
+            ) from None
+        exists_remotely = bool(heads)
     elif offline:
         remote_note = (
             f"not checked: whether {branch} or a {version} tag exists on the remote (--offline)"
@@ -126,15 +126,13 @@ def cut(
         try:
             for step in plan.steps:
                 if step.action == "create-branch":
-                    ctx.repo.run(
-                        "branch", "--no-track", step.data["branch"], step.data["at"], mutating=True
-                    )
+                    ctx.repo.create_branch(step.data["branch"], step.data["at"])
                     created = True
                 elif step.action == "switch":
-                    ctx.repo.run("switch", "--quiet", step.data["branch"], mutating=True)
+                    ctx.repo.switch(step.data["branch"])
         except ReleaseError:
             if created:  # leave the repository as it was
-                ctx.repo.run("branch", "--delete", "--force", plan.info["branch"], check=False)
+                ctx.repo.delete_branch(plan.info["branch"])
             raise
         if ctx.repo.rev(f"refs/heads/{plan.info['branch']}") != plan.info["at"]:
             raise RefusedError(

@@ -11,10 +11,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from release.core.commits import LOG_FORMAT, RECORD_END, parse_log, parse_records
-from release.flows.context import ReleaseContext, TagInfo
-from release.errors import GitError, UsageError
-from release.core.notes import Notes, _cancel_reverts, build_notes
+from release.core.notes import Notes, build_notes, cancel_reverts
 from release.core.versions import ReleaseVersion
+from release.errors import GitError, UsageError
+from release.flows.context import ReleaseContext, TagInfo
 
 __all__ = ["NotesRange", "default_range", "notes_for_range"]
 
@@ -97,7 +97,7 @@ def _shipped_identities(ctx: ReleaseContext, ref: str, until: str) -> set[str]:
         return set()
     text = ctx.repo.log(f"{base}..{ref}", fmt=LOG_FORMAT)
     # a pick reverted on that branch never shipped there: it is new here
-    shipped, _ = _cancel_reverts(list(reversed(list(parse_log(text, {})))))
+    shipped, _ = cancel_reverts(list(reversed(list(parse_log(text, {})))))
     return {c.identity for c in shipped if c.picked_from}
 
 

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from release.flows.context import ReleaseContext
-from release.errors import GitError, RefusedError
-from release.adapters.git import short
 from release.adapters.lock import repo_lock
-from release.core.plan import Plan, Step
+from release.core.plan import Plan, Step, short
+from release.errors import GitError, RefusedError
+from release.flows.context import ReleaseContext
 
 __all__ = ["plan_push", "push"]
 
@@ -64,20 +63,20 @@ def _read(ctx: ReleaseContext) -> Plan:
         raise RefusedError(
             f"no remote named {remote!r}; add it (git remote add {remote} URL) or set remote in [tool.release]"
         )
-    result = ctx.repo.run("ls-remote", remote, f"refs/heads/{branch}", "refs/tags/*", check=False)
-    if not result.ok:
+    try:
+        refs = ctx.repo.remote_refs(remote, f"refs/heads/{branch}", "refs/tags/*")
+    except GitError as err:
         raise RefusedError(
-            f"cannot reach {remote}: {result.stderr.strip().splitlines()[-1] if result.stderr.strip() else 'no answer'}; nothing was pushed, retry when it is reachable"
-        )
+            f"{err.message}; nothing was pushed, retry when it is reachable"
+        ) from None
     remote_branch = None
     remote_tags: dict[str, str] = {}
-    for line in result.stdout.splitlines():
-        sha, ref = line.split("\t", 1)
+    for ref, sha in refs.items():
         if ref == f"refs/heads/{branch}":
             remote_branch = sha
         elif ref.startswith("refs/tags/") and not ref.endswith("^{}"):
             remote_tags[ref.removeprefix("refs/tags/")] = sha
-    local_branch = ctx.repo.out("rev-parse", f"refs/heads/{branch}").strip()
+    local_branch = ctx.repo.head()  # the release branch is checked out
     # is_ancestor is False too when the remote's commit is not even here
     if remote_branch not in (None, local_branch) and not ctx.repo.is_ancestor(
         str(remote_branch), local_branch
@@ -86,11 +85,7 @@ def _read(ctx: ReleaseContext) -> Plan:
             f"{branch} on {remote} has commits that are not here (it is at {short(remote_branch)}); "
             f"git fetch {remote} and merge {remote}/{branch}, then push again"
         )
-    # lstrip=2, not :short, which spells a tag "tags/NAME" when a branch NAME exists too
-    raw_local = ctx.repo.out(
-        "for-each-ref", "--format=%(refname:lstrip=2) %(objectname)", "refs/tags"
-    )
-    local_objects = dict(line.split(" ", 1) for line in raw_local.splitlines())
+    local_objects = ctx.repo.tag_objects()
     ours = {
         t.name: local_objects[t.name] for t in ctx.tags(remote=False) if t.version.base == base.base
     }
@@ -104,15 +99,7 @@ def push(ctx: ReleaseContext, *, dry_run: bool = False, say: Callable[[str], Non
     with repo_lock(ctx.repo.git_dir, "push", notify=say):
         plan = _read(ctx)
         refspecs = [f"{s.data['ref']}:{s.data['ref']}" for s in plan.steps]
-        result = ctx.repo.run(
-            "push",
-            "--atomic",
-            "--porcelain",
-            plan.info["remote"],
-            *refspecs,
-            check=False,
-            mutating=True,
-        )
+        result = ctx.repo.push_atomic(plan.info["remote"], refspecs)
         if not result.ok:
             reason = _rejection(result.stdout + "\n" + result.stderr)
             raise GitError(

@@ -7,11 +7,12 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from release.core.commits import RECORD_END, pick_fields
-from release.flows.context import ReleaseContext
-from release.errors import GitError, RefusedError, ReleaseError
-from release.adapters.lock import StateFile
-from release.flows.pick import STATE_NAME, _Branch, _resolve, parse_requests
 from release.core.versions import next_rc
+from release.errors import GitError, RefusedError, ReleaseError
+from release.flows.branch import ReleaseBranch, resolve_candidates
+from release.flows.context import ReleaseContext
+from release.flows.pick_journal import read_journal
+from release.flows.pick_plan import parse_requests
 
 __all__ = ["Status", "read_status", "render_status"]
 
@@ -70,7 +71,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     notes: list[str] = []
     dirty = repo.dirty_paths()
     if release is None:
-        heads = repo.out("for-each-ref", "--format=%(refname:lstrip=2)", "refs/heads").split()
+        heads = repo.local_branches()
         found = {b: v for b in heads if (v := ctx.config.branch.parse(b)) is not None}
         branches = sorted(found, key=lambda b: found[b])
         s = Status(
@@ -93,7 +94,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     pending: list[dict[str, Any]] = []
     untagged = 0
     if main is not None and head is not None:
-        info = _Branch(ctx, branch, main, head)  # type: ignore[arg-type]
+        info = ReleaseBranch(ctx, branch, main, head)  # type: ignore[arg-type]
         # only what a pick needs: its sha, subject and body (the -x lines and the reason)
         text = repo.log(f"{info.base}..HEAD", fmt="%H%x1f%s%x1f%b%x1e")
         for record in text.split(RECORD_END):
@@ -111,7 +112,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         if picks_path.exists():
             try:
                 requests = parse_requests("", picks_path.read_text(encoding="utf-8"))
-                for c in _resolve(ctx, requests, info):
+                for c in resolve_candidates(ctx, requests, info):
                     if not c.skip:
                         pending.append(
                             {
@@ -134,15 +135,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
             untagged = sum(
                 1 for line in after.splitlines() if line and not line.split("\x1f", 1)[1].strip()
             )
-    state = StateFile(repo.git_dir, STATE_NAME).read()
-    in_progress = None
-    if state:
-        in_progress = {
-            "status": state.get("status"),
-            "branch": state.get("branch"),
-            "remaining": len(state.get("queue", [])),
-            "conflict": state.get("conflict"),
-        }
+    in_progress = _in_progress(ctx, notes)
     s = Status(
         branch,
         str(release),
@@ -162,6 +155,23 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     shipped = [t.version.post or 0 for t in ours if not t.version.is_rc]
     post = str(replace(release.base, post=max(shipped) + 1)) if shipped else None
     return _with_next(s, ctx, post)
+
+
+def _in_progress(ctx: ReleaseContext, notes: list[str]) -> dict[str, Any] | None:
+    try:
+        journal = read_journal(ctx.repo.git_dir)
+    except RefusedError as err:
+        notes.append(err.one_line())
+        return None
+    if journal is None:
+        return None
+    data = journal.to_dict()
+    return {
+        "status": data["status"],
+        "branch": data["branch"],
+        "remaining": len(data["queue"]),
+        "conflict": data.get("conflict"),
+    }
 
 
 def _with_next(s: Status, ctx: ReleaseContext, post: str | None = None) -> Status:

@@ -15,16 +15,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from release.adapters.lock import repo_lock
 from release.core import changelog as changelog_mod
 from release.core.commits import CHANGELOG_TRAILER
-from release.flows.context import ReleaseContext, TagInfo
-from release.errors import RefusedError, ReleaseError, UsageError
-from release.adapters.git import short
-from release.flows.history import NotesRange, notes_for_range, range_for_version
-from release.adapters.lock import repo_lock
 from release.core.notes import Notes, render_markdown
-from release.core.plan import Plan, Step
+from release.core.plan import Plan, Step, short
 from release.core.versions import ReleaseVersion, next_rc, parse_version
+from release.errors import RefusedError, ReleaseError, UsageError
+from release.flows.context import ReleaseContext, TagInfo
+from release.flows.history import NotesRange, notes_for_range, range_for_version
 
 __all__ = ["TagRequest", "choose_version", "promote", "tag"]
 
@@ -131,7 +130,7 @@ def _execute(
     ctx: ReleaseContext, plan: Plan, request: TagRequest, say: Callable[[str], None]
 ) -> None:
     repo = ctx.repo
-    orig = repo.out("rev-parse", "HEAD").strip()
+    orig = repo.head()
     target = request.target
     tagged = False
     try:
@@ -140,36 +139,21 @@ def _execute(
                 path = ctx.root / ctx.config.changelog
                 assert request.changelog_text is not None
                 path.write_text(request.changelog_text, encoding="utf-8")
-                repo.run("add", "--", ctx.config.changelog, mutating=True)
-                repo.run(
-                    "commit",
-                    "--quiet",
-                    "--no-verify",
-                    "-m",
-                    f"Update {ctx.config.changelog} for {request.name}",
-                    "-m",
-                    f"{CHANGELOG_TRAILER}: {request.name}",
-                    mutating=True,
+                repo.add(ctx.config.changelog)
+                repo.commit(
+                    f"Update {ctx.config.changelog} for {request.name}\n\n"
+                    f"{CHANGELOG_TRAILER}: {request.name}\n",
+                    cleanup="strip",
                 )
                 if not tagged:  # tag: the rc goes on the changelog commit
-                    target = repo.out("rev-parse", "HEAD").strip()
+                    target = repo.head()
             elif step.action == "create-tag":
                 tagged = True
-                # verbatim: the default cleanup would strip the notes' "### Category" lines
-                args = [
-                    "tag",
-                    "-s" if request.sign else "-a",
-                    "--cleanup=verbatim",
-                    request.name,
-                    "-F",
-                    "-",
-                    target,
-                ]
-                repo.run(*args, stdin=request.message, mutating=True)
+                repo.create_tag(request.name, target, request.message, sign=request.sign)
     except ReleaseError:
         if repo.rev(f"refs/tags/{request.name}"):  # it did not exist before: refused otherwise
-            repo.run("tag", "-d", request.name, check=False, mutating=True)
-        repo.run("reset", "--hard", "--quiet", orig, mutating=True)
+            repo.delete_tag(request.name)
+        repo.reset_hard(orig)
         say(f"nothing changed: the branch is back at {short(orig)}")
         raise
     if repo.rev(f"refs/tags/{request.name}") != target:
@@ -212,7 +196,7 @@ def tag(
         name = ctx.tag_name(chosen)
         if any(t.name == name for t in tags):
             raise RefusedError(f"tag {name} already exists")
-        head = ctx.repo.out("rev-parse", "HEAD").strip()
+        head = ctx.repo.head()
         rng = range_for_version(ctx, chosen, tags, "HEAD")
         notes = notes_for_range(ctx, rng)
         label = chosen.spelled(ctx.config.version_scheme)

@@ -1,240 +1,41 @@
-"""``smoke``: declarative checks of one variant's image, run with container-structure-test.
+"""``smoke``: run one variant's smoke checks (:mod:`release.images.smoke_checks`) with
+container-structure-test.
 
-The checks are data (:func:`smoke_checks`, pure): the engine imports and reports the
-version being built; ``CUDA_VERSION`` and ``/usr/local/cuda/version.json`` match the
-variant; labels and env are right; the entrypoint answers ``--help``; plus the checks
-in ``[tool.release.images.smoke]``. Each check that runs a command runs as its own
-container-structure-test invocation with its own timeout (a hung container is killed
-and removed); the checks that run nothing in a container (metadata, file contents),
-which cannot hang, share one invocation and are still reported one by one. Checks
-that need a GPU run only where one is usable and are reported as *not run*.
+Each check that runs a command runs as its own container-structure-test invocation with
+its own timeout (a hung container is killed and removed); the checks that run nothing in
+a container (metadata, file contents), which cannot hang, share one invocation and are
+still reported one by one. Checks that need a GPU run only where one is usable and are
+reported as *not run* otherwise.
 """
 
 from __future__ import annotations
 
-import enum
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from release.adapters.engine import ContainerEngine, RunResult
-from release.errors import EngineError
+from release.adapters.process import last_line
 from release.core.matrix import ImageMatrix, Variant
+from release.errors import EngineError
+from release.images.smoke_checks import (
+    CheckResult,
+    CheckStatus,
+    SmokeCheck,
+    SmokeReport,
+    shares_a_run,
+    smoke_checks,
+)
 from release.images.source import BuildSource
 from release.images.standin import STANDIN_LABEL
 
-__all__ = ["CheckResult", "CheckStatus", "SmokeCheck", "SmokeReport", "run_smoke", "smoke_checks"]
-
-
-class CheckStatus(enum.Enum):
-    PASSED = "passed"
-    FAILED = "failed"
-    TIMED_OUT = "timed out"
-    NOT_RUN = "not run"
-
-
-@dataclass(frozen=True)
-class SmokeCheck:
-    name: str
-    config: dict[str, Any]  # one container-structure-test config (schemaVersion 2.0.0)
-    timeout: float
-    gpu: bool = False
-    argv: tuple[str, ...] = ()  # for GPU checks, run directly with --gpus all
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    name: str
-    status: CheckStatus
-    seconds: float
-    detail: str = ""
-
-
-@dataclass(frozen=True)
-class SmokeReport:
-    variant: str
-    image: str
-    image_id: str
-    standin_base: bool
-    results: tuple[CheckResult, ...] = field(default=())
-
-    @property
-    def passed(self) -> bool:
-        return all(r.status in (CheckStatus.PASSED, CheckStatus.NOT_RUN) for r in self.results)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "variant": self.variant,
-            "image": self.image,
-            "image_id": self.image_id,
-            "standin_base": self.standin_base,
-            "passed": self.passed,
-            "checks": [
-                {
-                    "name": r.name,
-                    "status": r.status.value,
-                    "seconds": round(r.seconds, 3),
-                    "detail": r.detail,
-                }
-                for r in self.results
-            ],
-        }
-
-    def lines(self) -> list[str]:
-        marker = (
-            " [on a stand-in base: CUDA layout only, no CUDA libraries]"
-            if self.standin_base
-            else ""
-        )
-        out = [f"smoke({self.variant}): {self.image}{marker}"]
-        for r in self.results:
-            detail = f" - {r.detail}" if r.detail and r.status is not CheckStatus.PASSED else ""
-            out.append(f"  {r.status.value:9} {r.name} ({r.seconds:.1f}s){detail}")
-        verdict = "passed" if self.passed else "FAILED"
-        counts = {s: sum(1 for r in self.results if r.status is s) for s in CheckStatus}
-        out.append(
-            f"smoke({self.variant}): {verdict}: "
-            + ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
-        )
-        return out
-
-
-def _config(**tests: Any) -> dict[str, Any]:
-    return {"schemaVersion": "2.0.0", **tests}
-
-
-def _exact(text: str) -> str:
-    return "(?m)^" + re.escape(text) + "$"
-
-
-def smoke_checks(
-    matrix: ImageMatrix, variant: Variant, source: BuildSource, entrypoint: Sequence[str] = ()
-) -> list[SmokeCheck]:
-    """The checks for one variant. Pure."""
-    smoke = matrix.smoke
-    timeout = smoke.timeout
-    checks: list[SmokeCheck] = []
-    if smoke.package:
-        code = f"import {smoke.package}; print({smoke.package}.__version__)"
-        checks.append(
-            SmokeCheck(
-                f"{smoke.package} imports and reports {source.version}",
-                _config(
-                    commandTests=[
-                        {
-                            "name": "version",
-                            "command": "python3",
-                            "args": ["-c", code],
-                            "exitCode": 0,
-                            "expectedOutput": [_exact(source.version)],
-                        }
-                    ]
-                ),
-                timeout,
-            )
-        )
-    cuda = variant.cuda_text
-    checks.append(
-        SmokeCheck(
-            f"CUDA_VERSION is {cuda}",
-            _config(
-                metadataTest={
-                    "envVars": [{"key": "CUDA_VERSION", "value": _exact(cuda), "isRegex": True}]
-                }
-            ),
-            timeout,
-        )
-    )
-    checks.append(
-        SmokeCheck(
-            f"/usr/local/cuda/version.json says {cuda}",
-            _config(
-                fileContentTests=[
-                    {
-                        "name": "cuda version.json",
-                        "path": "/usr/local/cuda/version.json",
-                        "expectedContents": ['"version"\\s*:\\s*"' + re.escape(cuda) + '"'],
-                    }
-                ]
-            ),
-            timeout,
-        )
-    )
-    labels = [
-        {"key": "org.opencontainers.image.version", "value": source.version},
-        {"key": "org.opencontainers.image.revision", "value": source.revision},
-        {"key": "org.release.variant", "value": variant.id},
-        {"key": "org.release.cuda", "value": cuda},
-    ]
-    checks.append(
-        SmokeCheck(
-            "labels: version, revision, variant, CUDA",
-            _config(metadataTest={"labels": labels}),
-            timeout,
-        )
-    )
-    if smoke.env:
-        env = [{"key": k, "value": v} for k, v in sorted(smoke.env.items())]
-        checks.append(
-            SmokeCheck(
-                "env: " + ", ".join(sorted(smoke.env)),
-                _config(metadataTest={"envVars": env}),
-                timeout,
-            )
-        )
-    if smoke.entrypoint_help and entrypoint:
-        checks.append(
-            SmokeCheck(
-                "entrypoint answers --help",
-                _config(
-                    commandTests=[
-                        {
-                            "name": "help",
-                            "command": entrypoint[0],
-                            "args": [*entrypoint[1:], "--help"],
-                            "exitCode": 0,
-                        }
-                    ]
-                ),
-                timeout,
-            )
-        )
-    for check in smoke.checks:
-        test: dict[str, Any] = {
-            "name": check.name,
-            "command": check.command[0],
-            "args": list(check.command[1:]),
-            "exitCode": check.expect_exit,
-        }
-        if check.expect_output:
-            test["expectedOutput"] = [check.expect_output]
-        checks.append(
-            SmokeCheck(
-                check.name,
-                _config(commandTests=[test]),
-                check.timeout,
-                gpu=check.gpu,
-                argv=check.command,
-            )
-        )
-    checks.append(
-        SmokeCheck(
-            "GPU visible (" + " ".join(smoke.gpu_command) + ")",
-            {},
-            timeout,
-            gpu=True,
-            argv=smoke.gpu_command,
-        )
-    )
-    return checks
+__all__ = ["cst_binary", "gpu_usable", "run_check", "run_shared", "run_smoke"]
 
 
 def cst_binary() -> str:
@@ -251,25 +52,7 @@ def cst_binary() -> str:
 def gpu_usable(engine: ContainerEngine) -> bool:
     if not os.path.exists("/dev/nvidiactl"):
         return False
-    result = engine.run(["info", "--format", "{{json .Runtimes}}"], check=False, timeout=30)
-    return "nvidia" in result.stdout
-
-
-_STATIC_KINDS = {"metadataTest": "Metadata Test", "fileContentTests": "File Content Test"}
-
-
-def _static_name(check: SmokeCheck) -> str | None:
-    """The result name container-structure-test gives a check that runs nothing in a
-    container and holds exactly one test (a metadata test, or one file content test);
-    None for any other check. Such a check cannot hang, so it can share an invocation."""
-    if check.gpu:
-        return None
-    kinds = [key for key in check.config if key != "schemaVersion"]
-    if kinds == ["metadataTest"]:
-        return _STATIC_KINDS["metadataTest"]
-    if kinds == ["fileContentTests"] and len(check.config["fileContentTests"]) == 1:
-        return f"{_STATIC_KINDS['fileContentTests']}: {check.config['fileContentTests'][0]['name']}"
-    return None
+    return engine.has_gpu_runtime()
 
 
 def _cst(
@@ -306,13 +89,13 @@ def _verdict(
 ) -> CheckResult:
     failures = [r for r in results if not r.get("Pass")]
     if failures or failed:
-        errors = "; ".join(e for r in failures for e in (r.get("Errors") or [])) or _last(stdout)
+        errors = "; ".join(e for r in failures for e in (r.get("Errors") or [])) or last_line(stdout, 'no output')
         one_line = errors.strip().replace("\n", "\\n")
         return CheckResult(check.name, CheckStatus.FAILED, seconds, one_line)
     return CheckResult(check.name, CheckStatus.PASSED, seconds)
 
 
-def _run_cst(engine: ContainerEngine, image: str, check: SmokeCheck, workdir: Path) -> CheckResult:
+def run_check(engine: ContainerEngine, image: str, check: SmokeCheck, workdir: Path) -> CheckResult:
     config = workdir / "check.json"
     report = workdir / "report.json"
     config.write_text(json.dumps(check.config), encoding="utf-8")
@@ -323,13 +106,13 @@ def _run_cst(engine: ContainerEngine, image: str, check: SmokeCheck, workdir: Pa
         )
     if not report.exists():
         return CheckResult(
-            check.name, CheckStatus.FAILED, seconds, _last(proc.stderr or proc.stdout)
+            check.name, CheckStatus.FAILED, seconds, last_line(proc.stderr or proc.stdout, 'no output')
         )
     data = json.loads(report.read_text(encoding="utf-8"))
     return _verdict(check, data.get("Results", []), bool(data.get("Fail")), proc.stdout, seconds)
 
 
-def _run_static(
+def run_shared(
     engine: ContainerEngine, image: str, checks: Sequence[SmokeCheck], workdir: Path
 ) -> list[CheckResult] | None:
     """Checks that run nothing in a container, in one container-structure-test run (one
@@ -349,7 +132,7 @@ def _run_static(
         return None
     try:
         results = json.loads(report.read_text(encoding="utf-8")).get("Results") or []
-        if [r.get("Name") for r in results] != [_static_name(c) for c in checks]:
+        if [r.get("Name") for r in results] != [shares_a_run(c) for c in checks]:
             return None
     except (ValueError, AttributeError):
         return None
@@ -363,21 +146,7 @@ def _run_static(
 def _made_from(engine: ContainerEngine, image: str) -> tuple[set[str], set[str]]:
     """Containers of ``image`` and untagged images made after it (candidates for the images
     container-structure-test commits from ``image`` and removes only when it ends normally)."""
-    result = engine.run(
-        [
-            "images",
-            "--all",
-            "--quiet",
-            "--no-trunc",
-            "--filter",
-            "dangling=true",
-            "--filter",
-            f"since={image}",
-        ],
-        check=False,
-        timeout=60,
-    )
-    return set(_containers_of(engine, image)), set(result.stdout.split())
+    return set(engine.containers_of(image)), set(engine.untagged_since(image))
 
 
 def _remove_new(engine: ContainerEngine, image: str, before: tuple[set[str], set[str]]) -> None:
@@ -389,20 +158,6 @@ def _remove_new(engine: ContainerEngine, image: str, before: tuple[set[str], set
         data = engine.inspect_image(candidate)
         if data is not None and data.get("Parent") == image and not data.get("RepoTags"):
             engine.remove_image(candidate)
-
-
-def _containers_of(engine: ContainerEngine, image: str) -> list[str]:
-    result = engine.run(
-        ["ps", "--all", "--quiet", "--no-trunc", "--filter", f"ancestor={image}"],
-        check=False,
-        timeout=60,
-    )
-    return result.stdout.split()
-
-
-def _last(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "no output"
 
 
 def run_smoke(
@@ -425,8 +180,8 @@ def run_smoke(
     has_gpu = gpu_usable(engine)
     results: list[CheckResult] = []
     with tempfile.TemporaryDirectory(prefix="release-smoke-") as tmp:
-        static_at = [i for i, c in enumerate(checks) if _static_name(c) is not None]
-        shared = _run_static(engine, data["Id"], [checks[i] for i in static_at], Path(tmp))
+        static_at = [i for i, c in enumerate(checks) if shares_a_run(c) is not None]
+        shared = run_shared(engine, data["Id"], [checks[i] for i in static_at], Path(tmp))
         static = dict(zip(static_at, shared, strict=True)) if shared is not None else {}
         for index, check in enumerate(checks):
             if index in static:
@@ -454,11 +209,11 @@ def run_smoke(
                         check.name,
                         status,
                         time.perf_counter() - started,
-                        "" if run.ok else _last(run.stderr or run.stdout),
+                        "" if run.ok else last_line(run.stderr or run.stdout, 'no output'),
                     )
                 )
             else:
-                results.append(_run_cst(engine, data["Id"], check, Path(tmp)))
+                results.append(run_check(engine, data["Id"], check, Path(tmp)))
     return SmokeReport(
         variant.id, image, data["Id"], labels.get(STANDIN_LABEL) == "true", tuple(results)
     )

@@ -18,8 +18,9 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from release.adapters.engine import ContainerEngine
-from release.errors import EngineError, UsageError
+from release.adapters.process import atomic_write
 from release.core.matrix import ImageMatrix, Variant
+from release.errors import EngineError, UsageError
 from release.images.source import BuildSource
 from release.images.standin import STANDIN_LABEL
 
@@ -180,8 +181,7 @@ def run_snapshot(
         "state": state,
     }
     path = store / source.version / f"{variant.id}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    atomic_write(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
     base_path = (
         baseline if baseline is not None else find_baseline(store, variant.id, source.version)
     )

@@ -101,16 +101,17 @@ def snapshot_runtime():
     return {"criu": proc.stdout.strip().splitlines()[0] if proc.stdout.strip() else None}
 
 
-print(
-    json.dumps(
-        {
-            "os": os_release(),
-            "cuda": cuda(),
-            "driver": driver(),
-            "python": python(),
-            "libraries": libraries(),
-            "snapshot_runtime": snapshot_runtime(),
-        },
-        sort_keys=True,
+if __name__ == "__main__":  # run as ``python3 -`` inside an image
+    print(
+        json.dumps(
+            {
+                "os": os_release(),
+                "cuda": cuda(),
+                "driver": driver(),
+                "python": python(),
+                "libraries": libraries(),
+                "snapshot_runtime": snapshot_runtime(),
+            },
+            sort_keys=True,
+        )
     )
-)

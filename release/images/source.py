@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from release.flows.context import ReleaseContext
 from release.core.versions import ReleaseVersion, parse_version
+from release.flows.context import ReleaseContext
 
 __all__ = ["BuildSource", "dev_version", "read_source"]
 
@@ -52,8 +52,8 @@ def _explicit(text: str) -> str:
 def read_source(ctx: ReleaseContext, version: str | None = None) -> BuildSource:
     """Version from ``version``, else the tag at HEAD, else a dev version from the last tag."""
     repo = ctx.repo
-    revision = repo.out("rev-parse", "HEAD").strip()
-    epoch = int(repo.out("log", "-1", "--format=%ct", "HEAD").strip())
+    revision = repo.head()
+    epoch = repo.commit_time("HEAD")
     url = ctx.repo_url or (repo.remote_url(ctx.config.remote) or "")
     if version:
         return BuildSource(ctx.root, revision, epoch, _explicit(version), True, url)
@@ -64,7 +64,7 @@ def read_source(ctx: ReleaseContext, version: str | None = None) -> BuildSource:
     reachable = [t for t in tags if repo.is_ancestor(t.commit, revision)]
     last = reachable[-1] if reachable else None
     base = f"{last.commit}..{revision}" if last else revision
-    distance = int(repo.out("rev-list", "--count", base).strip())
+    distance = repo.count(base)
     return BuildSource(
         ctx.root, revision, epoch, dev_version(last.version if last else None, distance), False, url
     )

@@ -9,23 +9,21 @@ engine and given NVIDIA's layout for the variant's CUDA version: ``CUDA_VERSION`
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
-import shutil
-import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from release.adapters.engine import MANAGED_LABEL, ContainerEngine, user_cache_dir
+from release.adapters.engine import MANAGED_LABEL, ContainerEngine
+from release.adapters.process import last_line
+from release.adapters.rootfs import rootfs_tarball
 from release.errors import EngineError
 
-__all__ = ["STANDIN_LABEL", "BaseImage", "ensure_base", "rootfs_cache"]
+__all__ = ["STANDIN_LABEL", "BaseImage", "ensure_base", "standin_dockerfile"]
 
 STANDIN_LABEL = "org.release.standin"
 ROOTFS_IMAGE = "release-standin-rootfs:bookworm"
@@ -42,70 +40,13 @@ class BaseImage:
     how: str  # "present", "pulled" or "stand-in made"
 
 
-def rootfs_cache() -> Path:
-    """The user cache dir (``RELEASE_CACHE_DIR`` overrides): the rootfs tarball, CLI probes."""
-    return user_cache_dir()
-
-
-@contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _rootfs_tarball(say: Callable[[str], None]) -> Path:
-    cache = rootfs_cache()
-    tarball = cache / f"rootfs-bookworm-python3-v{ROOTFS_VERSION}.tar"
-    with _file_lock(cache / "rootfs.lock"):
-        if tarball.exists():
-            return tarball
-        debootstrap = shutil.which("debootstrap") or (
-            "/usr/sbin/debootstrap" if os.path.exists("/usr/sbin/debootstrap") else None
-        )
-        if debootstrap is None:
-            raise EngineError(
-                "a stand-in base image needs debootstrap (apt-get install debootstrap), "
-                "or make the real base image available"
-            )
-        if os.geteuid() != 0:
-            raise EngineError("making a stand-in base image runs debootstrap, which needs root")
-        say(
-            "making a Debian bookworm rootfs with debootstrap for stand-in base images (once, cached)"
-        )
-        with tempfile.TemporaryDirectory(prefix="release-rootfs-") as tmp:
-            target = Path(tmp) / "rootfs"
-            proc = subprocess.run(
-                [
-                    debootstrap,
-                    "--variant=minbase",
-                    "--include=python3-minimal",
-                    "bookworm",
-                    str(target),
-                    os.environ.get("RELEASE_DEBIAN_MIRROR", "http://deb.debian.org/debian"),
-                ],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if proc.returncode != 0:
-                raise EngineError(
-                    f"debootstrap failed: {(proc.stderr or proc.stdout).strip().splitlines()[-1:]}"
-                )
-            partial = tarball.with_suffix(".partial")
-            subprocess.run(["tar", "-C", str(target), "-cf", str(partial), "."], check=True)
-            os.replace(partial, tarball)
-    return tarball
-
-
 def _rootfs_image(engine: ContainerEngine, say: Callable[[str], None]) -> str:
     existing = engine.image_id(ROOTFS_IMAGE)
     if existing:
         return existing
-    tarball = _rootfs_tarball(say)
+    tarball = rootfs_tarball(
+        f"rootfs-bookworm-python3-v{ROOTFS_VERSION}.tar", "bookworm", "python3-minimal", say
+    )
     engine.import_rootfs(
         tarball,
         ROOTFS_IMAGE,
@@ -170,8 +111,7 @@ def ensure_base(
         if data is not None:
             return _present(ref, data)
         if pull and not os.environ.get("RELEASE_NO_PULL"):
-            result = engine.run(["pull", "--quiet", ref], timeout=120, check=False)
-            if result.ok:
+            if engine.pull(ref):
                 image = engine.image_id(ref)
                 if image:
                     return BaseImage(ref, image, False, "pulled")
@@ -192,9 +132,9 @@ def ensure_base(
                 timeout=600,
             )
             if not result.ok or not iid.exists():
+                log = (Path(tmp) / "build.log").read_text(errors="replace")
                 raise EngineError(
-                    f"making the stand-in for {ref} failed: "
-                    f"{(Path(tmp) / 'build.log').read_text(errors='replace').strip().splitlines()[-1:]}"
+                    f"making the stand-in for {ref} failed: {last_line(log, 'no output')}"
                 )
             image = iid.read_text().strip()
             engine.tag(image, [ref])

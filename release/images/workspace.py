@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from release.images.build import BuildResult, BuildStatus, build_images
-from release.flows.context import ReleaseContext
 from release.adapters.engine import ContainerEngine
+from release.adapters.process import atomic_write
+from release.core.matrix import ImageMatrix, Variant
 from release.errors import ConfigError, ReleaseError
-from release.core.matrix import ImageMatrix, Variant, parse_images
+from release.flows.context import ReleaseContext
+from release.images.build import BuildResult, BuildStatus, build_images
 from release.images.source import BuildSource, read_source
 
 if TYPE_CHECKING:  # imported where used: a build needs neither
@@ -43,7 +44,7 @@ class Workspace:
     @classmethod
     def open(cls, path: Path | str = ".", version: str | None = None) -> Workspace:
         ctx = ReleaseContext(path)
-        matrix = parse_images(ctx.config.images)
+        matrix = ctx.config.matrix
         if matrix is None:
             raise ConfigError("[tool.release.images] is missing: no image matrix to build")
         return cls(ctx, matrix, read_source(ctx, version), ContainerEngine.detect())
@@ -130,8 +131,7 @@ def smoke(
         )
         reports.append(report)
         out = ws.state_dir / "smoke" / ws.source.version / f"{variant.id}.json"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+        atomic_write(out, json.dumps(report.to_dict(), indent=2) + "\n")
         if as_json:
             say(json.dumps(report.to_dict(), indent=2))
         else:

@@ -206,7 +206,7 @@ def add_commit(repo: GitRepo, change: Change, shas: dict[int, str] | None = None
         repo.run("revert", "--no-edit", target, env=env)
         message = f"{change.subject}\n\nThis reverts commit {target}.\n"
         repo.run("commit", "--amend", "--quiet", "-F", "-", stdin=message, env=env)
-        return repo.out("rev-parse", "HEAD").strip()
+        return repo.head()
     for rel, content in change.files.items():
         path = repo.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -216,7 +216,7 @@ def add_commit(repo: GitRepo, change: Change, shas: dict[int, str] | None = None
     _CLOCK[0] += 60
     message = change.subject + (f"\n\n{change.body}\n" if change.body else "\n")
     repo.run("commit", "--quiet", "-F", "-", stdin=message, env=_env(change.author, _CLOCK[0]))
-    return repo.out("rev-parse", "HEAD").strip()
+    return repo.head()
 
 
 def _env(author: tuple[str, str], when: int) -> dict[str, str]:
@@ -257,7 +257,7 @@ def make_sample_engine(root: Path, *, with_remote: bool = True) -> SampleEngine:
         "[Core] Add the toy scheduler and server (#101)",
         env=_env(ALICE, _CLOCK[0]),
     )
-    engine = SampleEngine(work, None, repo, {101: repo.out("rev-parse", "HEAD").strip()})
+    engine = SampleEngine(work, None, repo, {101: repo.head()})
     for change in BEFORE_CUT:
         engine.commit(change)
     if with_remote:

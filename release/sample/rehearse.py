@@ -10,13 +10,14 @@ the final on the last rc's commit, each pick listed once, the changelog folded.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from release.adapters import process
 from release.adapters.git import GitRepo
+from release.errors import ReleaseError
 from release.sample import (
     AFTER_CUT,
     LATE_FIX,
@@ -52,20 +53,16 @@ class Rehearsal:
         self.say("$ release " + " ".join(_quote(a) for a in args))
         env = {**os.environ, "RELEASE_REPO": str(self.engine.root)}
         env.pop("RELEASE_DEBUG", None)
-        proc = subprocess.run(
+        proc = process.run(
             [sys.executable, "-m", "release", *args],
+            error=ReleaseError,
             cwd=self.engine.root,
             env=env,
-            capture_output=True,
-            text=True,
-            check=False,
         )
         for line in (proc.stdout + proc.stderr).rstrip().splitlines():
             self.say("    " + line)
-        if proc.returncode != expect:
-            raise RehearsalError(
-                f"`release {' '.join(args)}` exited {proc.returncode}, expected {expect}"
-            )
+        if proc.status != expect:
+            raise RehearsalError(f"`release {' '.join(args)}` exited {proc.status}, expected {expect}")
         return proc.stdout
 
     def git(self, *args: str, check: bool = True) -> str:
@@ -134,9 +131,7 @@ class Rehearsal:
 
     def _verify(self, notes: str) -> None:
         assert self.engine is not None and self.engine.remote is not None
-        remote = GitRepo.__new__(GitRepo)
-        refs = self.repo.out("ls-remote", str(self.engine.remote)).splitlines()
-        remote_refs = {ref: sha for sha, ref in (line.split("\t") for line in refs)}
+        remote_refs = self.repo.remote_refs(str(self.engine.remote))
         self.check(
             "remote has v0.1.0rc1, v0.1.0rc2 and v0.1.0",
             all(f"refs/tags/{t}" in remote_refs for t in ("v0.1.0rc1", "v0.1.0rc2", "v0.1.0")),
@@ -163,7 +158,6 @@ class Rehearsal:
             "CHANGELOG.md has the final and no rc sections",
             "## [0.1.0] - " in changelog and "[0.1.0rc" not in changelog,
         )
-        del remote
 
 
 def _quote(arg: str) -> str:

@@ -1,0 +1,134 @@
+"""How one git command is run: made by GitPython's command interface (which finds the git
+executable and sets the C locale, so git's messages are in English) and waited for by
+:mod:`release.adapters.process`. Output is decoded with ``surrogateescape`` (file names
+round-trip) and loses one final newline; a failure reads as :class:`GitError` with git's
+first line. Only :mod:`release.adapters.git` uses this module.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import IO, Any
+
+from release.adapters import process
+from release.adapters.process import Result
+from release.errors import GitError
+
+__all__ = ["GitLog", "GitRead", "GitResult", "execute", "failed"]
+
+GitResult = Result  # what every git command answers
+GitStream = process.Stream
+
+
+def _spawn(
+    argv: Sequence[str],
+    *,
+    cwd: Path | None,
+    env: Mapping[str, str],
+    stdin: bool,
+    stdout: int | IO[Any],
+    stderr: int | IO[Any],
+    own_group: bool,
+) -> subprocess.Popen[bytes]:
+    """git, made by GitPython; the process is then ours to wait for (GitPython's wrapper
+    would stop it when collected). GitPython pipes stdout and stderr itself."""
+    assert stdout == stderr == subprocess.PIPE, "git output is always read"
+    handle = (
+        _gitpython()
+        .Git(str(cwd) if cwd else None)
+        .execute(
+            list(argv),
+            istream=subprocess.PIPE if stdin else None,
+            as_process=True,
+            env=dict(env),
+            start_new_session=own_group,
+        )
+    )
+    proc: subprocess.Popen[bytes] = handle.proc
+    handle.proc = None  # detached: GitPython no longer stops it
+    return proc
+
+
+@functools.cache
+def _gitpython() -> Any:
+    import logging
+
+    import git  # lazy: ~60 ms; nox also turns on DEBUG logging for every logger
+
+    logging.getLogger("git").setLevel(logging.WARNING)
+    return git
+
+
+def _trimmed(result: Result) -> Result:
+    # one final newline is not part of the answer
+    return replace(
+        result, stdout=result.stdout.removesuffix("\n"), stderr=result.stderr.removesuffix("\n")
+    )
+
+
+def execute(
+    cwd: Path, args: Sequence[str], *, stdin: str | None = None, env: Mapping[str, str] | None = None
+) -> Result:
+    result = process.run(
+        ["git", *args],
+        error=GitError,
+        cwd=cwd,
+        env=env,
+        stdin=stdin,
+        errors="surrogateescape",
+        spawn=_spawn,
+    )
+    return _trimmed(result)
+
+
+def failed(args: Sequence[str], result: Result) -> GitError:
+    reason = process.first_line(result.stderr) or result.stdout
+    return GitError(f"git {' '.join(args[:3])} failed: {reason}")
+
+
+class GitRead:
+    """A read-only git command started at once, its output collected in the background."""
+
+    def __init__(self, cwd: Path, args: Sequence[str], stdin: str | None) -> None:
+        self.args = tuple(args)
+        self._started = process.start(
+            ["git", *args],
+            error=GitError,
+            cwd=cwd,
+            stdin=stdin,
+            errors="surrogateescape",
+            spawn=_spawn,
+        )
+
+    def result(self) -> Result:
+        """Wait for git; what :meth:`GitRepo.run` with ``check=False`` returns."""
+        return _trimmed(self._started.result())
+
+    def out(self) -> str:
+        """Wait for git; its output, or :class:`GitError` as :meth:`GitRepo.out` raises."""
+        result = self.result()
+        if not result.ok:
+            raise failed(self.args, result)
+        return result.stdout
+
+
+class GitLog(process.Stream):
+    """:class:`process.Stream` of a git read: a failure raises :class:`GitError` once the
+    output has been read."""
+
+    def __init__(self, cwd: Path, args: Sequence[str], sep: str) -> None:
+        super().__init__(
+            ["git", *args], sep, error=GitError, cwd=cwd, errors="surrogateescape", spawn=_spawn
+        )
+        self.args = tuple(args)
+
+    def __iter__(self) -> Iterator[str]:
+        yield from super().__iter__()
+        if self.status != 0:
+            raise GitError(
+                f"git {' '.join(self.args[:3])} failed: {process.first_line(self.stderr)}"
+            )

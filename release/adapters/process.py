@@ -1,0 +1,443 @@
+"""The one place a process is started: :func:`run` (wait for it), :func:`start` (collect its
+output in the background) and :func:`stream` (read its output as it is written).
+
+Invariants:
+
+- every process runs with a closed or piped stdin, never the terminal's;
+- ``timeout`` kills the process (its whole group when it has one of its own) and the
+  result says ``timed_out``; nothing is left running;
+- a process started with ``own_group=True`` does not see the terminal's Ctrl-C, so an
+  interrupt (or any exception) while waiting for it kills its group before re-raising;
+  one in our own group (git) gets the signal itself, as it would in a shell;
+- output is decoded once, here (``errors``: ``"surrogateescape"`` keeps file names
+  round-trippable, ``"replace"`` is for text shown to people);
+- a program that cannot be started raises the adapter's own error class, never
+  ``OSError``.
+
+Adapters choose how the process is made (``spawn``: :func:`popen`, or GitPython for git)
+and translate failures into the project's errors with :func:`first_line` and
+:func:`last_line`. :func:`atomic_write` is the one way a file is replaced.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, Protocol
+
+from release.errors import ReleaseError
+
+__all__ = [
+    "Result",
+    "Spawn",
+    "Started",
+    "Stream",
+    "atomic_write",
+    "echo",
+    "first_line",
+    "last_line",
+    "popen",
+    "run",
+    "start",
+    "stop_all",
+    "stream",
+]
+
+Errors = type[ReleaseError]
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a finished process said. ``stdout``/``stderr`` are decoded, untrimmed."""
+
+    argv: tuple[str, ...]
+    status: int
+    stdout: str
+    stderr: str
+    seconds: float = field(default=0.0, compare=False)  # how long it took: not part of the answer
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 0 and not self.timed_out
+
+
+class Spawn(Protocol):
+    """Makes the process; :func:`popen` unless an adapter has its own way (GitPython)."""
+
+    def __call__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path | None,
+        env: Mapping[str, str],
+        stdin: bool,
+        stdout: int | IO[Any],
+        stderr: int | IO[Any],
+        own_group: bool,
+    ) -> subprocess.Popen[bytes]: ...
+
+
+def popen(
+    argv: Sequence[str],
+    *,
+    cwd: Path | None,
+    env: Mapping[str, str],
+    stdin: bool,
+    stdout: int | IO[Any],
+    stderr: int | IO[Any],
+    own_group: bool,
+) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+        start_new_session=own_group,
+    )
+
+
+def echo(argv: Sequence[str]) -> None:
+    """``+ argv`` on stderr when ``RELEASE_ECHO`` is set (what a command is about to run)."""
+    if os.environ.get("RELEASE_ECHO"):
+        print("+ " + " ".join(argv), file=sys.stderr, flush=True)
+
+
+# Processes with a group of their own that are still running: :func:`stop_all` ends them.
+_grouped: set[subprocess.Popen[bytes]] = set()
+_grouped_lock = threading.Lock()
+
+
+def _spawned(
+    spawn: Spawn,
+    argv: Sequence[str],
+    error: Errors,
+    *,
+    cwd: Path | None,
+    env: Mapping[str, str] | None,
+    stdin: bool,
+    stdout: int | IO[Any] = subprocess.PIPE,
+    stderr: int | IO[Any] = subprocess.PIPE,
+    own_group: bool = False,
+) -> subprocess.Popen[bytes]:
+    try:
+        proc = spawn(
+            argv,
+            cwd=cwd,
+            env={**os.environ, **(env or {})},
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            own_group=own_group,
+        )
+    except OSError as err:
+        raise error(f"cannot run {argv[0]}: {err.strerror or err}") from None
+    if own_group:
+        with _grouped_lock:
+            _grouped.add(proc)
+    return proc
+
+
+def _forget(proc: subprocess.Popen[bytes]) -> None:
+    with _grouped_lock:
+        _grouped.discard(proc)
+
+
+def _kill(proc: subprocess.Popen[bytes], own_group: bool) -> None:
+    """Stop ``proc`` (its group if it has its own): SIGTERM, then SIGKILL after 5 s."""
+    if not own_group:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def stop_all() -> None:
+    """Stop every process with a group of its own still running (after Ctrl-C, from the
+    main thread, while worker threads wait on them)."""
+    with _grouped_lock:
+        procs = list(_grouped)
+    for proc in procs:
+        _kill(proc, True)
+
+
+def _decode(data: bytes | None, errors: str) -> str:
+    return (data or b"").decode(sys.getfilesystemencoding(), errors)
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    error: Errors,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: str | None = None,
+    timeout: float | None = None,
+    log: Path | None = None,
+    own_group: bool = False,
+    on_timeout: Callable[[], None] | None = None,
+    errors: str = "replace",
+    spawn: Spawn = popen,
+) -> Result:
+    """Run ``argv`` to the end (or ``timeout``). ``log``: stdout and stderr go to this file
+    instead (the result's output is then empty). ``error``: the adapter's error class,
+    raised when the program cannot be started."""
+    started = time.perf_counter()
+    handle = None
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        handle = log.open("wb")
+    try:
+        proc = _spawned(
+            spawn,
+            argv,
+            error,
+            cwd=cwd,
+            env=env,
+            stdin=stdin is not None,
+            stdout=handle or subprocess.PIPE,
+            stderr=subprocess.STDOUT if handle else subprocess.PIPE,
+            own_group=own_group,
+        )
+        timed_out = False
+        data = None if stdin is None else stdin.encode()
+        try:
+            out, err = proc.communicate(data, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill(proc, own_group)
+            out, err = proc.communicate()
+            timed_out = True
+        except BaseException:
+            if own_group:  # it did not see the Ctrl-C: stop it before giving up on it
+                _kill(proc, True)
+                proc.wait()
+            raise
+        finally:
+            _forget(proc)
+    finally:
+        if handle is not None:
+            handle.close()
+    if timed_out and on_timeout is not None:
+        on_timeout()
+    return Result(
+        tuple(argv),
+        proc.returncode,
+        _decode(out, errors),
+        _decode(err, errors),
+        time.perf_counter() - started,
+        timed_out,
+    )
+
+
+class Started:
+    """A process started at once, its output collected in the background (:meth:`result`
+    waits for it)."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        error: Errors,
+        cwd: Path | None,
+        env: Mapping[str, str] | None,
+        stdin: str | None,
+        errors: str,
+        spawn: Spawn,
+    ) -> None:
+        self.argv = tuple(argv)
+        self._errors = errors
+        self._started = time.perf_counter()
+        self._proc = _spawned(spawn, argv, error, cwd=cwd, env=env, stdin=stdin is not None)
+        self._input = None if stdin is None else stdin.encode()
+        self._output: tuple[bytes, bytes] | BaseException = (b"", b"")
+        self._collect = threading.Thread(target=self._communicate, daemon=True)
+        self._collect.start()
+
+    def _communicate(self) -> None:
+        try:
+            self._output = self._proc.communicate(self._input)
+        except BaseException as err:  # handed to the thread that asks for the result
+            self._output = err
+
+    def result(self) -> Result:
+        self._collect.join()
+        if isinstance(self._output, BaseException):
+            raise self._output
+        out, err = self._output
+        return Result(
+            self.argv,
+            self._proc.returncode,
+            _decode(out, self._errors),
+            _decode(err, self._errors),
+            time.perf_counter() - self._started,
+        )
+
+
+def start(
+    argv: Sequence[str],
+    *,
+    error: Errors,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: str | None = None,
+    errors: str = "replace",
+    spawn: Spawn = popen,
+) -> Started:
+    """Start ``argv`` now; :meth:`Started.result` waits for it."""
+    return Started(
+        argv, error=error, cwd=cwd, env=env, stdin=stdin, errors=errors, spawn=spawn
+    )
+
+
+class Stream:
+    """A process started at once, its output read as it writes it: iterate for the pieces
+    of ``stdout.split(sep)`` (one final newline is not output). Close it (or leave the
+    ``with`` block) to stop the process early; :attr:`status` and :attr:`stderr` are set
+    once it has ended."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        sep: str,
+        *,
+        error: Errors,
+        cwd: Path | None,
+        errors: str,
+        spawn: Spawn,
+    ) -> None:
+        self.argv = tuple(argv)
+        self.sep = sep
+        self.status: int | None = None
+        self.stderr = ""
+        self._errors = errors
+        self._proc = _spawned(spawn, argv, error, cwd=cwd, env=None, stdin=False)
+        self._err: list[bytes] = []
+        self._read_all = False
+        self._drain = threading.Thread(target=self._read_stderr, daemon=True)
+        self._drain.start()
+
+    def _read_stderr(self) -> None:
+        assert self._proc.stderr is not None
+        self._err.append(self._proc.stderr.read())
+
+    def __iter__(self) -> Iterator[str]:
+        stdout = self._proc.stdout
+        assert stdout is not None
+        decoder = codecs.getincrementaldecoder(sys.getfilesystemencoding())(self._errors)
+        fd = stdout.fileno()
+        pending = ""
+        try:
+            while chunk := os.read(fd, 1 << 16):
+                text = pending + decoder.decode(chunk)
+                # a final newline is not output: keep it back till more comes
+                held = "\n" if text.endswith("\n") else ""
+                parts = text[: len(text) - len(held)].split(self.sep)
+                pending = parts.pop() + held
+                yield from parts
+            self._read_all = True
+            yield (pending + decoder.decode(b"", final=True)).removesuffix("\n")
+        finally:
+            self.close()
+
+    def close(self) -> int:
+        """Wait for the process (stopping it first unless all its output was read)."""
+        if self.status is not None:
+            return self.status
+        if not self._read_all and self._proc.poll() is None:
+            self._proc.kill()
+        self.status = self._proc.wait()
+        self._drain.join()
+        self.stderr = _decode(b"".join(self._err), self._errors)
+        for pipe in (self._proc.stdout, self._proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        return self.status
+
+    def __enter__(self) -> Stream:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def stream(
+    argv: Sequence[str],
+    sep: str = "\n",
+    *,
+    error: Errors,
+    cwd: Path | None = None,
+    errors: str = "replace",
+    spawn: Spawn = popen,
+) -> Stream:
+    return Stream(argv, sep, error=error, cwd=cwd, errors=errors, spawn=spawn)
+
+
+# -- what a failure says ---------------------------------------------------------------
+
+
+def _lines(text: str) -> list[str]:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith("hint:")]
+    return useful or lines
+
+
+def first_line(text: str, default: str = "") -> str:
+    """The first line that says something (git's ``hint:`` lines skipped)."""
+    lines = _lines(text)
+    return lines[0] if lines else default
+
+
+def last_line(text: str, default: str = "") -> str:
+    """The last line that says something (git's ``hint:`` lines skipped)."""
+    lines = _lines(text)
+    return lines[-1] if lines else default
+
+
+# -- files -----------------------------------------------------------------------------
+
+
+def atomic_write(path: Path, text: str, *, scratch: Path | None = None) -> None:
+    """Replace ``path`` with ``text`` (UTF-8) all at once: readers see the old file or the
+    new one, never part of one. ``scratch``: a fixed name for the file written first (so a
+    write cut short by a kill leaves a known file to clean up), else a unique one beside
+    ``path``. Raises ``OSError``; callers for whom a failed write does not matter (caches)
+    suppress it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if scratch is None:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+        tmp = Path(name)
+    else:
+        tmp = scratch
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise

@@ -1,0 +1,51 @@
+"""Work in progress that must outlive a crash: JSON documents under ``.git/release/``.
+
+A document is replaced atomically (a reader sees the old one or the new one); a write
+cut short leaves only ``<name>.tmp``, which :meth:`StateFile.clear` removes too. A
+document that cannot be read as a JSON object is refused, never half-used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Any, NoReturn
+
+from release.adapters.process import atomic_write
+from release.errors import RefusedError
+
+__all__ = ["StateFile"]
+
+
+class StateFile:
+    """A JSON document under ``.git/release/`` that outlives a crash."""
+
+    def __init__(self, git_dir: Path, name: str) -> None:
+        self.path = git_dir / "release" / name
+
+    def read(self) -> dict[str, Any] | None:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            self.damaged("not a JSON object")
+        return data
+
+    def damaged(self, why: str) -> NoReturn:
+        raise RefusedError(
+            f"{self.path} is damaged ({why}); look at it, then remove it to start over"
+        )
+
+    def write(self, data: dict[str, Any]) -> None:
+        atomic_write(self.path, json.dumps(data, indent=2), scratch=self.path.with_suffix(".tmp"))
+
+    def clear(self) -> None:
+        for path in (self.path, self.path.with_suffix(".tmp")):  # .tmp: a write cut short
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()

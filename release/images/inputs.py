@@ -1,0 +1,218 @@
+"""What a build is made from, and its digest: the context files docker would send
+(``.dockerignore`` applied), the Dockerfile, build args, labels, base image id and
+platform. The same inputs give the same digest on every machine; an unchanged digest
+means an unchanged image. Each context file's sha256 is kept in ``hashes.json`` beside
+the build logs (:class:`HashCache`), so an unchanged re-run reads no file whose size,
+mtime and inode are as they were.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import hashlib
+import json
+import os
+import re
+import threading
+import time
+from pathlib import Path
+
+from release.adapters.engine import MANAGED_LABEL
+from release.adapters.process import atomic_write
+from release.core.matrix import ImageMatrix, Variant
+from release.images.source import BuildSource
+
+__all__ = [
+    "DIGEST_LABEL",
+    "HASHES",
+    "HashCache",
+    "context_files",
+    "input_digest",
+    "labels_for",
+]
+
+DIGEST_LABEL = "org.release.input-digest"
+_STATE_DIR = ".git/release/"  # logs and records, when the context includes .git
+HASHES = "hashes.json"  # in the logs dir: each context file's sha256, by path/size/mtime/inode
+_RACY_NS = 2_000_000_000  # a file modified this recently may change again within its mtime
+
+
+def _ignore_patterns(context: Path) -> list[tuple[re.Pattern[str], bool]]:
+    path = context / ".dockerignore"
+    if not path.exists():
+        return []
+    rules: list[tuple[re.Pattern[str], bool]] = []
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        negate = line.startswith("!")
+        pattern = line[1:].strip() if negate else line
+        pattern = pattern.strip("/").removeprefix("./")
+        regex = ""
+        i = 0
+        while i < len(pattern):
+            if pattern.startswith("**", i):
+                i += 2
+                if pattern.startswith("/", i):
+                    regex += "(?:.*/)?"
+                    i += 1
+                else:
+                    regex += ".*"
+                continue
+            ch = pattern[i]
+            regex += "[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch)
+            i += 1
+        rules.append((re.compile(f"^{regex}(?:/.*)?$"), negate))
+    return rules
+
+
+def context_files(context: Path, dockerfile: Path | None = None) -> list[Path]:
+    """Files docker would send as the build context (``.dockerignore`` applied)."""
+    rules = _ignore_patterns(context)
+    out: list[Path] = []
+    for path in sorted(context.rglob("*")):
+        if not path.is_file() and not path.is_symlink():
+            continue
+        rel = path.relative_to(context).as_posix()
+        excluded = False
+        for pattern, negate in rules:
+            if pattern.match(rel):
+                excluded = not negate
+        if not excluded or (dockerfile is not None and path == dockerfile):
+            out.append(path)
+    return out
+
+
+class HashCache:
+    """Context files' sha256 by relative path, trusted while (size, mtime_ns, inode) match.
+
+    Loaded from ``path`` (a missing or corrupt file is an empty cache), shared by the
+    threads of one run, and written back atomically by :meth:`save` with only the files
+    seen in this run. A file modified within the last couple of seconds is hashed but not
+    kept: it could change again without its mtime moving."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._old = _read_hashes(path) if path is not None else {}
+        self._new: dict[str, tuple[int, int, int, str]] = {}
+        # the variants of a run share their context: it is walked once per run
+        self._listing_lock = threading.Lock()
+        self._listings: dict[tuple[Path, Path], list[bytes]] = {}
+
+    def context_part(self, context: Path, dockerfile: Path) -> list[bytes]:
+        """What :func:`input_digest` hashes for the context's files, computed once."""
+        with self._listing_lock:
+            key = (context, dockerfile)
+            if key not in self._listings:
+                self._listings[key] = _context_part(context, dockerfile, self)
+            return self._listings[key]
+
+    def sha256(self, path: Path, rel: str, st: os.stat_result) -> bytes:
+        key = (st.st_size, st.st_mtime_ns, st.st_ino)
+        with self._lock:
+            entry = self._new.get(rel) or self._old.get(rel)
+        if entry is not None and entry[:3] == key:
+            with self._lock:
+                self._new[rel] = entry
+            return bytes.fromhex(entry[3])
+        digest = hashlib.sha256(path.read_bytes()).digest()
+        after = path.stat()
+        if (after.st_size, after.st_mtime_ns, after.st_ino) == key and (
+            time.time_ns() - st.st_mtime_ns > _RACY_NS
+        ):
+            with self._lock:
+                self._new[rel] = (*key, digest.hex())
+        return digest
+
+    def save(self) -> None:
+        """Write the files seen back (atomically; a failure to write is not an error)."""
+        with self._lock:
+            if self.path is None or self._new == self._old:
+                return
+            data = {"version": 1, "files": {k: list(v) for k, v in sorted(self._new.items())}}
+        with contextlib.suppress(OSError):
+            atomic_write(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def _read_hashes(path: Path) -> dict[str, tuple[int, int, int, str]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    files = data.get("files") if isinstance(data, dict) and data.get("version") == 1 else None
+    if not isinstance(files, dict):
+        return {}
+    out: dict[str, tuple[int, int, int, str]] = {}
+    for rel, entry in files.items():
+        if (
+            isinstance(entry, list)
+            and len(entry) == 4
+            and all(isinstance(n, int) and not isinstance(n, bool) for n in entry[:3])
+            and isinstance(entry[3], str)
+            and re.fullmatch("[0-9a-f]{64}", entry[3])
+        ):
+            out[str(rel)] = (entry[0], entry[1], entry[2], entry[3])
+    return out
+
+
+def _context_part(context: Path, dockerfile: Path, cache: HashCache | None) -> list[bytes]:
+    parts: list[bytes] = []
+    for path in context_files(context, dockerfile):
+        rel = path.relative_to(context).as_posix()
+        if rel.startswith(_STATE_DIR):  # our own logs: writing them changes no input
+            continue
+        st = path.stat()
+        parts.append(f"file {rel} {st.st_mode & 0o111:o}\n".encode())
+        if path.is_symlink():
+            parts.append(str(path.readlink()).encode())
+        elif cache is not None:
+            parts.append(cache.sha256(path, rel, st))
+        else:
+            parts.append(hashlib.sha256(path.read_bytes()).digest())
+    return parts
+
+
+def input_digest(
+    context: Path,
+    dockerfile: Path,
+    build_args: dict[str, str],
+    base_id: str,
+    labels: dict[str, str],
+    platform: str | None,
+    cache: HashCache | None = None,
+) -> str:
+    """The digest of every build input. ``cache`` spares reading unchanged files (and
+    walking the context again for each variant of a run); it never changes the result."""
+    h = hashlib.sha256()
+    parts = (
+        cache.context_part(context, dockerfile)
+        if cache is not None
+        else _context_part(context, dockerfile, None)
+    )
+    for part in parts:
+        h.update(part)
+    h.update(b"dockerfile\n" + dockerfile.read_bytes())
+    for key, value in sorted(build_args.items()):
+        h.update(f"arg {key}={value}\n".encode())
+    for key, value in sorted(labels.items()):
+        h.update(f"label {key}={value}\n".encode())
+    h.update(f"base {base_id}\nplatform {platform}\n".encode())
+    return "sha256:" + h.hexdigest()
+
+
+def labels_for(matrix: ImageMatrix, variant: Variant, source: BuildSource) -> dict[str, str]:
+    created = _dt.datetime.fromtimestamp(source.epoch, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    labels = {
+        "org.opencontainers.image.version": source.version,
+        "org.opencontainers.image.revision": source.revision,
+        "org.opencontainers.image.created": created,
+        "org.release.variant": variant.id,
+        "org.release.cuda": variant.cuda_text,
+        MANAGED_LABEL: "true",
+    }
+    if source.url:
+        labels["org.opencontainers.image.source"] = source.url
+    return labels

@@ -1,0 +1,250 @@
+"""Smoke checks as data: what to check in one variant's image, and how results read. Pure.
+
+:func:`smoke_checks` says what is checked: the engine imports and reports the version
+being built; ``CUDA_VERSION`` and ``/usr/local/cuda/version.json`` match the variant;
+labels and env are right; the entrypoint answers ``--help``; plus the checks in
+``[tool.release.images.smoke]``. Each check is one container-structure-test config.
+A check that needs a GPU and has none is *not run*, never passed.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from release.core.matrix import ImageMatrix, Variant
+from release.images.source import BuildSource
+
+__all__ = [
+    "CheckResult",
+    "CheckStatus",
+    "SmokeCheck",
+    "SmokeReport",
+    "shares_a_run",
+    "smoke_checks",
+]
+
+
+class CheckStatus(enum.Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    TIMED_OUT = "timed out"
+    NOT_RUN = "not run"
+
+
+@dataclass(frozen=True)
+class SmokeCheck:
+    name: str
+    config: dict[str, Any]  # one container-structure-test config (schemaVersion 2.0.0)
+    timeout: float
+    gpu: bool = False
+    argv: tuple[str, ...] = ()  # for GPU checks, run directly with --gpus all
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    status: CheckStatus
+    seconds: float
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class SmokeReport:
+    variant: str
+    image: str
+    image_id: str
+    standin_base: bool
+    results: tuple[CheckResult, ...] = field(default=())
+
+    @property
+    def passed(self) -> bool:
+        return all(r.status in (CheckStatus.PASSED, CheckStatus.NOT_RUN) for r in self.results)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "variant": self.variant,
+            "image": self.image,
+            "image_id": self.image_id,
+            "standin_base": self.standin_base,
+            "passed": self.passed,
+            "checks": [
+                {
+                    "name": r.name,
+                    "status": r.status.value,
+                    "seconds": round(r.seconds, 3),
+                    "detail": r.detail,
+                }
+                for r in self.results
+            ],
+        }
+
+    def lines(self) -> list[str]:
+        marker = (
+            " [on a stand-in base: CUDA layout only, no CUDA libraries]"
+            if self.standin_base
+            else ""
+        )
+        out = [f"smoke({self.variant}): {self.image}{marker}"]
+        for r in self.results:
+            detail = f" - {r.detail}" if r.detail and r.status is not CheckStatus.PASSED else ""
+            out.append(f"  {r.status.value:9} {r.name} ({r.seconds:.1f}s){detail}")
+        verdict = "passed" if self.passed else "FAILED"
+        counts = {s: sum(1 for r in self.results if r.status is s) for s in CheckStatus}
+        out.append(
+            f"smoke({self.variant}): {verdict}: "
+            + ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
+        )
+        return out
+
+
+def _config(**tests: Any) -> dict[str, Any]:
+    return {"schemaVersion": "2.0.0", **tests}
+
+
+def _exact(text: str) -> str:
+    return "(?m)^" + re.escape(text) + "$"
+
+
+def smoke_checks(
+    matrix: ImageMatrix, variant: Variant, source: BuildSource, entrypoint: Sequence[str] = ()
+) -> list[SmokeCheck]:
+    """The checks for one variant. Pure."""
+    smoke = matrix.smoke
+    timeout = smoke.timeout
+    checks: list[SmokeCheck] = []
+    if smoke.package:
+        code = f"import {smoke.package}; print({smoke.package}.__version__)"
+        checks.append(
+            SmokeCheck(
+                f"{smoke.package} imports and reports {source.version}",
+                _config(
+                    commandTests=[
+                        {
+                            "name": "version",
+                            "command": "python3",
+                            "args": ["-c", code],
+                            "exitCode": 0,
+                            "expectedOutput": [_exact(source.version)],
+                        }
+                    ]
+                ),
+                timeout,
+            )
+        )
+    cuda = variant.cuda_text
+    checks.append(
+        SmokeCheck(
+            f"CUDA_VERSION is {cuda}",
+            _config(
+                metadataTest={
+                    "envVars": [{"key": "CUDA_VERSION", "value": _exact(cuda), "isRegex": True}]
+                }
+            ),
+            timeout,
+        )
+    )
+    checks.append(
+        SmokeCheck(
+            f"/usr/local/cuda/version.json says {cuda}",
+            _config(
+                fileContentTests=[
+                    {
+                        "name": "cuda version.json",
+                        "path": "/usr/local/cuda/version.json",
+                        "expectedContents": ['"version"\\s*:\\s*"' + re.escape(cuda) + '"'],
+                    }
+                ]
+            ),
+            timeout,
+        )
+    )
+    labels = [
+        {"key": "org.opencontainers.image.version", "value": source.version},
+        {"key": "org.opencontainers.image.revision", "value": source.revision},
+        {"key": "org.release.variant", "value": variant.id},
+        {"key": "org.release.cuda", "value": cuda},
+    ]
+    checks.append(
+        SmokeCheck(
+            "labels: version, revision, variant, CUDA",
+            _config(metadataTest={"labels": labels}),
+            timeout,
+        )
+    )
+    if smoke.env:
+        env = [{"key": k, "value": v} for k, v in sorted(smoke.env.items())]
+        checks.append(
+            SmokeCheck(
+                "env: " + ", ".join(sorted(smoke.env)),
+                _config(metadataTest={"envVars": env}),
+                timeout,
+            )
+        )
+    if smoke.entrypoint_help and entrypoint:
+        checks.append(
+            SmokeCheck(
+                "entrypoint answers --help",
+                _config(
+                    commandTests=[
+                        {
+                            "name": "help",
+                            "command": entrypoint[0],
+                            "args": [*entrypoint[1:], "--help"],
+                            "exitCode": 0,
+                        }
+                    ]
+                ),
+                timeout,
+            )
+        )
+    for check in smoke.checks:
+        test: dict[str, Any] = {
+            "name": check.name,
+            "command": check.command[0],
+            "args": list(check.command[1:]),
+            "exitCode": check.expect_exit,
+        }
+        if check.expect_output:
+            test["expectedOutput"] = [check.expect_output]
+        checks.append(
+            SmokeCheck(
+                check.name,
+                _config(commandTests=[test]),
+                check.timeout,
+                gpu=check.gpu,
+                argv=check.command,
+            )
+        )
+    checks.append(
+        SmokeCheck(
+            "GPU visible (" + " ".join(smoke.gpu_command) + ")",
+            {},
+            timeout,
+            gpu=True,
+            argv=smoke.gpu_command,
+        )
+    )
+    return checks
+
+
+_STATIC_KINDS = {"metadataTest": "Metadata Test", "fileContentTests": "File Content Test"}
+
+
+def shares_a_run(check: SmokeCheck) -> str | None:
+    """The result name container-structure-test gives a check that runs nothing in a
+    container and holds exactly one test (a metadata test, or one file content test);
+    None for any other check. Such a check cannot hang, so it can share an invocation."""
+    if check.gpu:
+        return None
+    kinds = [key for key in check.config if key != "schemaVersion"]
+    if kinds == ["metadataTest"]:
+        return _STATIC_KINDS["metadataTest"]
+    if kinds == ["fileContentTests"] and len(check.config["fileContentTests"]) == 1:
+        return f"{_STATIC_KINDS['fileContentTests']}: {check.config['fileContentTests'][0]['name']}"
+    return None
+
+
