@@ -60,8 +60,8 @@ def _release(*args: str) -> list[str]:
 def _raw_build_argvs(root: Path) -> list[list[str]]:
     """The docker builds ``release images.build`` ran, spelt out (same args, labels, context)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from release.images.inputs import DIGEST_LABEL, input_digest, labels_for
     from release.adapters.engine import ContainerEngine
+    from release.images.inputs import DIGEST_LABEL, input_digest, labels_for
     from release.images.workspace import Workspace
 
     ws = Workspace.open(root, VERSION)

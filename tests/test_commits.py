@@ -14,9 +14,9 @@ from release.core.commits import (
     parse_log,
     parse_records,
     parse_subject,
-    with_pick_line,
 )
 from release.core.config import Config, config_from_mapping
+from release.core.messages import with_pick_line
 
 ALIASES = Config().alias_map()
 SHA_A = "a" * 40

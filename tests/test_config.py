@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from release.core.config import DEFAULT_CATEGORIES, Config, config_from_mapping, load_config
-from release.errors import ConfigError
 from release.core.versions import parse_version
+from release.errors import ConfigError
 
 
 def test_defaults() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from release.errors import GitError, UsageError
 from release.adapters.git import GitRepo
+from release.errors import GitError, UsageError
 from release.sample import SampleEngine
 
 

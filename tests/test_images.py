@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 
-from release.images.inputs import context_files
 from release.adapters.engine import ContainerEngine
 from release.errors import EngineError
+from release.images.inputs import context_files
 from release.sample import make_sample_engine
 from tests.conftest import CliResult, run_cli
 from tests.docker_support import (
@@ -183,7 +183,8 @@ def make_engine_repo(
     if dockerignore:
         (root / ".dockerignore").write_text(".git\n", encoding="utf-8")
     (root / "noxfile.py").write_text(
-        "from release.cli.nox_sessions import image_sessions\n\nimage_sessions()\n", encoding="utf-8"
+        "from release.cli.nox_sessions import image_sessions\n\nimage_sessions()\n",
+        encoding="utf-8",
     )
     repo = Repo(root, name, image_env(home))
     repo.git("init", "--quiet", "--initial-branch=main")
@@ -507,7 +508,8 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> Repo:
     assert 'name = "example/tinyengine"' in text
     pyproject.write_text(text.replace('name = "example/tinyengine"', f'name = "{repo.name}"'))
     (repo.root / "noxfile.py").write_text(
-        "from release.cli.nox_sessions import image_sessions\n\nimage_sessions()\n", encoding="utf-8"
+        "from release.cli.nox_sessions import image_sessions\n\nimage_sessions()\n",
+        encoding="utf-8",
     )
     repo.git("add", "--all")
     repo.git("commit", "--quiet", "-m", "[CI/Build] Image sessions (#120)")

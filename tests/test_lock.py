@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from release.errors import LockedError
 from release.adapters.lock import repo_lock
+from release.errors import LockedError
 from release.sample import SampleEngine
 
 from .conftest import repo_state, run_cli

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
+from release.core.matrix import ImageMatrix, parse_images
+from release.errors import ConfigError
 from release.images.inputs import HashCache, context_files, input_digest
 from release.images.schedule import read_durations, record_durations, schedule
-from release.errors import ConfigError
-from release.core.matrix import ImageMatrix, parse_images
 from release.images.smoke_checks import smoke_checks
 from release.images.snapshot import diff_states, find_baseline
 from release.images.source import BuildSource

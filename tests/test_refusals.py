@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from release.flows.context import ReleaseContext
 from release.errors import ConflictError
-from release.flows.pick_plan import parse_requests
+from release.flows.context import ReleaseContext
 from release.flows.pick import pick as run_pick
+from release.flows.pick_plan import parse_requests
 from release.sample import ALICE, Change, SampleEngine, add_commit
 
 from .conftest import repo_state, run_cli

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from release.errors import ConfigError, RefusedError, VersionError
 from release.core.versions import ReleaseVersion, TagTemplate, next_rc, parse_version
+from release.errors import ConfigError, RefusedError, VersionError
 
 RC1 = ReleaseVersion(0, 31, 0, rc=1)
 

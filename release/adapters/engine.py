@@ -157,18 +157,6 @@ class ContainerEngine:
         data = self.inspect_image(ref)
         return str(data["Id"]) if data else None
 
-    def labelled(
-        self, kind: str, label: str = MANAGED_LABEL, *, all_states: bool = True
-    ) -> list[str]:
-        """Ids of containers (``kind="container"``) or images carrying ``label``."""
-        if kind == "container":
-            args = ["ps", "--quiet", "--no-trunc", "--filter", f"label={label}"] + (
-                ["--all"] if all_states else []
-            )
-        else:
-            args = ["images", "--quiet", "--no-trunc", "--filter", f"label={label}"]
-        return self.run(args, timeout=60).stdout.split()
-
     def has_gpu_runtime(self) -> bool:
         """Whether the engine knows the ``nvidia`` runtime (a GPU can be passed in)."""
         result = self.run(["info", "--format", "{{json .Runtimes}}"], check=False, timeout=30)
@@ -347,5 +335,3 @@ def _names(data: Mapping[str, Any], ref: str) -> bool:
         return True
     known = set(data.get("RepoTags") or ()) | set(data.get("RepoDigests") or ())
     return bool(_ref_names(ref) & known)
-
-

@@ -20,12 +20,10 @@ from pathlib import Path
 
 from release.adapters import process
 from release.adapters.git_process import GitLog, GitRead, GitResult, execute, failed
-from release.core.plan import short
 from release.errors import GitError, UsageError
 
-__all__ = ["GitRead", "GitRepo", "GitResult", "GitStream", "short"]
+__all__ = ["GitLog", "GitRead", "GitRepo", "GitResult"]
 
-GitStream = GitLog
 
 class GitRepo:
     """A working copy, opened at (or above) a directory."""
@@ -90,7 +88,7 @@ class GitRepo:
         """
         return GitRead(self.root, args, stdin)
 
-    def stream(self, *args: str, sep: str = "\n") -> GitStream:
+    def stream(self, *args: str, sep: str = "\n") -> GitLog:
         """Start a read-only command now; iterate the result for its output split at ``sep``
         (the pieces of ``out(*args).split(sep)``).
 
@@ -190,7 +188,7 @@ class GitRepo:
     def log(self, *range_args: str, fmt: str) -> str:
         return self.out("log", f"--format={fmt}", *range_args, "--")
 
-    def log_stream(self, *range_args: str, fmt: str, sep: str) -> GitStream:
+    def log_stream(self, *range_args: str, fmt: str, sep: str) -> GitLog:
         """:meth:`log`, streamed: records (split at ``sep``) arrive while git writes them."""
         return self.stream("log", f"--format={fmt}", *range_args, "--", sep=sep)
 
@@ -225,10 +223,6 @@ class GitRepo:
         text = self.out("for-each-ref", "--format=%(refname) %(objectname)")
         pairs = (line.split(" ", 1) for line in text.splitlines())
         return {name: sha for name, sha in pairs}
-
-    def show_file(self, ref: str, path: str) -> str | None:
-        result = self.run("show", f"{ref}:{path}", check=False)
-        return result.stdout if result.ok else None
 
     def head(self) -> str:
         """The commit HEAD is at."""
@@ -370,8 +364,6 @@ class GitRepo:
         return self.run(
             "push", "--atomic", "--porcelain", remote, *refspecs, check=False, mutating=True
         )
-
-
 
 
 _NO_OPTIONAL_LOCKS = {"GIT_OPTIONAL_LOCKS": "0"}  # what --no-optional-locks sets

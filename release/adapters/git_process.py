@@ -71,7 +71,11 @@ def _trimmed(result: Result) -> Result:
 
 
 def execute(
-    cwd: Path, args: Sequence[str], *, stdin: str | None = None, env: Mapping[str, str] | None = None
+    cwd: Path,
+    args: Sequence[str],
+    *,
+    stdin: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Result:
     result = process.run(
         ["git", *args],

@@ -303,9 +303,7 @@ def start(
     spawn: Spawn = popen,
 ) -> Started:
     """Start ``argv`` now; :meth:`Started.result` waits for it."""
-    return Started(
-        argv, error=error, cwd=cwd, env=env, stdin=stdin, errors=errors, spawn=spawn
-    )
+    return Started(argv, error=error, cwd=cwd, env=env, stdin=stdin, errors=errors, spawn=spawn)
 
 
 class Stream:

@@ -23,6 +23,7 @@ from release.errors import EngineError
 __all__ = ["apt_mirror", "rootfs_tarball"]
 
 _APT = Path("/etc/apt")
+_NOT_AN_ARCHIVE = ("-security", "-updates", "-backports")  # suites a full system is not made of
 
 
 def _source_entries(apt: Path) -> Iterator[tuple[str, str]]:
@@ -36,15 +37,15 @@ def _source_entries(apt: Path) -> Iterator[tuple[str, str]]:
                 yield fields[1], fields[2]
     for path in sorted((apt / "sources.list.d").glob("*.sources")):
         for stanza in re.split(r"\n\s*\n", path.read_text(errors="replace")):
-            fields = dict(
-                (key.strip().lower(), value.strip())
+            entry = {
+                key.strip().lower(): value.strip()
                 for key, _, value in (
                     line.partition(":") for line in stanza.splitlines() if not line.startswith("#")
                 )
-            )
-            if "deb" in fields.get("types", "").split() and fields.get("enabled", "yes") != "no":
-                for uri in fields.get("uris", "").split():
-                    yield uri, fields.get("suites", "")
+            }
+            if "deb" in entry.get("types", "").split() and entry.get("enabled", "yes") != "no":
+                for uri in entry.get("uris", "").split():
+                    yield uri, entry.get("suites", "")
 
 
 def apt_mirror(env: Mapping[str, str] | None = None, apt: Path = _APT) -> str | None:
@@ -53,7 +54,7 @@ def apt_mirror(env: Mapping[str, str] | None = None, apt: Path = _APT) -> str | 
     if env.get("RELEASE_DEBIAN_MIRROR"):
         return env["RELEASE_DEBIAN_MIRROR"]
     for uri, suites in _source_entries(apt):
-        if not any(s.endswith(("-security", "-updates", "-backports")) for s in suites.split()):
+        if any(not s.endswith(_NOT_AN_ARCHIVE) for s in suites.split()):
             return uri
     return None
 

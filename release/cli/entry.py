@@ -49,5 +49,3 @@ def entry(func: F) -> F:
             raise Exit(code=130) from None
 
     return wrapper  # type: ignore[return-value]
-
-

@@ -68,6 +68,7 @@ def image_sessions(root: str | Path | None = None) -> None:
     import nox
 
     from release.core.config import load_config
+
     base = Path(root) if root is not None else Path.cwd()
     matrix = load_config(base).matrix
     if matrix is None:

@@ -25,6 +25,7 @@ from release.cli.image_tasks import images
 
 __all__ = ["ns"]
 
+
 def _context() -> Any:
     from release.flows.context import ReleaseContext
 

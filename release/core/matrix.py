@@ -39,7 +39,6 @@ _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _ARG = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 PREFIX = "[tool.release.images]"
-LABEL_PREFIX = "org.release"
 
 
 @dataclass(frozen=True)

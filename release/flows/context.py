@@ -31,7 +31,6 @@ class ReleaseContext:
         self.repo = GitRepo(path)
         self.config = config if config is not None else load_config(self.repo.root)
         self.remote_checked = False
-        self.notes_out: list[str] = []
 
     @property
     def root(self) -> Path:

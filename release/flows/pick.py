@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterable
 
 from release.adapters.lock import process_group_alive, repo_lock
 from release.adapters.process import last_line
-from release.core.commits import REASON_TRAILER, with_pick_line
+from release.core.commits import REASON_TRAILER
+from release.core.messages import with_pick_line
 from release.core.plan import Plan, short
 from release.errors import ConflictError, RefusedError
 from release.flows.branch import ReleaseBranch, resolve_candidates

@@ -64,9 +64,7 @@ class PickJournal:
         data: dict[str, Any] = {
             "branch": self.branch,
             "orig_head": self.orig_head,
-            "queue": [
-                {"sha": q.sha, "subject": q.subject, "reason": q.reason} for q in self.queue
-            ],
+            "queue": [{"sha": q.sha, "subject": q.subject, "reason": q.reason} for q in self.queue],
             "status": self.status.value,
             "pid": self.pid,
             "pgid": self.pgid,
@@ -83,7 +81,9 @@ def _queued(item: Any) -> QueuedPick | None:
     if "subject" not in item:
         return None
     reason = item.get("reason")
-    return QueuedPick(item["sha"], str(item["subject"]), reason if isinstance(reason, str) else None)
+    return QueuedPick(
+        item["sha"], str(item["subject"]), reason if isinstance(reason, str) else None
+    )
 
 
 def _conflict(data: Any) -> Conflict | None:

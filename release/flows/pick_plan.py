@@ -133,5 +133,3 @@ def plan_pick(state: PickState) -> Plan:
         tuple(steps),
         {"branch": state.branch, "head": state.head},
     )
-
-

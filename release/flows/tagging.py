@@ -13,7 +13,6 @@ import datetime as _dt
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from release.adapters.lock import repo_lock
 from release.core import changelog as changelog_mod
@@ -69,8 +68,6 @@ def choose_version(
         raise RefusedError(
             f"{requested} is not greater than the latest tag of this release, {latest}{hint}"
         )
-    if requested.is_rc and any(not v.is_rc for v in ours):
-        raise RefusedError(f"{base} is already released; an rc after it would go back")
     return requested
 
 
@@ -289,7 +286,3 @@ def promote(
         return _plan("promote", request, changelog_first=False, notes=notes, extra=extra), request
 
     return _plan_and_run(ctx, "promote", build, dry_run=dry_run, say=say)
-
-
-def changelog_path(ctx: ReleaseContext) -> Path:
-    return ctx.root / ctx.config.changelog

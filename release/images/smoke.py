@@ -89,7 +89,9 @@ def _verdict(
 ) -> CheckResult:
     failures = [r for r in results if not r.get("Pass")]
     if failures or failed:
-        errors = "; ".join(e for r in failures for e in (r.get("Errors") or [])) or last_line(stdout, 'no output')
+        errors = "; ".join(e for r in failures for e in (r.get("Errors") or [])) or last_line(
+            stdout, "no output"
+        )
         one_line = errors.strip().replace("\n", "\\n")
         return CheckResult(check.name, CheckStatus.FAILED, seconds, one_line)
     return CheckResult(check.name, CheckStatus.PASSED, seconds)
@@ -106,7 +108,10 @@ def run_check(engine: ContainerEngine, image: str, check: SmokeCheck, workdir: P
         )
     if not report.exists():
         return CheckResult(
-            check.name, CheckStatus.FAILED, seconds, last_line(proc.stderr or proc.stdout, 'no output')
+            check.name,
+            CheckStatus.FAILED,
+            seconds,
+            last_line(proc.stderr or proc.stdout, "no output"),
         )
     data = json.loads(report.read_text(encoding="utf-8"))
     return _verdict(check, data.get("Results", []), bool(data.get("Fail")), proc.stdout, seconds)
@@ -209,7 +214,7 @@ def run_smoke(
                         check.name,
                         status,
                         time.perf_counter() - started,
-                        "" if run.ok else last_line(run.stderr or run.stdout, 'no output'),
+                        "" if run.ok else last_line(run.stderr or run.stdout, "no output"),
                     )
                 )
             else:

@@ -246,5 +246,3 @@ def shares_a_run(check: SmokeCheck) -> str | None:
     if kinds == ["fileContentTests"] and len(check.config["fileContentTests"]) == 1:
         return f"{_STATIC_KINDS['fileContentTests']}: {check.config['fileContentTests'][0]['name']}"
     return None
-
-

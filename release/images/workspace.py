@@ -22,7 +22,7 @@ from release.images.build import BuildResult, BuildStatus, build_images
 from release.images.source import BuildSource, read_source
 
 if TYPE_CHECKING:  # imported where used: a build needs neither
-    from release.images.smoke import SmokeReport
+    from release.images.smoke_checks import SmokeReport
     from release.images.snapshot import SnapshotReport
 
 __all__ = ["ImagesFailed", "Workspace", "build", "matrix_json", "smoke", "snapshot"]

@@ -176,7 +176,7 @@ class SampleEngine:
     repo: GitRepo
     shas: dict[int, str] = field(default_factory=dict)  # PR number -> main sha
 
-    def commit(self, change: Change, clock: list[int] | None = None) -> str:
+    def commit(self, change: Change) -> str:
         sha = add_commit(self.repo, change, self.shas)
         pr = _pr(change.subject)
         if pr is not None:

@@ -62,7 +62,9 @@ class Rehearsal:
         for line in (proc.stdout + proc.stderr).rstrip().splitlines():
             self.say("    " + line)
         if proc.status != expect:
-            raise RehearsalError(f"`release {' '.join(args)}` exited {proc.status}, expected {expect}")
+            raise RehearsalError(
+                f"`release {' '.join(args)}` exited {proc.status}, expected {expect}"
+            )
         return proc.stdout
 
     def git(self, *args: str, check: bool = True) -> str:

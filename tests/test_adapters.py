@@ -1,0 +1,203 @@
+"""The process runner, atomic writes, the apt mirror and the pick journal, on real processes
+and files."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from release.adapters import process
+from release.adapters.rootfs import apt_mirror
+from release.errors import EngineError, GitError, RefusedError
+from release.flows.pick_journal import (
+    Conflict,
+    Journal,
+    JournalStatus,
+    PickJournal,
+    QueuedPick,
+)
+
+PY = sys.executable
+
+
+def test_run_collects_output_status_and_stdin() -> None:
+    code = "import sys; data = sys.stdin.read(); print(data.upper()); sys.exit(3)"
+    result = process.run([PY, "-c", code], error=EngineError, stdin="hello")
+    assert (result.status, result.stdout, result.ok) == (3, "HELLO\n", False)
+
+
+def test_a_timeout_kills_the_whole_group(tmp_path: Path) -> None:
+    """The child of the child dies too: nothing is left running after a timeout."""
+    pid_file = tmp_path / "grandchild.pid"
+    code = (
+        "import subprocess, sys, time; "
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+        f"open({str(pid_file)!r}, 'w').write(str(p.pid)); time.sleep(60)"
+    )
+    called = []
+    started = time.monotonic()
+    result = process.run(
+        [PY, "-c", code],
+        error=EngineError,
+        timeout=2,
+        own_group=True,
+        on_timeout=lambda: called.append(True),
+    )
+    assert result.timed_out and not result.ok and called == [True]
+    assert time.monotonic() - started < 30
+    grandchild = int(pid_file.read_text())
+    for _ in range(50):  # reaped by init: give it a moment
+        try:
+            os.kill(grandchild, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"process {grandchild} outlived the timeout")
+
+
+def test_a_program_that_cannot_start_raises_the_adapters_error(tmp_path: Path) -> None:
+    with pytest.raises(GitError, match=r"cannot run .*no-such-program"):
+        process.run([str(tmp_path / "no-such-program")], error=GitError)
+
+
+def test_output_goes_to_the_log_when_asked(tmp_path: Path) -> None:
+    log = tmp_path / "logs" / "out.log"
+    code = "import sys; print('out'); print('err', file=sys.stderr)"
+    result = process.run([PY, "-c", code], error=EngineError, log=log)
+    assert result.stdout == "" and sorted(log.read_text().split()) == ["err", "out"]
+
+
+def test_started_and_streamed_reads_answer_as_run_does() -> None:
+    code = "print('a|b|c', end='')"
+    ran = process.run([PY, "-c", code], error=EngineError)
+    assert process.start([PY, "-c", code], error=EngineError).result() == ran
+    with process.stream([PY, "-c", code], "|", error=EngineError) as pieces:
+        assert list(pieces) == ran.stdout.split("|")
+    assert pieces.status == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "last"),
+    [
+        (
+            "hint: try this\nfatal: bad thing\nhint: or that\n",
+            "fatal: bad thing",
+            "fatal: bad thing",
+        ),
+        ("\n  one \n\n two\n", "one", "two"),
+        ("", "", ""),
+        ("hint: only hints\n", "hint: only hints", "hint: only hints"),
+    ],
+)
+def test_first_and_last_line(text: str, first: str, last: str) -> None:
+    assert (process.first_line(text), process.last_line(text)) == (first, last)
+    assert process.last_line("", "no output") == "no output"
+
+
+def test_atomic_write_replaces_and_leaves_no_scratch(tmp_path: Path) -> None:
+    target = tmp_path / "deep" / "state.json"
+    process.atomic_write(target, "one")
+    process.atomic_write(target, "two\r\n")
+    assert target.read_bytes() == b"two\r\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["state.json"]
+    scratch = tmp_path / "state.tmp"
+    process.atomic_write(target, "three", scratch=scratch)
+    assert target.read_text() == "three" and not scratch.exists()
+
+
+def _apt(tmp_path: Path, sources: dict[str, str]) -> Path:
+    (tmp_path / "sources.list.d").mkdir()
+    for name, text in sources.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("sources", "expected"),
+    [
+        pytest.param(
+            {
+                "sources.list.d/debian.sources": (
+                    "Types: deb\n# a comment\nURIs: http://mirror.test/debian\n"
+                    "Suites: bookworm bookworm-updates\nComponents: main\n\n"
+                    "Types: deb\nURIs: http://mirror.test/debian-security\n"
+                    "Suites: bookworm-security\n"
+                )
+            },
+            "http://mirror.test/debian",
+            id="deb822",
+        ),
+        pytest.param(
+            {
+                "sources.list": (
+                    "# deb http://commented.test/debian bookworm main\n"
+                    "deb-src http://src.test/debian bookworm main\n"
+                    "deb http://security.test/debian-security bookworm-security main\n"
+                    "deb [arch=amd64 signed-by=/k.gpg] http://one-line.test/debian bookworm main\n"
+                )
+            },
+            "http://one-line.test/debian",
+            id="one-line, options and comments",
+        ),
+        pytest.param(
+            {
+                "sources.list.d/x.sources": "Types: deb\nEnabled: no\nURIs: http://off.test\nSuites: bookworm\n"
+            },
+            None,
+            id="disabled",
+        ),
+        pytest.param({}, None, id="none"),
+    ],
+)
+def test_apt_mirror_is_read_from_the_machines_sources(
+    tmp_path: Path, sources: dict[str, str], expected: str | None
+) -> None:
+    assert apt_mirror({}, _apt(tmp_path, sources)) == expected
+    override = {"RELEASE_DEBIAN_MIRROR": "http://override.test/debian"}
+    assert apt_mirror(override, tmp_path) == "http://override.test/debian"
+
+
+def test_the_journal_round_trips_and_is_stamped(tmp_path: Path) -> None:
+    journal = Journal(tmp_path)
+    queue = (QueuedPick("a" * 40, "[Bugfix] one (#1)", "regression"), QueuedPick("b" * 40, "two"))
+    written = journal.write(
+        PickJournal("releases/v0.1.0", "c" * 40, queue).stopped(
+            queue, Conflict("a" * 40, "[Bugfix] one (#1)", ("x.py",))
+        )
+    )
+    assert written.pid == os.getpid() and written.pgid == os.getpgid(0)
+    assert journal.read() == written
+    assert written.status is JournalStatus.CONFLICT
+    assert written.advanced(queue[1:]).conflict is None
+    journal.clear()
+    assert journal.read() is None and not any((tmp_path / "release").iterdir())
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        ({"branch": "b", "orig_head": "h", "queue": []}, "no valid status"),
+        ({"branch": "b", "orig_head": "h", "queue": [{"sha": 1}], "status": "running"}, "queue"),
+        ({"branch": "b", "orig_head": "h", "queue": [], "status": "paused"}, "unknown status"),
+        (
+            {
+                "branch": "b",
+                "orig_head": "h",
+                "queue": [{"sha": "a", "subject": "s"}],
+                "status": "conflict",
+            },
+            "no valid conflict",
+        ),
+    ],
+)
+def test_a_damaged_journal_is_refused(tmp_path: Path, data: dict[str, object], why: str) -> None:
+    (tmp_path / "release").mkdir()
+    (tmp_path / "release" / "pick.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(RefusedError, match=f"damaged .*{why}"):
+        Journal(tmp_path).read()

@@ -1,0 +1,226 @@
+"""The architecture as a contract: the folders are the layers, and imports only point down.
+
+Layers, bottom to top: ``errors`` (and the package root), ``core`` (pure values and
+rules), ``adapters`` (processes, git, docker, files), ``flows`` (git workflows),
+``images`` (image workflows), ``sample`` (the bundled engine and the rehearsal), ``cli``
+(invoke tasks, console script, nox sessions). A module may import its own layer and the
+layers below it, never one above; no import cycle, lazy imports included; no private name
+crosses a module boundary; only adapters start processes; every module imports on its own
+in a fresh interpreter.
+"""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "release"
+LAYERS = ("errors", "core", "adapters", "flows", "images", "sample", "cli")
+# Runs inside an image (sent to ``python3 -``), not in this process: it may start processes.
+IN_IMAGE = {"release.images.snapshot_probe"}
+PROCESS_MODULES = {"subprocess", "git", "multiprocessing", "pty"}
+MAX_LINES = 450  # "about 400": a module past this mixes concerns
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        if "engine" in rel.parts[1:3] and rel.parts[1] == "sample":
+            continue  # the sample engine is data: it runs inside its images
+        parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    if len(parts) == 1 or parts[1] in ("errors", "__main__"):
+        return LAYERS.index("cli") if parts[-1] == "__main__" else 0
+    return LAYERS.index(parts[1])
+
+
+def _imports(source: Path | str) -> list[tuple[str, tuple[str, ...], int]]:
+    """(module, names, line) for every import in a file (or source text), lazy and
+    TYPE_CHECKING ones too."""
+    text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
+    out = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            out += [(alias.name, (), node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = tuple(alias.name for alias in node.names)
+            out.append((node.module, names, node.lineno))
+    return out
+
+
+def _targets(module: str, names: tuple[str, ...]) -> list[str]:
+    """The project modules an import statement loads (``from release.x import y``: y if it is
+    a module, else x)."""
+    if module != "release" and not module.startswith("release."):
+        return []
+    found = [f"{module}.{name}" for name in names if f"{module}.{name}" in MODULES]
+    return found or ([module] if module in MODULES else [])
+
+
+def _graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        graph[module] = {
+            target
+            for imported, names, _ in _imports(path)
+            for target in _targets(imported, names)
+            if target != module
+        }
+    return graph
+
+
+def test_every_folder_is_a_known_layer() -> None:
+    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert folders == set(LAYERS) - {"errors"}
+
+
+def upward(module: str, source: Path | str) -> list[str]:
+    return [
+        f"line {line}: {target} ({LAYERS[_layer(target)]})"
+        for imported, names, line in _imports(source)
+        for target in _targets(imported, names)
+        if _layer(target) > _layer(module)
+    ]
+
+
+def cycle(graph: dict[str, set[str]]) -> list[str]:
+    try:
+        tuple(graphlib.TopologicalSorter(graph).static_order())
+    except graphlib.CycleError as err:
+        return list(err.args[1])
+    return []
+
+
+def borrowed(source: Path | str) -> list[str]:
+    return [
+        f"line {line}: {name} from {imported}"
+        for imported, names, line in _imports(source)
+        if imported.startswith("release")
+        for name in names
+        if name.startswith("_") and not name.startswith("__")
+    ]
+
+
+def process_imports(module: str, source: Path | str) -> list[str]:
+    if _layer(module) == LAYERS.index("adapters"):
+        return []
+    return [
+        f"line {line}: {imported}"
+        for imported, _, line in _imports(source)
+        if imported.split(".")[0] in PROCESS_MODULES
+    ]
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_point_down(module: str) -> None:
+    found = upward(module, MODULES[module])
+    assert not found, f"{module} ({LAYERS[_layer(module)]}) imports upward: {found}"
+
+
+def test_no_import_cycle() -> None:
+    assert not cycle(_graph()), f"import cycle: {' -> '.join(cycle(_graph()))}"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_private_name_crosses_a_module_boundary(module: str) -> None:
+    found = borrowed(MODULES[module])
+    assert not found, f"{module} borrows private names: {found}"
+
+
+@pytest.mark.parametrize("module", sorted(set(MODULES) - IN_IMAGE))
+def test_only_adapters_start_processes(module: str) -> None:
+    found = process_imports(module, MODULES[module])
+    assert not found, f"{module} starts processes itself: {found}"
+
+
+# The checks above, each shown to fail on the violation it is there for.
+VIOLATIONS = [
+    pytest.param(
+        lambda: upward("release.core.notes", "def f():\n    from release.cli.tasks import ns\n"),
+        id="a lazy upward import",
+    ),
+    pytest.param(
+        lambda: upward("release.flows.cut", "from release.images import build\n"),
+        id="flows importing images",
+    ),
+    pytest.param(
+        lambda: cycle(
+            {
+                "release.cli.tasks": {"release.cli.image_tasks"},
+                "release.cli.image_tasks": {"release.cli.tasks"},
+            }
+        ),
+        id="a cycle inside one layer",
+    ),
+    pytest.param(lambda: borrowed("from release.flows.pick import _Picker\n"), id="a private name"),
+    pytest.param(
+        lambda: process_imports("release.flows.push", "import subprocess\n"),
+        id="a workflow starting a process",
+    ),
+]
+
+
+@pytest.mark.parametrize("check", VIOLATIONS)
+def test_each_contract_check_can_fail(check: object) -> None:
+    assert callable(check) and check()
+
+
+def test_the_contract_allows_what_the_layers_allow() -> None:
+    assert not upward("release.cli.tasks", "from release.flows.pick import pick\n")
+    assert not upward("release.images.source", "from release.flows.context import ReleaseContext\n")
+    assert not process_imports("release.adapters.engine", "import subprocess\n")
+
+
+def test_processes_start_in_one_module() -> None:
+    """Inside adapters, only the process runner spawns (git's spawner hands GitPython the
+    command and the runner waits for it)."""
+    spawning = {
+        module
+        for module, path in MODULES.items()
+        if module not in IN_IMAGE
+        and any(
+            imported == "subprocess" or imported.startswith("git")
+            for imported, _, _ in _imports(path)
+        )
+    }
+    assert spawning == {"release.adapters.process", "release.adapters.git_process"}
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_module_size(module: str) -> None:
+    lines = len(MODULES[module].read_text(encoding="utf-8").splitlines())
+    assert lines <= MAX_LINES, f"{module} has {lines} lines; split it by concern"
+
+
+def _import_alone(module: str) -> tuple[str, str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", f"import {module}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return module, proc.stderr.strip().splitlines()[-1] if proc.returncode else ""
+
+
+def test_every_module_imports_on_its_own() -> None:
+    """Each module in a fresh interpreter: an import that works only after another module
+    was imported first (a hidden cycle) fails here."""
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        failures = {m: err for m, err in pool.map(_import_alone, sorted(MODULES)) if err}
+    assert not failures, failures
