@@ -106,14 +106,31 @@ def cycle(graph: dict[str, set[str]]) -> list[str]:
     return []
 
 
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
 def borrowed(source: Path | str) -> list[str]:
-    return [
-        f"line {line}: {name} from {imported}"
-        for imported, names, line in _imports(source)
-        if imported.startswith("release")
-        for name in names
-        if name.startswith("_") and not name.startswith("__")
-    ]
+    """Private names taken from another module: imported by name, or read off a module
+    imported whole (``import release.x as x`` ... ``x._y``)."""
+    text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
+    tree = ast.parse(text)
+    found, modules = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("release"):
+            for alias in node.names:
+                if _private(alias.name):
+                    found.append(f"line {node.lineno}: {alias.name} from {node.module}")
+                elif f"{node.module}.{alias.name}" in MODULES:
+                    modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            modules.update(a.asname for a in node.names if a.asname and a.name in MODULES)
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute) or not isinstance(node.value, ast.Name):
+            continue
+        if node.value.id in modules and _private(node.attr):
+            found.append(f"line {node.lineno}: {node.value.id}.{node.attr}")
+    return found
 
 
 def process_imports(module: str, source: Path | str) -> list[str]:
@@ -168,6 +185,10 @@ VIOLATIONS = [
         id="a cycle inside one layer",
     ),
     pytest.param(lambda: borrowed("from release.flows.pick import _Picker\n"), id="a private name"),
+    pytest.param(
+        lambda: borrowed("from release.flows import pick as flow\nflow._confirm(1, 2)\n"),
+        id="a private name read off a module",
+    ),
     pytest.param(
         lambda: process_imports("release.flows.push", "import subprocess\n"),
         id="a workflow starting a process",

