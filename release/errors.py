@@ -14,6 +14,7 @@ __all__ = [
     "LockedError",
     "RefusedError",
     "ReleaseError",
+    "Terminated",
     "UsageError",
     "VersionError",
 ]
@@ -74,3 +75,10 @@ class EngineError(ReleaseError):
     """The container engine is missing, unreachable or failed; the message says how to fix it."""
 
     exit_code = 6
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what CI sends on cancel, and ``timeout``): the run stops as on Ctrl-C, its
+    cleanup included, and exits 143."""
+
+    exit_code = 143

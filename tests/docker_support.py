@@ -175,9 +175,12 @@ def interrupt_when(
     ready: Callable[[str], bool],
     *,
     limit: float = 120,
+    sig: int = signal.SIGINT,
+    group: bool = True,
 ) -> Interrupted:
-    """Start ``argv`` in its own process group, send the group SIGINT once ``ready(output so far)``
-    holds (polled), and wait for it to exit."""
+    """Start ``argv`` in its own process group, send ``sig`` once ``ready(output so far)``
+    holds (polled), and wait for it to exit: to the whole group (a terminal's Ctrl-C), or
+    with ``group=False`` to the process alone (CI's cancel, ``timeout``)."""
     out_path = cwd.parent / f"interrupt-{uuid.uuid4().hex[:8]}.out"
     with out_path.open("w") as out:
         proc = subprocess.Popen(
@@ -204,7 +207,7 @@ def interrupt_when(
                 )
             time.sleep(0.2)
         sent = time.monotonic()
-        os.killpg(proc.pid, signal.SIGINT)
+        (os.killpg if group else os.kill)(proc.pid, sig)
         code = proc.wait(timeout=60)
         return Interrupted(code, out_path.read_text(errors="replace"), time.monotonic() - sent)
     finally:

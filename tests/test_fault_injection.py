@@ -152,6 +152,7 @@ class KillPoint:
     commits: int | None = None  # picks on the branch when the kill lands (None: any)
     debris: tuple[str, ...] = ()  # what the kill leaves under .git, proof of where it landed
     staged: bool = False  # the patch being picked sits in the index, uncommitted
+    group: bool = True  # the signal goes to the whole group (a terminal), or to release alone
 
 
 def _after_commit(n: int) -> KillPoint:
@@ -207,6 +208,24 @@ def _hook_waits(n: int, sig: int = signal.SIGKILL, label: str = "killed") -> Kil
     )
 
 
+def _terminated_in_hook(n: int) -> KillPoint:
+    """SIGTERM to release alone, as CI's cancel or ``timeout`` sends it, while git waits on a
+    post-commit hook; the hook lives as long as its git does."""
+
+    def arm(engine: SampleEngine, work: Path) -> None:
+        action = f"touch '{work / 'waiting'}'; while kill -0 $PPID 2>/dev/null; do sleep 0.05; done"
+        _hook(engine, "post-commit", _counting(work / "count", {n}, action))
+
+    return KillPoint(
+        f"sigterm-in-hook-{n}",
+        arm,
+        lambda engine, work: work / "waiting",
+        signal.SIGTERM,
+        commits=n,
+        group=False,
+    )
+
+
 POINTS = {
     p.id: p
     for p in (
@@ -219,6 +238,7 @@ POINTS = {
         _ref_locked(3),
         _hook_waits(8),
         _hook_waits(5, signal.SIGINT, "ctrl-c"),
+        _terminated_in_hook(7),
     )
 }
 
@@ -249,7 +269,7 @@ def _run_killed(
                 assert proc.poll() is None, "the pick ended before the kill point:\n" + _out(work)
                 assert time.monotonic() < deadline, "kill point never reached"
                 time.sleep(0.002)
-            os.killpg(proc.pid, point.sig)
+            (os.killpg if point.group else os.kill)(proc.pid, point.sig)
         code = proc.wait(timeout=DEADLINE)
         if wait_group:
             # Ctrl-C lets git and the hook exit on their own, a moment after release;
@@ -278,6 +298,9 @@ def _assert_interrupted(
     if point.sig == signal.SIGINT:
         assert code == 130, _out(work)
         assert "interrupted; re-run" in _out(work)
+    elif point.sig == signal.SIGTERM:
+        assert code == 143, _out(work)
+        assert "terminated; re-run" in _out(work)
     else:
         assert code == -signal.SIGKILL, f"exit {code}:\n{_out(work)}"
     if point.commits is not None:
@@ -333,6 +356,7 @@ RERUN = [
     "ref-locked-3",
     "killed-in-hook-8",
     "ctrl-c-in-hook-5",
+    "sigterm-in-hook-7",
 ]
 
 

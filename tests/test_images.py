@@ -15,6 +15,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -1088,9 +1089,19 @@ def wait_until_gone(text: str, limit: float = 15) -> list[str]:
     return found
 
 
+STOPS = [
+    pytest.param(signal.SIGINT, True, 130, "interrupted", id="ctrl-c"),
+    pytest.param(signal.SIGTERM, False, 143, "terminated", id="sigterm"),
+]
+
+
 @images
-def test_ctrl_c_during_a_build_leaves_nothing(interruptible: Repo, docker: ContainerEngine) -> None:
+@pytest.mark.parametrize(("sig", "group", "code", "says"), STOPS)
+def test_stopped_during_a_build_leaves_nothing(
+    interruptible: Repo, docker: ContainerEngine, sig: int, group: bool, code: int, says: str
+) -> None:
     log = interruptible.state / "logs" / "build-slow.log"
+    log.unlink(missing_ok=True)  # a log from an earlier run would say "ready" too soon
     said: list[str] = []
 
     def sleeping(output: str) -> bool:  # the build log is written as the build goes
@@ -1104,11 +1115,13 @@ def test_ctrl_c_during_a_build_leaves_nothing(interruptible: Repo, docker: Conta
         interruptible.root,
         interruptible.env,
         sleeping,
+        sig=sig,
+        group=group,
     )
-    assert stopped.code == 130, stopped.output
+    assert stopped.code == code, stopped.output
     # output to a file (as to a CI log's pipe) shows the progress line while the build runs
     assert "build(slow): building" in said[0], said[0]
-    assert "error: interrupted; re-run the same command to continue" in stopped.output
+    assert f"error: {says}; re-run the same command to continue" in stopped.output
     assert stopped.seconds < 20  # not the minutes the step sleeps
     assert docker.image_id(f"{interruptible.name}:v0.1.0-slow") is None
     iid = interruptible.state / "logs" / "build-slow.iid"
@@ -1118,8 +1131,9 @@ def test_ctrl_c_during_a_build_leaves_nothing(interruptible: Repo, docker: Conta
 
 
 @images
-def test_ctrl_c_during_smoke_leaves_no_container(
-    interruptible: Repo, docker: ContainerEngine
+@pytest.mark.parametrize(("sig", "group", "code", "says"), STOPS)
+def test_stopped_during_smoke_leaves_no_container(
+    interruptible: Repo, docker: ContainerEngine, sig: int, group: bool, code: int, says: str
 ) -> None:
     built = interruptible.release("images.build", "--variant", "good")
     assert built.code == 0, built.output
@@ -1136,9 +1150,11 @@ def test_ctrl_c_during_smoke_leaves_no_container(
         interruptible.root,
         interruptible.env,
         waiting,
+        sig=sig,
+        group=group,
     )
-    assert stopped.code == 130, stopped.output
-    assert "error: interrupted" in stopped.output
+    assert stopped.code == code, stopped.output
+    assert f"error: {says}" in stopped.output
     assert stopped.seconds < 30
     assert containers(docker, f"ancestor={tag}") == []
     assert managed_leftovers(docker, interruptible.head) == NOTHING_LEFT

@@ -154,6 +154,117 @@ def _nothing(engine: SampleEngine) -> None:
     return None
 
 
+# -- git in the middle of something, and the tool's own unfinished work ---------------
+
+
+def _try(engine: SampleEngine, *args: str, env: dict[str, str] | None = None) -> None:
+    """A git command that is meant to stop half-way (it exits non-zero)."""
+    engine.repo.run(*args, check=False, env=env)
+
+
+def _mid_merge(engine: SampleEngine) -> None:
+    """Merged, nothing left to resolve, not committed: MERGE_HEAD and a clean tree."""
+    _git(engine, "merge", "--no-commit", "--no-ff", "-s", "ours", "main")
+
+
+def _mid_cherry_pick_conflict(engine: SampleEngine) -> None:
+    _try(engine, "cherry-pick", "-x", engine.shas[108])  # needs #107's rename: conflicts
+
+
+def _mid_cherry_pick_empty(engine: SampleEngine) -> None:
+    """A commit already on the branch, picked again: git stops on the empty result."""
+    _try(engine, "cherry-pick", "main~6")
+
+
+def _mid_cherry_pick_sequence(engine: SampleEngine) -> None:
+    _try(engine, "cherry-pick", "main~6", "main~7")
+
+
+def _mid_revert(engine: SampleEngine) -> None:
+    add_commit(engine.repo, Change("[Misc] One (#140)", ALICE, {"same.txt": "one\n"}))
+    add_commit(engine.repo, Change("[Misc] Two (#141)", ALICE, {"same.txt": "two\n"}))
+    _try(engine, "revert", "--no-edit", "HEAD~1")
+
+
+def _mid_rebase(engine: SampleEngine) -> None:
+    _try(engine, "rebase", "-i", "HEAD~1", env={"GIT_SEQUENCE_EDITOR": "sed -i 1s/^pick/edit/"})
+
+
+def _mid_am(engine: SampleEngine) -> None:
+    patch = engine.root.parent / "108.patch"
+    patch.write_text(_git(engine, "format-patch", "-1", "--stdout", engine.shas[108]) + "\n")
+    _try(engine, "am", str(patch))
+
+
+def _mid_bisect(engine: SampleEngine) -> None:
+    _git(engine, "bisect", "start")
+
+
+def _pick_interrupted(engine: SampleEngine) -> None:
+    """What a pick killed between two cherry-picks leaves: its journal, status running."""
+    head = _git(engine, "rev-parse", "HEAD")
+    queue = f'[{{"sha": "{engine.shas[109]}", "subject": "fix", "reason": null}}]'
+    _state_file(
+        f'{{"branch": "{BRANCH}", "orig_head": "{head}", "queue": {queue}, "status": "running"}}'
+    )(engine)
+
+
+def _tagged_during_pick(engine: SampleEngine) -> None:
+    """A pick waits on a conflict; meanwhile a commit is made and tagged by hand."""
+    _stopped_on_conflict(engine)
+    _git(engine, "commit", "--quiet", "--allow-empty", "-m", "[Misc] Made by hand (#142)")
+    _git(engine, "tag", "-a", "v0.1.0rc1", "-m", "v0.1.0rc1")
+
+
+# -- odd files and paths --------------------------------------------------------------
+
+
+def _write(rel: str, data: bytes, *, commit: bool = False) -> Setup:
+    def setup(engine: SampleEngine) -> None:
+        path = engine.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        if commit:
+            _git(engine, "add", "--", rel)
+            _git(engine, "commit", "--quiet", "-m", f"[Misc] Add {rel}")
+
+    return setup
+
+
+def _directory(rel: str) -> Setup:
+    def setup(engine: SampleEngine) -> None:
+        (engine.root / rel).mkdir(parents=True)
+        (engine.root / rel / "keep").write_text("x\n", encoding="utf-8")
+
+    return setup
+
+
+def _changelog_symlink_out(engine: SampleEngine) -> None:
+    outside = engine.root.parent / "elsewhere.md"
+    outside.write_text("# Changelog\n", encoding="utf-8")
+    (engine.root / "CHANGELOG.md").symlink_to(outside)
+    _git(engine, "add", "CHANGELOG.md")
+    _git(engine, "commit", "--quiet", "-m", "[Misc] Changelog elsewhere")
+
+
+def _ignored_draft(engine: SampleEngine) -> None:
+    (engine.root / ".git" / "info" / "exclude").write_text("CHANGELOG.md\n", encoding="utf-8")
+    (engine.root / "CHANGELOG.md").write_text("# my draft, not for the rc\n", encoding="utf-8")
+
+
+def _both(*setups: Setup) -> Setup:
+    def setup(engine: SampleEngine) -> dict[str, str] | None:
+        values: dict[str, str] = {}
+        for one in setups:
+            values.update(one(engine) or {})
+        return values or None
+
+    return setup
+
+
+NOT_UTF8 = b'[tool.release]\nremote = "origin"\n# caf\xe9\n'
+
+
 # -- the table ------------------------------------------------------------------------
 
 
@@ -355,6 +466,134 @@ CASES = [
         _remote_url("/nonexistent/remote.git"),
     ),
     case("push-moved-tag", "push", REFUSED, "never moved", _moved_tag_on_remote),
+    # git in the middle of something: every mutating task names it and how to finish it
+    *[
+        case(f"{cmd.split()[0]}-mid-{name}", cmd, REFUSED, says, setup)
+        for name, says, setup in [
+            ("merge", "git merge --abort", _mid_merge),
+            ("cherry-pick-conflict", "git cherry-pick --abort", _mid_cherry_pick_conflict),
+            ("cherry-pick-empty", "git cherry-pick --abort", _mid_cherry_pick_empty),
+            ("cherry-pick-sequence", "git cherry-pick --abort", _mid_cherry_pick_sequence),
+            ("revert", "git revert --abort", _mid_revert),
+            ("rebase", "git rebase --abort", _mid_rebase),
+            ("am", "git am --abort", _mid_am),
+            ("bisect", "git bisect reset", _mid_bisect),
+        ]
+        for cmd in ("tag", "pick #109")
+    ],
+    case("promote-mid-merge", "promote", REFUSED, "a merge", _both(_tags("v0.1.0rc1"), _mid_merge)),
+    case("push-mid-merge", "push", REFUSED, "a merge", _mid_merge),
+    case("cut-mid-bisect", "cut 0.2.0", REFUSED, "a bisect", _mid_bisect),
+    case(
+        "pick-continue-mid-merge",
+        "pick --continue",
+        REFUSED,
+        "a merge",
+        _both(_stopped_on_conflict, _mid_merge),
+    ),
+    case(
+        "pick-abort-mid-rebase",
+        "pick --abort",
+        REFUSED,
+        "a rebase",
+        _both(_pick_interrupted, _mid_rebase),
+    ),
+    # the tool's own work unfinished: finish or undo the pick first
+    case(
+        "tag-while-pick-conflict", "tag", REFUSED, "release pick --continue", _stopped_on_conflict
+    ),
+    case("tag-while-pick-interrupted", "tag", REFUSED, "interrupted", _pick_interrupted),
+    case(
+        "promote-while-pick",
+        "promote",
+        REFUSED,
+        "release pick --abort",
+        _both(_tags("v0.1.0rc1"), _pick_interrupted),
+    ),
+    case("push-while-pick", "push", REFUSED, "release pick --continue", _stopped_on_conflict),
+    case("cut-while-pick", "cut 0.2.0", REFUSED, "release pick --continue", _stopped_on_conflict),
+    case(
+        "pick-abort-would-strand-a-tag", "pick --abort", REFUSED, "v0.1.0rc1", _tagged_during_pick
+    ),
+    # paths in [tool.release] stay inside the work tree
+    case(
+        "config-changelog-in-git-dir",
+        "status",
+        USAGE,
+        "git directory",
+        _config('changelog = "CHANGELOG.md"', 'changelog = ".git/config"'),
+    ),
+    case(
+        "config-changelog-parent",
+        "status",
+        USAGE,
+        "out of the work tree",
+        _config('changelog = "CHANGELOG.md"', 'changelog = "../CHANGELOG.md"'),
+    ),
+    case(
+        "config-changelog-absolute",
+        "status",
+        USAGE,
+        "inside the work tree",
+        _config('changelog = "CHANGELOG.md"', 'changelog = "/tmp/CHANGELOG.md"'),
+    ),
+    case(
+        "config-picks-file-in-git-dir",
+        "status",
+        USAGE,
+        "git directory",
+        _config('picks-file = "release-picks.txt"', 'picks-file = ".git/picks.txt"'),
+    ),
+    case(
+        "config-changelog-symlink-out",
+        "tag",
+        USAGE,
+        "outside the work tree",
+        _changelog_symlink_out,
+    ),
+    case(
+        "config-changelog-directory", "tag", USAGE, "not a regular file", _directory("CHANGELOG.md")
+    ),
+    case("tag-ignored-changelog-draft", "tag", REFUSED, "not committed", _ignored_draft),
+    # odd bytes and odd input: one line, the right code
+    case("config-not-utf8", "status", USAGE, "not UTF-8", _write("pyproject.toml", NOT_UTF8)),
+    case(
+        "config-directory",
+        "status",
+        USAGE,
+        "directory",
+        _both(lambda e: (e.root / "pyproject.toml").unlink(), _directory("pyproject.toml")),
+    ),
+    case(
+        "pick-file-not-utf8",
+        "pick --file picks.txt",
+        USAGE,
+        "not UTF-8",
+        _write("picks.txt", b"#109 regression # caf\xe9\n"),
+    ),
+    case(
+        "pick-file-directory", "pick --file picks.txt", USAGE, "directory", _directory("picks.txt")
+    ),
+    case(
+        "tag-changelog-not-utf8",
+        "tag",
+        USAGE,
+        "not UTF-8",
+        _write("CHANGELOG.md", b"# Changelog\n\xff\n", commit=True),
+    ),
+    case(
+        "pick-huge-pr-number", ("pick", "#" + "9" * 5000), USAGE, "neither a commit sha nor a #PR"
+    ),
+    case("pick-unicode-pr-number", ("pick", "#\u0661\u0660\u0669"), USAGE, "neither"),
+    case("cut-unicode-digits", ("cut", "\u0660.\u0663\u0661.\u0660"), USAGE, "not a version"),
+    case("cut-huge-version", ("cut", "0.31." + "9" * 5000), USAGE, "not a version"),
+    case("tag-unicode-rc", ("tag", "--version", "0.1.0-rc\u0661"), USAGE, "not a version"),
+    case("tag-empty-version", ("tag", "--version", ""), USAGE, "empty version"),
+    case("promote-empty-version", ("promote", "--version", ""), USAGE, "empty version"),
+    case("cut-empty-at", ("cut", "0.2.0", "--at", ""), USAGE, "--at ''"),
+    case("notes-empty-since", ("notes", "--since", ""), USAGE, "''"),
+    # history that is not all there; a remote that is not there
+    case("tag-missing-remote", "tag", REFUSED, "no remote named", _no_remote),
 ]
 
 

@@ -37,19 +37,21 @@ class GitRepo:
             raise not_a_repo
         found_by = execute(
             where if where.is_dir() else where.parent,
-            ("rev-parse", "--is-bare-repository", "--absolute-git-dir", "--show-toplevel"),
-        )
+            ("rev-parse", "--is-bare-repository", "--absolute-git-dir", "--path-format=absolute",
+             "--git-common-dir", "--show-toplevel"),
+        )  # fmt: skip
         found = found_by.stdout.splitlines()
-        if len(found) < 2:
+        if len(found) < 3:
             reason = process.first_line(found_by.stderr)
             if reason.startswith("fatal: not a git repository") or not reason:
                 raise not_a_repo
             raise UsageError(f"cannot open the git repository at {where.resolve()}: {reason}")
         if found[0] == "true":
             raise UsageError(f"{path} is a bare repository; run inside a checkout")
-        self.git_dir = Path(found[1])
+        self.git_dir = Path(found[1])  # this work tree's: HEAD, the index, MERGE_HEAD ...
+        self.common_dir = Path(found[2])  # shared by linked worktrees: refs, objects, our lock
         # inside the git directory itself, the work tree is the directory that holds it
-        self.root = Path(found[2]) if found_by.ok and len(found) == 3 else self.git_dir.parent
+        self.root = Path(found[3]) if found_by.ok and len(found) == 4 else self.git_dir.parent
 
     @classmethod
     def init(cls, path: Path, *, bare: bool = False, branch: str = "main") -> GitRepo | None:
@@ -103,6 +105,44 @@ class GitRepo:
     def current_branch(self) -> str | None:
         result = self.run("symbolic-ref", "--quiet", "--short", "HEAD", check=False)
         return result.stdout.strip() or None if result.ok else None
+
+    def in_progress(self) -> tuple[str, str] | None:
+        """What git is in the middle of in this work tree, and the commands that finish or
+        abort it; None when nothing is."""
+        here = self.git_dir
+        if (here / "rebase-apply" / "applying").exists():
+            return "git am", "git am --continue, or git am --abort"
+        if (here / "rebase-merge").is_dir() or (here / "rebase-apply").is_dir():
+            return "a rebase", "git rebase --continue, or git rebase --abort"
+        if (here / "MERGE_HEAD").exists():
+            return "a merge", "git commit to finish it, or git merge --abort"
+        if (here / "CHERRY_PICK_HEAD").exists():
+            return "a cherry-pick", "git cherry-pick --continue, or git cherry-pick --abort"
+        if (here / "REVERT_HEAD").exists():
+            return "a revert", "git revert --continue, or git revert --abort"
+        todo = here / "sequencer" / "todo"
+        if todo.exists():  # a sequence stopped between commits (an empty one, say)
+            first = todo.read_text(errors="replace").split(maxsplit=1)[:1]
+            kind = "revert" if first == ["revert"] else "cherry-pick"
+            return f"a {kind} sequence", f"git {kind} --continue, or git {kind} --abort"
+        if (here / "BISECT_LOG").exists():
+            return "a bisect", "git bisect reset"
+        return None
+
+    def is_shallow(self) -> bool:
+        """Whether history is cut short here (a shallow clone: CI's default checkout)."""
+        return (self.common_dir / "shallow").exists()
+
+    def is_tracked(self, path: str) -> bool:
+        return self.run("ls-files", "--error-unmatch", "--", path, check=False).ok
+
+    def ambiguous(self, prefix: str) -> list[str]:
+        """The commits a sha prefix could name, when it names more than one."""
+        result = self.run("rev-parse", f"--disambiguate={prefix}", check=False)
+        shas = result.stdout.split() if result.ok else []
+        kinds = self.run("cat-file", "--batch-check", stdin="".join(f"{s}\n" for s in shas))
+        commits = [line.split()[0] for line in kinds.stdout.splitlines() if " commit " in line]
+        return commits if len(commits) > 1 else []
 
     def rev(self, ref: str) -> str | None:
         result = self.run(
@@ -359,6 +399,12 @@ class GitRepo:
 
     def delete_tag(self, name: str) -> None:
         self.run("tag", "-d", name, check=False, mutating=True)
+
+    def set_remote_tracking(self, remote: str, branch: str, sha: str) -> None:
+        """``refs/remotes/<remote>/<branch>`` at ``sha`` (what a push or fetch leaves)."""
+        ref = f"refs/remotes/{remote}/{branch}"
+        if self.rev(ref) != sha:
+            self.run("update-ref", ref, sha, mutating=True)
 
     def push_atomic(self, remote: str, refspecs: Sequence[str]) -> GitResult:
         return self.run(

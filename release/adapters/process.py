@@ -7,8 +7,9 @@ Invariants:
 - ``timeout`` kills the process (its whole group when it has one of its own) and the
   result says ``timed_out``; nothing is left running;
 - a process started with ``own_group=True`` does not see the terminal's Ctrl-C, so an
-  interrupt (or any exception) while waiting for it kills its group before re-raising;
-  one in our own group (git) gets the signal itself, as it would in a shell;
+  interrupt (or any exception, SIGTERM included) while waiting for it kills its group
+  before re-raising; one in our own group (git) is stopped too (it saw a terminal's
+  Ctrl-C, but not a SIGTERM sent to this process alone), and waited for;
 - output is decoded once, here (``errors``: ``"surrogateescape"`` keeps file names
   round-trippable, ``"replace"`` is for text shown to people);
 - a program that cannot be started raises the adapter's own error class, never
@@ -160,6 +161,10 @@ def _kill(proc: subprocess.Popen[bytes], own_group: bool) -> None:
     """Stop ``proc`` (its group if it has its own): SIGTERM, then SIGKILL after 5 s."""
     if not own_group:
         with contextlib.suppress(ProcessLookupError):
+            proc.terminate()  # git cleans up its lock files on SIGTERM
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
             proc.kill()
         return
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -227,9 +232,10 @@ def run(
             out, err = proc.communicate()
             timed_out = True
         except BaseException:
-            if own_group:  # it did not see the Ctrl-C: stop it before giving up on it
-                _kill(proc, True)
-                proc.wait()
+            # A child with its own group did not see the Ctrl-C; one in ours did see a
+            # terminal's signal, but not a SIGTERM sent to this process alone: stop it.
+            _kill(proc, own_group)
+            proc.wait()
             raise
         finally:
             _forget(proc)

@@ -31,7 +31,8 @@ def _options(posargs: list[str]) -> argparse.Namespace:
 
 
 def _run(session: Any, root: Path, action: Callable[..., Any], variant: str) -> None:
-    from release.errors import ReleaseError
+    from release.cli.entry import sigterm_stops
+    from release.errors import ReleaseError, Terminated
     from release.images.workspace import Workspace
 
     try:
@@ -39,10 +40,13 @@ def _run(session: Any, root: Path, action: Callable[..., Any], variant: str) -> 
     except SystemExit:
         session.error("posargs: --version V, --force, --baseline FILE, --json")
     try:
-        ws = Workspace.open(root, opts.version)
-        action(ws, opts, variant, session.log)
+        with sigterm_stops():
+            ws = Workspace.open(root, opts.version)
+            action(ws, opts, variant, session.log)
     except ReleaseError as err:
         session.error(err.one_line())
+    except Terminated:
+        session.error("terminated; re-run the session to continue where it stopped")
 
 
 def _build(ws: Any, opts: argparse.Namespace, variant: str, say: Callable[[str], None]) -> None:

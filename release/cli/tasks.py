@@ -19,9 +19,11 @@ from invoke.exceptions import Exit
 from invoke.parser.argument import Argument
 from invoke.tasks import Task, task
 
+from release.adapters.files import read_text
 from release.cli.console import say, show_plan
 from release.cli.entry import entry
 from release.cli.image_tasks import images
+from release.errors import UsageError
 
 __all__ = ["ns"]
 
@@ -46,6 +48,14 @@ def _print_plan(
         show_plan(plan.lines(), dry_run=dry_run)
     for line in report or []:
         say(line)
+
+
+def _made(plan: Any, done: str) -> list[str]:
+    """What a tag or promote run reports: the tag made, or why nothing was (or what a
+    re-run finished)."""
+    if not plan.steps:
+        return [plan.summary]
+    return [done, "next: release push"]
 
 
 @task(help={"json": "print as JSON", "offline": "do not read the remote's tags"})
@@ -85,7 +95,9 @@ def cut(
     """Create the release branch (releases/vX.Y.Z) at the tip of main or --at a main commit."""
     from release.flows.cut import cut as run
 
-    plan = run(_context(), version, at=at, switch=not no_switch, offline=offline, dry_run=dry_run)
+    plan = run(
+        _context(), version, at=at, switch=not no_switch, offline=offline, dry_run=dry_run, say=say
+    )
     report = [f"created {plan.info['branch']} at {plan.info['at'][:10]}"]
     report += [
         f"switched to {s.data['branch']}" if s.action == "switch" else s.detail
@@ -154,19 +166,15 @@ def pick(
     ctx = _context()
     if continue_ or abort:
         if commits or file:
-            from release.errors import UsageError
-
             raise UsageError("--continue and --abort take no commits; run them alone")
         lines = flow.continue_pick(ctx, say=say) if continue_ else [flow.abort_pick(ctx, say=say)]
         for line in lines:
             say(line)
         return
-    text = Path(file).read_text(encoding="utf-8") if file and Path(file).exists() else None
-    if file and text is None:
-        from release.errors import UsageError
-
+    picks = read_text(Path(file), "--file") if file is not None else None
+    if file is not None and picks is None:
         raise UsageError(f"--file {file}: no such file")
-    requests = parse_requests(commits or "", text, reason)
+    requests = parse_requests(commits or "", picks.text if picks else None, reason)
     plan, report = flow.pick(ctx, requests, allow_feature=allow_feature, dry_run=dry_run, say=say)
     _print_plan(plan, dry_run=dry_run, as_json=json, report=None if dry_run else report)
 
@@ -197,9 +205,9 @@ def tag(
         plan,
         dry_run=dry_run,
         as_json=json,
-        report=None if dry_run else [f"tagged {plan.info['tag']}", "next: release push"],
+        report=None if dry_run else _made(plan, f"tagged {plan.info.get('tag')}"),
     )
-    if dry_run and not json:
+    if dry_run and not json and "message" in plan.info:
         say("")
         say(plan.info["message"])
 
@@ -232,7 +240,7 @@ def promote(
         as_json=json,
         report=None
         if dry_run
-        else [f"tagged {plan.info['tag']} on {plan.info['from_rc']}", "next: release push"],
+        else _made(plan, f"tagged {plan.info.get('tag')} on {plan.info.get('from_rc')}"),
     )
 
 
@@ -275,7 +283,6 @@ def notes(
 ) -> None:
     """Release notes grouped by category, PRs linked, authors credited, reverts cancelled."""
     from release.core.notes import render_json, render_markdown
-    from release.errors import UsageError
     from release.flows.history import NotesRange, default_range, notes_for_range
 
     if format not in ("md", "json"):
@@ -283,7 +290,7 @@ def notes(
     if view not in ("rc", "final"):
         raise UsageError(f"--view {view!r}: use rc or final")
     ctx = _context()
-    rng = NotesRange(since, until) if since else default_range(ctx, until, view)
+    rng = NotesRange(since, until) if since is not None else default_range(ctx, until, view)
     result = notes_for_range(ctx, rng)
     text = (
         render_json(result, repo_url=ctx.repo_url)

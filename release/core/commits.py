@@ -20,6 +20,7 @@ __all__ = [
     "RECORD_END",
     "Commit",
     "Person",
+    "is_pr_digits",
     "make_commit",
     "parse_log",
     "parse_records",
@@ -162,9 +163,15 @@ def pr_number(subject: str) -> tuple[int, int] | None:
     if start < 0:
         return None
     digits = tail[start + 2 : -1]
-    if not digits.isdecimal():
+    if not is_pr_digits(digits):
         return None
     return int(digits), start
+
+
+def is_pr_digits(text: str) -> bool:
+    """ASCII digits, at most nine: a PR number (``(#` then thousands of digits is not one,
+    and Unicode digits are not ASCII ones)."""
+    return 0 < len(text) <= 9 and text.isascii() and text.isdigit()
 
 
 def _decide(block: str, aliases: Mapping[str, str]) -> tuple[str, tuple[str, ...]]:
@@ -260,7 +267,7 @@ class _Parser:
         # pr_number(rest), inline; rest has no whitespace at either end
         if rest.endswith(")"):
             start = rest.rfind("(#")
-            if start >= 0 and (digits := rest[start + 2 : -1]).isdecimal():
+            if start >= 0 and is_pr_digits(digits := rest[start + 2 : -1]):
                 return decided[0], rest[:start].rstrip() or whole, int(digits), decided[1]
         return decided[0], rest or whole, None, decided[1]
 

@@ -12,7 +12,7 @@ import difflib
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from release.core.versions import SCHEMES, TagTemplate
@@ -119,6 +119,24 @@ def _nonempty(key: str, value: str | None) -> str | None:
     return value
 
 
+def _relative_path(key: str, value: str | None) -> str | None:
+    """A path in the work tree, as written: relative, not leaving it, not into ``.git``."""
+    if not value:
+        return value
+    parts = PurePosixPath(value.replace("\\", "/")).parts
+    if value.startswith(("/", "~")) or PurePosixPath(value).is_absolute():
+        raise ConfigError(
+            f"[tool.release] {key}: {value!r} must be a path inside the work tree, relative to it"
+        )
+    if ".." in parts:
+        raise ConfigError(f"[tool.release] {key}: {value!r} leads out of the work tree ('..')")
+    if parts[:1] == (".git",):
+        raise ConfigError(f"[tool.release] {key}: {value!r} is inside the git directory")
+    if any(ch in value for ch in "\0\n\r"):
+        raise ConfigError(f"[tool.release] {key}: {value!r} is not a usable file name")
+    return value
+
+
 def config_from_mapping(table: Mapping[str, Any]) -> Config:
     """Validate a ``[tool.release]`` table and resolve it over the defaults."""
     if not isinstance(table, Mapping):
@@ -191,9 +209,12 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
         branch=branch,
         tag=tag,
         version_scheme=scheme,
-        changelog=_str(table, "changelog") if "changelog" in table else defaults.changelog,  # type: ignore[arg-type]
+        changelog=_relative_path("changelog", _str(table, "changelog"))
+        if "changelog" in table
+        else defaults.changelog,  # type: ignore[arg-type]
         repo_url=(_str(table, "repo-url") or "").rstrip("/"),
-        picks_file=_nonempty("picks-file", _str(table, "picks-file")) or defaults.picks_file,
+        picks_file=_relative_path("picks-file", _nonempty("picks-file", _str(table, "picks-file")))
+        or defaults.picks_file,
         categories=categories,
         feature_categories=features,
         images=dict(images),
@@ -207,7 +228,17 @@ def load_config(root: Path) -> Config:
     if not path.exists():
         return Config()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_bytes().decode("utf-8-sig")  # a byte-order mark is read past
+    except IsADirectoryError:
+        raise ConfigError(f"{path} is a directory, not a file") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"{path.name} is not UTF-8 text (byte {err.start}); save it as UTF-8"
+        ) from None
+    except OSError as err:
+        raise ConfigError(f"cannot read {path}: {err.strerror or err}") from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path.name}: not valid TOML: {err}") from None
     tool = data.get("tool", {})

@@ -28,9 +28,12 @@ __all__ = [
 SCHEMES = ("pep440", "semver")
 
 # SemVer-style pre-release spellings people type: 0.31.0-rc.1, 0.31.0-rc1, 0.31.0-RC-1.
-_SEMVER_RC = re.compile(r"^(?P<base>\d+\.\d+\.\d+)-rc[.-]?(?P<n>\d+)$", re.IGNORECASE)
+_SEMVER_RC = re.compile(r"^(?P<base>\d+\.\d+\.\d+)-rc[.-]?(?P<n>\d+)$", re.IGNORECASE | re.ASCII)
 # ...and post releases, including the semver spelling written out below (0.31.0+post.1).
-_SEMVER_POST = re.compile(r"^(?P<base>\d+\.\d+\.\d+)[-+]post[.-]?(?P<n>\d+)$", re.IGNORECASE)
+_SEMVER_POST = re.compile(
+    r"^(?P<base>\d+\.\d+\.\d+)[-+]post[.-]?(?P<n>\d+)$", re.IGNORECASE | re.ASCII
+)
+_LONGEST = 64  # characters: no release version is longer (and int() of thousands of digits fails)
 _VALID_HELP = "valid: 0.31.0, 0.31.0rc1, 0.31.0-rc.1, v0.31.0rc1 or 0.31.0.post1"
 
 
@@ -114,8 +117,12 @@ def parse_version(text: str) -> ReleaseVersion:
     raw = text.strip()
     if not raw:
         raise VersionError(f"empty version; {_VALID_HELP}")
+    if len(raw) > _LONGEST:
+        raise VersionError(
+            f"not a version: {raw[:20]!r}... is {len(raw)} characters; {_VALID_HELP}"
+        )
     body = raw[1:] if raw[:1] in "vV" else raw
-    if not body[:1].isdigit():
+    if not ("0" <= body[:1] <= "9"):
         raise VersionError(f"not a version: {text!r}; {_VALID_HELP}")
     for pattern, field in ((_SEMVER_RC, "rc"), (_SEMVER_POST, "post")):
         match = pattern.match(body)
@@ -197,8 +204,27 @@ class TagTemplate:
             if field == "version":
                 out += r"(?P<version>[0-9][0-9A-Za-z.+\-]*)"
             elif field is not None:
-                out += rf"(?P<{field}>\d+)"
+                out += rf"(?P<{field}>[0-9]{{1,9}})"
         return re.compile("^" + out + "$")
+
+    def parse_any(self, name: str) -> ReleaseVersion | None:
+        """The version a tag name spells in any accepted spelling (``rc1``, ``-rc1``,
+        ``-rc.1``): every tag of a release counts when numbering the next rc, whichever
+        scheme it was made under."""
+        found = self.parse(name)
+        if found is not None or self.scheme not in SCHEMES:
+            return found
+        for scheme in SCHEMES:
+            other = TagTemplate(self.template, self.key, scheme).parse(name)
+            if other is not None:
+                return other
+        match = self.pattern().match(name)
+        if match is None or "version" not in match.groupdict():
+            return None
+        try:
+            return parse_version(match["version"])
+        except VersionError:
+            return None
 
     def parse(self, name: str) -> ReleaseVersion | None:
         """The version a tag or branch name spells, or None when it is not one of ours."""

@@ -8,9 +8,12 @@ from functools import cached_property
 from pathlib import Path
 
 from release.adapters.git import GitRepo
+from release.core.commits import CHANGELOG_TRAILER
 from release.core.config import Config, load_config
+from release.core.plan import short
 from release.core.versions import ReleaseVersion
-from release.errors import GitError, RefusedError
+from release.errors import ConfigError, GitError, RefusedError
+from release.flows.pick_journal import read_journal
 
 __all__ = ["ReleaseContext", "TagInfo"]
 
@@ -30,11 +33,34 @@ class ReleaseContext:
     def __init__(self, path: Path | str = ".", *, config: Config | None = None) -> None:
         self.repo = GitRepo(path)
         self.config = config if config is not None else load_config(self.repo.root)
+        self._check_path("changelog", self.config.changelog, writes=True)
+        self._check_path("picks-file", self.config.picks_file, writes=False)
         self.remote_checked = False
 
     @property
     def root(self) -> Path:
         return self.repo.root
+
+    def _check_path(self, key: str, rel: str, *, writes: bool) -> None:
+        """``rel`` must resolve inside the work tree, outside the git directory, to a regular
+        file or nothing; a file the tool writes must not be a symlink at all."""
+        if not rel:
+            return
+        where = self.root / rel
+        resolved = where.resolve()
+        outside = not resolved.is_relative_to(self.root.resolve())
+        in_git = any(
+            resolved.is_relative_to(d.resolve()) for d in (self.repo.git_dir, self.repo.common_dir)
+        )
+        problem = (
+            "leads outside the work tree" if outside
+            else "leads into the git directory" if in_git
+            else "is a symlink; point it at the file itself" if writes and where.is_symlink()
+            else "is not a regular file" if where.exists() and not resolved.is_file()
+            else None
+        )  # fmt: skip
+        if problem:
+            raise ConfigError(f"[tool.release] {key}: {rel!r} {problem} ({resolved})")
 
     # -- branches ----------------------------------------------------------
     def branch_name(self, version: ReleaseVersion) -> str:
@@ -64,6 +90,46 @@ class ReleaseContext:
             )
         return branch, version
 
+    def require_settled(self, *, own_pick: bool = False) -> None:
+        """Refuse while git is in the middle of something here (a merge, a rebase, ...), or,
+        unless ``own_pick``, while a pick of ours is unfinished. ``own_pick``: a pick's own
+        ``--continue``/``--abort``, for which a cherry-pick in progress is its own."""
+        state = self.repo.in_progress()
+        if state is not None and not (own_pick and "cherry-pick" in state[0]):
+            raise RefusedError(
+                f"git is in the middle of {state[0]} here; finish or abort it first ({state[1]})"
+            )
+        if own_pick:
+            return
+        journal = read_journal(self.repo.git_dir)
+        if journal is not None:
+            where = (
+                f"stopped on a conflict at {short(journal.conflict.sha)}"
+                if journal.conflict is not None
+                else "interrupted"
+            )
+            raise RefusedError(
+                f"a pick on {journal.branch} is unfinished ({where}, {len(journal.queue)} "
+                "left); finish it with release pick --continue, or undo it with release pick --abort"
+            )
+
+    def require_full_history(self, what: str) -> None:
+        """Refuse in a shallow clone: ``what`` would read a history that is cut short."""
+        if self.repo.is_shallow():
+            raise RefusedError(
+                f"this is a shallow clone: {what} would read a history cut short; "
+                "fetch all of it first (git fetch --unshallow --tags)"
+            )
+
+    def untagged_commits(self, since: str, until: str = "HEAD") -> list[str]:
+        """Commits after ``since`` that an rc would ship: all but the changelog commits that
+        ``tag`` and ``promote`` make."""
+        text = self.repo.log(
+            f"{since}..{until}", fmt=f"%H%x1f%(trailers:key={CHANGELOG_TRAILER},valueonly)"
+        )
+        fields = (line.split("\x1f", 1) for line in text.splitlines() if line)
+        return [sha for sha, made_for in fields if not made_for.strip()]
+
     def require_clean(self) -> None:
         dirty = self.repo.dirty_paths()
         if dirty:
@@ -77,7 +143,7 @@ class ReleaseContext:
         """Every release tag, local and (unless offline) on the remote, oldest version first."""
         found: dict[str, TagInfo] = {}
         for name, sha in self.repo.local_tags().items():
-            version = self.config.tag.parse(name)
+            version = self.config.tag.parse_any(name)
             if version is not None:
                 found[name] = TagInfo(name, version, sha, local=True)
         if remote and not offline and self.repo.has_remote(self.config.remote):
@@ -90,7 +156,7 @@ class ReleaseContext:
                 ) from None
             self.remote_checked = True
             for name, sha in remote_tags.items():
-                version = self.config.tag.parse(name)
+                version = self.config.tag.parse_any(name)
                 if version is None:
                     continue
                 if name in found:

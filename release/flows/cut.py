@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from release.adapters.lock import repo_lock
@@ -9,8 +10,11 @@ from release.core.plan import Plan, Step, short
 from release.core.versions import ReleaseVersion, parse_version
 from release.errors import GitError, RefusedError, ReleaseError, UsageError
 from release.flows.context import ReleaseContext
+from release.flows.task_journal import TaskJournal, TaskJournals
 
 __all__ = ["CutState", "cut", "plan_cut"]
+
+Say = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -71,9 +75,10 @@ def read_cut_state(
     version = parse_version(version_text)
     if not version.is_final:
         raise UsageError(f"cut takes the release version X.Y.Z, not {version}; try {version.base}")
+    ctx.require_settled()
     main = ctx.main_sha()
-    label = at or ctx.config.main_branch
-    sha = ctx.repo.rev(at) if at else main
+    label = at if at is not None else ctx.config.main_branch
+    sha = ctx.repo.rev(at) if at is not None else main
     if sha is None:
         raise UsageError(f"--at {at!r} is not a commit here")
     branch = ctx.branch_name(version)
@@ -108,6 +113,32 @@ def read_cut_state(
     )
 
 
+def _resume(
+    ctx: ReleaseContext, journals: TaskJournals, journal: TaskJournal, say: Say
+) -> Plan | None:
+    """A killed cut: finish it (the branch exists where it was going) or forget it (no
+    branch yet); a branch somewhere else is not ours to touch."""
+    journals.release_locks(journal, say)
+    branch, at = journal.name, journal.target
+    where = ctx.repo.rev(journal.ref)
+    if where is None:
+        journals.clear()
+        return None
+    if where != at:
+        raise RefusedError(
+            f"an interrupted cut was making {branch} at {short(at)}, and it is at {short(where)}; "
+            f"look at it, then remove {journals.file.path}"
+        )
+    steps = []
+    if journal.switch and ctx.repo.current_branch() != branch and not ctx.repo.dirty_paths():
+        ctx.repo.switch(branch)
+        steps.append(Step("switch", f"switch to {branch}", {"branch": branch}))
+    journals.clear()
+    say(f"finished the interrupted cut of {branch}")
+    return Plan("cut", f"cut {branch} at {short(at)}: finished", tuple(steps),
+                {"branch": branch, "at": at})  # fmt: skip
+
+
 def cut(
     ctx: ReleaseContext,
     version: str,
@@ -116,12 +147,25 @@ def cut(
     switch: bool = True,
     offline: bool = False,
     dry_run: bool = False,
+    say: Say = print,
 ) -> Plan:
-    plan = plan_cut(read_cut_state(ctx, version, at, switch, offline))
-    if dry_run:
-        return plan
-    with repo_lock(ctx.repo.git_dir, "cut"):
+    journals = TaskJournals(ctx.repo, "cut")
+    if journals.read() is None or dry_run:
+        plan = plan_cut(read_cut_state(ctx, version, at, switch, offline))  # refuse before locking
+        if dry_run:
+            return plan
+    with repo_lock(ctx.repo.common_dir, "cut", notify=say):
+        journal = journals.read()
+        finished = _resume(ctx, journals, journal, say) if journal is not None else None
+        if finished is not None:
+            return finished
         plan = plan_cut(read_cut_state(ctx, version, at, switch, offline))
+        branch = plan.info["branch"]
+        switching = any(s.action == "switch" for s in plan.steps)
+        journals.write(
+            TaskJournal("cut", f"refs/heads/{branch}", ctx.repo.rev("HEAD") or "",
+                        plan.info["at"], switch=switching)
+        )  # fmt: skip
         created = False
         try:
             for step in plan.steps:
@@ -132,10 +176,10 @@ def cut(
                     ctx.repo.switch(step.data["branch"])
         except ReleaseError:
             if created:  # leave the repository as it was
-                ctx.repo.delete_branch(plan.info["branch"])
+                ctx.repo.delete_branch(branch)
+            journals.clear()
             raise
-        if ctx.repo.rev(f"refs/heads/{plan.info['branch']}") != plan.info["at"]:
-            raise RefusedError(
-                f"branch {plan.info['branch']} was not created at {short(plan.info['at'])}"
-            )
+        journals.clear()
+        if ctx.repo.rev(f"refs/heads/{branch}") != plan.info["at"]:
+            raise RefusedError(f"branch {branch} was not created at {short(plan.info['at'])}")
     return plan

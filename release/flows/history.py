@@ -121,6 +121,7 @@ def _check_refs(ctx: ReleaseContext, refs: list[str]) -> None:
 
 
 def notes_for_range(ctx: ReleaseContext, rng: NotesRange) -> Notes:
+    ctx.require_full_history("notes")
     refs = [ref for ref in (rng.since, rng.until) if ref is not None]
     if any(not ref or ref.startswith("-") for ref in refs):
         _check_refs(ctx, refs)

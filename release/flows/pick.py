@@ -197,11 +197,14 @@ def pick(
     dry_run: bool = False,
     say: Say = print,
 ) -> tuple[Plan, list[str]]:
-    _refuse_if_stopped(Journal(ctx.repo.git_dir).read())
+    journal = Journal(ctx.repo.git_dir).read()
+    _refuse_if_stopped(journal)
+    ctx.require_settled(own_pick=journal is not None)  # a killed pick's cherry-pick is ours
+    ctx.require_full_history("pick")
     if dry_run:
         state, _ = read_pick_state(ctx, requests, allow_feature)
         return plan_pick(state), []
-    with repo_lock(ctx.repo.git_dir, "pick", notify=say):
+    with repo_lock(ctx.repo.common_dir, "pick", notify=say):
         picker = Picker(ctx, say)
         saved = picker.journal.read()
         if saved:
@@ -227,11 +230,12 @@ def _became_empty(report: list[str], item: QueuedPick) -> bool:
 
 
 def continue_pick(ctx: ReleaseContext, *, say: Say = print) -> list[str]:
-    with repo_lock(ctx.repo.git_dir, "pick --continue", notify=say):
+    with repo_lock(ctx.repo.common_dir, "pick --continue", notify=say):
         picker = Picker(ctx, say)
         journal = picker.journal.read()
         if not journal:
             raise RefusedError("no pick in progress; nothing to continue")
+        ctx.require_settled(own_pick=True)
         if journal.conflict is None:
             picker.recover(journal)
             info = ReleaseBranch(ctx, journal.branch, ctx.main_sha())
@@ -295,15 +299,28 @@ def _commit_resolution(ctx: ReleaseContext, sha: str, reason: str | None) -> Non
     ctx.repo.commit(message, author=f"{name} <{email}>", date=date)
 
 
+def _refuse_to_strand_tags(ctx: ReleaseContext, orig_head: str) -> None:
+    """``--abort`` resets to where the pick started: a tag on a commit made since would be
+    left off the branch."""
+    stranded = sorted(ctx.repo.tags_merged_into("HEAD") - ctx.repo.tags_merged_into(orig_head))
+    if stranded:
+        raise RefusedError(
+            f"--abort would leave {', '.join(stranded)} off the branch (tagged after the pick "
+            "started); finish the pick with release pick --continue instead"
+        )
+
+
 def abort_pick(ctx: ReleaseContext, *, say: Say = print) -> str:
-    with repo_lock(ctx.repo.git_dir, "pick --abort", notify=say):
+    with repo_lock(ctx.repo.common_dir, "pick --abort", notify=say):
         picker = Picker(ctx, say)
         journal = picker.journal.read()
         if not journal:
             raise RefusedError("no pick in progress; nothing to abort")
+        ctx.require_settled(own_pick=True)
         branch = journal.branch
         if ctx.repo.current_branch() != branch:
             raise RefusedError(f"the pick in progress is on {branch}; git switch {branch} first")
+        _refuse_to_strand_tags(ctx, journal.orig_head)
         if journal.status is JournalStatus.RUNNING:
             picker.recover(journal)
         if ctx.repo.cherry_pick_head() or ctx.repo.sequencer_active():

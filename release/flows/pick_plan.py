@@ -27,7 +27,7 @@ __all__ = [
     "plan_pick",
 ]
 
-PR_REF = re.compile(r"^#(\d+)$")
+PR_REF = re.compile(r"^#([0-9]{1,9})$")
 SHA_REF = re.compile(r"^[0-9a-fA-F]{4,40}$")
 _COMMENT = re.compile(r"(^|\s)#(\s.*)?$")  # "#" then a space (or the end): a comment
 

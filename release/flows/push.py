@@ -57,6 +57,7 @@ def plan_push(
 
 
 def _read(ctx: ReleaseContext) -> Plan:
+    ctx.require_settled()
     branch, base = ctx.current_release()
     remote = ctx.config.remote
     if not ctx.repo.has_remote(remote):
@@ -69,13 +70,12 @@ def _read(ctx: ReleaseContext) -> Plan:
         raise RefusedError(
             f"{err.message}; nothing was pushed, retry when it is reachable"
         ) from None
-    remote_branch = None
+    remote_branch = refs.get(f"refs/heads/{branch}")
+    # tags compare by the commit they point to: an annotated tag's peeled line wins
     remote_tags: dict[str, str] = {}
-    for ref, sha in refs.items():
-        if ref == f"refs/heads/{branch}":
-            remote_branch = sha
-        elif ref.startswith("refs/tags/") and not ref.endswith("^{}"):
-            remote_tags[ref.removeprefix("refs/tags/")] = sha
+    for ref, sha in sorted(refs.items(), key=lambda item: item[0].endswith("^{}")):
+        if ref.startswith("refs/tags/"):
+            remote_tags[ref.removeprefix("refs/tags/").removesuffix("^{}")] = sha
     local_branch = ctx.repo.head()  # the release branch is checked out
     # is_ancestor is False too when the remote's commit is not even here
     if remote_branch not in (None, local_branch) and not ctx.repo.is_ancestor(
@@ -85,33 +85,38 @@ def _read(ctx: ReleaseContext) -> Plan:
             f"{branch} on {remote} has commits that are not here (it is at {short(remote_branch)}); "
             f"git fetch {remote} and merge {remote}/{branch}, then push again"
         )
-    local_objects = ctx.repo.tag_objects()
-    ours = {
-        t.name: local_objects[t.name] for t in ctx.tags(remote=False) if t.version.base == base.base
-    }
+    ours = {t.name: t.commit for t in ctx.tags(remote=False) if t.version.base == base.base}
     return plan_push(remote, branch, local_branch, remote_branch, ours, remote_tags)
 
 
 def push(ctx: ReleaseContext, *, dry_run: bool = False, say: Callable[[str], None] = print) -> Plan:
     plan = _read(ctx)
-    if dry_run or not plan.steps:
+    if dry_run:
         return plan
-    with repo_lock(ctx.repo.git_dir, "push", notify=say):
+    with repo_lock(ctx.repo.common_dir, "push", notify=say):
         plan = _read(ctx)
-        refspecs = [f"{s.data['ref']}:{s.data['ref']}" for s in plan.steps]
-        result = ctx.repo.push_atomic(plan.info["remote"], refspecs)
-        if not result.ok:
-            reason = _rejection(result.stdout + "\n" + result.stderr)
-            raise GitError(
-                f"push to {plan.info['remote']} failed, nothing was pushed: {reason}; "
-                "local branch and tags are unchanged, retry when fixed"
-            )
-        after = _read(ctx)
-        if after.steps:
-            raise GitError(
-                f"push reported success but {len(after.steps)} ref(s) are still missing on the remote"
-            )
+        if plan.steps:
+            _send(ctx, plan)
+        # as git push leaves it, also when a killed push had already landed on the remote
+        branch = plan.info["branch"]
+        ctx.repo.set_remote_tracking(plan.info["remote"], branch, ctx.repo.head())
     return plan
+
+
+def _send(ctx: ReleaseContext, plan: Plan) -> None:
+    refspecs = [f"{s.data['ref']}:{s.data['ref']}" for s in plan.steps]
+    result = ctx.repo.push_atomic(plan.info["remote"], refspecs)
+    if not result.ok:
+        reason = _rejection(result.stdout + "\n" + result.stderr)
+        raise GitError(
+            f"push to {plan.info['remote']} failed, nothing was pushed: {reason}; "
+            "local branch and tags are unchanged, retry when fixed"
+        )
+    after = _read(ctx)
+    if after.steps:
+        raise GitError(
+            f"push reported success but {len(after.steps)} ref(s) are still missing on the remote"
+        )
 
 
 def _rejection(text: str) -> str:

@@ -6,6 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from release.adapters.files import read_text
 from release.core.commits import RECORD_END, pick_fields
 from release.core.versions import next_rc
 from release.errors import GitError, RefusedError, ReleaseError
@@ -69,6 +70,11 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     release = ctx.config.branch.parse(branch) if branch else None
     head = repo.rev("HEAD")
     notes: list[str] = []
+    state = repo.in_progress()
+    if state is not None:
+        notes.append(f"git is in the middle of {state[0]}: {state[1]}")
+    if repo.is_shallow():
+        notes.append("shallow clone: history is cut short (git fetch --unshallow --tags)")
     dirty = repo.dirty_paths()
     if release is None:
         heads = repo.local_branches()
@@ -111,7 +117,8 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         picks_path = ctx.root / ctx.config.picks_file
         if picks_path.exists():
             try:
-                requests = parse_requests("", picks_path.read_text(encoding="utf-8"))
+                picks = read_text(picks_path, "picks file")
+                requests = parse_requests("", picks.text if picks else "")
                 for c in resolve_candidates(ctx, requests, info):
                     if not c.skip:
                         pending.append(
@@ -129,12 +136,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         tagged = [t for t, sha in zip(local, resolved, strict=True) if sha]
         if tagged:
             latest = tagged[-1]
-            after = repo.log(
-                f"{latest.commit}..HEAD", fmt="%H%x1f%(trailers:key=Release-changelog,valueonly)"
-            )
-            untagged = sum(
-                1 for line in after.splitlines() if line and not line.split("\x1f", 1)[1].strip()
-            )
+            untagged = len(ctx.untagged_commits(latest.commit))
     in_progress = _in_progress(ctx, notes)
     s = Status(
         branch,

@@ -12,30 +12,18 @@ from __future__ import annotations
 import datetime as _dt
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
-from release.adapters.lock import repo_lock
+from release.adapters.files import read_text
 from release.core import changelog as changelog_mod
-from release.core.commits import CHANGELOG_TRAILER
 from release.core.notes import Notes, render_markdown
 from release.core.plan import Plan, Step, short
 from release.core.versions import ReleaseVersion, next_rc, parse_version
-from release.errors import RefusedError, ReleaseError, UsageError
+from release.errors import RefusedError, UsageError
 from release.flows.context import ReleaseContext, TagInfo
 from release.flows.history import NotesRange, notes_for_range, range_for_version
+from release.flows.tag_apply import TagRequest, run_journaled
 
-__all__ = ["TagRequest", "choose_version", "promote", "tag"]
-
-
-@dataclass(frozen=True)
-class TagRequest:
-    version: ReleaseVersion
-    name: str
-    target: str
-    message: str
-    changelog_label: str | None
-    changelog_text: str | None  # the new CHANGELOG.md, or None when unchanged/disabled
-    sign: bool
+__all__ = ["choose_version", "promote", "tag"]
 
 
 def release_date() -> str:
@@ -77,13 +65,16 @@ def _changelog(
     if not ctx.config.changelog:
         return None
     path = ctx.root / ctx.config.changelog
-    before = path.read_bytes().decode("utf-8") if path.exists() else None  # CRLF kept
-    log = changelog_mod.Changelog.parse(
-        before if before is not None else changelog_mod.new_changelog()
-    )
+    found = read_text(path, "changelog")  # CRLF kept; a byte-order mark put back on write
+    if found is not None and not ctx.repo.is_tracked(ctx.config.changelog):
+        raise RefusedError(
+            f"{ctx.config.changelog} is not committed (an untracked or ignored draft); "
+            "commit it, or move it away, first"
+        )
+    log = changelog_mod.Changelog.parse(found.text if found else changelog_mod.new_changelog())
     log.upsert(label, release_date(), body, replaces=replaces)
-    after = log.render()
-    return None if after == before else after
+    after = found.restore(log.render()) if found else log.render()
+    return None if found is not None and after == found.restore(found.text) else after
 
 
 def _message(name: str, notes: Notes, repo_url: str, rng: NotesRange) -> str:
@@ -123,55 +114,15 @@ def _plan(
     )
 
 
-def _execute(
-    ctx: ReleaseContext, plan: Plan, request: TagRequest, say: Callable[[str], None]
-) -> None:
-    repo = ctx.repo
-    orig = repo.head()
-    target = request.target
-    tagged = False
-    try:
-        for step in plan.steps:
-            if step.action == "commit-changelog":
-                path = ctx.root / ctx.config.changelog
-                assert request.changelog_text is not None
-                path.write_text(request.changelog_text, encoding="utf-8")
-                repo.add(ctx.config.changelog)
-                repo.commit(
-                    f"Update {ctx.config.changelog} for {request.name}\n\n"
-                    f"{CHANGELOG_TRAILER}: {request.name}\n",
-                    cleanup="strip",
-                )
-                if not tagged:  # tag: the rc goes on the changelog commit
-                    target = repo.head()
-            elif step.action == "create-tag":
-                tagged = True
-                repo.create_tag(request.name, target, request.message, sign=request.sign)
-    except ReleaseError:
-        if repo.rev(f"refs/tags/{request.name}"):  # it did not exist before: refused otherwise
-            repo.delete_tag(request.name)
-        repo.reset_hard(orig)
-        say(f"nothing changed: the branch is back at {short(orig)}")
-        raise
-    if repo.rev(f"refs/tags/{request.name}") != target:
-        raise RefusedError(f"tag {request.name} does not point at {short(target)} as planned")
-
-
-def _plan_and_run(
-    ctx: ReleaseContext,
-    command: str,
-    build: Callable[[], tuple[Plan, TagRequest]],
-    *,
-    dry_run: bool,
-    say: Callable[[str], None],
-) -> Plan:
-    """Plan outside the lock for --dry-run; plan again under the lock, then act."""
-    if dry_run:
-        return build()[0]
-    with repo_lock(ctx.repo.git_dir, command, notify=say):
-        plan, request = build()
-        _execute(ctx, plan, request, say)
-    return plan
+def _require_remote(ctx: ReleaseContext, offline: bool) -> None:
+    """The next version must account for the remote's tags: a remote that is configured but
+    missing is an error, as it is for push."""
+    remote = ctx.config.remote
+    if not offline and not ctx.repo.has_remote(remote):
+        raise RefusedError(
+            f"no remote named {remote!r} to read tags from; add it (git remote add {remote} URL), "
+            "set remote in [tool.release], or pass --offline to use local tags only"
+        )
 
 
 def tag(
@@ -183,16 +134,23 @@ def tag(
     dry_run: bool = False,
     say: Callable[[str], None] = print,
 ) -> Plan:
-    requested = parse_version(version) if version else None
+    requested = parse_version(version) if version is not None else None
 
-    def build() -> tuple[Plan, TagRequest]:
+    def build() -> tuple[Plan, TagRequest | None]:
+        ctx.require_settled()
         branch, base = ctx.current_release()
+        ctx.require_full_history("tag")
         ctx.require_clean()
+        _require_remote(ctx, offline)
         tags = ctx.tags(offline=offline)
         chosen = choose_version(base, requested, tags)
         name = ctx.tag_name(chosen)
         if any(t.name == name for t in tags):
             raise RefusedError(f"tag {name} already exists")
+        local = [t for t in ctx.release_tags(base, tags) if t.local]
+        if local and not ctx.untagged_commits(local[-1].commit):
+            summary = f"nothing to tag: {branch} has nothing new since {local[-1].name}"
+            return Plan("tag", summary, (), {"tag": None, "branch": branch}), None
         head = ctx.repo.head()
         rng = range_for_version(ctx, chosen, tags, "HEAD")
         notes = notes_for_range(ctx, rng)
@@ -215,7 +173,7 @@ def tag(
         }
         return _plan("tag", request, changelog_first=True, notes=notes, extra=extra), request
 
-    return _plan_and_run(ctx, "tag", build, dry_run=dry_run, say=say)
+    return run_journaled(ctx, "tag", build, dry_run=dry_run, say=say)
 
 
 def promote(
@@ -227,13 +185,16 @@ def promote(
     dry_run: bool = False,
     say: Callable[[str], None] = print,
 ) -> Plan:
-    requested = parse_version(version) if version else None
+    requested = parse_version(version) if version is not None else None
 
     def build() -> tuple[Plan, TagRequest]:
+        ctx.require_settled()
         branch, base = ctx.current_release()
         if requested is not None and (requested.base != base.base or not requested.is_final):
             raise UsageError(f"promote makes the final {base} on {branch}; {requested} is not it")
+        ctx.require_full_history("promote")
         ctx.require_clean()
+        _require_remote(ctx, offline)
         tags = ctx.tags(offline=offline)
         final = base.base
         name = ctx.tag_name(final)
@@ -250,14 +211,7 @@ def promote(
             raise RefusedError(
                 f"{last.name} is not on {branch}; the final goes on the last rc's commit"
             )
-        after = ctx.repo.log(
-            f"{last.commit}..HEAD", fmt="%H%x1f%(trailers:key=" + CHANGELOG_TRAILER + ",valueonly)"
-        )
-        unreleased = [
-            line.split("\x1f")[0]
-            for line in after.splitlines()
-            if line and not line.split("\x1f", 1)[1].strip()
-        ]
+        unreleased = ctx.untagged_commits(last.commit)
         if unreleased:
             raise RefusedError(
                 f"{len(unreleased)} commit(s) on {branch} after {last.name} are in no rc "
@@ -285,4 +239,4 @@ def promote(
         }
         return _plan("promote", request, changelog_first=False, notes=notes, extra=extra), request
 
-    return _plan_and_run(ctx, "promote", build, dry_run=dry_run, say=say)
+    return run_journaled(ctx, "promote", build, dry_run=dry_run, say=say)

@@ -55,7 +55,7 @@ def read_source(ctx: ReleaseContext, version: str | None = None) -> BuildSource:
     revision = repo.head()
     epoch = repo.commit_time("HEAD")
     url = ctx.repo_url or (repo.remote_url(ctx.config.remote) or "")
-    if version:
+    if version is not None:
         return BuildSource(ctx.root, revision, epoch, _explicit(version), True, url)
     tags = ctx.tags(remote=False)
     at_head = [t for t in tags if t.commit == revision]
