@@ -592,6 +592,35 @@ CASES = [
     case("promote-empty-version", ("promote", "--version", ""), USAGE, "empty version"),
     case("cut-empty-at", ("cut", "0.2.0", "--at", ""), USAGE, "--at ''"),
     case("notes-empty-since", ("notes", "--since", ""), USAGE, "''"),
+    # names git would refuse, or read as an option
+    case(
+        "config-branch-leading-dash",
+        "status",
+        USAGE,
+        "begins with '-'",
+        _config('branch = "releases/v{version}"', 'branch = "-releases/v{version}"'),
+    ),
+    case(
+        "config-branch-dot-part",
+        "status",
+        USAGE,
+        "begins with '.'",
+        _config('branch = "releases/v{version}"', 'branch = "releases/.v{version}"'),
+    ),
+    case(
+        "config-tag-lock-part",
+        "status",
+        USAGE,
+        "ends with '.lock'",
+        _config('tag = "v{version}"', 'tag = "v{version}.lock/x"'),
+    ),
+    case(
+        "config-tag-control-char",
+        "status",
+        USAGE,
+        "control character",
+        _config('tag = "v{version}"', 'tag = "v{version}\\u0007"'),
+    ),
     # history that is not all there; a remote that is not there
     case("tag-missing-remote", "tag", REFUSED, "no remote named", _no_remote),
 ]

@@ -103,8 +103,10 @@ class GitRepo:
 
     # -- queries ---------------------------------------------------------
     def current_branch(self) -> str | None:
-        result = self.run("symbolic-ref", "--quiet", "--short", "HEAD", check=False)
-        return result.stdout.strip() or None if result.ok else None
+        # the full name, trimmed here: --short says "heads/X" when a tag X exists too
+        result = self.run("symbolic-ref", "--quiet", "HEAD", check=False)
+        ref = result.stdout.strip() if result.ok else ""
+        return ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None
 
     def in_progress(self) -> tuple[str, str] | None:
         """What git is in the middle of in this work tree, and the commands that finish or

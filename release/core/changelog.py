@@ -81,7 +81,9 @@ class Changelog:
             match = re.match(r"^## \[[^\]]+\](?: - (?P<date>\S+))?", existing)
             if match and match["date"]:
                 date = match["date"]
-        eol = "\r\n" if "\r\n" in self.render() else "\n"  # keep a CRLF file CRLF
+        text = self.render()
+        crlf = "\r\n" in text and text.count("\n") == text.count("\r\n")
+        eol = "\r\n" if crlf else "\n"  # keep a CRLF file CRLF (a mixed one gets LF)
         lines = body.replace("\r\n", "\n").rstrip().split("\n")
         text = eol.join([f"## [{label}] - {date}", "", *lines, "", ""])
         drop = set(replaces) - {label}
@@ -108,6 +110,8 @@ class Changelog:
                 kept[index - 1] = kept[index - 1].rstrip("\r\n") + eol * 2
             elif index == 0 and self.preamble.strip() and not self.preamble.endswith(eol * 2):
                 self.preamble = self.preamble.rstrip("\r\n") + eol * 2
+            elif index == 0 and self.preamble and not self.preamble.endswith("\n"):
+                self.preamble += eol  # a section starts a line of its own, or is not one
             kept.insert(index, text)
         if kept and kept[-1] is text and not self.footer:
             kept[-1] = text[: -len(eol)]  # the file ends with one newline, not a blank line

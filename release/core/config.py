@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from release.core.versions import SCHEMES, TagTemplate
+from release.core.versions import SCHEMES, ReleaseVersion, TagTemplate, ref_format_problem
 
 if TYPE_CHECKING:  # imported when there is a matrix to parse (its specifiers cost start-up time)
     from release.core.matrix import ImageMatrix
@@ -157,13 +157,15 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
     tag = TagTemplate(tag_text, "tag", scheme)
     if "{version}" not in tag_text:
         raise ConfigError(f"[tool.release] tag: {tag_text!r} must contain {{version}}")
-    for key, text in (("branch", branch_text), ("tag", tag_text)):
-        if (
-            any(ch in text for ch in " ~^:?*[\\")
-            or ".." in text
-            or text.endswith((".", "/", ".lock"))
-        ):
-            raise ConfigError(f"[tool.release] {key}: {text!r} would not be a valid git ref name")
+    example = ReleaseVersion(0, 31, 0, rc=1)
+    for key, template in (("branch", branch), ("tag", tag)):
+        name = template.render(example)
+        problem = ref_format_problem(name)
+        if problem:
+            raise ConfigError(
+                f"[tool.release] {key}: {template.template!r} would not be a valid git ref "
+                f"name ({name!r}: {problem})"
+            )
 
     categories: dict[str, tuple[str, ...]] = dict(defaults.categories)
     if "categories" in table:

@@ -23,6 +23,7 @@ __all__ = [
     "TagTemplate",
     "next_rc",
     "parse_version",
+    "ref_format_problem",
 ]
 
 SCHEMES = ("pep440", "semver")
@@ -244,6 +245,32 @@ class TagTemplate:
         if self.render(version) != name:
             return None  # e.g. a semver spelling under a pep440 template
         return version
+
+
+def ref_format_problem(name: str) -> str | None:
+    """Why git would refuse ``name`` as a branch or tag name (``git check-ref-format
+    --branch`` rules, and no leading ``-``, which git would read as an option); None when it
+    is fine. Pure."""
+    rules = (
+        (not name, "it is empty"),
+        (name.startswith("-"), "it begins with '-'"),
+        (name == "@", "it is '@'"),
+        (name.endswith("/") or name.startswith("/") or "//" in name, "it has an empty part"),
+        (name.endswith("."), "it ends with '.'"),
+        (".." in name, "it contains '..'"),
+        ("@{" in name, "it contains '@{'"),
+        (any(ord(ch) < 32 or ord(ch) == 127 for ch in name), "it contains a control character"),
+        (any(ch in name for ch in " ~^:?*[\\"), "it contains one of: space ~ ^ : ? * [ \\"),
+    )
+    for broken, why in rules:
+        if broken:
+            return why
+    for part in name.split("/"):
+        if part.startswith("."):
+            return f"its part {part!r} begins with '.'"
+        if part.endswith(".lock"):
+            return f"its part {part!r} ends with '.lock'"
+    return None
 
 
 def next_rc(base: ReleaseVersion, existing: Iterable[ReleaseVersion]) -> ReleaseVersion:

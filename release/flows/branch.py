@@ -39,8 +39,9 @@ class ReleaseBranch:
     def __init__(self, ctx: ReleaseContext, branch: str, main: str, tip: str | None = None) -> None:
         self.ctx = ctx
         self.branch = branch
+        self.ref = f"refs/heads/{branch}"  # by full name: a tag called like it changes nothing
         self.main = main
-        base = ctx.repo.merge_base(branch, main)
+        base = ctx.repo.merge_base(self.ref, main)
         if base is None:
             raise RefusedError(f"{branch} shares no history with {ctx.config.main_branch}")
         self.base = base
@@ -63,9 +64,9 @@ class ReleaseBranch:
         if what == "order":  # main's commits since the branch point, in main's order
             return repo.start_order(self.main, self.base)
         if what == "picked":
-            return repo.start_messages(f"{self.base}..{self.branch}")
+            return repo.start_messages(f"{self.base}..{self.ref}")
         # the files changed by git cherry's other side: the branch's own non-merge commits
-        return repo.start_files_log(self.branch, self.main)
+        return repo.start_files_log(self.ref, self.main)
 
     def prefetch(self, shas: Iterable[str] = ()) -> None:
         """Start the reads that deciding what is on the branch takes, and (for ``shas``,
@@ -129,7 +130,7 @@ class ReleaseBranch:
     def patch_equivalent(self) -> set[str]:
         """Main commits whose patch is already on the branch (``git cherry``)."""
         if self._cherry is None:
-            self._cherry = self.ctx.repo.cherry(self.branch, self.main, self.base)
+            self._cherry = self.ctx.repo.cherry(self.ref, self.main, self.base)
         return self._cherry
 
     def _same_patch(self, shas: Sequence[str]) -> set[str]:
@@ -227,6 +228,15 @@ def commits_by_pr(text: str, wanted: set[int]) -> dict[int, list[str]]:
     return by_pr
 
 
+def _refuse_ambiguous(ctx: ReleaseContext, prefix: str, what: str) -> None:
+    candidates = ctx.repo.ambiguous(prefix) if SHA_REF.match(prefix) else []
+    if candidates:
+        shown = ", ".join(short(c) for c in candidates[:4])
+        raise UsageError(
+            f"{what}{prefix!r} is ambiguous: it could be {shown}; give more of the sha"
+        )
+
+
 def resolve_candidates(
     ctx: ReleaseContext, requests: Iterable[PickRequest], info: ReleaseBranch
 ) -> list[Candidate]:
@@ -270,6 +280,7 @@ def resolve_candidates(
                 ref = request.ref.lower()
                 sha = ref if len(ref) == 40 and ref in order else answers[request.ref]
             if sha is None:
+                _refuse_ambiguous(ctx, request.ref, "")
                 raise UsageError(f"{request.ref!r} is not a commit in this repository")
             resolved.append((request, sha))
     about = info.about(list(dict.fromkeys(sha for _, sha in resolved)))

@@ -70,7 +70,7 @@ class ReleaseContext:
         return self.config.tag.render(version)
 
     def main_sha(self) -> str:
-        sha = self.repo.rev(self.config.main_branch)
+        sha = self.repo.rev(f"refs/heads/{self.config.main_branch}")
         if sha is None:
             raise RefusedError(
                 f"main branch {self.config.main_branch!r} does not exist here "

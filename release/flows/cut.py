@@ -80,6 +80,11 @@ def read_cut_state(
     label = at if at is not None else ctx.config.main_branch
     sha = ctx.repo.rev(at) if at is not None else main
     if sha is None:
+        candidates = ctx.repo.ambiguous(at) if at else []
+        if candidates:
+            raise UsageError(
+                f"--at {at!r} is ambiguous: it could be {', '.join(map(short, candidates[:4]))}; give more of the sha"
+            )
         raise UsageError(f"--at {at!r} is not a commit here")
     branch = ctx.branch_name(version)
     exists_remotely = False

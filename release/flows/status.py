@@ -95,7 +95,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         upcoming: str | None = ctx.tag_name(next_rc(release, [t.version for t in ours]))
     except ReleaseError:
         upcoming = None
-    main = repo.rev(ctx.config.main_branch)
+    main = repo.rev(f"refs/heads/{ctx.config.main_branch}")
     done: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = []
     untagged = 0
