@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -498,8 +498,8 @@ def test_a_live_interrupted_pick_is_not_recovered_under_it(
     _assert_settled(engine)
 
 
-# Three reasons, three runs of git's sequencer (one per run of equal reasons), each
-# message carrying its Cherry-pick-reason trailer.
+# Three reasons; each pick carries its Cherry-pick-reason trailer, added to the message git
+# wrote.
 REASONED = "".join(
     f"#2{n:02d} {'regression' if n <= 4 else 'critical' if n <= 7 else 'docs'}\n" for n in FIXES
 )
@@ -508,7 +508,8 @@ REASONED = "".join(
 @pytest.mark.parametrize(
     ("point_id", "mode"),
     [
-        ("after-commit-4", "rerun"),  # between two sequencer runs
+        ("after-commit-4", "rerun"),  # between a pick and its trailer
+        ("after-trailer-4", "continue"),
         ("ref-locked-9", "continue"),
         ("mid-commit-6", "abort"),
     ],
@@ -526,10 +527,16 @@ def test_picks_with_reasons_converge(
         f"Cherry-pick-reason: {line.split()[1]}" for line in REASONED.splitlines()
     ]
     (engine.root / "picks.txt").write_text(REASONED, encoding="utf-8")
+    # A pick with a reason is two commits for git's hooks: the pick, then its trailer
+    # added by amending. The kill lands in the nth pick's (the amend's) hooks.
     point = {
-        "after-commit-4": _after_commit(4),
-        "mid-commit-6": _mid_commit(6),
-        "ref-locked-9": _ref_locked(9),
+        "after-commit-4": replace(_after_commit(7), commits=4),  # picked, no trailer yet
+        "after-trailer-4": replace(_after_commit(8), commits=4),
+        # one commit per cherry-pick: no sequencer directory is left, only the git locks
+        "mid-commit-6": replace(_mid_commit(11), commits=5, debris=()),
+        "ref-locked-9": replace(
+            _ref_locked(17), commits=8, debris=("HEAD.lock", f"refs/heads/{BRANCH}.lock")
+        ),
     }[point_id]
     code, _ = _run_killed(engine, point, tmp_path, ("pick", "--file", "picks.txt"))
     _assert_interrupted(code, point, tmp_path, engine, head)

@@ -280,6 +280,12 @@ class GitRepo:
     def message(self, ref: str = "HEAD") -> str:
         return self.out("log", "-1", "--format=%B", ref)
 
+    def raw_message(self, ref: str = "HEAD") -> str:
+        """A commit's message exactly as stored (no re-encoding, no trimming): bytes that
+        are not UTF-8 come back as surrogates and are written back as they were."""
+        result = self.run("cat-file", "commit", f"{ref}^{{commit}}")
+        return result.stdout.split("\n\n", 1)[1] + "\n" if "\n\n" in result.stdout else ""
+
     def local_branches(self) -> list[str]:
         return self.out("for-each-ref", "--format=%(refname:lstrip=2)", "refs/heads").split()
 
@@ -357,13 +363,10 @@ class GitRepo:
     def reset_hard(self, ref: str = "HEAD") -> None:
         self.run("reset", "--hard", "--quiet", ref, mutating=True)
 
-    def cherry_pick(self, shas: Sequence[str], *, editor: str | None = None) -> GitResult:
-        """``git cherry-pick -x`` (git's sequencer); ``editor`` edits each message."""
-        args = ["cherry-pick", "-x", "--no-rerere-autoupdate"]
-        if editor is not None:
-            args.append("--edit")
-        env = {"GIT_EDITOR": editor or "true"}
-        return self.run(*args, *shas, check=False, env=env, mutating=True)
+    def cherry_pick(self, shas: Sequence[str]) -> GitResult:
+        """``git cherry-pick -x`` (git's sequencer), each message as git writes it."""
+        args = ["cherry-pick", "-x", "--no-rerere-autoupdate", *shas]
+        return self.run(*args, check=False, env={"GIT_EDITOR": "true"}, mutating=True)
 
     def cherry_pick_continue(self) -> None:
         self.run("cherry-pick", "--continue", env={"GIT_EDITOR": "true"}, mutating=True)

@@ -18,7 +18,11 @@ from release.adapters import process
 from release.adapters.process import Result
 from release.errors import GitError
 
-__all__ = ["GitLog", "GitRead", "GitResult", "execute", "failed"]
+__all__ = ["GIT", "GitLog", "GitRead", "GitResult", "execute", "failed"]
+
+# Every command's text comes out in UTF-8 (what the parsers read), also for commits
+# written under another i18n.commitEncoding; raw bytes are read with cat-file.
+GIT = ("git", "-c", "i18n.logOutputEncoding=UTF-8")
 
 GitResult = Result  # what every git command answers
 GitStream = process.Stream
@@ -78,7 +82,7 @@ def execute(
     env: Mapping[str, str] | None = None,
 ) -> Result:
     result = process.run(
-        ["git", *args],
+        [*GIT, *args],
         error=GitError,
         cwd=cwd,
         env=env,
@@ -100,7 +104,7 @@ class GitRead:
     def __init__(self, cwd: Path, args: Sequence[str], stdin: str | None) -> None:
         self.args = tuple(args)
         self._started = process.start(
-            ["git", *args],
+            [*GIT, *args],
             error=GitError,
             cwd=cwd,
             stdin=stdin,
@@ -126,7 +130,7 @@ class GitLog(process.Stream):
 
     def __init__(self, cwd: Path, args: Sequence[str], sep: str) -> None:
         super().__init__(
-            ["git", *args], sep, error=GitError, cwd=cwd, errors="surrogateescape", spawn=_spawn
+            [*GIT, *args], sep, error=GitError, cwd=cwd, errors="surrogateescape", spawn=_spawn
         )
         self.args = tuple(args)
 

@@ -185,6 +185,12 @@ def stop_all() -> None:
         _kill(proc, True)
 
 
+def _encode(text: str) -> bytes:
+    """Input as bytes: UTF-8, and bytes that were read with ``surrogateescape`` (a commit
+    message in another encoding) go back exactly as they came."""
+    return text.encode("utf-8", "surrogateescape")
+
+
 def _decode(data: bytes | None, errors: str) -> str:
     return (data or b"").decode(sys.getfilesystemencoding(), errors)
 
@@ -224,7 +230,7 @@ def run(
             own_group=own_group,
         )
         timed_out = False
-        data = None if stdin is None else stdin.encode()
+        data = None if stdin is None else _encode(stdin)
         try:
             out, err = proc.communicate(data, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -263,17 +269,17 @@ class Started:
         argv: Sequence[str],
         *,
         error: Errors,
-        cwd: Path | None,
-        env: Mapping[str, str] | None,
-        stdin: str | None,
-        errors: str,
-        spawn: Spawn,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        stdin: str | None = None,
+        errors: str = "replace",
+        spawn: Spawn = popen,
     ) -> None:
         self.argv = tuple(argv)
         self._errors = errors
         self._started = time.perf_counter()
         self._proc = _spawned(spawn, argv, error, cwd=cwd, env=env, stdin=stdin is not None)
-        self._input = None if stdin is None else stdin.encode()
+        self._input = None if stdin is None else _encode(stdin)
         self._output: tuple[bytes, bytes] | BaseException = (b"", b"")
         self._collect = threading.Thread(target=self._communicate, daemon=True)
         self._collect.start()
@@ -298,20 +304,6 @@ class Started:
         )
 
 
-def start(
-    argv: Sequence[str],
-    *,
-    error: Errors,
-    cwd: Path | None = None,
-    env: Mapping[str, str] | None = None,
-    stdin: str | None = None,
-    errors: str = "replace",
-    spawn: Spawn = popen,
-) -> Started:
-    """Start ``argv`` now; :meth:`Started.result` waits for it."""
-    return Started(argv, error=error, cwd=cwd, env=env, stdin=stdin, errors=errors, spawn=spawn)
-
-
 class Stream:
     """A process started at once, its output read as it writes it: iterate for the pieces
     of ``stdout.split(sep)`` (one final newline is not output). Close it (or leave the
@@ -321,12 +313,12 @@ class Stream:
     def __init__(
         self,
         argv: Sequence[str],
-        sep: str,
+        sep: str = "\n",
         *,
         error: Errors,
-        cwd: Path | None,
-        errors: str,
-        spawn: Spawn,
+        cwd: Path | None = None,
+        errors: str = "replace",
+        spawn: Spawn = popen,
     ) -> None:
         self.argv = tuple(argv)
         self.sep = sep
@@ -388,16 +380,8 @@ class Stream:
         self.close()
 
 
-def stream(
-    argv: Sequence[str],
-    sep: str = "\n",
-    *,
-    error: Errors,
-    cwd: Path | None = None,
-    errors: str = "replace",
-    spawn: Spawn = popen,
-) -> Stream:
-    return Stream(argv, sep, error=error, cwd=cwd, errors=errors, spawn=spawn)
+start = Started  # start(argv, error=...): begun now, collected in the background
+stream = Stream  # stream(argv, sep, error=...): read as it is written
 
 
 # -- what a failure says ---------------------------------------------------------------

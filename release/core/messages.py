@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ends_with_trailer_block", "with_pick_line"]
+__all__ = ["ends_with_trailer_block", "with_pick_line", "with_trailer"]
 
 _GIT_GENERATED = ("Signed-off-by: ", "(cherry picked from commit ")
 _SEPARATOR = re.compile(r"[A-Za-z0-9-]+[ \t]*:")  # a "Key:" line (git's find_separator)
@@ -101,3 +101,13 @@ def with_pick_line(message: str, sha: str) -> str:
     if not ends_with_trailer_block(text):
         text += "\n"
     return f"{text}(cherry picked from commit {sha})\n"
+
+
+def with_trailer(message: str, trailer: str) -> str:
+    """``message`` with ``trailer`` (``Key: value``) added as ``git interpret-trailers``
+    adds it: to a trailer block that ends the message, else after a blank line. Every
+    other byte of ``message`` is kept (``#`` lines, trailing spaces, CRLF)."""
+    text = message if message.endswith("\n") else message + "\n"
+    if not ends_with_trailer_block(text):
+        text += "\n"
+    return f"{text}{trailer}\n"

@@ -14,13 +14,12 @@ A killed run leaves the journal; the next run (the same command, ``--continue`` 
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Callable, Iterable
 
 from release.adapters.lock import process_group_alive, repo_lock
 from release.adapters.process import last_line
 from release.core.commits import REASON_TRAILER
-from release.core.messages import with_pick_line
+from release.core.messages import with_pick_line, with_trailer
 from release.core.plan import Plan, short
 from release.errors import ConflictError, RefusedError
 from release.flows.branch import ReleaseBranch, resolve_candidates
@@ -56,11 +55,19 @@ def read_pick_state(
     return state, info
 
 
-def _editor_for(reason: str | None) -> str | None:
+def _with_reason(ctx: ReleaseContext, sha: str, reason: str | None) -> None:
+    """HEAD, the pick of ``sha``, carries the reason trailer: added to the message git
+    wrote, every other byte kept (no editor, no cleanup: they drop ``#`` lines)."""
     if reason is None:
-        return None
-    trailer = shlex.quote(f"{REASON_TRAILER}: {reason}")
-    return f"git interpret-trailers --in-place --if-exists replace --trailer {trailer}"
+        return
+    message = ctx.repo.raw_message()
+    if f"(cherry picked from commit {sha})" not in message:
+        return  # HEAD is not that pick: nothing of ours to amend
+    if f"\n{REASON_TRAILER}: {reason}\n" in message:
+        return
+    ctx.repo.commit(
+        with_trailer(message, f"{REASON_TRAILER}: {reason}"), amend=True, cleanup="verbatim"
+    )
 
 
 def _picked(items: Iterable[QueuedPick]) -> list[str]:
@@ -97,6 +104,8 @@ class Picker:
         if self.repo.sequencer_active() or self.repo.cherry_pick_head():
             self.repo.cherry_pick_quit()
         self.repo.reset_hard()
+        if journal.queue:  # killed between a pick and its trailer
+            _with_reason(self.ctx, journal.queue[0].sha, journal.queue[0].reason)
         self.say(f"recovered an interrupted pick: {branch} is at {short(self.repo.head())}")
 
     def run_queue(self, journal: PickJournal) -> list[str]:
@@ -105,14 +114,17 @@ class Picker:
         report: list[str] = []
         while queue:
             reason = queue[0].reason
-            group = []
+            group: list[
+                QueuedPick
+            ] = []  # one sequencer run; one commit at a time when a trailer is added
             for item in queue:
-                if item.reason != reason:
+                if item.reason != reason or (group and reason is not None):
                     break
                 group.append(item)
             journal = self.journal.write(journal.advanced(queue))
-            result = self.repo.cherry_pick([i.sha for i in group], editor=_editor_for(reason))
+            result = self.repo.cherry_pick([i.sha for i in group])
             if result.ok:
+                _with_reason(self.ctx, group[0].sha, reason)
                 report += _picked(group)
                 queue = queue[len(group) :]
                 continue
@@ -266,6 +278,8 @@ def _finish_conflict(
         _ensure_pick_message(ctx, sha, reason)
     elif ctx.repo.has_staged_changes():
         _commit_resolution(ctx, sha, reason)
+    else:  # finished by hand with git cherry-pick --continue: the reason goes on too
+        _with_reason(ctx, sha, reason)
     info = ReleaseBranch(ctx, journal.branch, ctx.main_sha())
     if info.already_there([sha])[sha] is None:
         raise RefusedError(
@@ -278,25 +292,22 @@ def _finish_conflict(
 
 
 def _ensure_pick_message(ctx: ReleaseContext, sha: str, reason: str | None) -> None:
-    """A hand-finished pick still carries the ``-x`` line and the reason trailer."""
-    message = ctx.repo.message()
-    wanted = message.rstrip()
-    if f"(cherry picked from commit {sha})" not in wanted:
-        wanted = with_pick_line(wanted, sha).rstrip()
-    if reason and f"{REASON_TRAILER}: {reason}" not in wanted:
-        wanted += f"\n{REASON_TRAILER}: {reason}"
-    if wanted != message.rstrip():
-        ctx.repo.commit(wanted + "\n", amend=True)
+    """A hand-finished pick still carries the ``-x`` line and the reason trailer; every
+    other byte of its message is kept."""
+    message = ctx.repo.raw_message()
+    if f"(cherry picked from commit {sha})" not in message:
+        ctx.repo.commit(with_pick_line(message, sha), amend=True, cleanup="verbatim")
+    _with_reason(ctx, sha, reason)
 
 
 def _commit_resolution(ctx: ReleaseContext, sha: str, reason: str | None) -> None:
     """Commit a staged resolution as the pick of ``sha`` (author, message and ``-x`` kept),
     the message as ``git cherry-pick -x`` writes it."""
-    name, email, date, body = ctx.repo.authorship(sha)
-    message = with_pick_line(body, sha)
+    name, email, date, _ = ctx.repo.authorship(sha)
+    message = with_pick_line(ctx.repo.raw_message(sha), sha)
     if reason:
-        message += f"{REASON_TRAILER}: {reason}\n"
-    ctx.repo.commit(message, author=f"{name} <{email}>", date=date)
+        message = with_trailer(message, f"{REASON_TRAILER}: {reason}")
+    ctx.repo.commit(message, author=f"{name} <{email}>", date=date, cleanup="verbatim")
 
 
 def _refuse_to_strand_tags(ctx: ReleaseContext, orig_head: str) -> None:
