@@ -715,6 +715,7 @@ def test_nox_sessions_in_the_engine_repo(
     assert result.code == 0, result.output
     assert f"build(cu129): unchanged, not rebuilt -> {tag_of(sample, 'cu129')}" in result.stderr
     assert "Session build(cu129) was successful" in result.stderr
+    assert "git.cmd" not in result.output  # no library debug lines in a session's output
     assert docker.image_id(tag_of(sample, "cu129")) == image
     result = sample.nox("-s", "smoke(cu129)")
     assert result.code == 0, result.output

@@ -442,3 +442,51 @@ def test_next_release_leaves_out_what_the_last_final_shipped(
     for shipped in (109, 112):  # picked into 0.1.0
         assert f"#{shipped}" not in text
     assert "[#111]" in text  # its pick was reverted on 0.1.0: new in 0.2.0
+
+
+# -- reverts in the forms real histories have ------------------------------------------
+
+GITHUB_REVERTS = {
+    # GitHub's button: the title without its PR number, the original's PR in the body
+    "github-body": ('Revert "[Bugfix] Fix the batch limit" (#9001)', "Reverts vllm-project/vllm#1"),
+    "github-short-body": ('Revert "Fix the batch limit" (#9001)', "Reverts #1"),
+    "category-before-revert": ('[Misc] Revert "[Bugfix] Fix the batch limit (#1)"', ""),
+    "noise-and-category": (
+        '[main][Bugfix] Revert "Fix the batch limit" (#9001)',
+        "Reverts org/r#1",
+    ),
+    "title-cut-short": ('Revert "[Bugfix] Fix the batch li…', ""),
+    "unclosed-quote": ('Revert "[Bugfix] Fix the batch limit', ""),
+    "by-title-only": ('Revert "Fix the batch limit"', ""),
+}
+
+
+@pytest.mark.parametrize("subject_body", list(GITHUB_REVERTS.values()), ids=list(GITHUB_REVERTS))
+def test_a_revert_in_any_real_form_cancels_its_target(subject_body: tuple[str, str]) -> None:
+    subject, body = subject_body
+    notes = notes_of(
+        c(1, "[Bugfix] Fix the batch limit (#1)"),
+        c(2, "[Core] Something else (#2)"),
+        c(3, subject, body),
+    )
+    assert titles(notes) == ["Something else"]
+    assert set(notes.cancelled) == {sha(1), sha(3)}
+
+
+def test_a_revert_found_by_pr_number_wins_over_a_same_title() -> None:
+    notes = notes_of(
+        c(1, "[Bugfix] Retry (#1)"),
+        c(2, "[Bugfix] Retry (#2)"),
+        c(3, 'Revert "Retry" (#3)', "Reverts org/engine#1"),
+    )
+    assert [e.pr for e in notes.entries] == [2]
+
+
+def test_reapply_is_a_revert_of_the_revert() -> None:
+    notes = notes_of(
+        c(1, "[Bugfix] Retry (#1)"),
+        c(2, 'Revert "[Bugfix] Retry (#1)"', f"This reverts commit {sha(1)}."),
+        c(3, 'Reapply "[Bugfix] Retry (#1)"', f"This reverts commit {sha(2)}."),
+    )
+    [entry] = notes.entries
+    assert entry.sha == sha(3) and entry.title == 'Reapply "Retry"'

@@ -179,3 +179,83 @@ def test_a_missing_remote_is_fine_offline(
     if args[0] == "promote":
         _git(engine, "tag", "-a", "v0.1.0rc1", "-m", "v0.1.0rc1")
     _ok(engine, *args, "--offline")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("cut", "--help"), ("pick", "--help"), ("tag", "-h"), ("images.build", "--help")],
+    ids=lambda a: a[0],
+)
+def test_help_on_every_task(cut_engine_copy: SampleEngine, args: tuple[str, ...]) -> None:
+    out = _ok(cut_engine_copy, *args)
+    assert out.startswith(f"Usage: release [--core-opts] {args[0]} ")
+
+
+def test_several_commits_as_separate_arguments(cut_engine_copy: SampleEngine) -> None:
+    engine = cut_engine_copy
+    out = _ok(engine, "pick", engine.shas[109], "#111", "--reason", "regression", "--dry-run")
+    assert "2 to pick" in out and "#109" in out and "#111" in out
+
+
+def test_a_conflict_first_lists_what_was_picked(cut_engine_copy: SampleEngine) -> None:
+    engine = cut_engine_copy
+    add_commit(
+        engine.repo, Change("[Misc] Branch-only note (#160)", ALICE, {"NOTE.txt": "branch\n"})
+    )
+    _git(engine, "switch", "--quiet", "main")
+    add_commit(engine.repo, Change("[Bugfix] Clean fix (#161)", ALICE, {"clean.txt": "ok\n"}))
+    add_commit(engine.repo, Change("[Bugfix] Clashing fix (#162)", ALICE, {"NOTE.txt": "main\n"}))
+    _git(engine, "switch", "--quiet", BRANCH)
+
+    result = run_cli(engine.root, "pick", "#161", "#162")
+
+    assert result.code == 4, result.output
+    picked = result.output.index("picked ")
+    assert "Clean fix (#161)" in result.output[picked:].splitlines()[0]
+    assert picked < result.output.index("error: conflict picking")
+
+
+def test_main_is_read_from_the_remote_when_there_is_no_local_branch(
+    cut_engine_copy: SampleEngine,
+) -> None:
+    engine = cut_engine_copy
+    _git(engine, "branch", "--quiet", "-D", "main")
+    out = _ok(engine, "pick", "#109", "--dry-run")
+    assert "1 to pick" in out
+    assert "note: no local branch main: using origin/main" in out
+
+
+@pytest.mark.parametrize("how", ["env", "option"])
+def test_main_branch_overridden_for_one_run(cut_engine_copy: SampleEngine, how: str) -> None:
+    engine = cut_engine_copy
+    _git(engine, "branch", "--quiet", "-m", "main", "trunk")
+    _git(engine, "branch", "--quiet", "-D", "-r", "origin/main")
+    assert run_cli(engine.root, "pick", "#109", "--dry-run").code == 3  # no main anywhere
+    if how == "env":
+        result = run_cli(
+            engine.root, "pick", "#109", "--dry-run", env={"RELEASE_MAIN_BRANCH": "trunk"}
+        )
+    else:
+        result = run_cli(engine.root, "--main-branch", "trunk", "pick", "#109", "--dry-run")
+    assert result.code == 0, result.output
+    assert "1 to pick" in result.stdout
+
+
+def test_status_tells_not_pushed_from_not_checked(cut_engine_copy: SampleEngine) -> None:
+    engine = cut_engine_copy
+    _git(engine, "tag", "-a", "v0.1.0rc1", "-m", "v0.1.0rc1")
+    assert "v0.1.0rc1 (not pushed)" in _ok(engine, "status")
+    offline = _ok(engine, "status", "--offline")
+    assert "v0.1.0rc1 (remote not checked)" in offline and "not pushed" not in offline
+
+
+def test_untagged_counts_from_the_nearest_tag_in_history(cut_engine_copy: SampleEngine) -> None:
+    """An rc tag made on another line of history says nothing about this branch's commits."""
+    engine = cut_engine_copy
+    _git(engine, "tag", "-a", "v0.1.0rc1", "-m", "v0.1.0rc1")
+    _git(engine, "commit", "--quiet", "--allow-empty", "-m", "[Misc] After rc1 (#170)")
+    _git(engine, "switch", "--quiet", "-c", "elsewhere", "main")
+    _git(engine, "tag", "-a", "v0.1.0rc2", "-m", "made on the wrong branch")
+    _git(engine, "switch", "--quiet", BRANCH)
+    status = json.loads(_ok(engine, "status", "--json", "--offline"))
+    assert status["untagged_commits"] == 1

@@ -61,9 +61,11 @@ def _spawn(
 def _gitpython() -> Any:
     import logging
 
-    import git  # lazy: ~60 ms; nox also turns on DEBUG logging for every logger
-
+    # before the import: importing GitPython runs (and logs) `git version`; nox turns on
+    # DEBUG logging for every logger, so its lines would land in the session's output
     logging.getLogger("git").setLevel(logging.WARNING)
+    import git  # lazy: ~60 ms
+
     return git
 
 

@@ -7,9 +7,11 @@ import sys
 
 from invoke.collection import Collection
 from invoke.exceptions import Exit, ParseError
+from invoke.parser.argument import Argument
 from invoke.program import Program
 
 from release import __version__
+from release.flows.context import MAIN_ENV
 
 __all__ = ["main", "program"]
 
@@ -28,11 +30,22 @@ class _Program(Program):
             name="release", binary="release", version=__version__, namespace=_namespace()
         )
 
+    def core_args(self) -> list[Argument]:
+        main = Argument(
+            names=("main-branch",),
+            help=f"the branch fixes are picked from, for this run (also ${MAIN_ENV}; "
+            "default: main-branch in [tool.release])",
+        )
+        return [*super().core_args(), main]
+
     def parse_core(self, argv: list[str] | None) -> None:
         try:
             super().parse_core(argv)
         except ParseError as err:
             raise Exit(f"error: {err} (see release --help)", code=2) from None
+        main = self.args["main-branch"].value
+        if main is not None:  # the tasks read it where the config is read
+            os.environ[MAIN_ENV] = main
 
     def parse_tasks(self) -> None:
         try:
@@ -44,9 +57,46 @@ class _Program(Program):
 program = _Program()
 
 
+_HELP = ("-h", "--help")
+_PICK_VALUES = (
+    "--file",
+    "-f",
+    "--reason",
+    "-r",
+    "--commits",
+    "-c",
+)  # pick's options that take a value
+
+
+def _as_invoke_reads(argv: list[str]) -> list[str]:
+    """``release TASK --help`` as ``release --help TASK`` (a task's positional argument would
+    take ``--help`` as its value), and ``release pick A B '#123'`` with the commits as the
+    one argument invoke gives them (as if quoted)."""
+    words = argv[1:]
+    task = next((i for i, w in enumerate(words) if not w.startswith("-")), None)
+    if task is None:
+        return argv
+    if any(w in _HELP for w in words[task + 1 :]):
+        return [argv[0], *words[:task], "--help", words[task]]
+    if words[task] != "pick":
+        return argv
+    commits: list[str] = []
+    rest: list[str] = []
+    after = iter(words[task + 1 :])
+    for word in after:
+        if word in _PICK_VALUES:
+            rest += [word, next(after, "")]
+        elif word.startswith("-") and not word.startswith("-#"):
+            rest.append(word)
+        else:
+            commits.append(word)
+    joined = [" ".join(commits)] if commits else []
+    return [argv[0], *words[: task + 1], *joined, *rest]
+
+
 def main() -> None:
     try:
-        program.run()
+        program.run(_as_invoke_reads(sys.argv))
     except BrokenPipeError:  # `release notes | head`: the reader left; that is not an error
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

@@ -50,6 +50,11 @@ def _print_plan(
         say(line)
 
 
+def _say_notices(ctx: Any) -> None:
+    for notice in ctx.notices:
+        say(f"note: {notice}")
+
+
 def _made(plan: Any, done: str) -> list[str]:
     """What a tag or promote run reports: the tag made, or why nothing was (or what a
     re-run finished)."""
@@ -95,9 +100,9 @@ def cut(
     """Create the release branch (releases/vX.Y.Z) at the tip of main or --at a main commit."""
     from release.flows.cut import cut as run
 
-    plan = run(
-        _context(), version, at=at, switch=not no_switch, offline=offline, dry_run=dry_run, say=say
-    )
+    ctx = _context()
+    plan = run(ctx, version, at=at, switch=not no_switch, offline=offline, dry_run=dry_run, say=say)
+    _say_notices(ctx)
     report = [f"created {plan.info['branch']} at {plan.info['at'][:10]}"]
     report += [
         f"switched to {s.data['branch']}" if s.action == "switch" else s.detail
@@ -136,7 +141,7 @@ class _PickTask(Task):  # type: ignore[type-arg]
 @task(
     klass=_PickTask,
     help={
-        "commits": "shas and/or #PR numbers, space or comma separated (quote them)",
+        "commits": "shas and/or #PR numbers: several arguments, or one separated by spaces or commas",
         "file": "a picks file: one '<sha or #PR> [reason]' per line",
         "reason": "why: regression, critical, fix-new-feature, docs or release-only",
         "allow-feature": "pick feature work too (refused by default)",
@@ -176,6 +181,7 @@ def pick(
         raise UsageError(f"--file {file}: no such file")
     requests = parse_requests(commits or "", picks.text if picks else None, reason)
     plan, report = flow.pick(ctx, requests, allow_feature=allow_feature, dry_run=dry_run, say=say)
+    _say_notices(ctx)
     _print_plan(plan, dry_run=dry_run, as_json=json, report=None if dry_run else report)
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "pick_fields",
     "pr_number",
     "subject_parser",
+    "title_key",
 ]
 
 # One record per commit: fields split by US (0x1f); records end with RS (0x1e).
@@ -39,7 +40,14 @@ CHANGELOG_TRAILER = "Release-changelog"
 _PREFIX = re.compile(r"^\s*\[([^\]]*)\]\s*")
 _PREFIXES = re.compile(r"(?:\s*\[[^\]]*\]\s*)+")  # every leading prefix at once
 # 'Revert "<subject>"', optionally followed by the revert's own PR number (vLLM style).
-_REVERT = re.compile(r'^Revert\s+"(?P<subject>.*)"(?:\s*\(#\d+\))?\s*$')
+# 'Revert "<subject>"', after category prefixes, optionally with the revert's own PR number
+# (vLLM style); the closing quote may be missing (GitHub cuts long titles). git's
+# 'Reapply "<subject>"' reverts the revert of <subject>.
+_REVERT = re.compile(
+    r'^(?:\s*\[[^\]]*\])*\s*(?P<kind>Revert|Reapply)\s+"(?P<subject>.*?)(?:"(?:\s*\(#\d+\))?)?\s*$'
+)
+# GitHub's revert body: "Reverts org/repo#123" (or "Reverts #123").
+_REVERTS_PR = re.compile(r"^Reverts (?:[\w.-]+/[\w.-]+)?#([0-9]{1,9})\b", re.MULTILINE)
 _REVERTS_SHA = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
 _PICKED_FROM = re.compile(r"\(cherry picked from commit ([0-9a-f]{7,40})\)")
 # ``Key: value`` lines. The value is trimmed afterwards (:func:`_value`) to what
@@ -88,6 +96,25 @@ class Commit:
     reverts_sha: str | None = None
     changelog_for: str | None = None
     raw_categories: tuple[str, ...] = field(default=())
+
+    @property
+    def reverts_pr(self) -> int | None:
+        """The PR number of what this revert reverts: from GitHub's "Reverts org/repo#N"
+        body, else from the reverted subject's own "(#N)"."""
+        if self.reverts_subject is None:
+            return None
+        found = _REVERTS_PR.search(self.body) if "Reverts " in self.body else None
+        if found:
+            return int(found.group(1))
+        number = pr_number(self.reverts_subject)
+        return number[0] if number else None
+
+    @property
+    def reverts_title(self) -> str | None:
+        """The reverted subject as a title (prefixes and "(#N)" dropped), for matching."""
+        if self.reverts_subject is None:
+            return None
+        return title_key(self.reverts_subject)
 
     @property
     def identity(self) -> str:
@@ -148,6 +175,18 @@ def _commit(
         },
     )
     return commit
+
+
+def title_key(subject: str) -> str:
+    """A subject reduced to what a revert's quoted title and the original share: no leading
+    ``[...]`` prefixes, no trailing ``(#N)``, spaces collapsed, lower case; a title GitHub
+    cut short ("…" or "...") keeps only what is there."""
+    rest = _PREFIXES.sub("", subject, count=1) if subject.lstrip().startswith("[") else subject
+    number = pr_number(rest)
+    if number is not None:
+        rest = rest[: number[1]]
+    rest = rest.strip().removesuffix("…").removesuffix("...")
+    return " ".join(rest.lower().split())
 
 
 def pr_number(subject: str) -> tuple[int, int] | None:
@@ -283,13 +322,18 @@ class _Parser:
         return person
 
     def commit(self, sha: str, name: str, email: str, subject: str, body: str) -> Commit:
-        revert = _REVERT.match(subject) if subject.startswith("Revert") else None
+        revert = _REVERT.match(subject) if ("Revert" in subject or "Reapply" in subject) else None
+        reverted = None
+        if revert is not None:
+            reverted = revert["subject"]
+            if revert["kind"] == "Reapply":  # git's name for reverting 'Revert "X"'
+                reverted = f'Revert "{reverted}"'
         category, title, pr, prefixes = self.subject(revert["subject"] if revert else subject)
         if revert:
             # A revert is listed under what it reverts, but keeps its own PR number.
             own_pr = pr_number(subject)
             pr = own_pr[0] if own_pr else None
-            title = f'Revert "{title}"'
+            title = f'{revert["kind"]} "{title}"'
         co_authors: tuple[Person, ...] = ()
         reason = changelog_for = None
         picked: tuple[str, ...] = ()
@@ -329,7 +373,7 @@ class _Parser:
             co_authors,
             picked,
             reason,
-            revert["subject"] if revert else None,
+            reverted,
             reverts_sha,
             changelog_for,
             prefixes,

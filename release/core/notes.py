@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from release.core.commits import Commit, Person
+from release.core.commits import Commit, Person, title_key
 
 __all__ = ["Entry", "Notes", "build_notes", "cancel_reverts", "render_json", "render_markdown"]
 
@@ -81,34 +81,20 @@ def _entry(
 def cancel_reverts(commits: Sequence[Commit]) -> tuple[list[Commit], list[str]]:
     """Drop each revert together with its target when both are in the range.
 
-    The target is the latest kept commit whose sha (or a ``-x`` source) starts with the
-    sha the revert names, else the latest kept commit with the reverted subject. The
-    latest commit for each sha prefix and each subject is kept at hand, so a revert looks
-    back through the commits before it only when that one is gone or does not match.
+    The target is the latest kept commit that the revert names, tried in this order: by
+    the sha in its body (or a ``-x`` source of it), by the PR number it reverts (GitHub's
+    "Reverts org/repo#N", or the quoted title's "(#N)"), by the exact subject, then by the
+    title with prefixes and PR number dropped (a title GitHub cut short matches what it
+    begins with). A revert of a revert that was cancelled stays, as the reland. The latest
+    commit for each key is kept at hand, so a revert looks back
+    through the commits before it only when that one is gone or does not match.
     """
     kept: list[Commit | None] = []
     cancelled: list[str] = []
-    latest_sha: dict[str, int] = {}  # first _KEY characters of a sha -> latest kept commit
-    latest_subject: dict[str, int] = {}
+    latest: dict[tuple[str, object], int] = {}  # (kind, key) -> latest kept commit with it
     for commit in commits:  # oldest first
         if commit.reverts_subject is not None or commit.reverts_sha:
-            target = None
-            named = commit.reverts_sha
-            if named:
-                index = latest_sha.get(named[:_KEY]) if len(named) >= _KEY else None
-                candidate = None if index is None else kept[index]
-                if candidate is not None and _names(candidate, named):
-                    target = index  # no later kept commit can name it: none shares the key
-                elif index is not None or len(named) < _KEY:
-                    target = _latest(kept, named, None)
-            subject = commit.reverts_subject
-            if target is None and subject is not None:
-                index = latest_subject.get(subject)
-                candidate = None if index is None else kept[index]
-                if candidate is not None:
-                    target = index
-                elif index is not None:
-                    target = _latest(kept, None, subject)
+            target = _target(commit, kept, latest)
             if target is not None:
                 reverted = kept[target]
                 assert reverted is not None
@@ -117,27 +103,82 @@ def cancel_reverts(commits: Sequence[Commit]) -> tuple[list[Commit], list[str]]:
                 continue
         index = len(kept)
         kept.append(commit)
-        latest_sha[commit.sha[:_KEY]] = index
-        for sha in commit.picked_from:
-            latest_sha[sha[:_KEY]] = index
-        latest_subject[commit.subject] = index
+        for key in _keys(commit):
+            latest[key] = index
     return [c for c in kept if c is not None], cancelled
 
 
-def _names(commit: Commit, sha: str) -> bool:
-    return commit.sha.startswith(sha) or any(p.startswith(sha) for p in commit.picked_from)
+def _keys(commit: Commit) -> list[tuple[str, object]]:
+    keys: list[tuple[str, object]] = [("sha", commit.sha[:_KEY])]
+    keys += [("sha", sha[:_KEY]) for sha in commit.picked_from]
+    if commit.pr is not None:
+        keys.append(("pr", commit.pr))
+    keys.append(("subject", commit.subject))
+    return keys  # titles are not indexed: only a revert no other key found looks for one
 
 
-def _latest(kept: Sequence[Commit | None], sha: str | None, subject: str | None) -> int | None:
-    """Index of the latest kept commit naming ``sha``, or else with ``subject`` (the slow
-    way, for the rare lookups the indexes cannot answer)."""
+def _wanted(revert: Commit) -> list[tuple[str, object]]:
+    """What a revert names, most certain first."""
+    wanted: list[tuple[str, object]] = []
+    if revert.reverts_sha and len(revert.reverts_sha) >= _KEY:
+        wanted.append(("sha", revert.reverts_sha[:_KEY]))
+    if revert.reverts_pr is not None:
+        wanted.append(("pr", revert.reverts_pr))
+    if revert.reverts_subject is not None:
+        wanted.append(("subject", revert.reverts_subject))
+        wanted.append(("title", revert.reverts_title))
+    return wanted
+
+
+def _matches(candidate: Commit, revert: Commit, kind: str, key: object) -> bool:
+    if kind == "sha":
+        return _names(candidate, revert.reverts_sha or "")
+    if kind == "pr":
+        return candidate.pr == key
+    if kind == "subject":
+        return candidate.subject == key
+    title, wanted = title_key(candidate.subject), str(key)
+    cut = (revert.reverts_subject or "").rstrip().endswith(("…", "..."))  # GitHub cut it
+    return bool(wanted) and (
+        title == wanted or (cut and len(wanted) >= 8 and title.startswith(wanted))
+    )
+
+
+def _target(
+    revert: Commit, kept: Sequence[Commit | None], latest: dict[tuple[str, object], int]
+) -> int | None:
+    for kind, key in _wanted(revert):
+        index = latest.get((kind, key))
+        candidate = None if index is None else kept[index]
+        if candidate is not None and _matches(candidate, revert, kind, key):
+            return index
+        if index is not None or (kind == "title" and key):  # gone, or by title (not indexed)
+            found = _scan(kept, revert, kind, key)
+            if found is not None:
+                return found
+    if revert.reverts_sha and len(revert.reverts_sha) < _KEY:
+        return _scan(kept, revert, "sha", revert.reverts_sha)
+    return None
+
+
+def _scan(kept: Sequence[Commit | None], revert: Commit, kind: str, key: object) -> int | None:
+    """The latest kept commit ``revert`` names by ``kind`` (the slow way, for the rare
+    lookups the indexes cannot answer)."""
     for index in range(len(kept) - 1, -1, -1):
-        commit = kept[index]
-        if commit is None:
-            continue
-        if (commit.subject == subject) if sha is None else _names(commit, sha):
+        candidate = kept[index]
+        if (
+            candidate is not None
+            and candidate is not revert
+            and _matches(candidate, revert, kind, key)
+        ):
             return index
     return None
+
+
+def _names(commit: Commit, sha: str) -> bool:
+    return bool(sha) and (
+        commit.sha.startswith(sha) or any(p.startswith(sha) for p in commit.picked_from)
+    )
 
 
 def build_notes(

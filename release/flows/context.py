@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -11,11 +12,13 @@ from release.adapters.git import GitRepo
 from release.core.commits import CHANGELOG_TRAILER
 from release.core.config import Config, load_config
 from release.core.plan import short
-from release.core.versions import ReleaseVersion
+from release.core.versions import ReleaseVersion, ref_format_problem
 from release.errors import ConfigError, GitError, RefusedError
 from release.flows.pick_journal import read_journal
 
-__all__ = ["ReleaseContext", "TagInfo"]
+__all__ = ["MAIN_ENV", "ReleaseContext", "TagInfo"]
+
+MAIN_ENV = "RELEASE_MAIN_BRANCH"  # overrides main-branch without editing pyproject.toml
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,12 @@ class ReleaseContext:
     def __init__(self, path: Path | str = ".", *, config: Config | None = None) -> None:
         self.repo = GitRepo(path)
         self.config = config if config is not None else load_config(self.repo.root)
+        override = os.environ.get(MAIN_ENV)
+        if override is not None:
+            if not override.strip() or ref_format_problem(override):
+                raise ConfigError(f"{MAIN_ENV}={override!r} is not a branch name")
+            self.config = replace(self.config, main_branch=override)
+        self.notices: list[str] = []  # what the run should say about how it read the repo
         self._check_path("changelog", self.config.changelog, writes=True)
         self._check_path("picks-file", self.config.picks_file, writes=False)
         self.remote_checked = False
@@ -70,12 +79,21 @@ class ReleaseContext:
         return self.config.tag.render(version)
 
     def main_sha(self) -> str:
-        sha = self.repo.rev(f"refs/heads/{self.config.main_branch}")
+        """The tip of main: the local branch, else the remote's (a checkout that never made
+        a local main), said once in :attr:`notices`."""
+        main, remote = self.config.main_branch, self.config.remote
+        sha = self.repo.rev(f"refs/heads/{main}")
+        if sha is not None:
+            return sha
+        sha = self.repo.rev(f"refs/remotes/{remote}/{main}")
         if sha is None:
             raise RefusedError(
-                f"main branch {self.config.main_branch!r} does not exist here "
-                "(set main-branch in [tool.release])"
+                f"main branch {main!r} does not exist here, nor {remote}/{main} "
+                f"(set main-branch in [tool.release], or {MAIN_ENV}, or release --main-branch)"
             )
+        notice = f"no local branch {main}: using {remote}/{main} ({short(sha)})"
+        if notice not in self.notices:
+            self.notices.append(notice)
         return sha
 
     def current_release(self) -> tuple[str, ReleaseVersion]:

@@ -21,7 +21,7 @@ from release.adapters.process import last_line
 from release.core.commits import REASON_TRAILER
 from release.core.messages import with_pick_line, with_trailer
 from release.core.plan import Plan, short
-from release.errors import ConflictError, RefusedError
+from release.errors import ConflictError, RefusedError, ReleaseError
 from release.flows.branch import ReleaseBranch, resolve_candidates
 from release.flows.context import ReleaseContext
 from release.flows.pick_journal import (
@@ -137,7 +137,12 @@ class Picker:
             index = next((k for k, i in enumerate(group) if i.sha == stopped), 0)
             report += _picked(group[:index])
             queue = queue[index:]
-            skipped = self._stopped(journal, queue, last_line(result.stderr))
+            try:
+                skipped = self._stopped(journal, queue, last_line(result.stderr))
+            except ReleaseError:  # stopped: say first what this run did pick
+                for line in report:
+                    self.say(line)
+                raise
             report.append(skipped)
             queue = queue[1:]
         self.journal.clear()

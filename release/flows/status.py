@@ -95,7 +95,12 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         upcoming: str | None = ctx.tag_name(next_rc(release, [t.version for t in ours]))
     except ReleaseError:
         upcoming = None
-    main = repo.rev(f"refs/heads/{ctx.config.main_branch}")
+    try:
+        main: str | None = ctx.main_sha()
+    except RefusedError as err:
+        main = None
+        notes.append(err.one_line())
+    notes += ctx.notices
     done: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = []
     untagged = 0
@@ -131,12 +136,11 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
                         )
             except (ReleaseError, GitError) as err:
                 notes.append(f"{ctx.config.picks_file}: {err.one_line()}")
-        local = [t for t in ours if t.local]
-        resolved = repo.revs([t.commit for t in local])
-        tagged = [t for t, sha in zip(local, resolved, strict=True) if sha]
+        # from the nearest tag in the branch's history (not one made on another branch)
+        in_history = repo.tags_merged_into("HEAD")
+        tagged = [t for t in ours if t.local and t.name in in_history]
         if tagged:
-            latest = tagged[-1]
-            untagged = len(ctx.untagged_commits(latest.commit))
+            untagged = len(ctx.untagged_commits(tagged[-1].commit))
     in_progress = _in_progress(ctx, notes)
     s = Status(
         branch,
@@ -189,8 +193,11 @@ def render_status(s: Status) -> list[str]:
             lines.append("release branches: " + ", ".join(s.release_branches))
     else:
         if s.tags:
+            pushed = "" if s.remote_checked else " (remote not checked)"
             shown = [
-                f"{t['name']}{'' if t['remote'] else ' (not pushed)'}{'' if t['local'] else ' (remote only)'}"
+                t["name"]
+                + (pushed if not s.remote_checked else "" if t["remote"] else " (not pushed)")
+                + ("" if t["local"] else " (remote only)")
                 for t in s.tags[-4:]
             ]
             lines.append("tags:     " + ", ".join(shown))
