@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from release.core.commits import Commit, make_commit
+from release.core.commits import Commit, Person, make_commit
 from release.core.config import Config
 from release.core.notes import Entry, build_notes, render_json, render_markdown
+from release.core.people import People
 from tests._golden import Cycle, assert_golden, isolated_git, run_cycle
 
 ALIASES = Config().alias_map()
@@ -318,6 +319,7 @@ def test_render_json() -> None:
             {"name": "Alice Chen", "email": "alice@example.com"},
             {"name": "Eve Park", "email": "eve@example.com"},
         ],
+        "new_contributors": [],
         "cancelled_reverts": [sha(2), sha(3)],
     }
     assert json.loads(render_json(notes))["sections"][0]["entries"][0]["pr_url"] is None
@@ -490,3 +492,58 @@ def test_reapply_is_a_revert_of_the_revert() -> None:
     )
     [entry] = notes.entries
     assert entry.sha == sha(3) and entry.title == 'Reapply "Retry"'
+
+
+# -- people: mailmap, bots, one per name, new contributors ------------------------------
+
+
+def test_bots_are_not_credited_and_one_name_is_one_person() -> None:
+    notes = notes_of(
+        c(1, "[Fix] One (#1)", "Co-authored-by: dependabot[bot] <49699333+dependabot[bot]@users.noreply.github.com>\n"
+          "Co-authored-by: Copilot <copilot@github.com>\nCo-authored-by: Eve Park <eve@work.example>"),
+        c(2, "[Fix] Two (#2)", author=("github-actions[bot]", "actions@github.com")),
+        c(3, "[Fix] Three (#3)", "Co-authored-by: Eve  park <eve@home.example>", author=EVE),
+    )  # fmt: skip
+    assert [[p.name for p in e.credits] for e in notes.entries] == [
+        ["Alice Chen", "Eve Park"],
+        [],
+        ["Eve Park"],
+    ]
+    assert [p.name for p in notes.contributors] == ["Alice Chen", "Eve Park"]
+
+
+def test_merging_by_name_can_be_turned_off() -> None:
+    notes = build_notes(
+        [
+            c(2, "[Fix] Two (#2)", author=("Eve Park", "eve@home.example")),
+            c(1, "[Fix] One (#1)", author=EVE),
+        ],
+        category_order=ORDER,
+        since=None,
+        until="HEAD",
+        people=People(merge_by_name=False),
+    )
+    assert [p.email for p in notes.contributors] == ["eve@example.com", "eve@home.example"]
+
+
+def test_a_co_author_without_an_email_is_credited_by_name() -> None:
+    notes = notes_of(c(1, "[Fix] One (#1)", "Co-authored-by: Grace Hopper"))
+    assert [p.name for p in notes.entries[0].credits] == ["Alice Chen", "Grace Hopper"]
+    assert "by Alice Chen, Grace Hopper\n" in render_markdown(notes)
+
+
+def test_new_contributors_are_those_with_no_change_before() -> None:
+    known = People().keys(Person(*ALICE))
+    notes = build_notes(
+        [c(2, "[Fix] Two (#7)", author=EVE), c(1, "[Fix] One (#6)")],
+        category_order=ORDER,
+        since="v0.1.0",
+        until="HEAD",
+        people=People(known=frozenset(known)),
+    )
+    assert [(p.name, pr) for p, pr in notes.new_contributors] == [("Eve Park", 7)]
+    text = render_markdown(notes, repo_url="https://github.com/org/engine")
+    assert text.endswith(
+        "## New Contributors\n\n- Eve Park made their first contribution in "
+        "[#7](https://github.com/org/engine/pull/7)\n"
+    )

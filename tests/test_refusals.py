@@ -592,6 +592,14 @@ CASES = [
     case("promote-empty-version", ("promote", "--version", ""), USAGE, "empty version"),
     case("cut-empty-at", ("cut", "0.2.0", "--at", ""), USAGE, "--at ''"),
     case("notes-empty-since", ("notes", "--since", ""), USAGE, "''"),
+    case("config-bots-not-a-list", "status", USAGE, "bots", _config_line('bots = "*[bot]"')),
+    case(
+        "config-merge-by-name-not-bool",
+        "status",
+        USAGE,
+        "merge-by-name",
+        _config_line('merge-by-name = "yes"'),
+    ),
     # names git would refuse, or read as an option
     case(
         "config-branch-leading-dash",

@@ -259,3 +259,32 @@ def test_untagged_counts_from_the_nearest_tag_in_history(cut_engine_copy: Sample
     _git(engine, "switch", "--quiet", BRANCH)
     status = json.loads(_ok(engine, "status", "--json", "--offline"))
     assert status["untagged_commits"] == 1
+
+
+def test_notes_map_people_through_mailmap_and_name_newcomers(cut_engine_copy: SampleEngine) -> None:
+    engine = cut_engine_copy
+    _git(engine, "switch", "--quiet", "main")
+    (engine.root / ".mailmap").write_text(
+        "Eve Park <eve@example.com> <eve.p@old.example>\n"
+        "Zoe Quinn <zoe@example.com> Zed <zed@old.example>\n",
+        encoding="utf-8",
+    )
+    _git(engine, "add", ".mailmap")
+    _git(engine, "commit", "--quiet", "-m", "[Misc] Map old addresses (#180)")
+    since = _git(engine, "rev-parse", "HEAD")
+    add_commit(
+        engine.repo,
+        Change(
+            "[Bugfix] From a newcomer (#181)",
+            ("Zed", "zed@old.example"),
+            {"new.txt": "n\n"},
+            body="Co-authored-by: Eve P <eve.p@old.example>\nCo-authored-by: renovate[bot] <r@x>",
+        ),
+    )
+    notes = json.loads(
+        _ok(engine, "notes", "--since", since, "--until", "main", "--format", "json")
+    )
+    [entry] = [e for s in notes["sections"] for e in s["entries"]]
+    assert [p["name"] for p in entry["credits"]] == ["Zoe Quinn", "Eve Park"]
+    assert [p["name"] for p in notes["new_contributors"]] == ["Zoe Quinn"]
+    assert notes["new_contributors"][0]["pr"] == 181

@@ -350,6 +350,27 @@ class GitRepo:
             tip, f"^{exclude}", "--",
         )  # fmt: skip
 
+    def start_people(self, ref: str) -> GitRead:
+        """``author name<US>email<US>co-author trailers (GS between)`` per commit of ``ref``
+        (authors as .mailmap says)."""
+        fmt = "%aN%x1f%aE%x1f%(trailers:key=Co-authored-by,valueonly,separator=%x1d)"
+        return self.start("log", f"--format={fmt}", "--end-of-options", ref, "--")
+
+    def has_mailmap(self) -> bool:
+        return (self.root / ".mailmap").exists() or any(
+            self.config_value(key) for key in ("mailmap.file", "mailmap.blob")
+        )
+
+    def check_mailmap(self, contacts: Sequence[str]) -> dict[str, str]:
+        """``Name <email>`` -> the same as .mailmap maps it (``git check-mailmap``)."""
+        mapped: dict[str, str] = {}
+        wanted = [c for c in dict.fromkeys(contacts) if "<" in c and c.endswith(">")]
+        for start in range(0, len(wanted), 200):
+            chunk = wanted[start : start + 200]
+            out = self.run("check-mailmap", "--", *chunk, check=False).stdout.splitlines()
+            mapped.update(zip(chunk, out, strict=False))
+        return mapped
+
     # -- actions (echoed when RELEASE_ECHO is set) ------------------------------------
     def create_branch(self, name: str, at: str) -> None:
         self.run("branch", "--no-track", name, at, mutating=True)

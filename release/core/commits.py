@@ -23,6 +23,7 @@ __all__ = [
     "is_pr_digits",
     "make_commit",
     "parse_log",
+    "parse_person",
     "parse_records",
     "parse_subject",
     "pick_fields",
@@ -32,7 +33,7 @@ __all__ = [
 ]
 
 # One record per commit: fields split by US (0x1f); records end with RS (0x1e).
-LOG_FORMAT = "%H%x1f%an%x1f%ae%x1f%s%x1f%b%x1e"
+LOG_FORMAT = "%H%x1f%aN%x1f%aE%x1f%s%x1f%b%x1e"  # %aN %aE: the author as .mailmap says
 RECORD_END = "\x1e"
 REASON_TRAILER = "Cherry-pick-reason"
 CHANGELOG_TRAILER = "Release-changelog"
@@ -378,6 +379,11 @@ class _Parser:
             changelog_for,
             prefixes,
         )
+
+
+def parse_person(text: str) -> Person:
+    """``Name <email>`` (or a bare name) as a trailer writes it."""
+    return _Parser({}).person(text)
 
 
 def parse_subject(

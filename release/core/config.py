@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # imported when there is a matrix to parse (its specifiers co
 from release.errors import ConfigError
 
 __all__ = [
+    "DEFAULT_BOTS",
     "DEFAULT_CATEGORIES",
     "PICK_REASONS",
     "Config",
@@ -45,6 +46,19 @@ DEFAULT_CATEGORIES: dict[str, tuple[str, ...]] = {
     "Misc": ("Misc", "Chore", "Refactor", "Minor"),
 }
 
+# Contributors who are not people: matched (glob, case folded; only * and ? are wildcards)
+# against the name and the email's local part.
+DEFAULT_BOTS: tuple[str, ...] = (
+    "*[bot]",
+    "dependabot*",
+    "github-actions*",
+    "copilot*",
+    "renovate*",
+    "pre-commit-ci*",
+    "mergify*",
+    "codecov*",
+)
+
 # Cherry-pick reasons, as vLLM's and PyTorch's cherry-pick policies name them.
 PICK_REASONS = ("regression", "critical", "fix-new-feature", "docs", "release-only")
 
@@ -60,6 +74,8 @@ _KEYS = {
     "categories",
     "feature-categories",
     "images",
+    "bots",
+    "merge-by-name",
 }
 
 
@@ -79,6 +95,8 @@ class Config:
         default_factory=lambda: dict(DEFAULT_CATEGORIES)
     )
     feature_categories: tuple[str, ...] = ("Features",)
+    bots: tuple[str, ...] = DEFAULT_BOTS
+    merge_by_name: bool = True  # one contributor per name, whatever their emails
     images: Mapping[str, Any] = field(default_factory=dict)  # the table as written
     matrix: ImageMatrix | None = None  # the same, parsed and validated; None without one
 
@@ -221,7 +239,23 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
         feature_categories=features,
         images=dict(images),
         matrix=matrix,
+        bots=_globs(table),
+        merge_by_name=_flag(table, "merge-by-name", defaults.merge_by_name),
     )
+
+
+def _globs(table: Mapping[str, Any]) -> tuple[str, ...]:
+    raw = table.get("bots", list(DEFAULT_BOTS))
+    if not isinstance(raw, list) or not all(isinstance(s, str) and s.strip() for s in raw):
+        raise ConfigError('[tool.release] bots: expected a list of name patterns, e.g. ["*[bot]"]')
+    return tuple(raw)
+
+
+def _flag(table: Mapping[str, Any], key: str, default: bool) -> bool:
+    value = table.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"[tool.release] {key}: expected true or false, got {value!r}")
+    return value
 
 
 def load_config(root: Path) -> Config:

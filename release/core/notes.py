@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from release.core.commits import Commit, Person, title_key
+from release.core.people import Identities, People
 
 __all__ = ["Entry", "Notes", "build_notes", "cancel_reverts", "render_json", "render_markdown"]
 
@@ -34,6 +35,7 @@ class Notes:
     until: str
     sections: tuple[tuple[str, tuple[Entry, ...]], ...]
     contributors: tuple[Person, ...] = field(default=())
+    new_contributors: tuple[tuple[Person, int | None], ...] = field(default=())  # and their PR
     cancelled: tuple[str, ...] = field(default=())
 
     @property
@@ -188,14 +190,19 @@ def build_notes(
     since: str | None,
     until: str,
     exclude_identities: Iterable[str] = (),
+    people: People | None = None,
 ) -> Notes:
-    """Notes for ``commits`` (newest first, as git prints them)."""
+    """Notes for ``commits`` (newest first, as git prints them). ``people``: how authors
+    are credited (mailmap, bots, one per name) and who is new."""
+    people = people if people is not None else People()
     ordered = [c for c in reversed(list(commits)) if c.changelog_for is None]
     kept, cancelled = cancel_reverts(ordered)
     seen = set(exclude_identities)
     seen_prs: set[int] = set()
     by_category: dict[str, list[Entry]] = {}
-    contributors: dict[str, Person] = {}
+    contributors: dict[int, Person] = {}
+    identities = Identities(people)
+    new: list[tuple[Person, int | None]] = []
     for commit in kept:
         identity = commit.identity
         if identity in seen:
@@ -207,7 +214,7 @@ def build_notes(
             if pr in seen_prs and commit.picked_from:
                 continue
             seen_prs.add(pr)
-        credits = commit.credited
+        credits = identities.credited((commit.author, *commit.co_authors))
         entry = _entry(
             commit.title,
             commit.category,
@@ -223,16 +230,22 @@ def build_notes(
             entries = by_category[commit.category] = []
         entries.append(entry)
         for person in credits:
-            key = person.key
+            key = identities.of(person)
             if key not in contributors:
                 contributors[key] = person
+                if people.is_new(person):
+                    new.append((person, pr))
     order = [c for c in category_order if c in by_category]
     order += sorted(c for c in by_category if c not in order and c != "Other")
     if "Other" in by_category:
         order.append("Other")
     sections = tuple((name, tuple(by_category[name])) for name in order)
-    people = tuple(sorted(contributors.values(), key=lambda p: p.name.lower()))
-    return Notes(since, until, sections, people, tuple(cancelled))
+    credited = tuple(sorted(contributors.values(), key=lambda p: p.name.lower()))
+    return Notes(since, until, sections, credited, tuple(new), tuple(cancelled))
+
+
+def _pr_link(pr: int, repo_url: str) -> str:
+    return f"[#{pr}]({repo_url}/pull/{pr})" if repo_url else f"#{pr}"
 
 
 def render_entry(entry: Entry, repo_url: str) -> str:
@@ -261,6 +274,13 @@ def render_markdown(notes: Notes, *, repo_url: str = "", heading_level: int = 2)
         blocks.append("\n".join(lines))
     if notes.contributors:
         blocks.append(f"{hashes} Contributors\n\n" + ", ".join(p.name for p in notes.contributors))
+    if notes.new_contributors:
+        lines = [
+            f"- {p.name} made their first contribution"
+            + (f" in {_pr_link(pr, repo_url)}" if pr is not None else "")
+            for p, pr in notes.new_contributors
+        ]
+        blocks.append(f"{hashes} New Contributors\n\n" + "\n".join(lines))
     return "\n\n".join(blocks) + "\n"
 
 
@@ -292,6 +312,7 @@ def render_json(notes: Notes, *, repo_url: str = "") -> str:
             for category, entries in notes.sections
         ],
         "contributors": [person(p) for p in notes.contributors],
+        "new_contributors": [{**person(p), "pr": pr} for p, pr in notes.new_contributors],
         "cancelled_reverts": list(notes.cancelled),
     }
     return json.dumps(data, indent=2) + "\n"

@@ -8,10 +8,20 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from release.core.commits import LOG_FORMAT, RECORD_END, parse_log, parse_records
+from release.adapters.git import GitRead
+from release.core.commits import (
+    LOG_FORMAT,
+    RECORD_END,
+    Commit,
+    Person,
+    parse_log,
+    parse_person,
+    parse_records,
+)
 from release.core.notes import Notes, build_notes, cancel_reverts
+from release.core.people import People
 from release.core.versions import ReleaseVersion
 from release.errors import GitError, UsageError
 from release.flows.context import ReleaseContext, TagInfo
@@ -130,6 +140,7 @@ def notes_for_range(ctx: ReleaseContext, rng: NotesRange) -> Notes:
     until = f"{rng.until}^{{commit}}"
     spec = f"{rng.since}^{{commit}}..{until}" if rng.since else until
     aliases = ctx.config.alias_map()
+    before = ctx.repo.start_people(f"{rng.since}^{{commit}}") if rng.since else None
     with ctx.repo.log_stream(
         "--no-merges", "--end-of-options", spec, fmt=LOG_FORMAT, sep=RECORD_END
     ) as records:
@@ -148,4 +159,26 @@ def notes_for_range(ctx: ReleaseContext, rng: NotesRange) -> Notes:
                 since=rng.since,
                 until=rng.until,
                 exclude_identities=exclude,
+                people=_people(ctx, commits, before),
             )
+
+
+def _people(ctx: ReleaseContext, commits: list[Commit], before: GitRead | None) -> People:
+    """How the range's people are credited: the config's bots and name merging, co-authors
+    through .mailmap, and (with a start) who had changes before it."""
+    people = People(ctx.config.bots, ctx.config.merge_by_name)
+    earlier: list[Person] = []
+    if before is not None:
+        for line in before.out().splitlines():
+            name, email, co = [*line.split("\x1f"), "", ""][:3]
+            earlier.append(Person(name, email))
+            earlier += [parse_person(text) for text in co.split("\x1d") if text.strip()]
+    if ctx.repo.has_mailmap():
+        contacts = [f"{p.name} <{p.email}>" for c in commits for p in c.co_authors]
+        contacts += [f"{p.name} <{p.email}>" for p in earlier]
+        mapped = {k: parse_person(v) for k, v in ctx.repo.check_mailmap(contacts).items()}
+        people = replace(people, mailmap=mapped)
+    if before is not None:
+        known = {k for p in earlier if (m := people.canonical(p)) for k in people.keys(m)}
+        people = replace(people, known=frozenset(known))
+    return people
