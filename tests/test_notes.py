@@ -321,6 +321,7 @@ def test_render_json() -> None:
         ],
         "new_contributors": [],
         "cancelled_reverts": [sha(2), sha(3)],
+        "guessed_categories": [],
     }
     assert json.loads(render_json(notes))["sections"][0]["entries"][0]["pr_url"] is None
 
@@ -547,3 +548,47 @@ def test_new_contributors_are_those_with_no_change_before() -> None:
         "## New Contributors\n\n- Eve Park made their first contribution in "
         "[#7](https://github.com/org/engine/pull/7)\n"
     )
+
+
+# -- categories as real subjects spell them ---------------------------------------------
+
+REAL_SUBJECTS = [
+    ("[BufFix] Fix the port (#1)", "Bug Fixes", "Fix the port"),
+    ("[Perfomance] Faster sampling (#2)", "Performance", "Faster sampling"),
+    ("[CI]: Pin the tools (#3)", "CI/Build", "Pin the tools"),
+    ("[310P] Support the 310P (#4)", "Hardware", "Support the 310P"),
+    ("[v0.13.0][cherry-pick] [Bugfix] A backport (#5)", "Bug Fixes", "A backport"),
+    ("[Test] Add a test (#6)", "Tests", "Add a test"),
+    ("[UT] Cover the scheduler (#7)", "Tests", "Cover the scheduler"),
+    ("[E2E] Run the model (#8)", "Tests", "Run the model"),
+    ("[Lint] Format (#9)", "CI/Build", "Format"),
+    ("[Nightly] Fix the nightly (#10)", "CI/Build", "Fix the nightly"),
+    ("[Refactor] Split the worker (#11)", "Misc", "Split the worker"),
+    ("[Kernel] A kernel (#12)", "Kernels", "A kernel"),
+    ("[Model] Add a model (#13)", "Features", "Add a model"),
+    ("[Perf] Faster (#14)", "Performance", "Faster"),
+    ("[Xyzzy] Unknown (#15)", "Other", "Unknown"),
+]
+
+
+@pytest.mark.parametrize(("subject", "category", "title"), REAL_SUBJECTS)
+def test_categories_from_real_subjects(subject: str, category: str, title: str) -> None:
+    [entry] = notes_of(c(1, subject)).entries
+    assert (entry.category, entry.title) == (category, title)
+
+
+def test_a_typo_is_read_and_reported() -> None:
+    notes = build_notes(
+        [c(2, "[Perfomance] Faster (#2)"), c(1, "[BufFix] Fix (#1)"), c(3, "[Fix] Sure (#3)")],
+        category_order=ORDER,
+        since=None,
+        until="HEAD",
+        aliases=ALIASES,
+    )
+    assert notes.guessed == (("BufFix", "Bug Fixes"), ("Perfomance", "Performance"))
+
+
+@pytest.mark.parametrize("prefix", ["Fox", "Bu", "Build2x", "Feat-Fix"])
+def test_no_guess_when_unsure(prefix: str) -> None:
+    [entry] = notes_of(c(1, f"[{prefix}] Something (#1)")).entries
+    assert entry.category == "Other"

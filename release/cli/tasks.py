@@ -303,6 +303,9 @@ def notes(
         if format == "json"
         else render_markdown(result, repo_url=ctx.repo_url)
     )
+    for prefix, category in result.guessed:
+        error_line = f"note: [{prefix}] is no known spelling; read as {category} (one edit away)"
+        print(error_line, file=sys.stderr)
     if output:
         Path(output).write_text(text, encoding="utf-8")
     else:

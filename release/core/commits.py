@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from release.core.config import normalize_category
+from release.core.categories import decide_category
 
 __all__ = [
     "CHANGELOG_TRAILER",
@@ -38,7 +38,6 @@ RECORD_END = "\x1e"
 REASON_TRAILER = "Cherry-pick-reason"
 CHANGELOG_TRAILER = "Release-changelog"
 
-_PREFIX = re.compile(r"^\s*\[([^\]]*)\]\s*")
 _PREFIXES = re.compile(r"(?:\s*\[[^\]]*\]\s*)+")  # every leading prefix at once
 # 'Revert "<subject>"', optionally followed by the revert's own PR number (vLLM style).
 # 'Revert "<subject>"', after category prefixes, optionally with the revert's own PR number
@@ -56,10 +55,6 @@ _PICKED_FROM = re.compile(r"\(cherry picked from commit ([0-9a-f]{7,40})\)")
 _TRAILER = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9-]*):\s*(?P<value>.+)", re.MULTILINE)
 _PERSON = re.compile(r"^(?P<name>.*?)\s*<(?P<email>[^>]*)>\s*$")
 # Prefixes that are not categories: versions/branches ([v0.23.0], [main]) and series ([1/N]).
-_NOISE = re.compile(
-    r"^(v?\d+(\.\d+)*([a-z]+\d*)?|main|master|release|releases?/\S*|\d+\s*/\s*(\d+|n)|wip|draft)$",
-    re.IGNORECASE,
-)
 # Text a body must contain before the regexes that look for it are run (the trailer
 # keys are matched in any case, so they are looked for in the lower-cased body).
 _CO_AUTHOR = "co-authored-by"
@@ -214,31 +209,6 @@ def is_pr_digits(text: str) -> bool:
     return 0 < len(text) <= 9 and text.isascii() and text.isdigit()
 
 
-def _decide(block: str, aliases: Mapping[str, str]) -> tuple[str, tuple[str, ...]]:
-    """Category and raw prefixes of a subject's leading ``[...]`` block.
-
-    The first prefix that names a known category wins; noise prefixes are dropped;
-    anything else leaves the commit under "Other".
-    """
-    prefixes: list[str] = []
-    rest = block
-    while True:
-        match = _PREFIX.match(rest)
-        if not match:
-            break
-        prefixes.append(match.group(1).strip())
-        rest = rest[match.end() :]
-    category = "Other"
-    for prefix in prefixes:
-        canonical = aliases.get(normalize_category(prefix))
-        if _NOISE.match(prefix) and canonical is None:
-            continue  # a configured spelling wins: vLLM's [V1] also looks like a version
-        if canonical:
-            category = canonical
-            break
-    return category, tuple(prefixes)
-
-
 def _trailers(body: str, lower: str) -> list[tuple[str, str]]:
     """The ``Key: value`` lines of ``body`` that can carry a key this module reads.
 
@@ -303,7 +273,9 @@ class _Parser:
                 rest = rest[match.end() :]
         decided = self.blocks.get(block)
         if decided is None:
-            decided = self.blocks[block] = _decide(block, self.aliases)
+            decided = self.blocks[block] = decide_category(block, self.aliases)
+        if rest.startswith(":"):  # "[CI]: Pin the tools"
+            rest = rest[1:].lstrip()
         # pr_number(rest), inline; rest has no whitespace at either end
         if rest.endswith(")"):
             start = rest.rfind("(#")

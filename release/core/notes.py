@@ -8,10 +8,12 @@ every co-author are credited once each.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from release.core.categories import near_category
 from release.core.commits import Commit, Person, title_key
+from release.core.config import normalize_category
 from release.core.people import Identities, People
 
 __all__ = ["Entry", "Notes", "build_notes", "cancel_reverts", "render_json", "render_markdown"]
@@ -36,6 +38,7 @@ class Notes:
     sections: tuple[tuple[str, tuple[Entry, ...]], ...]
     contributors: tuple[Person, ...] = field(default=())
     new_contributors: tuple[tuple[Person, int | None], ...] = field(default=())  # and their PR
+    guessed: tuple[tuple[str, str], ...] = field(default=())  # (typo'd prefix, category read)
     cancelled: tuple[str, ...] = field(default=())
 
     @property
@@ -191,6 +194,7 @@ def build_notes(
     until: str,
     exclude_identities: Iterable[str] = (),
     people: People | None = None,
+    aliases: Mapping[str, str] | None = None,
 ) -> Notes:
     """Notes for ``commits`` (newest first, as git prints them). ``people``: how authors
     are credited (mailmap, bots, one per name) and who is new."""
@@ -241,7 +245,30 @@ def build_notes(
         order.append("Other")
     sections = tuple((name, tuple(by_category[name])) for name in order)
     credited = tuple(sorted(contributors.values(), key=lambda p: p.name.lower()))
-    return Notes(since, until, sections, credited, tuple(new), tuple(cancelled))
+    guessed = _guessed(kept, aliases) if aliases is not None else ()
+    return Notes(
+        since,
+        until,
+        sections,
+        credited,
+        new_contributors=tuple(new),
+        guessed=guessed,
+        cancelled=tuple(cancelled),
+    )
+
+
+def _guessed(commits: Iterable[Commit], aliases: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """Prefixes no spelling names, read as the category one edit away (said, not hidden)."""
+    found: dict[str, str] = {}
+    for commit in commits:
+        if commit.category == "Other" or not commit.raw_categories:
+            continue
+        if any(aliases.get(normalize_category(p)) for p in commit.raw_categories):
+            continue
+        for prefix in commit.raw_categories:
+            if near_category(prefix, aliases) == commit.category:
+                found.setdefault(prefix, commit.category)
+    return tuple(sorted(found.items()))
 
 
 def _pr_link(pr: int, repo_url: str) -> str:
@@ -314,5 +341,6 @@ def render_json(notes: Notes, *, repo_url: str = "") -> str:
         "contributors": [person(p) for p in notes.contributors],
         "new_contributors": [{**person(p), "pr": pr} for p, pr in notes.new_contributors],
         "cancelled_reverts": list(notes.cancelled),
+        "guessed_categories": [{"prefix": p, "category": c} for p, c in notes.guessed],
     }
     return json.dumps(data, indent=2) + "\n"

@@ -160,6 +160,7 @@ def notes_for_range(ctx: ReleaseContext, rng: NotesRange) -> Notes:
                 until=rng.until,
                 exclude_identities=exclude,
                 people=_people(ctx, commits, before),
+                aliases=aliases,
             )
 
 
