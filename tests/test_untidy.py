@@ -288,3 +288,18 @@ def test_notes_map_people_through_mailmap_and_name_newcomers(cut_engine_copy: Sa
     assert [p["name"] for p in entry["credits"]] == ["Zoe Quinn", "Eve Park"]
     assert [p["name"] for p in notes["new_contributors"]] == ["Zoe Quinn"]
     assert notes["new_contributors"][0]["pr"] == 181
+
+
+def test_a_backport_without_x_is_not_listed_again_after_the_final(
+    cut_engine_copy: SampleEngine,
+) -> None:
+    """0.1.0 shipped #109 picked without -x; 0.2.0's notes since v0.1.0 must not list it."""
+    engine = cut_engine_copy
+    _git(engine, "cherry-pick", engine.shas[109])  # no -x: only the patch says it is there
+    _git(engine, "tag", "-a", "v0.1.0rc1", "-m", "v0.1.0rc1")
+    _git(engine, "tag", "-a", "v0.1.0", "-m", "v0.1.0")
+    _git(engine, "switch", "--quiet", "main")
+    _ok(engine, "cut", "0.2.0", "--offline")
+    notes = _ok(engine, "notes", "--view", "final")
+    assert "#109" not in notes
+    assert "#108" in notes and "#111" in notes  # the rest of main since the cut is there

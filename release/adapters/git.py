@@ -305,9 +305,10 @@ class GitRepo:
         pairs = (line.split("\t", 1) for line in result.stdout.splitlines())
         return {ref: sha for sha, ref in pairs}
 
-    def cherry(self, head: str, upstream: str, limit: str) -> set[str]:
-        """Commits of ``upstream`` whose patch ``head`` has (``git cherry``'s ``-`` lines)."""
-        text = self.out("cherry", head, upstream, limit)
+    def cherry(self, upstream: str, head: str, limit: str) -> set[str]:
+        """Commits of ``head`` after ``limit`` whose patch ``upstream`` has (``git cherry``'s
+        ``-`` lines: the same change, whatever its message or sha)."""
+        text = self.out("cherry", upstream, head, limit)
         return {line[2:].strip() for line in text.splitlines() if line.startswith("- ")}
 
     def authorship(self, sha: str) -> tuple[str, str, str, str]:

@@ -111,6 +111,18 @@ def _shipped_identities(ctx: ReleaseContext, ref: str, until: str) -> set[str]:
     return {c.identity for c in shipped if c.picked_from}
 
 
+def _shipped(ctx: ReleaseContext, rng: NotesRange) -> set[str]:
+    """What the previous final already shipped: its picks by ``-x`` line, and the range's
+    commits whose patch its branch carries (backports made without ``-x``)."""
+    assert rng.exclude_from is not None
+    shipped = _shipped_identities(ctx, rng.exclude_from, rng.until)
+    if rng.since is not None:
+        shipped |= ctx.repo.cherry(
+            f"{rng.exclude_from}^{{commit}}", f"{rng.until}^{{commit}}", f"{rng.since}^{{commit}}"
+        )
+    return shipped
+
+
 @contextlib.contextmanager
 def _no_cycle_collection() -> Iterator[None]:
     """Parsing a long log makes tens of thousands of objects and no reference cycles; the
@@ -144,9 +156,7 @@ def notes_for_range(ctx: ReleaseContext, rng: NotesRange) -> Notes:
     with ctx.repo.log_stream(
         "--no-merges", "--end-of-options", spec, fmt=LOG_FORMAT, sep=RECORD_END
     ) as records:
-        exclude = (
-            _shipped_identities(ctx, rng.exclude_from, rng.until) if rng.exclude_from else set()
-        )
+        exclude = _shipped(ctx, rng) if rng.exclude_from else set()
         with _no_cycle_collection():
             try:
                 commits = list(parse_records(records, aliases))
