@@ -100,26 +100,31 @@ def default_range(ctx: ReleaseContext, until: str, view: str = "rc") -> NotesRan
     )
 
 
-def _shipped_identities(ctx: ReleaseContext, ref: str, until: str) -> set[str]:
-    """Main commits that ``ref``'s release already shipped as picks (listed there, not again)."""
+def _branch_picks(ctx: ReleaseContext, ref: str, until: str) -> tuple[set[str], set[str]]:
+    """The main commits ``ref``'s release shipped as picks (by ``-x`` line), and those it
+    picked and then reverted (they never shipped there: new here)."""
     base = ctx.repo.merge_base(ref, until)
     if base is None:
-        return set()
+        return set(), set()
     text = ctx.repo.log(f"{base}..{ref}", fmt=LOG_FORMAT)
-    # a pick reverted on that branch never shipped there: it is new here
-    shipped, _ = cancel_reverts(list(reversed(list(parse_log(text, {})))))
-    return {c.identity for c in shipped if c.picked_from}
+    commits = list(reversed(list(parse_log(text, {}))))
+    shipped, cancelled = cancel_reverts(commits)
+    gone = set(cancelled)
+    reverted = {c.identity for c in commits if c.sha in gone and c.picked_from}
+    return {c.identity for c in shipped if c.picked_from}, reverted
 
 
 def _shipped(ctx: ReleaseContext, rng: NotesRange) -> set[str]:
     """What the previous final already shipped: its picks by ``-x`` line, and the range's
-    commits whose patch its branch carries (backports made without ``-x``)."""
+    commits whose patch its branch carries (backports made without ``-x``), less what it
+    picked and reverted."""
     assert rng.exclude_from is not None
-    shipped = _shipped_identities(ctx, rng.exclude_from, rng.until)
+    shipped, reverted = _branch_picks(ctx, rng.exclude_from, rng.until)
     if rng.since is not None:
-        shipped |= ctx.repo.cherry(
+        same_patch = ctx.repo.cherry(
             f"{rng.exclude_from}^{{commit}}", f"{rng.until}^{{commit}}", f"{rng.since}^{{commit}}"
         )
+        shipped |= same_patch - reverted
     return shipped
 
 
