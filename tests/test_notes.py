@@ -592,3 +592,26 @@ def test_a_typo_is_read_and_reported() -> None:
 def test_no_guess_when_unsure(prefix: str) -> None:
     [entry] = notes_of(c(1, f"[{prefix}] Something (#1)")).entries
     assert entry.category == "Other"
+
+
+WORDS = [
+    ("fix: handle an empty batch (#1)", "Bug Fixes"),
+    ("ci(gaudi): pin the runner (#2)", "CI/Build"),
+    ("docs: explain buckets (#3)", "Documentation"),
+    ("Fix the batch limit (#4)", "Bug Fixes"),
+    ("Add gsm8k test to full_tests (#5)", "Tests"),
+    ("Add Unified Attention docs (#6)", "Documentation"),
+    ("Add support for Qwen3 (#7)", "Features"),
+    ("README update for the executor backend (#8)", "Documentation"),
+    ("{GITHUB ACTION} remove DCO block (#9)", "CI/Build"),
+    ("Optimize the sampler (#10)", "Performance"),
+    ("Remove a dead filter (#11)", "Misc"),
+    ("[GAUDISW-247226] Cap the decode buckets (#12)", "Misc"),
+    ("qwen35 initial enablement (#13)", "Other"),
+]
+
+
+@pytest.mark.parametrize(("subject", "category"), WORDS)
+def test_a_subject_without_a_prefix_is_read_by_its_words(subject: str, category: str) -> None:
+    [entry] = notes_of(c(1, subject)).entries
+    assert entry.category == category

@@ -303,3 +303,14 @@ def test_a_backport_without_x_is_not_listed_again_after_the_final(
     notes = _ok(engine, "notes", "--view", "final")
     assert "#109" not in notes
     assert "#108" in notes and "#111" in notes  # the rest of main since the cut is there
+
+
+def test_a_guessed_category_never_refuses_a_pick(cut_engine_copy: SampleEngine) -> None:
+    """Notes read "Add support for ..." as a feature; pick refuses only what a prefix says."""
+    engine = cut_engine_copy
+    _git(engine, "switch", "--quiet", "main")
+    add_commit(engine.repo, Change("Add support for empty prompts (#190)", ALICE, {"e.txt": "e\n"}))
+    _git(engine, "switch", "--quiet", BRANCH)
+    assert "1 to pick" in _ok(engine, "pick", "#190", "--dry-run")
+    notes = _ok(engine, "notes", "--since", "main~1", "--until", "main")
+    assert notes.startswith("## Features\n\n- Add support for empty prompts")

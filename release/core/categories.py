@@ -10,14 +10,15 @@ from collections.abc import Mapping
 
 from release.core.config import normalize_category
 
-__all__ = ["decide_category", "near_category"]
+__all__ = ["category_from_words", "decide_category", "near_category"]
 
 _PREFIX = re.compile(r"^\s*\[([^\]]*)\]\s*")
 # A version needs a "v" or a dot ([v0.23.0], [0.9.1], [v1]); a bare number with letters is
 # a name ([310P] is hardware).
 _NOISE = re.compile(
     r"^(v\d+(\.\d+)*([a-z-]*\d*)?|\d+(\.\d+)+([a-z]+\d*)?|\d+|main|master|release"
-    r"|releases?/\S*|\d+\s*/\s*(\d+|n)|wip|draft|cherry-?pick|backport)$",
+    r"|releases?/\S*|\d+\s*/\s*(\d+|n)|wip|draft|cherry-?pick|backport"
+    r"|[A-Z][A-Z0-9]*-\d+|fix_for_vllm\S*)$",  # ticket ids (GAUDISW-123), pinned-upstream marks
     re.IGNORECASE,
 )
 
@@ -83,3 +84,43 @@ def _within(a: str, b: str, limit: int) -> bool:
             return False
         previous2, previous = previous, row
     return previous[-1] <= limit
+
+
+# Subjects with no [prefix]: a conventional-commit type ("fix: ...", "ci(x): ..."), else the
+# leading verb, corrected by what the subject is about.
+_CONVENTIONAL = re.compile(r"^(?P<type>[A-Za-z][\w/-]*)(?:\([^)]*\))?!?:\s")
+_VERBS = {
+    "Bug Fixes": ("fix", "fixes", "fixed", "fixing", "bugfix", "hotfix", "resolve", "correct",
+                  "restore", "patch", "avoid", "prevent", "handle"),
+    "Features": ("add", "adds", "added", "adding", "support", "enable", "enables",
+                 "implement", "introduce", "create", "allow", "initial", "new"),
+    "Performance": ("optimize", "optimise", "speed", "accelerate", "improve", "reduce",
+                    "eliminate"),
+    "Misc": ("remove", "delete", "cleanup", "clean", "refactor", "rename", "move", "unify",
+             "unified", "use", "change", "set", "update", "updates", "bump", "upgrade", "port",
+             "disable", "skip", "align", "modify", "temp", "temporary", "cap", "limit",
+             "revert", "replace", "simplify", "migrate", "sync"),
+}  # fmt: skip
+_ABOUT = (  # the subject mentions ... -> it is about (checked in this order)
+    (re.compile(r"\b(tests?|unit ?tests?|ut|e2e|pytest)\b", re.I), "Tests"),
+    (re.compile(r"\b(readme|docs?|documentation)\b", re.I), "Documentation"),
+    (re.compile(r"\b(ci|workflows?|github[ _]actions?|jenkins|dockerfile|requirements)\b", re.I),
+     "CI/Build"),
+)  # fmt: skip
+
+
+def category_from_words(subject: str, aliases: Mapping[str, str]) -> str | None:
+    """The category a prefix-less subject's words say, among the configured ones; None
+    when they say nothing clear."""
+    known = set(aliases.values())
+    conventional = _CONVENTIONAL.match(subject)
+    if conventional:
+        found = aliases.get(normalize_category(conventional["type"]))
+        if found:
+            return found
+    first = subject.split(maxsplit=1)[0].lower().rstrip(":,") if subject.strip() else ""
+    verb = next((c for c, words in _VERBS.items() if first in words), None)
+    about = next((c for p, c in _ABOUT if p.search(subject)), None)
+    if about in known:  # "Fix the CI", "Add a test", "README update for ..."
+        return about
+    return verb if verb in known else None

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from release.core.categories import decide_category
+from release.core.categories import category_from_words, decide_category
 
 __all__ = [
     "CHANGELOG_TRAILER",
@@ -253,11 +253,13 @@ class _Parser:
     """Commits from record fields, with what repeats across commits worked out once.
 
     The category decision is cached per leading ``[...]`` block, and people per name
-    and email, for one alias map.
+    and email, for one alias map. ``words``: a subject no prefix categorizes is read by
+    its words (for notes; never for deciding what a pick refuses).
     """
 
-    def __init__(self, aliases: Mapping[str, str]) -> None:
+    def __init__(self, aliases: Mapping[str, str], *, words: bool = False) -> None:
         self.aliases = aliases
+        self.words = words
         self.blocks: dict[str, tuple[str, tuple[str, ...]]] = {}
         self.people: dict[tuple[str, str], Person] = {}
         self.co_authors: dict[str, Person] = {}
@@ -276,6 +278,10 @@ class _Parser:
             decided = self.blocks[block] = decide_category(block, self.aliases)
         if rest.startswith(":"):  # "[CI]: Pin the tools"
             rest = rest[1:].lstrip()
+        if self.words and decided[0] == "Other" and rest:  # no prefix says: its words may
+            words = category_from_words(rest, self.aliases)
+            if words is not None:
+                decided = (words, decided[1])
         # pr_number(rest), inline; rest has no whitespace at either end
         if rest.endswith(")"):
             start = rest.rfind("(#")
@@ -384,12 +390,12 @@ def make_commit(
     body: str,
     aliases: Mapping[str, str],
 ) -> Commit:
-    return _Parser(aliases).commit(sha, author_name, author_email, subject, body)
+    return _Parser(aliases, words=True).commit(sha, author_name, author_email, subject, body)
 
 
 def parse_records(records: Iterable[str], aliases: Mapping[str, str]) -> Iterator[Commit]:
     """Parse ``git log --format=LOG_FORMAT`` records (the text between separators)."""
-    parser = _Parser(aliases)
+    parser = _Parser(aliases, words=True)
     commit = parser.commit
     for record in records:
         parts = record.split("\x1f", 4)  # git puts a newline before every record but the first
