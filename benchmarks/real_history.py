@@ -1,0 +1,155 @@
+"""Figures on a real public release history (a vLLM-family repository), when one is here.
+
+Point ``RELEASE_REAL_HISTORY`` (or ``--repo``) at a clone with its remote branches and
+tags, e.g. of vllm-project/vllm-gaudi. Without one this says it was skipped, and why.
+It prints, for the main branch (``--main``, default ``origin/main``):
+
+- the share of "Other" in the notes with the default category map;
+- reverts found, and revert pairs cancelled;
+- contributors: distinct author emails, and people after mapping and merging;
+- ``release notes`` over the whole main history against ``git log`` of the same range
+  and fields (median wall time of alternating rounds, after a warm-up);
+- pick byte-equality: the last ``--picks`` main commits picked with ``--reason`` onto a
+  branch at the oldest of them, each message compared with what plain
+  ``git cherry-pick -x`` writes plus the trailer.
+
+Usage: ``python benchmarks/real_history.py [--repo PATH] [--main REF] [--rounds N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from release.core.commits import LOG_FORMAT, parse_log
+from release.core.config import Config
+from release.core.notes import build_notes, cancel_reverts
+
+ENV_VAR = "RELEASE_REAL_HISTORY"
+TRAILER = b"Cherry-pick-reason: regression\n"
+
+
+def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(
+        ["git", "-c", "i18n.logOutputEncoding=UTF-8", *args],
+        cwd=repo,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        check=True,
+    )
+    return proc.stdout.decode("utf-8", "surrogateescape")
+
+
+def categories_and_people(repo: Path, main: str) -> None:
+    config = Config()
+    aliases = config.alias_map()
+    commits = list(
+        parse_log(git(repo, "log", "--no-merges", f"--format={LOG_FORMAT}", main), aliases)
+    )
+    other = sum(1 for c in commits if c.category == "Other")
+    print(f"commits on {main}: {len(commits)}")
+    print(f"  'Other' share: {100 * other / len(commits):.1f}% ({other})")
+    found = sum(1 for c in commits if c.reverts_subject is not None or c.reverts_sha)
+    _, cancelled = cancel_reverts(list(reversed(commits)))
+    print(f"  reverts found: {found}; pairs cancelled: {len(cancelled) // 2}")
+    notes = build_notes(commits, category_order=list(config.categories), since=None, until=main)
+    emails = {c.author.email.lower() for c in commits}
+    print(f"  contributors: {len(notes.contributors)} people from {len(emails)} author emails")
+    counts = collections.Counter(c.category for c in commits).most_common()
+    print("  by category: " + ", ".join(f"{name} {n}" for name, n in counts))
+
+
+def _median_ms(argv: list[str], cwd: Path, rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        subprocess.run(argv, cwd=cwd, capture_output=True, check=True)
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def notes_speed(repo: Path, main: str, rounds: int) -> None:
+    release = [sys.executable, "-m", "release", "notes", "--until", main, "--since", f"{main}~300"]
+    raw = ["git", "log", f"--format={LOG_FORMAT}", "--no-merges", f"{main}~300..{main}", "--"]
+    _median_ms(release, repo, 1)  # warm-up: caches, bytecode
+    ours, base = [], []
+    for _ in range(rounds):  # alternating, so load on the machine falls on both
+        ours.append(_median_ms(release, repo, 1))
+        base.append(_median_ms(raw, repo, 1))
+    a, b = statistics.median(ours), statistics.median(base)
+    print(
+        f"release notes, last 300 commits of {main}: {a:.0f} ms vs git log {b:.0f} ms = {a / b:.2f}x"
+    )
+
+
+def pick_bytes(repo: Path, main: str, count: int) -> None:
+    work = Path(tempfile.mkdtemp(prefix="release-real-"))
+    try:
+        clone = work / "clone"
+        subprocess.run(
+            ["git", "clone", "--quiet", "--shared", "--no-checkout", str(repo), str(clone)],
+            check=True,
+        )
+        shas = git(clone, "rev-list", "--no-merges", "--reverse", f"-{count}", main).split()
+        start = git(clone, "rev-parse", f"{shas[0]}^").strip()
+        ident = {"GIT_AUTHOR_NAME": "R", "GIT_AUTHOR_EMAIL": "r@example.com",
+                 "GIT_COMMITTER_NAME": "R", "GIT_COMMITTER_EMAIL": "r@example.com"}  # fmt: skip
+        git(clone, "switch", "--quiet", "-c", "releases/v9.9.9", start)
+        git(clone, "branch", "--quiet", "-f", "main", main)
+        equal = 0
+        for sha in shas:
+            git(clone, "cherry-pick", "-x", sha, env={**ident, "GIT_EDITOR": "true"})
+            plain = (
+                git(clone, "cat-file", "commit", "HEAD")
+                .split("\n\n", 1)[1]
+                .encode("utf-8", "surrogateescape")
+            )
+            git(clone, "reset", "--quiet", "--hard", "HEAD~1")
+            result = subprocess.run(
+                [sys.executable, "-m", "release", "pick", sha, "--reason", "regression"],
+                cwd=clone, env={**os.environ, **ident}, capture_output=True, check=False,
+            )  # fmt: skip
+            if result.returncode != 0:
+                print(f"  {sha[:10]}: release pick exited {result.returncode}")
+                continue
+            ours = (
+                git(clone, "cat-file", "commit", "HEAD")
+                .split("\n\n", 1)[1]
+                .encode("utf-8", "surrogateescape")
+            )
+            equal += ours == plain + TRAILER
+        print(
+            f"pick byte-equality: {equal} of {len(shas)} messages equal to git cherry-pick -x + trailer"
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repo", default=os.environ.get(ENV_VAR))
+    parser.add_argument("--main", default="origin/main")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--picks", type=int, default=8)
+    args = parser.parse_args()
+    repo = Path(args.repo) if args.repo else None
+    if repo is None or (not (repo / ".git").exists() and not (repo / "HEAD").exists()):
+        print(f"real history: skipped (no clone at {repo or '$' + ENV_VAR}; set {ENV_VAR} to a "
+              "clone of vllm-project/vllm-gaudi, with its remote branches and tags)")  # fmt: skip
+        return 0
+    categories_and_people(repo, args.main)
+    notes_speed(repo, args.main, args.rounds)
+    pick_bytes(repo, args.main, args.picks)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
