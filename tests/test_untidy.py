@@ -314,3 +314,12 @@ def test_a_guessed_category_never_refuses_a_pick(cut_engine_copy: SampleEngine) 
     assert "1 to pick" in _ok(engine, "pick", "#190", "--dry-run")
     notes = _ok(engine, "notes", "--since", "main~1", "--until", "main")
     assert notes.startswith("## Features\n\n- Add support for empty prompts")
+
+
+def test_a_core_option_with_a_value_before_the_task(cut_engine_copy: SampleEngine) -> None:
+    """``--main-branch NAME`` is not taken for the task: help and several commits still work."""
+    engine = cut_engine_copy
+    out = _ok(engine, "--main-branch", "main", "tag", "--help")
+    assert out.startswith("Usage: release [--core-opts] tag ")
+    out = _ok(engine, "--main-branch", "main", "pick", engine.shas[109], "#111", "--dry-run")
+    assert "2 to pick" in out

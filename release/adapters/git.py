@@ -289,12 +289,6 @@ class GitRepo:
     def local_branches(self) -> list[str]:
         return self.out("for-each-ref", "--format=%(refname:lstrip=2)", "refs/heads").split()
 
-    def tag_objects(self) -> dict[str, str]:
-        """Tag name -> the object the tag ref holds (the tag object of an annotated tag)."""
-        # lstrip=2, not :short, which spells a tag "tags/NAME" when a branch NAME exists too
-        text = self.out("for-each-ref", "--format=%(refname:lstrip=2) %(objectname)", "refs/tags")
-        return dict(line.split(" ", 1) for line in text.splitlines())
-
     def remote_refs(self, remote: str, *patterns: str) -> dict[str, str]:
         """Ref name -> sha on ``remote`` (``git ls-remote``); :class:`GitError` when it
         cannot be read."""
@@ -311,12 +305,10 @@ class GitRepo:
         text = self.out("cherry", upstream, head, limit)
         return {line[2:].strip() for line in text.splitlines() if line.startswith("- ")}
 
-    def authorship(self, sha: str) -> tuple[str, str, str, str]:
-        """(author name, email, ISO date, message) of a commit."""
-        name, email, date, body = self.out(
-            "show", "-s", "--format=%an%x1f%ae%x1f%aI%x1f%B", sha
-        ).split("\x1f", 3)
-        return name, email, date, body
+    def authorship(self, sha: str) -> tuple[str, str, str]:
+        """(author name, email, ISO date) of a commit."""
+        name, email, date = self.out("show", "-s", "--format=%an%x1f%ae%x1f%aI", sha).split("\x1f")
+        return name, email, date
 
     # -- reads started now, collected later -----------------------------------------
     def start_order(self, tip: str, exclude: str) -> GitRead:
@@ -358,9 +350,10 @@ class GitRepo:
         return self.start("log", f"--format={fmt}", "--end-of-options", ref, "--")
 
     def has_mailmap(self) -> bool:
-        return (self.root / ".mailmap").exists() or any(
-            self.config_value(key) for key in ("mailmap.file", "mailmap.blob")
-        )
+        if (self.root / ".mailmap").exists():
+            return True
+        found = self.run("config", "--get-regexp", r"^mailmap\.(file|blob)$", check=False)
+        return found.ok and bool(found.stdout.strip())
 
     def check_mailmap(self, contacts: Sequence[str]) -> dict[str, str]:
         """``Name <email>`` -> the same as .mailmap maps it (``git check-mailmap``)."""

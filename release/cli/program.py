@@ -58,33 +58,45 @@ program = _Program()
 
 
 _HELP = ("-h", "--help")
-_PICK_VALUES = (
-    "--file",
-    "-f",
-    "--reason",
-    "-r",
-    "--commits",
-    "-c",
-)  # pick's options that take a value
+
+
+def _value_flags(arguments: list[Argument]) -> set[str]:
+    """The spellings of the options that take a value (``--file F``, ``-f F``)."""
+    return {
+        ("--" if len(name) > 1 else "-") + name
+        for a in arguments
+        if a.takes_value and not a.optional
+        for name in a.names
+    }
 
 
 def _as_invoke_reads(argv: list[str]) -> list[str]:
     """``release TASK --help`` as ``release --help TASK`` (a task's positional argument would
     take ``--help`` as its value), and ``release pick A B '#123'`` with the commits as the
-    one argument invoke gives them (as if quoted)."""
+    one argument invoke gives them (as if quoted). Which options take a value is read from
+    the core options and the pick task themselves."""
     words = argv[1:]
-    task = next((i for i, w in enumerate(words) if not w.startswith("-")), None)
+    core = _value_flags(program.core_args())
+    task = next(
+        (
+            i
+            for i, w in enumerate(words)
+            if not w.startswith("-") and (i == 0 or words[i - 1] not in core)
+        ),
+        None,
+    )
     if task is None:
         return argv
     if any(w in _HELP for w in words[task + 1 :]):
         return [argv[0], *words[:task], "--help", words[task]]
     if words[task] != "pick":
         return argv
+    values = _value_flags(_namespace().tasks["pick"].get_arguments())
     commits: list[str] = []
     rest: list[str] = []
     after = iter(words[task + 1 :])
     for word in after:
-        if word in _PICK_VALUES:
+        if word in values:
             rest += [word, next(after, "")]
         elif word.startswith("-") and not word.startswith("-#"):
             rest.append(word)

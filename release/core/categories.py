@@ -6,7 +6,7 @@ Pure.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 
 from release.core.config import normalize_category
 
@@ -109,10 +109,11 @@ _ABOUT = (  # the subject mentions ... -> it is about (checked in this order)
 )  # fmt: skip
 
 
-def category_from_words(subject: str, aliases: Mapping[str, str]) -> str | None:
-    """The category a prefix-less subject's words say, among the configured ones; None
-    when they say nothing clear."""
-    known = set(aliases.values())
+def category_from_words(
+    subject: str, aliases: Mapping[str, str], known: Container[str]
+) -> str | None:
+    """The category a prefix-less subject's words say, among the ``known`` (configured)
+    ones; None when they say nothing clear."""
     conventional = _CONVENTIONAL.match(subject)
     if conventional:
         found = aliases.get(normalize_category(conventional["type"]))

@@ -260,6 +260,7 @@ class _Parser:
     def __init__(self, aliases: Mapping[str, str], *, words: bool = False) -> None:
         self.aliases = aliases
         self.words = words
+        self.known = frozenset(aliases.values())  # the configured categories
         self.blocks: dict[str, tuple[str, tuple[str, ...]]] = {}
         self.people: dict[tuple[str, str], Person] = {}
         self.co_authors: dict[str, Person] = {}
@@ -279,7 +280,7 @@ class _Parser:
         if rest.startswith(":"):  # "[CI]: Pin the tools"
             rest = rest[1:].lstrip()
         if self.words and decided[0] == "Other" and rest:  # no prefix says: its words may
-            words = category_from_words(rest, self.aliases)
+            words = category_from_words(rest, self.aliases, self.known)
             if words is not None:
                 decided = (words, decided[1])
         # pr_number(rest), inline; rest has no whitespace at either end

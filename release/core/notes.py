@@ -91,35 +91,52 @@ def cancel_reverts(commits: Sequence[Commit]) -> tuple[list[Commit], list[str]]:
     "Reverts org/repo#N", or the quoted title's "(#N)"), by the exact subject, then by the
     title with prefixes and PR number dropped (a title GitHub cut short matches what it
     begins with). A revert of a revert that was cancelled stays, as the reland. The latest
-    commit for each key is kept at hand, so a revert looks back
-    through the commits before it only when that one is gone or does not match.
+    commit for each key is kept at hand (:class:`_Kept`), so a revert looks back through
+    the commits before it only when that one is gone, or for a title cut short.
     """
-    kept: list[Commit | None] = []
+    kept = _Kept()
     cancelled: list[str] = []
-    latest: dict[tuple[str, object], int] = {}  # (kind, key) -> latest kept commit with it
     for commit in commits:  # oldest first
         if commit.reverts_subject is not None or commit.reverts_sha:
-            target = _target(commit, kept, latest)
+            target = _target(commit, kept)
             if target is not None:
-                reverted = kept[target]
+                reverted = kept.commits[target]
                 assert reverted is not None
                 cancelled.extend([reverted.sha, commit.sha])
-                kept[target] = None
+                kept.commits[target] = None
                 continue
-        index = len(kept)
-        kept.append(commit)
-        for key in _keys(commit):
-            latest[key] = index
-    return [c for c in kept if c is not None], cancelled
+        kept.add(commit)
+    return [c for c in kept.commits if c is not None], cancelled
 
 
-def _keys(commit: Commit) -> list[tuple[str, object]]:
-    keys: list[tuple[str, object]] = [("sha", commit.sha[:_KEY])]
-    keys += [("sha", sha[:_KEY]) for sha in commit.picked_from]
-    if commit.pr is not None:
-        keys.append(("pr", commit.pr))
-    keys.append(("subject", commit.subject))
-    return keys  # titles are not indexed: only a revert no other key found looks for one
+class _Kept:
+    """The commits kept so far, with the latest one for each key a revert can name. Titles
+    are indexed only once a revert asks for one (most ranges never do)."""
+
+    def __init__(self) -> None:
+        self.commits: list[Commit | None] = []
+        self.latest: dict[tuple[str, object], int] = {}
+        self._titles = False
+
+    def add(self, commit: Commit) -> None:
+        index = len(self.commits)
+        self.commits.append(commit)
+        latest = self.latest
+        latest["sha", commit.sha[:_KEY]] = index
+        for sha in commit.picked_from:
+            latest["sha", sha[:_KEY]] = index
+        if commit.pr is not None:
+            latest["pr", commit.pr] = index
+        latest["subject", commit.subject] = index
+        if self._titles:
+            latest["title", title_key(commit.subject)] = index
+
+    def index_titles(self) -> None:
+        if not self._titles:
+            self._titles = True
+            for index, commit in enumerate(self.commits):
+                if commit is not None:
+                    self.latest["title", title_key(commit.subject)] = index
 
 
 def _wanted(revert: Commit) -> list[tuple[str, object]]:
@@ -149,20 +166,21 @@ def _matches(candidate: Commit, revert: Commit, kind: str, key: object) -> bool:
     )
 
 
-def _target(
-    revert: Commit, kept: Sequence[Commit | None], latest: dict[tuple[str, object], int]
-) -> int | None:
+def _target(revert: Commit, kept: _Kept) -> int | None:
     for kind, key in _wanted(revert):
-        index = latest.get((kind, key))
-        candidate = None if index is None else kept[index]
+        if kind == "title":
+            kept.index_titles()
+        index = kept.latest.get((kind, key))
+        candidate = None if index is None else kept.commits[index]
         if candidate is not None and _matches(candidate, revert, kind, key):
             return index
-        if index is not None or (kind == "title" and key):  # gone, or by title (not indexed)
-            found = _scan(kept, revert, kind, key)
+        cut = kind == "title" and (revert.reverts_subject or "").rstrip().endswith(("…", "..."))
+        if index is not None or cut:  # the latest one is gone, or a title cut short
+            found = _scan(kept.commits, revert, kind, key)
             if found is not None:
                 return found
     if revert.reverts_sha and len(revert.reverts_sha) < _KEY:
-        return _scan(kept, revert, "sha", revert.reverts_sha)
+        return _scan(kept.commits, revert, "sha", revert.reverts_sha)
     return None
 
 

@@ -83,6 +83,14 @@ class Picker:
         self.journal = Journal(ctx.repo.git_dir)
         self.say = say
 
+    def in_progress(self, what: str) -> PickJournal:
+        """The pick ``--continue``/``--abort`` works on, in a work tree git is not busy in."""
+        journal = self.journal.read()
+        if not journal:
+            raise RefusedError(f"no pick in progress; nothing to {what}")
+        self.ctx.require_settled(own_pick=True)
+        return journal
+
     def recover(self, journal: PickJournal) -> None:
         """Bring the work tree back to a commit boundary after a killed run."""
         pgid = journal.pgid
@@ -249,10 +257,7 @@ def _became_empty(report: list[str], item: QueuedPick) -> bool:
 def continue_pick(ctx: ReleaseContext, *, say: Say = print) -> list[str]:
     with repo_lock(ctx.repo.common_dir, "pick --continue", notify=say):
         picker = Picker(ctx, say)
-        journal = picker.journal.read()
-        if not journal:
-            raise RefusedError("no pick in progress; nothing to continue")
-        ctx.require_settled(own_pick=True)
+        journal = picker.in_progress("continue")
         if journal.conflict is None:
             picker.recover(journal)
             info = ReleaseBranch(ctx, journal.branch, ctx.main_sha())
@@ -308,7 +313,7 @@ def _ensure_pick_message(ctx: ReleaseContext, sha: str, reason: str | None) -> N
 def _commit_resolution(ctx: ReleaseContext, sha: str, reason: str | None) -> None:
     """Commit a staged resolution as the pick of ``sha`` (author, message and ``-x`` kept),
     the message as ``git cherry-pick -x`` writes it."""
-    name, email, date, _ = ctx.repo.authorship(sha)
+    name, email, date = ctx.repo.authorship(sha)
     message = with_pick_line(ctx.repo.raw_message(sha), sha)
     if reason:
         message = with_trailer(message, f"{REASON_TRAILER}: {reason}")
@@ -329,10 +334,7 @@ def _refuse_to_strand_tags(ctx: ReleaseContext, orig_head: str) -> None:
 def abort_pick(ctx: ReleaseContext, *, say: Say = print) -> str:
     with repo_lock(ctx.repo.common_dir, "pick --abort", notify=say):
         picker = Picker(ctx, say)
-        journal = picker.journal.read()
-        if not journal:
-            raise RefusedError("no pick in progress; nothing to abort")
-        ctx.require_settled(own_pick=True)
+        journal = picker.in_progress("abort")
         branch = journal.branch
         if ctx.repo.current_branch() != branch:
             raise RefusedError(f"the pick in progress is on {branch}; git switch {branch} first")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from release.adapters.git import GitRepo
@@ -32,7 +33,6 @@ class TaskJournal:
     orig_head: str  # HEAD when it started: where a roll-back goes
     target: str = ""  # the commit the ref goes on, when known up front
     changelog: str | None = None  # the changelog it writes (promote finishes with it)
-    message: str = ""  # the changelog commit's message
     switch: bool = False  # cut: switch to the new branch
     pid: int = 0
     pgid: int = 0
@@ -90,7 +90,7 @@ class TaskJournals:
         return self.repo.current_branch() or "HEAD"
 
 
-def _lock_files(repo: GitRepo, refs: Iterable[str]) -> list[Any]:
+def _lock_files(repo: GitRepo, refs: Iterable[str]) -> list[Path]:
     here, common = repo.git_dir, repo.common_dir
     found = [here / "index.lock", here / "HEAD.lock", common / "packed-refs.lock"]
     found += [common / f"{ref}.lock" for ref in dict.fromkeys(refs)]
