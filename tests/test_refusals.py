@@ -7,6 +7,7 @@ Exit codes: 2 for usage, config and version errors; 3 for refusals.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -214,6 +215,31 @@ def _tagged_during_pick(engine: SampleEngine) -> None:
     _stopped_on_conflict(engine)
     _git(engine, "commit", "--quiet", "--allow-empty", "-m", "[Misc] Made by hand (#142)")
     _git(engine, "tag", "-a", "v0.1.0rc1", "-m", "v0.1.0rc1")
+
+
+def _journal_text(name: str, text: str) -> Setup:
+    def setup(engine: SampleEngine) -> None:
+        directory = engine.repo.git_dir / "release"
+        directory.mkdir(exist_ok=True)
+        (directory / name).write_text(text, encoding="utf-8")
+
+    return setup
+
+
+def _task_journal(command: str, ref: str, orig: str, target: str = "HEAD") -> Setup:
+    """What a killed cut, tag or promote leaves: its journal (its process group gone)."""
+
+    def setup(engine: SampleEngine) -> None:
+        journal = {
+            "command": command,
+            "ref": ref,
+            "orig_head": _git(engine, "rev-parse", orig),
+            "target": _git(engine, "rev-parse", target),
+            "pgid": 0,
+        }
+        _journal_text(f"{command}.json", json.dumps(journal))(engine)
+
+    return setup
 
 
 # -- odd files and paths --------------------------------------------------------------
@@ -629,6 +655,32 @@ CASES = [
         "control character",
         _config('tag = "v{version}"', 'tag = "v{version}\\u0007"'),
     ),
+    # a killed run's journal that does not fit the repository any more
+    case(
+        "tag-interrupted-then-branch-moved",
+        "tag",
+        REFUSED,
+        "interrupted tag",
+        _task_journal("tag", "refs/tags/v0.1.0rc1", "HEAD~1"),
+    ),
+    case(
+        "promote-interrupted-then-branch-moved",
+        "promote",
+        REFUSED,
+        "interrupted promote",
+        _both(_tags("v0.1.0rc1"), _task_journal("promote", "refs/tags/v0.1.0", "HEAD~1")),
+    ),
+    case(
+        "cut-interrupted-branch-elsewhere",
+        "cut 0.2.0",
+        REFUSED,
+        "interrupted cut",
+        _both(
+            lambda e: _git(e, "branch", "releases/v0.2.0", "main~1"),
+            _task_journal("cut", "refs/heads/releases/v0.2.0", "HEAD", "main"),
+        ),
+    ),
+    case("tag-journal-damaged", "tag", REFUSED, "damaged", _journal_text("tag.json", "[]")),
     # history that is not all there; a remote that is not there
     case("tag-missing-remote", "tag", REFUSED, "no remote named", _no_remote),
 ]

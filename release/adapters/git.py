@@ -131,6 +131,15 @@ class GitRepo:
             return "a bisect", "git bisect reset"
         return None
 
+    def lock_files(self, *refs: str) -> list[Path]:
+        """The lock files git makes while it changes this work tree (index, HEAD, a
+        stopped pick's state) and the given refs (full names), where git keeps each: a
+        killed git leaves them behind."""
+        here, common = self.git_dir, self.common_dir
+        found = [here / "index.lock", here / "HEAD.lock", here / "CHERRY_PICK_HEAD.lock"]
+        found.append(common / "packed-refs.lock")
+        return found + [common / f"{ref}.lock" for ref in dict.fromkeys(refs)]
+
     def is_shallow(self) -> bool:
         """Whether history is cut short here (a shallow clone: CI's default checkout)."""
         return (self.common_dir / "shallow").exists()

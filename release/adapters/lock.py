@@ -17,9 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from release.errors import LockedError
+from release.errors import LockedError, RefusedError
 
-__all__ = ["pid_alive", "process_group_alive", "repo_lock"]
+__all__ = ["pid_alive", "process_group_alive", "repo_lock", "require_ended"]
 
 
 def _running(stat: str) -> tuple[str, int] | None:
@@ -146,3 +146,13 @@ def process_group_alive(pgid: int) -> bool:
         if info is not None and info[1] == pgid and info[0] not in ("Z", "X"):
             return True
     return False
+
+
+def require_ended(pgid: int, what: str) -> None:
+    """Refuse while the process group of a killed run of ours (``what``) still runs: its
+    git may hold the locks a recovery would remove."""
+    if pgid and pgid != os.getpgid(0) and process_group_alive(pgid):
+        raise RefusedError(
+            f"an interrupted {what} (process group {pgid}) may still be running git here; "
+            "wait for it to end and re-run"
+        )

@@ -13,10 +13,9 @@ A killed run leaves the journal; the next run (the same command, ``--continue`` 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 
-from release.adapters.lock import process_group_alive, repo_lock
+from release.adapters.lock import repo_lock, require_ended
 from release.adapters.process import last_line
 from release.core.commits import REASON_TRAILER
 from release.core.messages import with_pick_line, with_trailer
@@ -36,7 +35,6 @@ from release.flows.pick_plan import PickRequest, PickState, plan_pick
 __all__ = ["abort_pick", "continue_pick", "pick", "read_pick_state"]
 
 Say = Callable[[str], None]
-_STALE_LOCKS = ("index.lock", "HEAD.lock", "CHERRY_PICK_HEAD.lock")
 
 
 def read_pick_state(
@@ -93,22 +91,16 @@ class Picker:
 
     def recover(self, journal: PickJournal) -> None:
         """Bring the work tree back to a commit boundary after a killed run."""
-        pgid = journal.pgid
-        if pgid and pgid != os.getpgid(0) and process_group_alive(pgid):
-            raise RefusedError(
-                f"an interrupted pick (process group {pgid}) may still be running git here; "
-                "wait for it to end and re-run"
-            )
+        require_ended(journal.pgid, "pick")
         branch = journal.branch
         if self.repo.current_branch() != branch:
             raise RefusedError(
                 f"an interrupted pick on {branch} needs recovery; git switch {branch} first"
             )
-        for stale in (*_STALE_LOCKS, f"refs/heads/{branch}.lock"):
-            path = self.repo.git_dir / stale
+        for path in self.repo.lock_files(f"refs/heads/{branch}"):
             if path.exists():
                 path.unlink()
-                self.say(f"removed {stale} left by the interrupted pick")
+                self.say(f"removed {path.name} left by the interrupted pick")
         if self.repo.sequencer_active() or self.repo.cherry_pick_head():
             self.repo.cherry_pick_quit()
         self.repo.reset_hard()

@@ -11,15 +11,13 @@ when the journal shows they were ours and our process group is gone.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from release.adapters.git import GitRepo
-from release.adapters.lock import process_group_alive
+from release.adapters.lock import require_ended
 from release.adapters.state import StateFile
-from release.errors import RefusedError
 
 __all__ = ["TaskJournal", "TaskJournals"]
 
@@ -75,23 +73,11 @@ class TaskJournals:
     def release_locks(self, journal: TaskJournal, say: Callable[[str], None]) -> None:
         """Remove the git lock files a killed run of ours left; refuse while its process
         group may still be running git."""
-        pgid = journal.pgid
-        if pgid and pgid != os.getpgid(0) and process_group_alive(pgid):
-            raise RefusedError(
-                f"an interrupted {self.command} (process group {pgid}) may still be running "
-                "git here; wait for it to end and re-run"
-            )
-        for path in _lock_files(self.repo, (journal.ref, f"refs/heads/{self._branch()}")):
+        require_ended(journal.pgid, self.command)
+        for path in self.repo.lock_files(journal.ref, f"refs/heads/{self._branch()}"):
             if path.exists():
                 path.unlink()
                 say(f"removed {path.name} left by the interrupted {self.command}")
 
     def _branch(self) -> str:
         return self.repo.current_branch() or "HEAD"
-
-
-def _lock_files(repo: GitRepo, refs: Iterable[str]) -> list[Path]:
-    here, common = repo.git_dir, repo.common_dir
-    found = [here / "index.lock", here / "HEAD.lock", common / "packed-refs.lock"]
-    found += [common / f"{ref}.lock" for ref in dict.fromkeys(refs)]
-    return found
