@@ -442,6 +442,7 @@ def test_status_text_and_json(cut_engine: SampleEngine) -> None:
             "ref": "#111",
             "subject": "[main][CI/Build] Pin the build tools (#111)",
             "reason": "release-only",
+            "likely": None,
         }
     ]
     assert state["pick_in_progress"] is None and state["remote_checked"] is True

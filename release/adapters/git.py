@@ -19,13 +19,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from release.adapters import process
+from release.adapters.git_history import HistoryReads
 from release.adapters.git_process import GitLog, GitRead, GitResult, execute, failed
+from release.adapters.git_reads import GitReads
 from release.errors import GitError, UsageError
 
 __all__ = ["GitLog", "GitRead", "GitRepo", "GitResult"]
 
 
-class GitRepo:
+class GitRepo(GitReads, HistoryReads):
     """A working copy, opened at (or above) a directory."""
 
     def __init__(self, path: Path | str = ".") -> None:
@@ -324,18 +326,14 @@ class GitRepo:
         """Commits of ``tip`` not in ``exclude``, oldest first in topological order."""
         return self.start("rev-list", "--reverse", "--topo-order", tip, f"^{exclude}")
 
-    def start_messages(self, revs: str) -> GitRead:
-        """The full message of every commit in ``revs``."""
-        return self.start("log", "--format=%B", revs, "--")
-
     def start_subjects(self, ref: str) -> GitRead:
         """``sha<US>subject`` per line for every commit of ``ref``."""
         return self.start("log", "--format=%H%x1f%s", ref, "--")
 
     def start_about(self, shas: Sequence[str]) -> GitRead:
-        """``sha<US>parents<US>subject`` per line for ``shas``, in the order given."""
+        """``sha<US>parents<US>subject<US>body<RS>`` for ``shas``, in the order given."""
         return self.start(
-            "log", "--no-walk=unsorted", "--stdin", "--format=%H%x1f%P%x1f%s",
+            "log", "--no-walk=unsorted", "--stdin", "--format=%H%x1f%P%x1f%s%x1f%b%x1e",
             stdin="".join(f"{sha}\n" for sha in shas),
         )  # fmt: skip
 

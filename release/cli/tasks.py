@@ -134,7 +134,7 @@ class _PickTask(Task):  # type: ignore[type-arg]
         by_name = {a.name: a for a in args}
         commits = by_name["commits"]
         commits.__class__ = _CommitsArgument
-        commits.others = [by_name[n] for n in ("continue_", "abort", "file")]  # type: ignore[attr-defined]
+        commits.others = [by_name[n] for n in ("continue_", "abort", "file", "repick")]  # type: ignore[attr-defined]
         return args
 
 
@@ -145,12 +145,15 @@ class _PickTask(Task):  # type: ignore[type-arg]
         "file": "a picks file: one '<sha or #PR> [reason]' per line",
         "reason": "why: regression, critical, fix-new-feature, docs or release-only",
         "allow-feature": "pick feature work too (refused by default)",
+        "repick": "pick this commit (sha or #PR) even though it is likely backported already "
+        "(held back by default); repeat it or separate by commas for several",
         "continue": "go on after you resolved a conflict",
         "abort": "undo the whole pick in progress",
         "dry-run": "print the plan, change nothing",
         "json": "print the plan as JSON",
     },
     positional=["commits"],
+    iterable=["repick"],
 )
 @entry
 def pick(
@@ -159,6 +162,7 @@ def pick(
     file: str | None = None,
     reason: str | None = None,
     allow_feature: bool = False,
+    repick: list[str] | None = None,
     continue_: bool = False,
     abort: bool = False,
     dry_run: bool = False,
@@ -170,7 +174,7 @@ def pick(
 
     ctx = _context()
     if continue_ or abort:
-        if commits or file:
+        if commits or file or repick:
             raise UsageError("--continue and --abort take no commits; run them alone")
         lines = flow.continue_pick(ctx, say=say) if continue_ else [flow.abort_pick(ctx, say=say)]
         for line in lines:
@@ -180,7 +184,10 @@ def pick(
     if file is not None and picks is None:
         raise UsageError(f"--file {file}: no such file")
     requests = parse_requests(commits or "", picks.text if picks else None, reason)
-    plan, report = flow.pick(ctx, requests, allow_feature=allow_feature, dry_run=dry_run, say=say)
+    again = [r.ref for r in parse_requests(" ".join(repick or ()))]
+    plan, report = flow.pick(
+        ctx, requests, allow_feature=allow_feature, repick=again, dry_run=dry_run, say=say
+    )
     _say_notices(ctx)
     _print_plan(plan, dry_run=dry_run, as_json=json, report=None if dry_run else report)
 
@@ -297,7 +304,7 @@ def notes(
         raise UsageError(f"--view {view!r}: use rc or final")
     ctx = _context()
     rng = NotesRange(since, until) if since is not None else default_range(ctx, until, view)
-    result = notes_for_range(ctx, rng)
+    result = notes_for_range(ctx, rng, cached=True)
     text = (
         render_json(result, repo_url=ctx.repo_url)
         if format == "json"

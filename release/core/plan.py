@@ -39,8 +39,8 @@ class Plan:
 
     @property
     def actions(self) -> tuple[Step, ...]:
-        """Steps that change something (``skip`` steps only report)."""
-        return tuple(s for s in self.steps if s.action != "skip")
+        """Steps that change something (``skip`` and ``hold`` steps only report)."""
+        return tuple(s for s in self.steps if s.action not in ("skip", "hold"))
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -2,25 +2,38 @@
 and what a request (sha or ``#PR``) resolves to.
 
 A main commit is on the branch when a ``-x`` line there names it, or when ``git cherry``
-finds a branch commit with the same patch. Reads are started together and run side by
-side; nothing here changes the repository.
+finds a branch commit with the same patch, unless the branch reverted that copy since.
+Otherwise it may be *likely* there: a backport without ``-x``, adapted to the branch,
+found by PR numbers, title or changed lines (:mod:`release.core.backports`). Reads are
+started together and run side by side; nothing here changes the repository.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Container, Iterable, Sequence
+import posixpath
+from collections import Counter
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from release.adapters.git import GitRead
-from release.core.commits import pr_number, subject_parser
+from release.core import backports
+from release.core.backports import Evidence, Message
+from release.core.commits import LOG_FORMAT, Commit, parse_log, pr_number, subject_parser
 from release.core.plan import short
 from release.errors import RefusedError, UsageError
 from release.flows.context import ReleaseContext
 from release.flows.pick_plan import PR_REF, SHA_REF, Candidate, PickRequest
 
-__all__ = ["ReleaseBranch", "commits_by_pr", "files_changed", "resolve_candidates"]
+__all__ = ["Presence", "ReleaseBranch", "commits_by_pr", "files_changed", "resolve_candidates"]
 
-_PICKED_FROM = re.compile(r"\(cherry picked from commit ([0-9a-f]{40})\)")
+
+@dataclass(frozen=True)
+class Presence:
+    """Whether a main commit is on the release branch."""
+
+    there: str | None = None  # why it is (a pick skips it); None: it is not
+    likely: Evidence | None = None  # not by -x or patch, but likely: an adapted backport
+    again: str | None = None  # an earlier copy the branch has reverted since
 
 
 class ReleaseBranch:
@@ -49,6 +62,9 @@ class ReleaseBranch:
         self._cherry: set[str] | None = set() if tip == base else None
         self._branch_files: set[frozenset[str]] | None = None
         self._picked: set[str] | None = None
+        self._commits: list[Commit] | None = None
+        self._undone: dict[str, str] | None = None
+        self._again: dict[str, str] = {}  # main commit -> its copy the branch reverted
         self._pending: dict[str, GitRead] = {}
         self._asked: dict[str, frozenset[str]] = {}  # what the pending per-commit reads cover
 
@@ -56,6 +72,8 @@ class ReleaseBranch:
         """The branch has new commits: forget what was read of it (main and the merge-base
         stay: the branch only gained commits)."""
         self._cherry = self._branch_files = self._picked = None
+        self._commits = self._undone = None
+        self._again = {}
         for what in ("picked", "files", "diff"):
             self._pending.pop(what, None)
 
@@ -63,8 +81,8 @@ class ReleaseBranch:
         repo = self.ctx.repo
         if what == "order":  # main's commits since the branch point, in main's order
             return repo.start_order(self.main, self.base)
-        if what == "picked":
-            return repo.start_messages(f"{self.base}..{self.ref}")
+        if what == "picked":  # the branch's own commits: -x lines, reverts, backports
+            return repo.start_log(f"{self.base}..{self.ref}", LOG_FORMAT)
         # the files changed by git cherry's other side: the branch's own non-merge commits
         return repo.start_files_log(self.ref, self.main)
 
@@ -101,15 +119,17 @@ class ReleaseBranch:
         self._asked["about"] = frozenset(shas)
         return self.ctx.repo.start_about(shas)
 
-    def about(self, shas: Sequence[str]) -> dict[str, tuple[int, str]]:
-        """Commit -> (number of parents, subject), for commits that exist."""
+    def about(self, shas: Sequence[str]) -> dict[str, tuple[int, str, str]]:
+        """Commit -> (number of parents, subject, body), for commits that exist."""
         if not shas:
             return {}
         text = self._per_commit("about", shas, lambda: self._about(shas))
-        about: dict[str, tuple[int, str]] = {}
-        for line in text.split("\n") if text else ():
-            sha, parent_list, subject = line.split("\x1f", 2)
-            about[sha] = (len(parent_list.split()), subject)
+        about: dict[str, tuple[int, str, str]] = {}
+        for record in text.split("\x1e"):
+            parts = record.lstrip("\n").split("\x1f", 3)
+            if len(parts) == 4:
+                sha, parent_list, subject, body = parts
+                about[sha] = (len(parent_list.split()), subject, body.strip("\n"))
         return about
 
     @property
@@ -120,11 +140,35 @@ class ReleaseBranch:
         return self._order
 
     @property
+    def commits(self) -> list[Commit]:
+        """The branch's commits since the branch point, newest first."""
+        if self._commits is None:
+            self._commits = list(parse_log(self._read("picked"), self.ctx.config.alias_map()))
+        return self._commits
+
+    @property
+    def undone(self) -> dict[str, str]:
+        """Branch commit -> the revert on the branch that undid it (and still stands)."""
+        if self._undone is None:
+            self._undone = backports.undone(self.commits)
+        return self._undone
+
+    @property
     def picked_from(self) -> set[str]:
-        """Main commits named by ``-x`` trailers on the branch."""
+        """Main commits named by ``-x`` trailers on the branch (on picks it has not reverted)."""
         if self._picked is None:
-            self._picked = set(_PICKED_FROM.findall(self._read("picked")))
+            self._picked = set()
+            for c in self.commits:
+                names = [sha for sha in c.picked_from if len(sha) == 40]
+                if c.sha not in self.undone:
+                    self._picked.update(names)
+                if c.sha in self.undone:
+                    for sha in names:
+                        self._again.setdefault(sha, self._reverted(c.sha))
         return self._picked
+
+    def _reverted(self, copy: str) -> str:
+        return f"was on the branch as {short(copy)}, reverted by {short(self.undone[copy])}"
 
     @property
     def patch_equivalent(self) -> set[str]:
@@ -172,6 +216,8 @@ class ReleaseBranch:
         same = self._same_patch(
             [sha for sha in shas if sha not in self.picked_from and sha not in merges]
         )
+        if same and self.undone:
+            same -= self._only_reverted(same)
         why: dict[str, str | None] = {}
         for sha in shas:
             if sha in self.picked_from:
@@ -181,6 +227,71 @@ class ReleaseBranch:
             else:
                 why[sha] = None
         return why
+
+    def _only_reverted(self, same: set[str]) -> set[str]:
+        """Of ``same`` (main commits git cherry matched), those whose patch only branch
+        commits the branch has reverted since carry; noted in :attr:`_again`."""
+        ids = self.ctx.repo.patch_ids([*same, *(c.sha for c in self.commits)])
+        standing = {ids[c.sha] for c in self.commits if c.sha not in self.undone and c.sha in ids}
+        copies = {ids[sha]: sha for sha in self.undone if sha in ids}
+        gone = {sha for sha in same if ids.get(sha) not in standing and ids.get(sha) in copies}
+        for sha in gone:
+            self._again.setdefault(sha, self._reverted(copies[ids[sha]]))
+        return gone
+
+    def assess(
+        self,
+        shas: Iterable[str],
+        messages: Mapping[str, tuple[str, str]],
+        merges: Container[str] = (),
+    ) -> dict[str, Presence]:
+        """For each main commit: on the branch, likely on it (with the evidence), or not;
+        and whether an earlier copy was reverted there. ``messages``: subject and body."""
+        shas = list(dict.fromkeys(shas))
+        there = self.already_there(shas, merges)
+        open_ = [sha for sha in shas if there[sha] is None and sha not in merges]
+        likely = self._likely(open_, messages) if open_ else {}
+        return {sha: Presence(there[sha], likely.get(sha), self._again.get(sha)) for sha in shas}
+
+    def _likely(
+        self, shas: Sequence[str], messages: Mapping[str, tuple[str, str]]
+    ) -> dict[str, Evidence]:
+        """Backports no -x line names and git cherry does not see: by PR numbers and title
+        (:func:`backports.by_message`), then by changed lines, compared only with branch
+        commits that change a file of the same name (a moved file keeps its name)."""
+        # what stands on the branch; a revert carries nothing of main's forward
+        live = [c for c in self.commits if c.sha not in self.undone and not c.reverts_subject]
+        if not live:
+            return {}
+        # all the main commits asked about: which one a port's quoted numbers belong to
+        main = [Message(sha, *text) for sha, text in messages.items()]
+        wanted = set(shas)
+        found = {
+            sha: evidence
+            for sha, evidence in backports.by_message(main, (Message.of(c) for c in live)).items()
+            if sha in wanted
+        }
+        rest = [sha for sha in shas if sha not in found]
+        if not rest:
+            return found
+        names = {
+            sha: frozenset(posixpath.basename(path) for path in paths)
+            for sha, paths in files_changed(
+                self.ctx.repo.start_files_of([*rest, *(c.sha for c in live)]).out(), by_sha=True
+            ).items()
+        }
+        branch_names = [(c.sha, names.get(c.sha, frozenset())) for c in live]
+        pairs = {
+            sha: [b for b, theirs in branch_names if theirs & names.get(sha, frozenset())]
+            for sha in rest
+        }
+        pairs = {sha: others for sha, others in pairs.items() if others}
+        if pairs:
+            both = list(dict.fromkeys([*pairs, *(b for bs in pairs.values() for b in bs)]))
+            lines = backports.patches(self.ctx.repo.start_patches(both).out())
+            main_lines = {sha: lines.get(sha, Counter()) for sha in pairs}
+            found.update(backports.by_lines(main_lines, lines, pairs))
+        return found
 
 
 _GITLINK = "160000"
@@ -285,15 +396,19 @@ def resolve_candidates(
             resolved.append((request, sha))
     about = info.about(list(dict.fromkeys(sha for _, sha in resolved)))
     on_main = [sha for _, sha in resolved if sha in order]
-    there = info.already_there(on_main, merges={sha for sha in on_main if about[sha][0] > 1})
+    presence = info.assess(
+        on_main,
+        {sha: (about[sha][1], about[sha][2]) for sha in on_main},
+        merges={sha for sha in on_main if about[sha][0] > 1},
+    )
     category_of = subject_parser(ctx.config.alias_map())
     before_cut: dict[str, bool] = {}
     out: list[Candidate] = []
     for request, sha in resolved:
-        parents, subject = about[sha]
+        parents, subject, _ = about[sha]
         category = category_of(subject)[0]
         position = order.get(sha)
-        skip = None
+        skip = likely = again = None
         if position is None:
             if sha not in before_cut:
                 before_cut[sha] = ctx.repo.is_ancestor(sha, info.base)
@@ -304,6 +419,10 @@ def resolve_candidates(
                     f"{short(sha)} '{subject}' is not on {ctx.config.main_branch}; only merged commits are picked"
                 )
         else:
-            skip = there[sha]
-        out.append(Candidate(request, sha, subject, category, position, parents, skip))
+            found = presence[sha]
+            skip, again = found.there, found.again
+            likely = found.likely.describe() if found.likely else None
+        out.append(
+            Candidate(request, sha, subject, category, position, parents, skip, likely, again)
+        )
     return out

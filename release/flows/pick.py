@@ -13,7 +13,7 @@ A killed run leaves the journal; the next run (the same command, ``--continue`` 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from release.adapters.lock import repo_lock, require_ended
 from release.adapters.process import last_line
@@ -38,17 +38,27 @@ Say = Callable[[str], None]
 
 
 def read_pick_state(
-    ctx: ReleaseContext, requests: list[PickRequest], allow_feature: bool
+    ctx: ReleaseContext,
+    requests: list[PickRequest],
+    allow_feature: bool,
+    repick: Sequence[str] = (),
 ) -> tuple[PickState, ReleaseBranch]:
+    """What the plan needs. ``repick``: commits (sha or ``#PR``) to pick even though they
+    are likely backported already; each is picked as if asked for too."""
     branch, _ = ctx.current_release()
     tip = ctx.repo.rev("HEAD")  # the branch is checked out: its tip is HEAD
     info = ReleaseBranch(ctx, branch, ctx.main_sha(), tip)
+    asked = {r.ref for r in requests}
+    extra = [PickRequest(ref) for ref in dict.fromkeys(repick) if ref not in asked]
+    candidates = resolve_candidates(ctx, [*requests, *extra], info)
+    wanted = set(repick)
     state = PickState(
         branch=branch,
         head=tip or ctx.repo.head(),
-        candidates=tuple(resolve_candidates(ctx, requests, info)),
+        candidates=tuple(candidates),
         feature_categories=ctx.config.feature_categories,
         allow_feature=allow_feature,
+        repick=frozenset(c.sha for c in candidates if c.request.ref in wanted),
     )
     return state, info
 
@@ -211,6 +221,7 @@ def pick(
     requests: list[PickRequest],
     *,
     allow_feature: bool = False,
+    repick: Sequence[str] = (),
     dry_run: bool = False,
     say: Say = print,
 ) -> tuple[Plan, list[str]]:
@@ -219,7 +230,7 @@ def pick(
     ctx.require_settled(own_pick=journal is not None)  # a killed pick's cherry-pick is ours
     ctx.require_full_history("pick")
     if dry_run:
-        state, _ = read_pick_state(ctx, requests, allow_feature)
+        state, _ = read_pick_state(ctx, requests, allow_feature, repick)
         return plan_pick(state), []
     with repo_lock(ctx.repo.common_dir, "pick", notify=say):
         picker = Picker(ctx, say)
@@ -228,13 +239,14 @@ def pick(
             picker.recover(saved)
             picker.journal.clear()
         ctx.require_clean()
-        state, info = read_pick_state(ctx, requests, allow_feature)
+        state, info = read_pick_state(ctx, requests, allow_feature, repick)
         plan = plan_pick(state)
         queue = _queue(plan)
         report = [
-            f"skipped {short(s.data['sha'])} {s.data['subject']} ({s.data['why']})"
+            f"{'skipped' if s.action == 'skip' else 'held'} {short(s.data['sha'])} "
+            f"{s.data['subject']} ({s.data['why']})"
             for s in plan.steps
-            if s.action == "skip"
+            if s.action in ("skip", "hold")
         ]
         if queue:
             report += picker.run_queue(PickJournal(state.branch, state.head, queue))

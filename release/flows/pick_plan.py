@@ -2,7 +2,8 @@
 
 Requests come from the command line and a picks file (:func:`parse_requests`); the
 candidates they resolve to (:mod:`release.flows.branch`) are ordered by main, what is
-already on the branch is skipped, and merges and feature work are refused
+already on the branch is skipped, what is likely there already (an adapted backport) is
+held back unless ``--repick`` names it, and merges and feature work are refused
 (:func:`plan_pick`).
 """
 
@@ -47,6 +48,8 @@ class Candidate:
     position: int  # index in main's order since the branch point; -1 = before the cut
     parents: int = 1
     skip: str | None = None  # why it is not picked
+    likely: str | None = None  # evidence it is likely on the branch already (held back)
+    again: str | None = None  # its earlier copy the branch has reverted since
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,7 @@ class PickState:
     candidates: tuple[Candidate, ...]
     feature_categories: tuple[str, ...]
     allow_feature: bool = False
+    repick: frozenset[str] = frozenset()  # held back as likely there, but asked for by sha
 
 
 def parse_requests(
@@ -120,16 +124,37 @@ def plan_pick(state: PickState) -> Plan:
             steps.append(
                 Step("skip", f"skip {short(c.sha)} {c.subject} ({c.skip})", {**data, "why": c.skip})
             )
+        elif c.likely and c.sha not in state.repick:
+            steps.append(
+                Step(
+                    "hold",
+                    f"hold {short(c.sha)} {c.subject}: {c.likely}; "
+                    f"--repick {short(c.sha)} picks it anyway",
+                    {**data, "why": c.likely},
+                )
+            )
         else:
-            why = f" [{c.request.reason}]" if c.request.reason else ""
+            notes = [f"[{c.request.reason}]"] if c.request.reason else []
+            if c.again:
+                notes.append(f"(picked again: it {c.again})")
+            if c.likely:
+                notes.append(f"(asked by --repick although {c.likely})")
+                data["likely"] = c.likely
+            if c.again:
+                data["again"] = c.again
+            why = "".join(f" {note}" for note in notes)
             steps.append(
                 Step("cherry-pick", f"cherry-pick -x {short(c.sha)} {c.subject}{why}", data)
             )
-    picks = sum(1 for s in steps if s.action == "cherry-pick")
-    skips = len(steps) - picks
+    counts = {
+        action: sum(1 for s in steps if s.action == action)
+        for action in ("cherry-pick", "skip", "hold")
+    }
+    held = f", {counts['hold']} held as likely already backported" if counts["hold"] else ""
     return Plan(
         "pick",
-        f"pick onto {state.branch} (at {short(state.head)}): {picks} to pick, {skips} already there",
+        f"pick onto {state.branch} (at {short(state.head)}): {counts['cherry-pick']} to pick, "
+        f"{counts['skip']} already there{held}",
         tuple(steps),
         {"branch": state.branch, "head": state.head},
     )

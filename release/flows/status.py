@@ -132,6 +132,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
                                 "ref": c.request.ref,
                                 "subject": c.subject,
                                 "reason": c.request.reason,
+                                "likely": c.likely,
                             }
                         )
             except (ReleaseError, GitError) as err:
@@ -211,7 +212,8 @@ def render_status(s: Status) -> list[str]:
             reason = f" [{p['reason']}]" if p["reason"] else ""
             lines.append(f"  done     {p['from'][:10]} {p['subject']}{reason}")
         for p in s.picks_pending:
-            lines.append(f"  pending  {p['sha'][:10]} {p['subject']}")
+            held = f" (held: {p['likely']})" if p.get("likely") else ""
+            lines.append(f"  pending  {p['sha'][:10]} {p['subject']}{held}")
         if s.pick_in_progress:
             conflict = s.pick_in_progress.get("conflict")
             where = (
