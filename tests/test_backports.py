@@ -296,3 +296,16 @@ def test_a_reverted_revert_leaves_the_copy_on_the_branch(cut_engine_copy: Sample
     assert plan(engine, "#109") == [
         ("skip", engine.shas[109], "already on the branch (cherry-picked)")
     ]
+
+
+def test_a_squash_on_main_of_two_branch_commits_is_found_by_their_lines_together() -> None:
+    first = Counter({f"+warm up resolution {n}": 1 for n in range(10)})
+    second = Counter({f"+warm up item count {n}": 1 for n in range(10)})
+    squash = first + second + Counter({"+# docs": 1})
+    assert by_lines({"m": squash}, {"a": first}) == {}  # half of it alone is not enough
+    found = by_lines({"m": squash}, {"a": first, "b": second})["m"]
+    assert (found.branch, found.kind) == ("a", "lines")
+    assert found.detail == "95% of its changed lines, with b"
+    # a branch commit mostly about something else does not join in
+    other = second + Counter({f"+unrelated {n}": 1 for n in range(30)})
+    assert by_lines({"m": squash}, {"a": first, "b": other}) == {}

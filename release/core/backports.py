@@ -48,6 +48,7 @@ __all__ = [
 LINES_THRESHOLD = 0.7  # share of the main commit's changed lines the branch commit makes too
 CONTAINED_THRESHOLD = 0.85  # or share of a branch commit's lines that are the main commit's
 _MIN_SHARED = 4  # fewer common lines than this say nothing (a version pin, an import)
+_HALF = 0.5  # a branch commit with this share of a main commit's lines helps a joint match
 _MIN_CONTAINED = 20  # a part of a main commit, ported alone, is evidence when this large
 _MIN_TITLE_WORDS = 3  # "Fix typo" names many changes
 
@@ -308,6 +309,7 @@ def by_lines(
     for sha, lines in main.items():
         total = lines.total()
         best, score, part = None, 0.0, None
+        mostly_this: list[str] = []  # branch commits made mostly of this one's lines
         for other in branch if pairs is None else pairs.get(sha, ()):
             theirs = branch.get(other)
             if not theirs or not total:
@@ -319,8 +321,21 @@ def by_lines(
                 best, score = other, shared / total
             if part is None and shared >= max(_MIN_CONTAINED, CONTAINED_THRESHOLD * theirs.total()):
                 part = (other, shared)
+            if shared >= _HALF * theirs.total():
+                mostly_this.append(other)
         if best is not None and score >= LINES_THRESHOLD:
             found[sha] = Evidence(best, "lines", f"{round(100 * score)}% of its changed lines")
+        elif (
+            len(mostly_this) > 1
+            and (joint := _shared(lines, sum((branch[b] for b in mostly_this), Counter())) / total)
+            >= LINES_THRESHOLD
+        ):  # a squash on main of several branch commits
+            found[sha] = Evidence(
+                mostly_this[0],
+                "lines",
+                f"{round(100 * joint)}% of its changed lines, with "
+                + ", ".join(b[:12] for b in mostly_this[1:]),
+            )
         elif part is not None:
             other, shared = part
             found[sha] = Evidence(

@@ -259,8 +259,8 @@ class ReleaseBranch:
         """Backports no -x line names and git cherry does not see: by PR numbers and title
         (:func:`backports.by_message`), then by changed lines, compared only with branch
         commits that change a file of the same name (a moved file keeps its name)."""
-        # what stands on the branch; a revert carries nothing of main's forward
-        live = [c for c in self.commits if c.sha not in self.undone and not c.reverts_subject]
+        # what stands on the branch (a revert there may be the backport of main's revert)
+        live = [c for c in self.commits if c.sha not in self.undone]
         if not live:
             return {}
         # all the main commits asked about: which one a port's quoted numbers belong to
