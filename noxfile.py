@@ -65,3 +65,4 @@ def bench(session: nox.Session) -> None:
     session.run("python", "benchmarks/images.py", *quick)
     # figures on a real vLLM-family history, where $RELEASE_REAL_HISTORY points at a clone
     session.run("python", "benchmarks/real_history.py")
+    session.run("python", "benchmarks/backports.py")

@@ -7,8 +7,10 @@ It prints, for the main branch (``--main``, default ``origin/main``):
 - the share of "Other" in the notes with the default category map;
 - reverts found, and revert pairs cancelled;
 - contributors: distinct author emails, and people after mapping and merging;
-- ``release notes`` over the whole main history against ``git log`` of the same range
-  and fields (median wall time of alternating rounds, after a warm-up);
+- ``release notes`` over the last 300 commits of main, and over all of it, against
+  ``git log`` of the same range and fields (median wall time of alternating rounds,
+  after a warm-up), with the commit cache cold (removed before each run) and warm; run
+  in a shared clone, so nothing is written into the repository measured;
 - pick byte-equality: the last ``--picks`` main commits picked with ``--reason`` onto a
   branch at the oldest of them, each message compared with what plain
   ``git cherry-pick -x`` writes plus the trailer.
@@ -35,6 +37,7 @@ from release.core.notes import build_notes, cancel_reverts
 
 ENV_VAR = "RELEASE_REAL_HISTORY"
 TRAILER = b"Cherry-pick-reason: regression\n"
+CACHE_ON = {**os.environ, "RELEASE_NOTES_CACHE": "1"}  # written on CI runners too, here
 
 
 def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
@@ -71,23 +74,50 @@ def _median_ms(argv: list[str], cwd: Path, rounds: int) -> float:
     times = []
     for _ in range(rounds):
         started = time.perf_counter()
-        subprocess.run(argv, cwd=cwd, capture_output=True, check=True)
+        subprocess.run(argv, cwd=cwd, env=CACHE_ON, capture_output=True, check=True)
         times.append((time.perf_counter() - started) * 1000)
     return statistics.median(times)
 
 
+def _output(argv: list[str], cwd: Path) -> bytes:
+    return subprocess.run(argv, cwd=cwd, env=CACHE_ON, capture_output=True, check=True).stdout
+
+
 def notes_speed(repo: Path, main: str, rounds: int) -> None:
-    release = [sys.executable, "-m", "release", "notes", "--until", main, "--since", f"{main}~300"]
-    raw = ["git", "log", f"--format={LOG_FORMAT}", "--no-merges", f"{main}~300..{main}", "--"]
-    _median_ms(release, repo, 1)  # warm-up: caches, bytecode
-    ours, base = [], []
-    for _ in range(rounds):  # alternating, so load on the machine falls on both
-        ours.append(_median_ms(release, repo, 1))
-        base.append(_median_ms(raw, repo, 1))
-    a, b = statistics.median(ours), statistics.median(base)
-    print(
-        f"release notes, last 300 commits of {main}: {a:.0f} ms vs git log {b:.0f} ms = {a / b:.2f}x"
-    )
+    tip = git(repo, "rev-parse", f"{main}^{{commit}}").strip()
+    root = git(repo, "rev-list", "--max-parents=0", tip).split()[-1]
+    count = int(git(repo, "rev-list", "--count", "--no-merges", f"{root}..{tip}").strip())
+    work = Path(tempfile.mkdtemp(prefix="release-real-"))
+    try:
+        clone = work / "clone"  # the commit cache goes into the clone's git directory
+        subprocess.run(
+            ["git", "clone", "--quiet", "--shared", "--no-checkout", str(repo), str(clone)],
+            check=True,
+        )
+        cache = clone / ".git" / "release" / "commits.cache"
+        # all of main: since its first commit (both tools read the same range)
+        for label, since in (("last 300 commits", f"{tip}~300"), (f"all {count} commits", root)):
+            release = [sys.executable, "-m", "release", "notes", "--since", since, "--until", tip]
+            spec = f"{since}..{tip}"
+            raw = ["git", "log", f"--format={LOG_FORMAT}", "--no-merges", spec, "--"]
+            cache.unlink(missing_ok=True)
+            cold, warm = (_output(release, clone) for _ in range(2))
+            print(f"same notes with a cold and a warm cache: {'yes' if cold == warm else 'NO'}")
+            for state in ("cold", "warm"):
+                _median_ms(release, clone, 1)  # warm-up: bytecode, the cache
+                ours, base = [], []
+                for _ in range(rounds):  # alternating, so load on the machine falls on both
+                    if state == "cold":
+                        cache.unlink(missing_ok=True)
+                    ours.append(_median_ms(release, clone, 1))
+                    base.append(_median_ms(raw, clone, 1))
+                a, b = statistics.median(ours), statistics.median(base)
+                print(
+                    f"release notes, {label} of {main}, {state} cache: {a:.0f} ms vs git log "
+                    f"{b:.0f} ms = {a / b:.2f}x"
+                )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def pick_bytes(repo: Path, main: str, count: int) -> None:

@@ -7,14 +7,17 @@ is a median wall time of the whole process (``subprocess.run``, output captured)
 in rounds that alternate the command and its baseline, after one warm-up round:
 
 - ``release notes`` over the whole generated history (20,000 commits) against
-  ``git log`` of the same range and fields, and against git-cliff and commitizen
-  configured (``cliff.toml``, ``cz.toml``) to group the same ``[Category]`` subjects;
+  ``git log`` of the same range and fields: with a warm commit cache (the run before
+  filled it: every run after the first), and cold (the cache removed before each run:
+  the first run, and what git-cliff and commitizen, configured (``cliff.toml``,
+  ``cz.toml``) to group the same ``[Category]`` subjects, are compared with);
 - ``release pick`` of 200 commits onto a fresh release branch against one
   ``git cherry-pick -x`` of the same list;
 - ``release pick --dry-run`` of every commit since a cut 5,000 commits behind main, half
   of them already picked, against ``git cherry`` over the same range;
-- start-up: ``inv --list`` (this repository's ``tasks.py``), ``release --list`` and
-  ``release status`` against ``git status``.
+- start-up: ``release --version`` against ``python -c pass`` (the same interpreter);
+  ``inv --list`` (this repository's ``tasks.py``), ``release --list`` and ``release
+  status`` against ``git status``.
 
 Targets are printed with each figure; a miss is reported, never an error. Usage:
 ``nox -s bench [-- --quick] [-- --json]`` or ``python benchmarks/run.py [--quick]``.
@@ -49,6 +52,7 @@ ENV = {
     **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
     **GIT_ENV,
     "NO_COLOR": "1",
+    "RELEASE_NOTES_CACHE": "1",  # the commit cache is written on CI runners too, here
 }
 PICK_BRANCH = "releases/v0.32.0"
 
@@ -129,13 +133,25 @@ class Bench:
                 self.repo,
             ),
         ]
-        self.log(f"notes over {n:,} commits ...")
-        ours, log, cliff, cz = self.rounds(commands, self.reps)
+        cache = self.repo / ".git" / "release" / "commits.cache"
+
+        def cold() -> None:
+            cache.unlink(missing_ok=True)
+
+        self.log(f"notes over {n:,} commits, cold cache ...")
+        ours_cold, log_cold, cliff, cz = self.rounds(commands, self.reps, before=cold)
+        self.log(f"notes over {n:,} commits, warm cache ...")
+        ours, log = self.rounds(commands[:2], self.reps)
+        if not cache.is_file():
+            raise SystemExit(f"release notes left no commit cache at {cache}")
         name = f"release notes, {n:,} commits"
         return [
-            Figure(name, ours, "git log (same fields)", log, 2.0),
-            Figure(name, ours, "git-cliff", cliff, 1.0, strict=True),
-            Figure(name, ours, "cz changelog --dry-run", cz, 1.0, strict=True),
+            Figure(f"{name}, warm cache", ours, "git log (same fields)", log, 1.5),
+            Figure(f"{name}, cold cache", ours_cold, "git log (same fields)", log_cold, 2.0),
+            Figure(f"{name}, cold cache", ours_cold, "git-cliff", cliff, 1.0, strict=True),
+            Figure(
+                f"{name}, cold cache", ours_cold, "cz changelog --dry-run", cz, 1.0, strict=True
+            ),
         ]
 
     def pick(self) -> list[Figure]:
@@ -188,6 +204,14 @@ class Bench:
 
     def startup(self) -> list[Figure]:
         self.git("switch", "--quiet", self.layout.backport_branch)
+        self.log("start-up of release --version ...")
+        version, bare = self.rounds(
+            [
+                ([tool("release"), "--version"], self.repo),
+                ([sys.executable, "-c", "pass"], self.repo),
+            ],
+            self.reps * 2,
+        )
         commands = [
             ([sys.executable, "-m", "invoke", "--list"], PROJECT),
             ([tool("release"), "--list"], self.repo),
@@ -197,6 +221,8 @@ class Bench:
         self.log("start-up ...")
         inv, listing, status, git = self.rounds(commands, self.reps * 2)
         return [
+            # ≤ 100 ms where bare python takes 20 ms (invoke's import alone costs ~57 ms)
+            Figure("release --version", version, "python -c pass", bare, 5.0),
             Figure("inv --list (this repo's tasks.py)", inv, "git status", git, None),
             Figure("release --list", listing, "git status", git, None),
             Figure(

@@ -1,4 +1,4 @@
-from release.cli.program import main
+from release.cli.launch import main
 
 if __name__ == "__main__":
     main()

@@ -130,6 +130,32 @@ def test_subject_that_is_only_a_prefix_keeps_its_text() -> None:
     assert parse_subject("[Bugfix]", ALIASES)[1] == "[Bugfix]"
 
 
+@pytest.mark.parametrize(
+    ("subject", "category"),
+    [
+        ("[FIX_FOR_VLLM_LATEST] tokenizer fix for #31285 (#764)", "Bug Fixes"),
+        ("[FIX_FOR_VLLM_CUSTOM=14617c2b6c] Register the INC config (#1739)", "Bug Fixes"),
+        ("[FIX_FOR_VLLM_CUSTOM=d28d86e8a3] (#1279)", "Bug Fixes"),
+        ("[HOURLY FIX] For upstream PR-24548 changes (#166)", "Bug Fixes"),
+        ("[Fix Hourly] install UCX from source (#289)", "Bug Fixes"),
+        ("[Upstream fix] Fix after #22711 (#102)", "Bug Fixes"),
+        ("[Security] Remove structurally dead code (#490)", "Bug Fixes"),
+        ("[GITHUB ACTION] Always run same job to same node (#450)", "CI/Build"),
+        ("[ACTION] PR Dashboard (#703)", "CI/Build"),
+        ("[SKIP CI][DP] disable DP test due hourly fail (#339)", "CI/Build"),
+        ("[OWNER=alice] Something (#1)", "Other"),  # a name with a value: only a known name
+    ],
+)
+def test_prefixes_of_vllm_family_histories(subject: str, category: str) -> None:
+    assert parse_subject(subject, ALIASES)[0] == category
+
+
+def test_a_name_with_a_value_is_noise_without_its_spelling() -> None:
+    aliases = config_from_mapping({"categories": {"Perf": ["Perf"]}}).alias_map()
+    subject = "[FIX_FOR_VLLM_CUSTOM=14617c2b6c][Perf] Faster decode (#1)"
+    assert parse_subject(subject, aliases)[:2] == ("Perf", "Faster decode")
+
+
 def test_custom_categories() -> None:
     aliases = config_from_mapping({"categories": {"Fixes": ["Bugfix", "Fix"]}}).alias_map()
     assert parse_subject("[BugFix] x", aliases)[0] == "Fixes"
@@ -182,6 +208,11 @@ def test_revert_without_its_own_pr() -> None:
     assert c.pr is None
 
 
+def test_revert_of_what_no_category_names_is_read_as_a_revert() -> None:
+    c = commit('Revert "Mamba prefix caching" (#1077)', f"This reverts commit {SHA_B}.")
+    assert (c.category, c.title, c.pr) == ("Misc", 'Revert "Mamba prefix caching"', 1077)
+
+
 def test_revert_of_a_revert() -> None:
     c = commit('Revert "Revert "[Bugfix] Fix the limit (#12)""')
     assert c.reverts_subject == 'Revert "[Bugfix] Fix the limit (#12)"'
@@ -191,6 +222,12 @@ def test_not_a_revert() -> None:
     c = commit("[Misc] Revert the rename by hand (#9)")
     assert c.reverts_subject is None
     assert c.category == "Misc"
+
+
+def test_words_are_not_read_for_picks() -> None:
+    """What a subject's words say is for notes; pick sees only what a prefix says."""
+    assert parse_subject("Sleep mode support (#584)", ALIASES)[0] == "Other"
+    assert commit("Sleep mode support (#584)").category == "Features"
 
 
 def test_co_authors_credited_once() -> None:

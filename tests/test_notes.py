@@ -588,6 +588,17 @@ def test_a_typo_is_read_and_reported() -> None:
     assert notes.guessed == (("BufFix", "Bug Fixes"), ("Perfomance", "Performance"))
 
 
+def test_a_name_with_a_value_is_not_reported_as_a_typo() -> None:
+    notes = build_notes(
+        [c(1, "[FIX_FOR_VLLM_CUSTOM=14617c2b6c] Register the INC config (#1)")],
+        category_order=ORDER,
+        since=None,
+        until="HEAD",
+        aliases=ALIASES,
+    )
+    assert (notes.entries[0].category, notes.guessed) == ("Bug Fixes", ())
+
+
 @pytest.mark.parametrize("prefix", ["Fox", "Bu", "Build2x", "Feat-Fix"])
 def test_no_guess_when_unsure(prefix: str) -> None:
     [entry] = notes_of(c(1, f"[{prefix}] Something (#1)")).entries
@@ -607,7 +618,56 @@ WORDS = [
     ("Optimize the sampler (#10)", "Performance"),
     ("Remove a dead filter (#11)", "Misc"),
     ("[GAUDISW-247226] Cap the decode buckets (#12)", "Misc"),
-    ("qwen35 initial enablement (#13)", "Other"),
+    ("qwen35 compact mode (#13)", "Other"),  # words that say no kind of change
+    # a "topic:" or "topic -" label, then the words after it
+    ("DP: Fix for torch.compile (#14)", "Bug Fixes"),
+    ("Bug fix: hpu mrope (#15)", "Bug Fixes"),
+    ("Monkeypatch - Add conditional registration for HpuOvis model (#16)", "Features"),
+    ("Port of: Fix _mamba_block_aligned_split signature mismatch (#17)", "Bug Fixes"),
+    ("Port: [v0.24.0] Fix decode throughput regression (#57)", "Bug Fixes"),
+    ("[GAUDISW-245785] - Fix measurement config file generation (#18)", "Bug Fixes"),
+    # a leading verb in any of its forms, or after an adverb
+    ("Removing external links from the main page (#19)", "Misc"),
+    ("Enabled structured output (#20)", "Features"),
+    ("Optimizing visible block number for Hybrid kv_cache (#21)", "Performance"),
+    ("Automatically adjust VLLM_DECODE_BLOCK_BUCKET_MIN if it exceeds max_blocks (#22)", "Misc"),
+    ("Clamp decode block buckets to physical KV cache size (#23)", "Misc"),
+    ("Separate conv1d for Granite 4.0 (#24)", "Misc"),
+    ("Enhance process management for online model swap (#42)", "Features"),
+    ("Adapt Online defragmenter for torch compile (#43)", "Misc"),
+    ("Drop removed calculate_kv_scales runtime path in OOT attention (#44)", "Misc"),
+    ("Increase timeout from default 6h to 12h (#45)", "Misc"),
+    ("Decrease the default max_num_seqs for Granite (#46)", "Misc"),
+    ("reset hybrid block_size to 128 for tool calling (#47)", "Misc"),
+    ("Reenabling llama4 models (#48)", "Misc"),
+    ("Re-enable prefix caching for Granite (#49)", "Misc"),
+    ("Modified the defaults of the linear bucketing (#50)", "Misc"),
+    # dependency versions are CI/Build
+    ("Bump actions/checkout from 4.2.2 to 7.0.1 (#25)", "CI/Build"),
+    ("ray: pin ray to <2.49.0 (#26)", "CI/Build"),
+    ("Update numba requirement from >=0.58.0 to >=0.66.0 (#27)", "CI/Build"),
+    ("Upgrade transformers>= 4.56.0, <5 (#51)", "CI/Build"),
+    # what it is about: images and GitHub Actions are CI/Build
+    ("Install torchaudio in CD Dockerfiles (#28)", "CI/Build"),
+    ("rhel docker fix to main (#29)", "CI/Build"),
+    ("Cancel stale pre-commit GHA jobs (#30)", "CI/Build"),
+    # a word anywhere that names the kind of change
+    ("Interleaved sliding window fix (#31)", "Bug Fixes"),
+    ("Server doesnt crash when request is canceled (#32)", "Bug Fixes"),
+    ("Uniproc executor segfault workaround (#33)", "Bug Fixes"),
+    ("Force CPU loading for INC quantization to prevent OOM (#52)", "Bug Fixes"),
+    ("WA shared bias in UA (#53)", "Bug Fixes"),
+    ("qwen35 initial enablement (#34)", "Features"),
+    ("Sleep mode support (#35)", "Features"),
+    ("HPUCompressedTensorsW8A8Int8_BF16Fallback impl (#36)", "Features"),
+    ("GPT OSS Integration Code (#54)", "Features"),
+    ("Gemma3 Multimodal optimization (#37)", "Performance"),
+    ("v0 cleanup (#38)", "Misc"),
+    ("Track MoERunner shared-experts refactor (#55)", "Misc"),
+    ("PR-1054 revert (#56)", "Misc"),
+    ("Pipeline parallelism updates (#39)", "Misc"),
+    ("Cherry pick from v0.24.0 to main (#40)", "Misc"),
+    ("Cherrypick #1207: Granite4.0h fallback bucket padding fix (#41)", "Bug Fixes"),  # fix first
 ]
 
 

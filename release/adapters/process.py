@@ -408,12 +408,12 @@ def last_line(text: str, default: str = "") -> str:
 # -- files -----------------------------------------------------------------------------
 
 
-def atomic_write(path: Path, text: str, *, scratch: Path | None = None) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) all at once: readers see the old file or the
-    new one, never part of one. ``scratch``: a fixed name for the file written first (so a
-    write cut short by a kill leaves a known file to clean up), else a unique one beside
-    ``path``. Raises ``OSError``; callers for whom a failed write does not matter (caches)
-    suppress it."""
+def atomic_write(path: Path, text: str | bytes, *, scratch: Path | None = None) -> None:
+    """Replace ``path`` with ``text`` (UTF-8, or bytes as given) all at once: readers see
+    the old file or the new one, never part of one. ``scratch``: a fixed name for the file
+    written first (so a write cut short by a kill leaves a known file to clean up), else a
+    unique one beside ``path``. Raises ``OSError``; callers for whom a failed write does not
+    matter (caches) suppress it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if scratch is None:
         fd, name = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
@@ -422,8 +422,12 @@ def atomic_write(path: Path, text: str, *, scratch: Path | None = None) -> None:
         tmp = scratch
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        if isinstance(text, bytes):
+            with os.fdopen(fd, "wb") as raw:
+                raw.write(text)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -1,6 +1,6 @@
 """Categories from a subject's ``[...]`` prefixes: the alias map's spellings, noise left
-out (versions, branches, series), and a typo read as the one category it is close to.
-Pure.
+out (versions, branches, series), and a typo read as the one category it is close to;
+for notes only, what a subject no prefix categorizes says in its words. Pure.
 """
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from collections.abc import Container, Mapping
 
 from release.core.config import normalize_category
 
-__all__ = ["category_from_words", "decide_category", "near_category"]
+__all__ = ["category_from_words", "decide_category", "near_category", "prefix_key"]
 
 _PREFIX = re.compile(r"^\s*\[([^\]]*)\]\s*")
+_PREFIXES = re.compile(r"^(?:\s*\[[^\]]*\])+\s*")
 # A version needs a "v" or a dot ([v0.23.0], [0.9.1], [v1]); a bare number with letters is
 # a name ([310P] is hardware).
 _NOISE = re.compile(
@@ -39,7 +40,7 @@ def decide_category(block: str, aliases: Mapping[str, str]) -> tuple[str, tuple[
         rest = rest[match.end() :]
     category = "Other"
     for prefix in prefixes:
-        canonical = aliases.get(normalize_category(prefix))
+        canonical = aliases.get(prefix_key(prefix))
         if _NOISE.match(prefix) and canonical is None:
             continue  # a configured spelling wins: vLLM's [V1] also looks like a version
         if canonical:
@@ -54,10 +55,17 @@ def decide_category(block: str, aliases: Mapping[str, str]) -> tuple[str, tuple[
     return category, tuple(prefixes)
 
 
+def prefix_key(prefix: str) -> str:
+    """The spelling a prefix is looked up by: normalized, a ``=value`` after a name dropped
+    (``[FIX_FOR_VLLM_CUSTOM=<sha>]`` is a ``FIX_FOR_VLLM_CUSTOM``)."""
+    name, equals, _ = prefix.partition("=")
+    return normalize_category(name if equals and name.strip() else prefix)
+
+
 def near_category(prefix: str, aliases: Mapping[str, str]) -> str | None:
     """The category a misspelt prefix means: one spelling within one edit (two, for long
     ones), and only one category that close. None when unsure."""
-    key = normalize_category(prefix)
+    key = prefix_key(prefix)
     if len(key) < 4 or _NOISE.match(prefix):
         return None
     limit = 2 if len(key) >= 9 else 1
@@ -86,26 +94,38 @@ def _within(a: str, b: str, limit: int) -> bool:
     return previous[-1] <= limit
 
 
-# Subjects with no [prefix]: a conventional-commit type ("fix: ...", "ci(x): ..."), else the
-# leading verb, corrected by what the subject is about.
-_CONVENTIONAL = re.compile(r"^(?P<type>[A-Za-z][\w/-]*)(?:\([^)]*\))?!?:\s")
+# Subjects with no [prefix]: a conventional-commit type ("fix: ...", "ci(x): ..."), else what
+# the subject is about, its leading verb (also after a "topic:" label or an adverb), else a
+# word anywhere that names a kind of change ("Interleaved sliding window fix").
+_LABEL = re.compile(r"^(?P<type>[^\s:()][^:()]{0,30}?)(?:\([^)]*\))?!?(?::|\s[-\u2013])\s+")
 _VERBS = {
-    "Bug Fixes": ("fix", "fixes", "fixed", "fixing", "bugfix", "hotfix", "resolve", "correct",
-                  "restore", "patch", "avoid", "prevent", "handle"),
-    "Features": ("add", "adds", "added", "adding", "support", "enable", "enables",
-                 "implement", "introduce", "create", "allow", "initial", "new"),
+    "Bug Fixes": ("fix", "bugfix", "hotfix", "resolve", "correct", "restore", "patch",
+                  "avoid", "prevent", "handle"),
+    "Features": ("add", "support", "enable", "implement", "introduce", "create", "allow",
+                 "initial", "new", "enhance"),
     "Performance": ("optimize", "optimise", "speed", "accelerate", "improve", "reduce",
                     "eliminate"),
+    "CI/Build": ("pin", "bump", "upgrade"),  # dependency versions
     "Misc": ("remove", "delete", "cleanup", "clean", "refactor", "rename", "move", "unify",
-             "unified", "use", "change", "set", "update", "updates", "bump", "upgrade", "port",
+             "unified", "use", "change", "set", "update", "port",
              "disable", "skip", "align", "modify", "temp", "temporary", "cap", "limit",
-             "revert", "replace", "simplify", "migrate", "sync"),
+             "clamp", "revert", "replace", "simplify", "migrate", "sync", "adjust", "adapt",
+             "drop", "increase", "decrease", "reset", "reenable", "re-enable", "separate"),
 }  # fmt: skip
+_VERB = {word: category for category, words in _VERBS.items() for word in words}
+_KINDS = (  # words that name a kind of change wherever they stand (checked in this order)
+    (re.compile(r"\b((bug|hot)?fix(es|ed|ing)?|workarounds?|wa|crash(es|ed)?|segfaults?|oom)\b",
+                re.I), "Bug Fixes"),
+    (re.compile(r"\b(support|enablement|implementation|impl|integration)\b", re.I), "Features"),
+    (re.compile(r"\b(optimi[sz]\w*|speedups?)\b", re.I), "Performance"),
+    (re.compile(r"\b(cleanup|refactor(ing)?|reverts?|updates?|cherry[- ]?pick(s|ed)?)\b", re.I),
+     "Misc"),
+)  # fmt: skip
 _ABOUT = (  # the subject mentions ... -> it is about (checked in this order)
     (re.compile(r"\b(tests?|unit ?tests?|ut|e2e|pytest)\b", re.I), "Tests"),
     (re.compile(r"\b(readme|docs?|documentation)\b", re.I), "Documentation"),
-    (re.compile(r"\b(ci|workflows?|github[ _]actions?|jenkins|dockerfile|requirements)\b", re.I),
-     "CI/Build"),
+    (re.compile(r"\b(ci|workflows?|github[ _]actions?|gha|jenkins|dockers?|dockerfiles?"
+                r"|requirements?)\b", re.I), "CI/Build"),
 )  # fmt: skip
 
 
@@ -114,14 +134,35 @@ def category_from_words(
 ) -> str | None:
     """The category a prefix-less subject's words say, among the ``known`` (configured)
     ones; None when they say nothing clear."""
-    conventional = _CONVENTIONAL.match(subject)
-    if conventional:
-        found = aliases.get(normalize_category(conventional["type"]))
+    subject = subject.lstrip("-\u2013: ")
+    label = _LABEL.match(subject)
+    if label:
+        found = aliases.get(normalize_category(label["type"]))
         if found:
             return found
-    first = subject.split(maxsplit=1)[0].lower().rstrip(":,") if subject.strip() else ""
-    verb = next((c for c, words in _VERBS.items() if first in words), None)
     about = next((c for p, c in _ABOUT if p.search(subject)), None)
     if about in known:  # "Fix the CI", "Add a test", "README update for ..."
         return about
-    return verb if verb in known else None
+    for lead in (subject[label.end() :], subject) if label else (subject,):
+        words = _PREFIXES.sub("", lead, count=1).split(maxsplit=2)  # "Port: [v0.24.0] Fix ..."
+        if len(words) > 1 and words[0].lower().endswith("ly") and not _verb(words[0]):
+            words = words[1:]  # an adverb first: "Automatically adjust ..."
+        verb = _verb(words[0]) if words else None
+        if verb in known:
+            return verb
+    return next((c for p, c in _KINDS if c in known and p.search(subject)), None)
+
+
+def _verb(word: str) -> str | None:
+    """The category of a leading verb in any of its forms ("Removing", "Enabled", "Adds")."""
+    word = word.lower().strip(":,.")
+    stems = [word]
+    for ending, replacements in (("ing", ("", "e")), ("ied", ("y",)), ("ed", ("", "e")),
+                                 ("es", ("", "e")), ("s", ("",))):  # fmt: skip
+        if word.endswith(ending) and len(word) - len(ending) >= 2:
+            base = word[: -len(ending)]
+            stems += [base + r for r in replacements]
+            if len(base) > 2 and base[-1] == base[-2]:  # "Dropped", "Mapping"
+                stems.append(base[:-1])
+            break
+    return next((_VERB[s] for s in stems if s in _VERB), None)

@@ -314,6 +314,9 @@ class _Parser:
             own_pr = pr_number(subject)
             pr = own_pr[0] if own_pr else None
             title = f'{revert["kind"]} "{title}"'
+            if category == "Other" and self.words:  # nothing says what it reverts: "Revert" does
+                own = _PREFIXES.sub("", subject, count=1).strip()
+                category = category_from_words(own, self.aliases, self.known) or category
         co_authors: tuple[Person, ...] = ()
         reason = changelog_for = None
         picked: tuple[str, ...] = ()

@@ -34,7 +34,20 @@ __all__ = [
 # ignoring spaces, '-' and '_'). Order is the order sections appear in notes.
 DEFAULT_CATEGORIES: dict[str, tuple[str, ...]] = {
     "Features": ("Feature", "Feat", "New Feature", "Model", "New Model", "Models", "Enhancement"),
-    "Bug Fixes": ("Bugfix", "Fix", "Hotfix", "Bug", "Fixes", "Bug Fix"),
+    "Bug Fixes": (
+        "Bugfix",
+        "Fix",
+        "Hotfix",
+        "Bug",
+        "Fixes",
+        "Bug Fix",
+        "Security",
+        "Hourly Fix",
+        "Fix Hourly",
+        "Upstream Fix",
+        "FIX_FOR_VLLM_LATEST",  # vllm-gaudi: a fix for upstream vLLM's latest changes
+        "FIX_FOR_VLLM_CUSTOM",  # ... against a pinned upstream commit (=<sha>)
+    ),
     "Performance": ("Perf", "Performance", "Optimization", "Optim", "Speedup"),
     "Core": ("Core", "V1", "Engine", "Scheduler", "Worker", "Executor", "Attention", "Spec Decode"),
     "Frontend": ("Frontend", "API", "OpenAI", "Entrypoints", "Server", "CLI"),
@@ -67,6 +80,9 @@ DEFAULT_CATEGORIES: dict[str, tuple[str, ...]] = {
         "CI/CD",
         "Dependencies",
         "Deps",
+        "GitHub Action",
+        "Action",
+        "Skip CI",
     ),
     "Documentation": ("Doc", "Docs", "Documentation", "README"),
     "Misc": ("Misc", "Chore", "Refactor", "Minor", "Cleanup", "Style", "Typo"),

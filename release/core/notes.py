@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from release.core.categories import near_category
+from release.core.categories import near_category, prefix_key
 from release.core.commits import Commit, Person, title_key
-from release.core.config import normalize_category
 from release.core.people import Identities, People
 
 __all__ = ["Entry", "Notes", "build_notes", "cancel_reverts", "render_json", "render_markdown"]
@@ -115,28 +115,31 @@ class _Kept:
 
     def __init__(self) -> None:
         self.commits: list[Commit | None] = []
-        self.latest: dict[tuple[str, object], int] = {}
+        # kind of key ("sha", "pr", "subject", "title") -> key -> index of the latest commit
+        self.latest: dict[str, dict[Any, int]] = {"sha": {}, "pr": {}, "subject": {}, "title": {}}
         self._titles = False
 
     def add(self, commit: Commit) -> None:
         index = len(self.commits)
         self.commits.append(commit)
         latest = self.latest
-        latest["sha", commit.sha[:_KEY]] = index
+        shas = latest["sha"]
+        shas[commit.sha[:_KEY]] = index
         for sha in commit.picked_from:
-            latest["sha", sha[:_KEY]] = index
+            shas[sha[:_KEY]] = index
         if commit.pr is not None:
-            latest["pr", commit.pr] = index
-        latest["subject", commit.subject] = index
+            latest["pr"][commit.pr] = index
+        latest["subject"][commit.subject] = index
         if self._titles:
-            latest["title", title_key(commit.subject)] = index
+            latest["title"][title_key(commit.subject)] = index
 
     def index_titles(self) -> None:
         if not self._titles:
             self._titles = True
+            titles = self.latest["title"]
             for index, commit in enumerate(self.commits):
                 if commit is not None:
-                    self.latest["title", title_key(commit.subject)] = index
+                    titles[title_key(commit.subject)] = index
 
 
 def _wanted(revert: Commit) -> list[tuple[str, object]]:
@@ -170,7 +173,7 @@ def _target(revert: Commit, kept: _Kept) -> int | None:
     for kind, key in _wanted(revert):
         if kind == "title":
             kept.index_titles()
-        index = kept.latest.get((kind, key))
+        index = kept.latest[kind].get(key)
         candidate = None if index is None else kept.commits[index]
         if candidate is not None and _matches(candidate, revert, kind, key):
             return index
@@ -236,7 +239,7 @@ def build_notes(
             if pr in seen_prs and commit.picked_from:
                 continue
             seen_prs.add(pr)
-        credits = identities.credited((commit.author, *commit.co_authors))
+        credits, first = identities.credit(commit.author, commit.co_authors)
         entry = _entry(
             commit.title,
             commit.category,
@@ -251,7 +254,7 @@ def build_notes(
         if entries is None:
             entries = by_category[commit.category] = []
         entries.append(entry)
-        for person in credits:
+        for person in credits if first else ():  # asked before: every one of them is known
             key = identities.of(person)
             if key not in contributors:
                 contributors[key] = person
@@ -278,10 +281,15 @@ def build_notes(
 def _guessed(commits: Iterable[Commit], aliases: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """Prefixes no spelling names, read as the category one edit away (said, not hidden)."""
     found: dict[str, str] = {}
+    seen: set[tuple[str, tuple[str, ...]]] = set()  # the answer depends on these alone
     for commit in commits:
         if commit.category == "Other" or not commit.raw_categories:
             continue
-        if any(aliases.get(normalize_category(p)) for p in commit.raw_categories):
+        decided = (commit.category, commit.raw_categories)
+        if decided in seen:
+            continue
+        seen.add(decided)
+        if any(aliases.get(prefix_key(p)) for p in commit.raw_categories):
             continue
         for prefix in commit.raw_categories:
             if near_category(prefix, aliases) == commit.category:

@@ -11,7 +11,9 @@ folded; the default list holds the bots GitHub projects see most.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping
+import functools
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from release.core.commits import Person
@@ -34,9 +36,8 @@ class People:
 
     def is_bot(self, person: Person) -> bool:
         names = (person.name.lower(), person.email.lower().partition("@")[0])
-        # only * and ? are wildcards: "[bot]" is literal, as in "dependabot[bot]"
-        globs = [p.lower().replace("[", "[[]") for p in self.bots]
-        return any(fnmatch.fnmatchcase(n, g) for g in globs for n in names if n)
+        match = _bot_pattern(self.bots)
+        return any(match(n) for n in names if n)
 
     def keys(self, person: Person) -> list[str]:
         """What identifies a contributor: the email (case folded) and, when merging by name,
@@ -53,16 +54,36 @@ class People:
         return self.known is not None and not any(k in self.known for k in self.keys(person))
 
 
+@functools.cache
+def _bot_pattern(bots: tuple[str, ...]) -> Callable[[str], object]:
+    """One regex for all the globs: matches what ``fnmatchcase`` matches for any of them,
+    case folded. Only ``*`` and ``?`` are wildcards: "[bot]" is literal, as in
+    "dependabot[bot]"."""
+    globs = [fnmatch.translate(p.lower().replace("[", "[[]")) for p in bots]
+    return re.compile("|".join(f"(?:{g})" for g in globs) or "(?!)").match
+
+
 class Identities:
     """Contributors of one run: each person gets the number of the first person seen
-    sharing a key with them (an email or, when merging by name, a name)."""
+    sharing a key with them (an email or, when merging by name, a name). What a person
+    maps to and their number are worked out once per spelling (a person's number never
+    changes once given)."""
 
     def __init__(self, people: People) -> None:
         self.people = people
         self._ids: dict[str, int] = {}
         self._next = 0
+        self._of: dict[Person, int] = {}
+        self._canonical: dict[Person, Person | None] = {}
+        self._credits: dict[tuple[Person, tuple[Person, ...]], tuple[Person, ...]] = {}
 
     def of(self, person: Person) -> int:
+        found = self._of.get(person)
+        if found is None:
+            found = self._of[person] = self._number(person)
+        return found
+
+    def _number(self, person: Person) -> int:
         keys = self.people.keys(person)
         found = next((self._ids[k] for k in keys if k in self._ids), None)
         if found is None:
@@ -71,11 +92,28 @@ class Identities:
             self._ids.setdefault(key, found)
         return found
 
+    def credit(
+        self, author: Person, co_authors: tuple[Person, ...]
+    ) -> tuple[tuple[Person, ...], bool]:
+        """``credited((author, *co_authors))``, worked out once per such list, and whether
+        this is the first time it was asked for (only then can its people be new to the
+        run: asked again, each of them already has a number)."""
+        key = (author, co_authors)
+        found = self._credits.get(key)
+        if found is not None:
+            return found, False
+        found = self._credits[key] = self.credited((author, *co_authors))
+        return found, True
+
     def credited(self, people: Iterable[Person]) -> tuple[Person, ...]:
         """``people`` mapped, bots dropped, each contributor once (first spelling kept)."""
         seen: dict[int, Person] = {}
+        canonical = self._canonical
         for person in people:
-            mapped = self.people.canonical(person)
+            try:
+                mapped = canonical[person]
+            except KeyError:
+                mapped = canonical[person] = self.people.canonical(person)
             if mapped is not None:
                 seen.setdefault(self.of(mapped), mapped)
         return tuple(seen.values())

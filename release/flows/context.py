@@ -11,10 +11,8 @@ from pathlib import Path
 from release.adapters.git import GitRepo
 from release.core.commits import CHANGELOG_TRAILER
 from release.core.config import Config, load_config
-from release.core.plan import short
 from release.core.versions import ReleaseVersion, ref_format_problem
 from release.errors import ConfigError, GitError, RefusedError
-from release.flows.pick_journal import read_journal
 
 __all__ = ["MAIN_ENV", "ReleaseContext", "TagInfo"]
 
@@ -91,6 +89,8 @@ class ReleaseContext:
                 f"main branch {main!r} does not exist here, nor {remote}/{main} "
                 f"(set main-branch in [tool.release], or {MAIN_ENV}, or release --main-branch)"
             )
+        from release.core.plan import short  # here: reading notes needs none of the planning
+
         notice = f"no local branch {main}: using {remote}/{main} ({short(sha)})"
         if notice not in self.notices:
             self.notices.append(notice)
@@ -119,6 +119,9 @@ class ReleaseContext:
             )
         if own_pick:
             return
+        from release.core.plan import short
+        from release.flows.pick_journal import read_journal  # only the mutating tasks ask
+
         journal = read_journal(self.repo.git_dir)
         if journal is not None:
             where = (

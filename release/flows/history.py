@@ -1,6 +1,7 @@
-"""Notes for a range of history: choose the range, read it with one ``git log``, build notes.
+"""Notes for a range of history: choose the range, read its commits, build notes.
 
-The log is streamed: its records are parsed while git is still writing the rest.
+The range is read with one streamed ``git log`` (its records are parsed while git is
+still writing the rest), or through the commit cache (:mod:`release.flows.range_commits`).
 """
 
 from __future__ import annotations
@@ -11,20 +12,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from release.adapters.git import GitRead
-from release.core.commits import (
-    LOG_FORMAT,
-    RECORD_END,
-    Commit,
-    Person,
-    parse_log,
-    parse_person,
-    parse_records,
-)
+from release.core.commits import LOG_FORMAT, Commit, Person, parse_log, parse_person
 from release.core.notes import Notes, build_notes, cancel_reverts
 from release.core.people import People
 from release.core.versions import ReleaseVersion
 from release.errors import GitError, UsageError
 from release.flows.context import ReleaseContext, TagInfo
+from release.flows.range_commits import RangeCommits
 
 __all__ = ["NotesRange", "default_range", "notes_for_range"]
 
@@ -131,13 +125,17 @@ def _shipped(ctx: ReleaseContext, rng: NotesRange) -> set[str]:
 @contextlib.contextmanager
 def _no_cycle_collection() -> Iterator[None]:
     """Parsing a long log makes tens of thousands of objects and no reference cycles; the
-    cycle collector would only walk every object of the process again and again."""
+    cycle collector would only walk every object of the process again and again. They are
+    frozen before it is turned on again: else its next collection, of the youngest
+    generation, where they all still are, walks every one. (Frozen objects are still freed
+    when no longer used.)"""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
+            gc.freeze()
             gc.enable()
 
 
@@ -147,7 +145,10 @@ def _check_refs(ctx: ReleaseContext, refs: list[str]) -> None:
             raise UsageError(f"{ref!r} is not a commit or tag here")
 
 
-def notes_for_range(ctx: ReleaseContext, rng: NotesRange) -> Notes:
+def notes_for_range(ctx: ReleaseContext, rng: NotesRange, *, cached: bool = False) -> Notes:
+    """Notes of ``rng``. ``cached``: read the range through the commit cache (what
+    ``release notes`` does; see :mod:`release.flows.range_commits`): the notes are the
+    same either way."""
     ctx.require_full_history("notes")
     refs = [ref for ref in (rng.since, rng.until) if ref is not None]
     if any(not ref or ref.startswith("-") for ref in refs):
@@ -158,30 +159,30 @@ def notes_for_range(ctx: ReleaseContext, rng: NotesRange) -> Notes:
     spec = f"{rng.since}^{{commit}}..{until}" if rng.since else until
     aliases = ctx.config.alias_map()
     before = ctx.repo.start_people(f"{rng.since}^{{commit}}") if rng.since else None
-    with ctx.repo.log_stream(
-        "--no-merges", "--end-of-options", spec, fmt=LOG_FORMAT, sep=RECORD_END
-    ) as records:
+    with _no_cycle_collection(), RangeCommits(ctx.repo, spec, aliases, cached=cached) as reading:
         exclude = _shipped(ctx, rng) if rng.exclude_from else set()
-        with _no_cycle_collection():
-            try:
-                commits = list(parse_records(records, aliases))
-            except GitError:
-                _check_refs(ctx, refs)
-                raise
-            return build_notes(
-                commits,
-                category_order=list(ctx.config.categories),
-                since=rng.since,
-                until=rng.until,
-                exclude_identities=exclude,
-                people=_people(ctx, commits, before),
-                aliases=aliases,
-            )
+        try:
+            commits = reading.commits()
+        except GitError:
+            _check_refs(ctx, refs)
+            raise
+        return build_notes(
+            commits,
+            category_order=list(ctx.config.categories),
+            since=rng.since,
+            until=rng.until,
+            exclude_identities=exclude,
+            people=_people(ctx, commits, before, reading.mailmap),
+            aliases=aliases,
+        )
 
 
-def _people(ctx: ReleaseContext, commits: list[Commit], before: GitRead | None) -> People:
+def _people(
+    ctx: ReleaseContext, commits: list[Commit], before: GitRead | None, mailmap: bool | None
+) -> People:
     """How the range's people are credited: the config's bots and name merging, co-authors
-    through .mailmap, and (with a start) who had changes before it."""
+    through .mailmap (``mailmap``: whether there is one, when already known), and (with a
+    start) who had changes before it."""
     people = People(ctx.config.bots, ctx.config.merge_by_name)
     earlier: list[Person] = []
     if before is not None:
@@ -189,7 +190,7 @@ def _people(ctx: ReleaseContext, commits: list[Commit], before: GitRead | None) 
             name, email, co = [*line.split("\x1f"), "", ""][:3]
             earlier.append(Person(name, email))
             earlier += [parse_person(text) for text in co.split("\x1d") if text.strip()]
-    if ctx.repo.has_mailmap():
+    if ctx.repo.has_mailmap() if mailmap is None else mailmap:
         contacts = [f"{p.name} <{p.email}>" for c in commits for p in c.co_authors]
         contacts += [f"{p.name} <{p.email}>" for p in earlier]
         mapped = {k: parse_person(v) for k, v in ctx.repo.check_mailmap(contacts).items()}

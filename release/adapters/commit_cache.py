@@ -1,0 +1,238 @@
+"""Parsed commits kept between runs of ``release notes``, by sha, so a commit is parsed once.
+
+Where: ``release/commits.cache`` in the common git directory (``.git/release/`` of the main
+checkout; linked worktrees share it, as they share the commits).
+
+What: a header line, ``release-commits <format> <key> <length> <crc32>``, then one
+``marshal`` payload: the people seen (name, email) and, by sha, every field parsing
+gives (:class:`~release.core.commits.Commit`, the whole body included), so a cached
+commit equals the parsed one.
+
+The key is a digest of everything parsing depends on: this format, the Python version
+(marshal's), the package version, the source of the modules that parse (commits,
+categories, config), the category alias map and the mailmap (``%aN``/``%aE`` are authors
+as it maps them). Another key, a length or checksum that does not match, a payload that
+does not unpack: the file is ignored and written anew, atomically (readers see the old
+file or the new one). The header is checked before anything is unpacked.
+
+When: read unless ``RELEASE_NOTES_CACHE=0``; written unless ``RELEASE_NOTES_CACHE=0``,
+or on CI (``CI`` set, as CI services set it: a one-off checkout gains nothing and its
+git directory may be shared or read-only) unless ``RELEASE_NOTES_CACHE=1``. A git
+directory that cannot be written is left as it is, silently.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import marshal
+import sys
+import zlib
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from release import __version__
+from release.adapters.process import atomic_write
+from release.core import categories, commits, config
+from release.core.commits import Commit, Person
+from release.errors import ConfigError
+
+__all__ = ["ENV", "CommitCache", "cache_key", "cache_path", "cache_policy"]
+
+ENV = "RELEASE_NOTES_CACHE"
+FORMAT = 1
+_MAGIC = b"release-commits"
+_PARSERS = (commits, categories, config)  # what a commit's fields are worked out by
+_ON = ("1", "on", "yes", "true")
+_OFF = ("0", "off", "no", "false")
+
+
+def cache_path(common_dir: Path) -> Path:
+    return common_dir / "release" / "commits.cache"
+
+
+def cache_policy(env: Mapping[str, str]) -> tuple[bool, bool]:
+    """(read, write) the cache, from ``RELEASE_NOTES_CACHE`` and ``CI``."""
+    setting = env.get(ENV, "").strip().lower()
+    if setting in _OFF:
+        return False, False
+    if setting in _ON:
+        return True, True
+    if setting:
+        raise ConfigError(f"{ENV}={env[ENV]!r}: use 1 (read and write) or 0 (neither)")
+    on_ci = env.get("CI", "").strip().lower() not in ("", *_OFF)
+    return True, not on_ci
+
+
+def cache_key(aliases: Mapping[str, str], mailmap: str) -> str:
+    """A digest of what parsing a commit depends on (see the module's doc)."""
+    digest = hashlib.sha256()
+    digest.update(repr((FORMAT, marshal.version, sys.version_info[:2], __version__)).encode())
+    for module in (*_PARSERS, sys.modules[__name__]):
+        source = module.__file__
+        with contextlib.suppress(OSError, TypeError):
+            digest.update(Path(source).read_bytes() if source else b"")
+        digest.update(b"\0")
+    digest.update(repr(sorted(aliases.items())).encode("utf-8", "surrogateescape"))
+    digest.update(mailmap.encode())
+    return digest.hexdigest()
+
+
+# A record: author and co-authors as indexes into the people, then the other fields in
+# Commit's order.
+_Record = tuple[Any, ...]
+
+
+class CommitCache:
+    """The cached commits for one key; :meth:`load` never fails, :meth:`save` never raises."""
+
+    def __init__(self, path: Path, key: str) -> None:
+        self.path = path
+        self.key = key
+        self.people: list[tuple[str, str]] = []
+        self.records: dict[str, _Record] = {}
+        self.changed = False  # what the file holds is not what this holds
+        self._persons: list[Person] | None = None
+        self._index: dict[tuple[str, str], int] | None = None
+
+    @classmethod
+    def load(cls, path: Path, key: str) -> CommitCache:
+        """What ``path`` holds for ``key``; empty (to be written anew) when it holds
+        nothing usable: missing, another key, damaged, foreign."""
+        cache = cls(path, key)
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = b""
+        payload = _payload(data, key)
+        if payload is not None:
+            try:
+                people, records = marshal.loads(payload)
+                if (
+                    isinstance(people, list)
+                    and isinstance(records, dict)
+                    and all(type(p) is tuple and len(p) == 2 for p in people)
+                ):
+                    cache.people, cache.records = people, records
+                    return cache
+            except (EOFError, ValueError, TypeError):
+                pass
+        cache.changed = bool(data)
+        return cache
+
+    def __contains__(self, sha: str) -> bool:
+        return sha in self.records
+
+    def take(self, shas: Sequence[str]) -> list[Commit] | None:
+        """The commits ``shas`` name, in that order (all held), or None when a record does
+        not unpack (the cache is then emptied, to be written anew)."""
+        try:
+            persons = self._persons
+            if persons is None:
+                persons = self._persons = [Person(name, email) for name, email in self.people]
+            records = self.records
+            return [_commit(sha, records[sha], persons) for sha in shas]
+        except (KeyError, IndexError, TypeError, ValueError):
+            self.people, self.records, self._persons, self._index = [], {}, None, None
+            self.changed = True
+            return None
+
+    def add(self, parsed: Iterable[Commit]) -> None:
+        index = self._index
+        if index is None:
+            index = self._index = {person: n for n, person in enumerate(self.people)}
+        people, records = self.people, self.records
+        for commit in parsed:
+            if commit.sha in records:
+                continue
+            author = commit.author
+            names = [(author.name, author.email)]
+            names += [(p.name, p.email) for p in commit.co_authors]
+            numbers = []
+            for name in names:
+                number = index.get(name)
+                if number is None:
+                    number = index[name] = len(people)
+                    people.append(name)
+                numbers.append(number)
+            fields = commit.__dict__
+            records[commit.sha] = (
+                numbers[0],
+                tuple(numbers[1:]),
+                fields["subject"],
+                fields["body"],
+                fields["category"],
+                fields["title"],
+                fields["pr"],
+                fields["picked_from"],
+                fields["pick_reason"],
+                fields["reverts_subject"],
+                fields["reverts_sha"],
+                fields["changelog_for"],
+                fields["raw_categories"],
+            )
+            self.changed = True
+        self._persons = None
+
+    def save(self) -> None:
+        """Write what this holds, if it changed, at once; a git directory that cannot be
+        written is left as it is."""
+        if not self.changed:
+            return
+        payload = marshal.dumps((self.people, self.records))
+        header = b"%s %d %s %d %d\n" % (
+            _MAGIC,
+            FORMAT,
+            self.key.encode(),
+            len(payload),
+            zlib.crc32(payload),
+        )
+        with contextlib.suppress(OSError):
+            atomic_write(self.path, header + payload)
+            self.changed = False
+
+
+def _payload(data: bytes, key: str) -> memoryview | None:
+    """The payload of a file written for ``key``, whole and undamaged; else None."""
+    end = data.find(b"\n", 0, 256)
+    if end < 0:
+        return None
+    fields = data[:end].split(b" ")
+    if len(fields) != 5 or fields[0] != _MAGIC or fields[1] != b"%d" % FORMAT:
+        return None
+    if fields[2] != key.encode() or not (fields[3].isdigit() and fields[4].isdigit()):
+        return None
+    payload = memoryview(data)[end + 1 :]  # not a copy
+    if len(payload) != int(fields[3]) or zlib.crc32(payload) != int(fields[4]):
+        return None
+    return payload
+
+
+def _commit(sha: str, record: _Record, persons: list[Person]) -> Commit:
+    """The commit a record holds: ``Commit(...)`` with every field given, built as parsing
+    builds it (the fields go into the new instance's dict at once)."""
+    (author, co_authors, subject, body, category, title, pr, picked_from, pick_reason,
+     reverts_subject, reverts_sha, changelog_for, raw_categories) = record  # fmt: skip
+    commit = object.__new__(Commit)
+    object.__setattr__(
+        commit,
+        "__dict__",
+        {
+            "sha": sha,
+            "author": persons[author],
+            "subject": subject,
+            "body": body,
+            "category": category,
+            "title": title,
+            "pr": pr,
+            "co_authors": tuple([persons[n] for n in co_authors]) if co_authors else (),
+            "picked_from": picked_from,
+            "pick_reason": pick_reason,
+            "reverts_subject": reverts_subject,
+            "reverts_sha": reverts_sha,
+            "changelog_for": changelog_for,
+            "raw_categories": raw_categories,
+        },
+    )
+    return commit
