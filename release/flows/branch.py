@@ -274,15 +274,24 @@ class ReleaseBranch:
         rest = [sha for sha in shas if sha not in found]
         if not rest:
             return found
+        # a -x pick carries the one commit it names: only the others are compared by lines
+        unnamed = [c.sha for c in live if not c.picked_from]
+        if not unnamed:
+            return found
         names = {
             sha: frozenset(posixpath.basename(path) for path in paths)
             for sha, paths in files_changed(
-                self.ctx.repo.start_files_of([*rest, *(c.sha for c in live)]).out(), by_sha=True
+                self.ctx.repo.start_files_of([*rest, *unnamed]).out(), by_sha=True
             ).items()
         }
-        branch_names = [(c.sha, names.get(c.sha, frozenset())) for c in live]
+        touching: dict[str, list[str]] = {}  # file name -> the branch commits changing it
+        for b in unnamed:
+            for name in names.get(b, ()):
+                touching.setdefault(name, []).append(b)
         pairs = {
-            sha: [b for b, theirs in branch_names if theirs & names.get(sha, frozenset())]
+            sha: list(
+                dict.fromkeys(b for name in names.get(sha, ()) for b in touching.get(name, ()))
+            )
             for sha in rest
         }
         pairs = {sha: others for sha, others in pairs.items() if others}
