@@ -35,7 +35,7 @@ from typing import Any
 from release import __version__
 from release.adapters.process import atomic_write
 from release.core import categories, commits, config
-from release.core.commits import Commit, Person
+from release.core.commits import Commit, Person, assemble_commit
 from release.errors import ConfigError
 
 __all__ = ["ENV", "CommitCache", "cache_key", "cache_path", "cache_policy"]
@@ -210,29 +210,22 @@ def _payload(data: bytes, key: str) -> memoryview | None:
 
 
 def _commit(sha: str, record: _Record, persons: list[Person]) -> Commit:
-    """The commit a record holds: ``Commit(...)`` with every field given, built as parsing
-    builds it (the fields go into the new instance's dict at once)."""
+    """The commit a record holds, built as parsing builds it."""
     (author, co_authors, subject, body, category, title, pr, picked_from, pick_reason,
      reverts_subject, reverts_sha, changelog_for, raw_categories) = record  # fmt: skip
-    commit = object.__new__(Commit)
-    object.__setattr__(
-        commit,
-        "__dict__",
-        {
-            "sha": sha,
-            "author": persons[author],
-            "subject": subject,
-            "body": body,
-            "category": category,
-            "title": title,
-            "pr": pr,
-            "co_authors": tuple([persons[n] for n in co_authors]) if co_authors else (),
-            "picked_from": picked_from,
-            "pick_reason": pick_reason,
-            "reverts_subject": reverts_subject,
-            "reverts_sha": reverts_sha,
-            "changelog_for": changelog_for,
-            "raw_categories": raw_categories,
-        },
+    return assemble_commit(
+        sha,
+        persons[author],
+        subject,
+        body,
+        category,
+        title,
+        pr,
+        tuple([persons[n] for n in co_authors]) if co_authors else (),
+        picked_from,
+        pick_reason,
+        reverts_subject,
+        reverts_sha,
+        changelog_for,
+        raw_categories,
     )
-    return commit

@@ -19,7 +19,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from release.adapters import process
-from release.adapters.git_history import HistoryReads
 from release.adapters.git_process import GitLog, GitRead, GitResult, execute, failed
 from release.adapters.git_reads import GitReads
 from release.errors import GitError, UsageError
@@ -27,7 +26,7 @@ from release.errors import GitError, UsageError
 __all__ = ["GitLog", "GitRead", "GitRepo", "GitResult"]
 
 
-class GitRepo(GitReads, HistoryReads):
+class GitRepo(GitReads):
     """A working copy, opened at (or above) a directory."""
 
     def __init__(self, path: Path | str = ".") -> None:
@@ -332,10 +331,7 @@ class GitRepo(GitReads, HistoryReads):
 
     def start_about(self, shas: Sequence[str]) -> GitRead:
         """``sha<US>parents<US>subject<US>body<RS>`` for ``shas``, in the order given."""
-        return self.start(
-            "log", "--no-walk=unsorted", "--stdin", "--format=%H%x1f%P%x1f%s%x1f%b%x1e",
-            stdin="".join(f"{sha}\n" for sha in shas),
-        )  # fmt: skip
+        return self.start_commit_log(shas, "%H%x1f%P%x1f%s%x1f%b%x1e")
 
     def start_files_of(self, shas: Sequence[str]) -> GitRead:
         """Each commit's tree diff without contents (``-z --raw``), led by its sha."""

@@ -1,4 +1,6 @@
-"""Reads of commit messages and patches for comparing a release branch with main.
+"""Reads in bulk of commits, messages and patches: a range's commits by sha for the notes,
+what ``git log`` output depends on besides the commits (``.mailmap``, replacement objects),
+and the patches that compare a release branch with main.
 
 A mixin of :class:`release.adapters.git.GitRepo`: every read goes through its
 :meth:`~release.adapters.git.GitRepo.start` and :meth:`~release.adapters.git.GitRepo.run`.
@@ -6,7 +8,10 @@ A mixin of :class:`release.adapters.git.GitRepo`: every read goes through its
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from release.adapters.git_process import GitRead, GitResult
@@ -15,20 +20,65 @@ __all__ = ["GitReads"]
 
 
 class GitReads:
-    """Messages, patches and patch ids, read in bulk."""
+    """Commits of a range by sha, the settings that change what git says of them, messages,
+    patches and patch ids."""
 
     if TYPE_CHECKING:
+        root: Path
+        common_dir: Path
 
         def start(self, *args: str, stdin: str | None = None) -> GitRead: ...
 
         def run(self, *args: str, check: bool = True, stdin: str | None = None) -> GitResult: ...
 
-    def start_log(self, revs: str, fmt: str, *, merges: bool = True) -> GitRead:
-        """``git log --format=fmt`` of ``revs`` (without merge commits unless ``merges``)."""
-        return self.start(
-            "log", f"--format={fmt}", *(() if merges else ("--no-merges",)),
-            "--end-of-options", revs, "--",
-        )  # fmt: skip
+    def start_range_shas(self, spec: str) -> GitRead:
+        """The non-merge commits of ``spec``, one sha a line, in the order ``git log`` lists
+        them (the same walk)."""
+        return self.start("rev-list", "--no-merges", "--end-of-options", spec, "--")
+
+    def start_commit_log(self, shas: Sequence[str], fmt: str) -> GitRead:
+        """``git log --format=fmt`` of exactly ``shas``, in the order given."""
+        stdin = "".join(f"{sha}\n" for sha in shas)
+        return self.start("log", "--no-walk=unsorted", "--stdin", f"--format={fmt}", stdin=stdin)
+
+    def mailmap_fingerprint(self) -> str:
+        """What the mailmap that ``%aN``/``%aE`` apply is made of: ``""`` when there is none,
+        else a digest of the work tree's ``.mailmap`` and of ``mailmap.file`` and
+        ``mailmap.blob`` (their settings and contents). Two calls answer the same exactly
+        when git maps authors the same."""
+        parts: list[bytes] = []
+        local = self.root / ".mailmap"
+        if local.exists():
+            parts.append(b".mailmap\0" + _read(local))
+        found = self.run("config", "--get-regexp", r"^mailmap\.(file|blob)$", check=False)
+        for line in found.stdout.splitlines() if found.ok else ():
+            key, _, value = line.partition(" ")
+            parts.append(f"{key}\0{value}\0".encode("utf-8", "surrogateescape"))
+            if key == "mailmap.file":
+                parts.append(_read(self.root / Path(os.path.expanduser(value))))
+            elif key == "mailmap.blob":
+                blob = self.run("rev-parse", "--verify", "--quiet", value, check=False)
+                parts.append(blob.stdout.strip().encode())
+        if not parts:
+            return ""
+        return hashlib.sha256(b"\0\0".join(parts)).hexdigest()
+
+    def replaces_objects(self) -> bool:
+        """Whether ``git replace`` refs may change what ``git log`` shows for a sha (then a
+        commit's sha does not fix its message). Read from the ref store, without git; a ref
+        store this cannot read (reftable) counts as yes."""
+        if os.environ.get("GIT_NO_REPLACE_OBJECTS") is not None:
+            return False
+        if os.environ.get("GIT_REPLACE_REF_BASE") or (self.common_dir / "reftable").exists():
+            return True
+        loose = self.common_dir / "refs" / "replace"
+        if loose.is_dir() and any(loose.iterdir()):
+            return True
+        return b" refs/replace/" in _read(self.common_dir / "packed-refs")
+
+    def start_log(self, revs: str, fmt: str) -> GitRead:
+        """``git log --format=fmt`` of ``revs``."""
+        return self.start("log", f"--format={fmt}", "--end-of-options", revs, "--")
 
     def start_patches(self, shas: Sequence[str]) -> GitRead:
         """Each commit's patch against its first parent, led by its sha on a line of its own
@@ -45,12 +95,16 @@ class GitReads:
         if not shas:
             return {}
         stdin = "".join(f"{sha}\n" for sha in shas)
-        patches = self.run("diff-tree", "-p", "-r", "--root", "--stdin", stdin=stdin).stdout
-        # diff-tree leads each patch with the bare sha; patch-id wants a "commit <sha>" line
-        text = "\n".join(
-            f"commit {line}" if len(line) == 40 and " " not in line else line
-            for line in patches.split("\n")
-        )
-        ids = self.run("patch-id", "--stable", stdin=text + "\n").stdout
+        patches = self.run(
+            "log", "-p", "--no-walk=unsorted", "--stdin", "--format=commit %H", stdin=stdin
+        ).stdout
+        ids = self.run("patch-id", "--stable", stdin=patches + "\n").stdout
         pairs = (line.split() for line in ids.splitlines())
         return {sha: pid for pid, sha in pairs}
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b"\0missing"

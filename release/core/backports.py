@@ -53,14 +53,10 @@ _MIN_CONTAINED = 20  # a part of a main commit, ported alone, is evidence when t
 _MIN_TITLE_WORDS = 3  # "Fix typo" names many changes
 
 # a port word, not part of a flag or a path ("--port", "ports/x")
-_PORT_WORD = re.compile(
-    r"(?<![-\w/.])(?:back-?)?port(?:ed|s|ing)?\b|(?<![-\w/.])cherry[- ]?pick(?:ed|s|ing)?\b", re.I
-)
+_PORT = r"(?<![-\w/.])(?:(?:back-?)?port|cherry[- ]?pick)(?:ed|s|ing)?\b"
+_PORT_WORD = re.compile(_PORT, re.I)
 # a number after a port word: "Port #1247:", "Port of: ... #1454", "Cherry-pick from PR#1258",
 # "Partly port of 1436,", "backport of https://github.com/org/repo/pull/12"
-_PORTED_NUMBER = re.compile(
-    r"(?<![-\w/.])(?:back-?)?port(?:ed|s)?|(?<![-\w/.])cherry[- ]?pick(?:ed|s)?", re.I
-)
 _AFTER_PORT = re.compile(
     r"^\s*(?:of|from|to)?\s*:?\s*(?:PR\s*)?(?:#|https?://\S+/pull/)?(\d{1,9})\b", re.I
 )
@@ -68,8 +64,9 @@ _HASH_NUMBER = re.compile(r"(?<![\w#])(?:PR\s*)?#(\d{1,9})\b")
 _UPSTREAM_NUMBER = re.compile(r"\b(?:vllm|upstream)\s+(?:PR\s*)?#\d+", re.I)
 _CHAIN = re.compile(r"(?:\s*\(#(\d{1,9})\))+\s*$")
 _CHAIN_ITEM = re.compile(r"\(#(\d{1,9})\)")
+# in a body: "Backport of #1485", "Cherry-picked from #1210 and #1244"
 _BODY_PORT = re.compile(
-    r"(?<![-\w/.])(?:back-?port(?:ed)?|port(?:ed)?|cherry[- ]?pick(?:ed)?)\s+(?:of|from)\s+"
+    _PORT + r"\s+(?:of|from)\s+"
     r"((?:(?:PR\s*)?(?:#|https?://\S+/pull/)\d{1,9}\b(?:\s*(?:,|and|&)\s*)?)+)",
     re.I,
 )
@@ -138,7 +135,7 @@ class Message:
             # a port names what it ports; upstream numbers ("vLLM #41184") are not ours
             text = _UPSTREAM_NUMBER.sub("", self.subject)
             numbers.update(int(n) for n in _HASH_NUMBER.findall(text))
-            for word in _PORTED_NUMBER.finditer(text):
+            for word in _PORT_WORD.finditer(text):
                 after = _AFTER_PORT.match(text[word.end() :])
                 if after:
                     numbers.add(int(after.group(1)))
@@ -169,7 +166,7 @@ class Evidence:
 def undone(branch: Sequence[Commit]) -> dict[str, str]:
     """Branch commit -> the revert that undid it, for reverts still standing (a revert that
     was itself reverted, or reapplied, undoes nothing). ``branch``: newest first."""
-    by_sha = {c.sha: c for c in branch}
+    shas = [c.sha for c in branch]
     by_pr: dict[int, str] = {}
     by_title: dict[str, str] = {}
     for c in reversed(branch):  # oldest first: the latest of a title wins
@@ -184,7 +181,7 @@ def undone(branch: Sequence[Commit]) -> dict[str, str]:
             continue
         target = None
         if c.reverts_sha:
-            target = next((s for s in by_sha if s.startswith(c.reverts_sha)), None)
+            target = next((s for s in shas if s.startswith(c.reverts_sha)), None)
         if target is None and c.reverts_pr is not None:
             target = by_pr.get(c.reverts_pr)
         if target is None and c.reverts_title:

@@ -20,6 +20,7 @@ __all__ = [
     "RECORD_END",
     "Commit",
     "Person",
+    "assemble_commit",
     "is_pr_digits",
     "make_commit",
     "parse_log",
@@ -127,7 +128,7 @@ class Commit:
         return tuple(seen.values())
 
 
-def _commit(
+def assemble_commit(
     sha: str,
     author: Person,
     subject: str,
@@ -345,7 +346,7 @@ class _Parser:
         author = self.people.get((name, email))
         if author is None:
             author = self.people[name, email] = Person(name, email)
-        return _commit(
+        return assemble_commit(
             sha,
             author,
             subject,

@@ -65,6 +65,7 @@ class ReleaseBranch:
         self._commits: list[Commit] | None = None
         self._undone: dict[str, str] | None = None
         self._again: dict[str, str] = {}  # main commit -> its copy the branch reverted
+        self._files: dict[str, frozenset[str]] = {}  # commit -> the files it changes
         self._pending: dict[str, GitRead] = {}
         self._asked: dict[str, frozenset[str]] = {}  # what the pending per-commit reads cover
 
@@ -162,7 +163,7 @@ class ReleaseBranch:
                 names = [sha for sha in c.picked_from if len(sha) == 40]
                 if c.sha not in self.undone:
                     self._picked.update(names)
-                if c.sha in self.undone:
+                else:
                     for sha in names:
                         self._again.setdefault(sha, self._reverted(c.sha))
         return self._picked
@@ -187,11 +188,20 @@ class ReleaseBranch:
                 self._branch_files = set(files_changed(text, by_sha=False).values())
             if not self._branch_files:
                 return set()
-            text = self._per_commit("diff", shas, lambda: self._diff_tree(shas))
-            files = files_changed(text, by_sha=True)  # no line: nothing changed
-            if all(files.get(sha, frozenset()) not in self._branch_files for sha in shas):
+            files = self.files_of(shas)
+            if all(files[sha] not in self._branch_files for sha in shas):
                 return set()
         return self.patch_equivalent.intersection(shas)
+
+    def files_of(self, shas: Sequence[str]) -> dict[str, frozenset[str]]:
+        """Commit -> the files it changes (:func:`files_changed`), read once per commit:
+        from the read started early when it covers ``shas``."""
+        missing = [sha for sha in shas if sha not in self._files]
+        if missing:
+            text = self._per_commit("diff", missing, lambda: self._diff_tree(missing))
+            self._files.update(dict.fromkeys(missing, frozenset()))  # no line: nothing changed
+            self._files.update(files_changed(text, by_sha=True))
+        return {sha: self._files[sha] for sha in shas}
 
     def _diff_tree(self, shas: Sequence[str]) -> GitRead:
         self._asked["diff"] = frozenset(shas)
@@ -280,9 +290,7 @@ class ReleaseBranch:
             return found
         names = {
             sha: frozenset(posixpath.basename(path) for path in paths)
-            for sha, paths in files_changed(
-                self.ctx.repo.start_files_of([*rest, *unnamed]).out(), by_sha=True
-            ).items()
+            for sha, paths in self.files_of([*rest, *unnamed]).items()
         }
         touching: dict[str, list[str]] = {}  # file name -> the branch commits changing it
         for b in unnamed:

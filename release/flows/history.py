@@ -159,7 +159,10 @@ def notes_for_range(ctx: ReleaseContext, rng: NotesRange, *, cached: bool = Fals
     spec = f"{rng.since}^{{commit}}..{until}" if rng.since else until
     aliases = ctx.config.alias_map()
     before = ctx.repo.start_people(f"{rng.since}^{{commit}}") if rng.since else None
-    with _no_cycle_collection(), RangeCommits(ctx.repo, spec, aliases, cached=cached) as reading:
+    with (
+        _no_cycle_collection(),
+        contextlib.closing(RangeCommits(ctx.repo, spec, aliases, cached=cached)) as reading,
+    ):
         exclude = _shipped(ctx, rng) if rng.exclude_from else set()
         try:
             commits = reading.commits()

@@ -137,11 +137,10 @@ def plan_pick(state: PickState) -> Plan:
             notes = [f"[{c.request.reason}]"] if c.request.reason else []
             if c.again:
                 notes.append(f"(picked again: it {c.again})")
+                data["again"] = c.again
             if c.likely:
                 notes.append(f"(asked by --repick although {c.likely})")
                 data["likely"] = c.likely
-            if c.again:
-                data["again"] = c.again
             why = "".join(f" {note}" for note in notes)
             steps.append(
                 Step("cherry-pick", f"cherry-pick -x {short(c.sha)} {c.subject}{why}", data)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from types import TracebackType
 
 from release.adapters.commit_cache import CommitCache, cache_key, cache_path, cache_policy
 from release.adapters.git import GitLog, GitRepo
@@ -93,14 +92,3 @@ class RangeCommits:
         if self._shas is not None:
             self._shas.result()
             self._shas = None
-
-    def __enter__(self) -> RangeCommits:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
