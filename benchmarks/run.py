@@ -173,7 +173,7 @@ class Bench:
         self.git("switch", "--quiet", "--force", "main")
         self.git("branch", "--quiet", "-D", PICK_BRANCH)
         name = f"release pick, {len(picks)} commits"
-        return [Figure(name, ours, "git cherry-pick -x (same list)", git, 1.3)]
+        return [Figure(name, ours, "git cherry-pick -x (same list)", git, 1.2)]
 
     def already_picked(self, workdir: Path) -> list[Figure]:
         branch, cut = self.layout.backport_branch, self.layout.cut

@@ -269,8 +269,9 @@ class ReleaseBranch:
         """Backports no -x line names and git cherry does not see: by PR numbers and title
         (:func:`backports.by_message`), then by changed lines, compared only with branch
         commits that change a file of the same name (a moved file keeps its name)."""
-        # what stands on the branch (a revert there may be the backport of main's revert)
-        live = [c for c in self.commits if c.sha not in self.undone]
+        # what stands on the branch (a revert there may be the backport of main's revert);
+        # a -x pick carries the one commit it names, which is "already there"
+        live = [c for c in self.commits if c.sha not in self.undone and not c.picked_from]
         if not live:
             return {}
         # all the main commits asked about: which one a port's quoted numbers belong to
@@ -284,10 +285,7 @@ class ReleaseBranch:
         rest = [sha for sha in shas if sha not in found]
         if not rest:
             return found
-        # a -x pick carries the one commit it names: only the others are compared by lines
-        unnamed = [c.sha for c in live if not c.picked_from]
-        if not unnamed:
-            return found
+        unnamed = [c.sha for c in live]
         names = {
             sha: frozenset(posixpath.basename(path) for path in paths)
             for sha, paths in self.files_of([*rest, *unnamed]).items()
