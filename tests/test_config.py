@@ -100,6 +100,9 @@ def test_unknown_key_without_a_close_match_lists_the_keys() -> None:
         ({"categories": {"Fixes": ["Fix", 1]}}, "[tool.release.categories] Fixes: expected a list"),
         ({"feature-categories": "Features"}, "[tool.release] feature-categories: expected a list"),
         ({"images": ["cu129"]}, "[tool.release] images: expected a table"),
+        ({"first-rc": 2}, "[tool.release] first-rc: expected 0 or 1, got 2"),
+        ({"first-rc": "0"}, "[tool.release] first-rc: expected 0 or 1, got '0'"),
+        ({"first-rc": True}, "[tool.release] first-rc: expected 0 or 1, got True"),
     ],
 )
 def test_wrong_types(table: dict[str, Any], message: str) -> None:

@@ -334,6 +334,48 @@ def test_tag_with_the_semver_scheme(cut_engine: SampleEngine) -> None:
     assert changelog_labels(engine) == ["Unreleased", "0.1.0+post.1", "0.1.0"]
 
 
+def test_a_project_whose_first_rc_is_rc0(cut_engine: SampleEngine) -> None:
+    """vllm-gaudi's tags: v0.16.0rc0, v0.16.0rc1, v0.16.0. With ``first-rc = 0`` the first
+    rc is rc0; the setting is refused as anything but 0 or 1."""
+    engine = cut_engine
+    path = engine.root / "pyproject.toml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(
+        text.replace("[tool.release]\n", "[tool.release]\nfirst-rc = 0\n"), encoding="utf-8"
+    )
+    git(engine, "commit", "--quiet", "-am", "[CI/Build] Number rcs from 0")
+    assert status(engine)["next_rc"] == "v0.1.0rc0"
+    assert release(engine, "tag").stdout.startswith("tagged v0.1.0rc0\n")
+    assert changelog_labels(engine) == ["Unreleased", "0.1.0rc0"]
+    release(engine, "pick", "#109", "--reason", "regression")
+    assert release(engine, "tag").stdout.startswith("tagged v0.1.0rc1\n")
+    assert tag_message(engine, "v0.1.0rc1").startswith(
+        "v0.1.0rc1\n\nChanges v0.1.0rc0..v0.1.0rc1:\n"
+    )
+
+    path.write_text(path.read_text(encoding="utf-8").replace("first-rc = 0", "first-rc = 2"))
+    refused = release(engine, "status", code=2)
+    assert "[tool.release] first-rc: expected 0 or 1, got 2" in refused.stderr
+
+
+def test_an_rc0_tag_made_elsewhere_is_read_under_the_default(cut_engine: SampleEngine) -> None:
+    """A history tagged ``rc0`` by hand (or by another tool) is read as it is: rc0 counts as
+    this release's rc, the next rc is rc1, and its notes start from rc0; typing rc0 is
+    refused under the default ``first-rc = 1``."""
+    engine = cut_engine
+    git(engine, "tag", "-a", "-m", "v0.1.0rc0", "v0.1.0rc0")
+    state = status(engine)
+    assert [t["name"] for t in state["tags"]] == ["v0.1.0rc0"]
+    assert state["next_rc"] == "v0.1.0rc1"
+    release(engine, "pick", "#109", "--reason", "regression")
+    refused = release(engine, "tag", "--version", "0.1.0rc0", code=2)
+    assert "rc numbers start at 1 (first-rc in [tool.release])" in refused.stderr
+    assert release(engine, "tag").stdout.startswith("tagged v0.1.0rc1\n")
+    assert tag_message(engine, "v0.1.0rc1").startswith(
+        "v0.1.0rc1\n\nChanges v0.1.0rc0..v0.1.0rc1:\n"
+    )
+
+
 def test_next_rc_counts_a_tag_only_on_the_remote(cut_engine: SampleEngine) -> None:
     engine = cut_engine
     release(engine, "pick", "#109", "--reason", "regression")

@@ -237,3 +237,26 @@ def test_malformed_versions_say_what_is_valid(text: str, why: str) -> None:
     assert why in message
     assert "valid: 0.31.0, 0.31.0rc1, 0.31.0-rc.1" in message
     assert info.value.exit_code == 2
+
+
+def test_first_rc_zero_admits_rc0_and_numbers_from_it() -> None:
+    """Projects such as vllm-gaudi tag ``X.Y.Zrc0`` first (``first-rc = 0``)."""
+    base = ReleaseVersion(0, 16, 0)
+    assert parse_version("0.16.0rc0", first_rc=0) == ReleaseVersion(0, 16, 0, rc=0)
+    assert parse_version("0.16.0-rc.0", first_rc=0) == ReleaseVersion(0, 16, 0, rc=0)
+    assert next_rc(base, [], first_rc=0) == ReleaseVersion(0, 16, 0, rc=0)
+    assert next_rc(base, [ReleaseVersion(0, 16, 0, rc=0)], first_rc=0).rc == 1
+    assert next_rc(base, [], first_rc=1).rc == 1
+    with pytest.raises(VersionError, match="start at 1"):
+        parse_version("0.16.0rc0")
+
+
+def test_rc0_tags_are_read_whatever_the_setting() -> None:
+    """An existing ``v0.16.0rc0`` counts as an rc of its release: the next is rc1, and the
+    rc0 sorts between the previous final and rc1."""
+    tag = TagTemplate("v{version}", "tag")
+    rc0 = tag.parse("v0.16.0rc0")
+    assert rc0 == ReleaseVersion(0, 16, 0, rc=0)
+    assert tag.parse_any("v0.16.0-rc.0") == rc0
+    assert next_rc(ReleaseVersion(0, 16, 0), [rc0]).rc == 1
+    assert ReleaseVersion(0, 15, 1) < rc0 < ReleaseVersion(0, 16, 0, rc=1)

@@ -118,6 +118,7 @@ _KEYS = {
     "images",
     "bots",
     "merge-by-name",
+    "first-rc",
 }
 
 
@@ -130,6 +131,7 @@ class Config:
     )
     tag: TagTemplate = field(default_factory=lambda: TagTemplate("v{version}", "tag"))
     version_scheme: str = "pep440"
+    first_rc: int = 1  # a release's first rc: X.Y.Zrc1, or X.Y.Zrc0 where a project starts at 0
     changelog: str = "CHANGELOG.md"
     repo_url: str = ""
     picks_file: str = "release-picks.txt"
@@ -271,6 +273,7 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
         branch=branch,
         tag=tag,
         version_scheme=scheme,
+        first_rc=_first_rc(table, defaults.first_rc),
         changelog=_relative_path("changelog", _str(table, "changelog"))
         if "changelog" in table
         else defaults.changelog,  # type: ignore[arg-type]
@@ -291,6 +294,13 @@ def _globs(table: Mapping[str, Any]) -> tuple[str, ...]:
     if not isinstance(raw, list) or not all(isinstance(s, str) and s.strip() for s in raw):
         raise ConfigError('[tool.release] bots: expected a list of name patterns, e.g. ["*[bot]"]')
     return tuple(raw)
+
+
+def _first_rc(table: Mapping[str, Any], default: int) -> int:
+    value = table.get("first-rc", default)
+    if isinstance(value, bool) or value not in (0, 1):
+        raise ConfigError(f"[tool.release] first-rc: expected 0 or 1, got {value!r}")
+    return int(value)
 
 
 def _flag(table: Mapping[str, Any], key: str, default: bool) -> bool:

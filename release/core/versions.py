@@ -113,8 +113,12 @@ class ReleaseVersion:
         return self.packaging() < other.packaging()
 
 
-def parse_version(text: str) -> ReleaseVersion:
-    """Parse any accepted spelling; refuse anything else with what would be valid."""
+def parse_version(text: str, *, first_rc: int = 1) -> ReleaseVersion:
+    """Parse any accepted spelling; refuse anything else with what would be valid.
+
+    ``first_rc`` is the number a release's first rc has (``first-rc`` in
+    ``[tool.release]``: 1, or 0 as in projects that tag ``X.Y.Zrc0``); a lower rc is
+    refused. Tags already made are read with ``first_rc=0``, whatever the setting."""
     raw = text.strip()
     if not raw:
         raise VersionError(f"empty version; {_VALID_HELP}")
@@ -128,8 +132,8 @@ def parse_version(text: str) -> ReleaseVersion:
     for pattern, field in ((_SEMVER_RC, "rc"), (_SEMVER_POST, "post")):
         match = pattern.match(body)
         if match:
-            if field == "rc" and int(match["n"]) == 0:
-                raise VersionError(f"{text!r}: rc numbers start at 1; {_VALID_HELP}")
+            if field == "rc" and int(match["n"]) < first_rc:
+                raise VersionError(_rc_too_low(text, first_rc))
             major, minor, patch = (int(p) for p in match["base"].split("."))
             return ReleaseVersion(major, minor, patch, **{field: int(match["n"])})
     try:
@@ -152,10 +156,14 @@ def parse_version(text: str) -> ReleaseVersion:
         rc = number
     if rc is not None and version.post is not None:
         raise VersionError(f"{text!r}: a post release of an rc is not a release; {_VALID_HELP}")
-    if rc == 0:
-        raise VersionError(f"{text!r}: rc numbers start at 1; {_VALID_HELP}")
+    if rc is not None and rc < first_rc:
+        raise VersionError(_rc_too_low(text, first_rc))
     major, minor, patch = version.release
     return ReleaseVersion(major, minor, patch, rc=rc, post=version.post)
+
+
+def _rc_too_low(text: str, first_rc: int) -> str:
+    return f"{text!r}: rc numbers start at {first_rc} (first-rc in [tool.release]); {_VALID_HELP}"
 
 
 @dataclass(frozen=True)
@@ -223,7 +231,7 @@ class TagTemplate:
         if match is None or "version" not in match.groupdict():
             return None
         try:
-            return parse_version(match["version"])
+            return parse_version(match["version"], first_rc=0)
         except VersionError:
             return None
 
@@ -235,7 +243,7 @@ class TagTemplate:
         groups = match.groupdict()
         if "version" in groups:
             try:
-                version = parse_version(groups["version"])
+                version = parse_version(groups["version"], first_rc=0)
             except VersionError:
                 return None
         else:
@@ -273,8 +281,11 @@ def ref_format_problem(name: str) -> str | None:
     return None
 
 
-def next_rc(base: ReleaseVersion, existing: Iterable[ReleaseVersion]) -> ReleaseVersion:
-    """The next rc of ``base``: one past every rc of it that exists anywhere.
+def next_rc(
+    base: ReleaseVersion, existing: Iterable[ReleaseVersion], *, first_rc: int = 1
+) -> ReleaseVersion:
+    """The next rc of ``base``: one past every rc of it that exists anywhere (``first_rc``
+    when there is none).
 
     Refuses when the final (or a post release) of ``base`` already exists, since an
     rc after the final would go back in version order.
@@ -288,4 +299,5 @@ def next_rc(base: ReleaseVersion, existing: Iterable[ReleaseVersion]) -> Release
             f"(cut a new release, or tag {base.release}.post{(latest.post or 0) + 1})"
         )
     rcs = [v.rc for v in ours if v.rc is not None]
-    return ReleaseVersion(base.major, base.minor, base.patch, rc=max(rcs, default=0) + 1)
+    number = max(rcs, default=first_rc - 1) + 1
+    return ReleaseVersion(base.major, base.minor, base.patch, rc=number)

@@ -92,7 +92,10 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     ours = ctx.release_tags(release, tags)
     final = next((t.name for t in ours if not t.version.is_rc), None)
     try:
-        upcoming: str | None = ctx.tag_name(next_rc(release, [t.version for t in ours]))
+        first = ctx.config.first_rc
+        upcoming: str | None = ctx.tag_name(
+            next_rc(release, [t.version for t in ours], first_rc=first)
+        )
     except ReleaseError:
         upcoming = None
     try:

@@ -33,12 +33,16 @@ def release_date() -> str:
 
 
 def choose_version(
-    base: ReleaseVersion, requested: ReleaseVersion | None, tags: list[TagInfo]
+    base: ReleaseVersion,
+    requested: ReleaseVersion | None,
+    tags: list[TagInfo],
+    *,
+    first_rc: int = 1,
 ) -> ReleaseVersion:
     """The rc or post version to tag now. Pure; refuses with what would be valid."""
     ours = [t.version for t in tags if t.version.base == base.base]
     if requested is None:
-        return next_rc(base, ours)
+        return next_rc(base, ours, first_rc=first_rc)
     if requested.base != base.base:
         raise UsageError(f"{requested} is not a version of the {base} release branch")
     if requested.is_final:
@@ -47,7 +51,9 @@ def choose_version(
         raise RefusedError(f"{requested} needs the final {base} first (run promote)")
     latest = max(ours, default=None)
     if latest is not None and requested <= latest:
-        valid = next_rc(base, ours) if not any(not v.is_rc for v in ours) else None
+        valid = (
+            next_rc(base, ours, first_rc=first_rc) if not any(not v.is_rc for v in ours) else None
+        )
         hint = (
             f"; next valid: {valid}"
             if valid
@@ -134,7 +140,9 @@ def tag(
     dry_run: bool = False,
     say: Callable[[str], None] = print,
 ) -> Plan:
-    requested = parse_version(version) if version is not None else None
+    requested = (
+        parse_version(version, first_rc=ctx.config.first_rc) if version is not None else None
+    )
 
     def build() -> tuple[Plan, TagRequest | None]:
         ctx.require_settled()
@@ -143,7 +151,7 @@ def tag(
         ctx.require_clean()
         _require_remote(ctx, offline)
         tags = ctx.tags(offline=offline)
-        chosen = choose_version(base, requested, tags)
+        chosen = choose_version(base, requested, tags, first_rc=ctx.config.first_rc)
         name = ctx.tag_name(chosen)
         if any(t.name == name for t in tags):
             raise RefusedError(f"tag {name} already exists")
@@ -185,7 +193,9 @@ def promote(
     dry_run: bool = False,
     say: Callable[[str], None] = print,
 ) -> Plan:
-    requested = parse_version(version) if version is not None else None
+    requested = (
+        parse_version(version, first_rc=ctx.config.first_rc) if version is not None else None
+    )
 
     def build() -> tuple[Plan, TagRequest]:
         ctx.require_settled()
