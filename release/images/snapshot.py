@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from release.adapters.engine import ContainerEngine
 from release.adapters.process import atomic_write
 from release.core.matrix import ImageMatrix, Variant
 from release.errors import EngineError, UsageError
+from release.images.inventory import probe_state
 from release.images.source import BuildSource
 from release.images.standin import STANDIN_LABEL
 
@@ -148,21 +148,13 @@ def run_snapshot(
             if run.timed_out
             else ((run.stdout or run.stderr).strip().splitlines() or [""])[-1]
         )
-    probe = (resources.files("release.images") / "snapshot_probe.py").read_text(encoding="utf-8")
-    run = engine.run_container(
+    state = probe_state(
+        engine,
         data["Id"],
-        ["-"],
-        entrypoint="python3",
-        stdin=probe,
         timeout=rule.timeout,
         labels={"org.release.snapshot": variant.id},
+        what=image,
     )
-    if not run.ok:
-        raise EngineError(
-            f"recording the runtime state of {image} failed: "
-            f"{'timed out' if run.timed_out else (run.stderr.strip().splitlines() or ['?'])[-1]}"
-        )
-    state = json.loads(run.stdout)
     labels = (data.get("Config") or {}).get("Labels") or {}
     record = {
         "schema": 1,

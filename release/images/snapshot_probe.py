@@ -76,6 +76,8 @@ def python():
 
 
 def libraries():
+    """Each shared library once, by its real path: on a merged-/usr image ``/lib`` is a
+    link to ``usr/lib``, and walking both would count every library twice."""
     found = {}
     for top in LIB_DIRS:
         for root, _dirs, files in os.walk(top):
@@ -84,6 +86,9 @@ def libraries():
                     continue
                 path = os.path.join(root, name)
                 if os.path.islink(path) or not os.path.isfile(path):
+                    continue
+                path = os.path.realpath(path)
+                if path in found:
                     continue
                 digest = hashlib.sha256()
                 with open(path, "rb") as f:

@@ -1,0 +1,249 @@
+"""The release manifest: one JSON document per rc and per final, checked against the
+schema in ``manifest.schema.json`` on write and on read. Pure.
+
+A manifest is assembled from *parts*: each ``build``, ``smoke`` and ``snapshot`` run
+writes one part per variant (a CI job per variant writes only its own), and
+:func:`merge` puts the parts of one release together, refusing parts that disagree on
+what was released (version, commit) or on the image (a smoke run on another image than
+the one built). :func:`missing` says what a manifest still lacks for the matrix: every
+variant built and smoked, and snapshotted where the snapshot rule says so; where it does
+not, the snapshot is recorded as omitted, with the rule (:func:`omitted_snapshot`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from release.errors import ReleaseError
+
+__all__ = [
+    "MANIFEST_SCHEMA",
+    "PARTS",
+    "PART_SCHEMA",
+    "ManifestError",
+    "Release",
+    "VariantRule",
+    "check",
+    "loads",
+    "merge",
+    "missing",
+    "omitted_snapshot",
+    "part_document",
+    "variant_summary",
+]
+
+MANIFEST_SCHEMA = "release-manifest/1"
+PART_SCHEMA = "release-manifest-part/1"
+PARTS = ("build", "smoke", "snapshot")
+
+
+class ManifestError(ReleaseError):
+    """A manifest or part that is not valid, disagrees with another or is incomplete."""
+
+    exit_code = 7
+
+
+@dataclass(frozen=True)
+class Release:
+    """What every part and the manifest say first: which release this is."""
+
+    version: str  # PEP 440
+    tag: str | None  # None for an untagged build
+    commit: str
+    source_date_epoch: int
+    image: str  # the image name of the matrix
+    tool_version: str
+
+    def header(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "tag": self.tag,
+            "commit": self.commit,
+            "source_date_epoch": self.source_date_epoch,
+            "tool": {"name": "release", "version": self.tool_version},
+            "image": self.image,
+        }
+
+
+@dataclass(frozen=True)
+class VariantRule:
+    """A variant of the matrix as completeness sees it."""
+
+    id: str
+    cuda: str
+    snapshot: bool  # the snapshot rule applies (the runtime step is built in)
+    rule: str  # the rule as written, e.g. "!=12.*"
+
+
+@functools.cache
+def _validator() -> Any:
+    import jsonschema  # loaded when a manifest is read or written, not at start-up
+
+    text = (resources.files("release.core") / "manifest.schema.json").read_text(encoding="utf-8")
+    schema = json.loads(text)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def check(document: Any, what: str) -> dict[str, Any]:
+    """``document`` if the schema admits it, else :class:`ManifestError` in one line naming
+    where (``variants.cu129.build.image_id``) and what is wrong."""
+    errors = sorted(_validator().iter_errors(document), key=lambda e: list(e.absolute_path))
+    if errors:
+        # oneOf (manifest or part) hides the cause: report the deepest error of the kind
+        # the document says it is
+        error = _cause(errors[0], document)
+        where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
+        message = error.message if len(error.message) <= 160 else error.message[:157] + "..."
+        raise ManifestError(f"{what}: not a valid release manifest: {where}: {message}")
+    return document  # type: ignore[no-any-return]
+
+
+def _cause(error: Any, document: Any) -> Any:
+    kind = document.get("schema") if isinstance(document, Mapping) else None
+    wanted = "part" if kind == PART_SCHEMA else "manifest"
+    if error.context:
+        ours = [e for e in error.context if f"/$defs/{wanted}" in "/".join(map(str, e.schema_path))]
+        ours = ours or list(error.context)
+        deepest = max(ours, key=lambda e: len(e.absolute_path))
+        return _cause(deepest, document)
+    return error
+
+
+def loads(text: str, what: str) -> dict[str, Any]:
+    """A manifest or part read back: JSON, then the schema."""
+    try:
+        document = json.loads(text)
+    except ValueError as err:
+        raise ManifestError(f"{what}: not JSON ({err})") from None
+    return check(document, what)
+
+
+def part_document(
+    release: Release, variant: str, part: str, data: Mapping[str, Any]
+) -> dict[str, Any]:
+    """One variant's build, smoke or snapshot result as a part, checked."""
+    document = {
+        "schema": PART_SCHEMA,
+        **release.header(),
+        "variant": variant,
+        "part": part,
+        "data": dict(data),
+    }
+    return check(document, f"the {part} part of {variant}")
+
+
+def omitted_snapshot(variant: VariantRule) -> dict[str, Any]:
+    """The snapshot of a variant the rule leaves out, as the manifest records it."""
+    return {"status": "omitted", "reason": f"CUDA {variant.cuda}, rule `{variant.rule}`"}
+
+
+_SAME = ("version", "commit", "source_date_epoch", "image")
+
+
+def merge(
+    parts: Iterable[Mapping[str, Any]], rules: Sequence[VariantRule], *, partial: bool = False
+) -> dict[str, Any]:
+    """The manifest the ``parts`` make. Parts must agree on the release; one (variant, part)
+    written twice must be the same document. Variants the rule leaves without a snapshot
+    get the omitted record. With ``partial``, what is missing is left out; without it,
+    a missing part is an error (see :func:`missing`)."""
+    header: dict[str, Any] | None = None
+    found: dict[tuple[str, str], Mapping[str, Any]] = {}
+    known = {r.id: r for r in rules}
+    for part in parts:
+        if header is None:
+            header = {
+                k: v for k, v in part.items() if k not in ("schema", "variant", "part", "data")
+            }
+        for key in _SAME:
+            if part[key] != header[key]:
+                raise ManifestError(
+                    f"parts disagree on the {key}: {header[key]!r} and {part[key]!r} "
+                    f"({part['variant']} {part['part']}); they are not of one release"
+                )
+        if header.get("tag") is None and part.get("tag") is not None:
+            header["tag"] = part["tag"]
+        if part["variant"] not in known:
+            raise ManifestError(
+                f"a {part['part']} part for variant {part['variant']!r}, which the matrix does "
+                f"not have (variants: {', '.join(known)})"
+            )
+        slot = (part["variant"], part["part"])
+        if slot in found and found[slot] != part["data"]:
+            raise ManifestError(
+                f"two different {slot[1]} parts for {slot[0]}: the variant was "
+                f"{'built' if slot[1] == 'build' else 'checked'} twice; keep one"
+            )
+        found[slot] = part["data"]
+    if header is None:
+        raise ManifestError("no parts: build, smoke and snapshot write them (release images build)")
+    variants: dict[str, Any] = {}
+    for rule in rules:
+        entry: dict[str, Any] = {}
+        for name in PARTS:
+            if (rule.id, name) in found:
+                entry[name] = dict(found[(rule.id, name)])
+        if not rule.snapshot:
+            if "snapshot" in entry and entry["snapshot"].get("status") != "omitted":
+                raise ManifestError(
+                    f"a snapshot part for {rule.id}, which the rule `{rule.rule}` leaves out"
+                )
+            entry["snapshot"] = omitted_snapshot(rule)
+        _same_image(rule.id, entry)
+        if entry.keys() - {"snapshot"} or partial:
+            variants[rule.id] = entry
+    manifest = {"schema": MANIFEST_SCHEMA, **header, "variants": variants}
+    gaps = missing(manifest, rules)
+    if gaps and not partial:
+        raise ManifestError("the manifest is incomplete: " + "; ".join(gaps))
+    return manifest if partial else check(manifest, "the merged manifest")
+
+
+def _same_image(variant: str, entry: Mapping[str, Any]) -> None:
+    built = entry.get("build", {}).get("image_id")
+    for name in ("smoke", "snapshot"):
+        other = entry.get(name, {}).get("image_id")
+        if built and other and other != built:
+            raise ManifestError(
+                f"{name}({variant}) ran on image {other[:19]}, not on the one built "
+                f"({built[:19]}): run it again on the build's image"
+            )
+
+
+def missing(manifest: Mapping[str, Any], rules: Sequence[VariantRule]) -> list[str]:
+    """What the manifest lacks for the matrix, one phrase per variant; [] when complete."""
+    out = []
+    variants = manifest.get("variants", {})
+    for rule in rules:
+        entry = variants.get(rule.id, {})
+        lacking = [name for name in PARTS if name not in entry]
+        if lacking:
+            out.append(
+                f"{rule.id}: no {' / '.join(lacking)} (run "
+                + ", ".join(f'nox -s "{name}({rule.id})"' for name in lacking)
+                + ")"
+            )
+    return out
+
+
+def variant_summary(entry: Mapping[str, Any] | None) -> dict[str, str]:
+    """Built / smoked / snapshot, each as a short word, for ``status`` and the rehearsal."""
+    entry = entry or {}
+    build = entry.get("build")
+    smoke = entry.get("smoke")
+    snap = entry.get("snapshot")
+    return {
+        "built": f"yes ({build['image_id'][7:19]})" if build else "no",
+        "smoked": ("passed" if smoke["passed"] else "FAILED") if smoke else "no",
+        "snapshot": (
+            f"omitted ({snap['reason']})"
+            if snap and snap["status"] == "omitted"
+            else (snap["status"] if snap else "no")
+        ),
+    }
