@@ -15,7 +15,7 @@ import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from release import __version__
 from release.adapters.git_notes import read_note, write_note
@@ -31,14 +31,27 @@ from release.core.manifest import (
     part_document,
 )
 from release.core.matrix import ImageMatrix
+from release.flows.context import ReleaseContext
+from release.images.source import BuildSource
 
 if TYPE_CHECKING:  # the reports are made where smoke and snapshot run
     from release.images.smoke_checks import SmokeReport
     from release.images.snapshot import SnapshotReport
-    from release.images.workspace import Workspace
+
+
+class Workspace(Protocol):
+    """What the manifest needs of a checkout (:class:`release.images.workspace.Workspace`)."""
+
+    ctx: ReleaseContext
+    matrix: ImageMatrix
+    source: BuildSource
+
+    @property
+    def state_dir(self) -> Path: ...
 
 __all__ = [
     "MANIFEST_DIR_ENV",
+    "Workspace",
     "assemble",
     "parts_root",
     "publish",

@@ -1,0 +1,133 @@
+"""``reproduce``'s verdict: a rebuilt variant against the manifest, field by field. Pure.
+
+Each field is a *match* or a *drift*, with the differences. Image ids are the exception:
+Docker Engine 20.10's builder stamps every layer with the time it was made, whatever
+``SOURCE_DATE_EPOCH`` says, so two builds of the same sources get two ids. A different
+id is then *expected*, not drift, and the content digest (the filesystem with timestamps
+normalized) is what says whether the image is the same.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["IMAGE_ID_NOTE", "FieldVerdict", "State", "compare_variant", "dict_changes", "table"]
+
+IMAGE_ID_NOTE = (
+    "expected: this engine's builder stamps layer times, so ids differ between builds; "
+    "the content digest compares the filesystems"
+)
+
+
+class State(enum.Enum):
+    MATCH = "match"
+    DRIFT = "drift"
+    EXPECTED = "differs (expected)"
+    NOT_COMPARED = "not compared"
+
+
+@dataclass(frozen=True)
+class FieldVerdict:
+    name: str
+    state: State
+    differences: tuple[str, ...] = field(default=())
+
+    @property
+    def drift(self) -> bool:
+        return self.state is State.DRIFT
+
+
+def dict_changes(old: Mapping[str, Any], new: Mapping[str, Any], limit: int = 12) -> list[str]:
+    """``+ key value``, ``- key value`` and ``~ key old -> new``, sorted by key, at most
+    ``limit`` lines (then how many more)."""
+    lines = []
+    for key in sorted(old.keys() | new.keys()):
+        if key not in new:
+            lines.append(f"- {key} {_short(old[key])}")
+        elif key not in old:
+            lines.append(f"+ {key} {_short(new[key])}")
+        elif old[key] != new[key]:
+            lines.append(f"~ {key} {_short(old[key])} -> {_short(new[key])}")
+    if len(lines) > limit:
+        lines = [*lines[:limit], f"... {len(lines) - limit} more"]
+    return lines
+
+
+def _short(value: Any) -> str:
+    text = str(value)
+    if text.startswith("sha256:"):
+        return text[7:19]
+    return text[:12] if len(text) == 64 and all(c in "0123456789abcdef" for c in text) else text
+
+
+def _equal(name: str, old: Any, new: Any) -> FieldVerdict:
+    if old == new:
+        return FieldVerdict(name, State.MATCH)
+    return FieldVerdict(name, State.DRIFT, (f"recorded {_short(old)}, rebuilt {_short(new)}",))
+
+
+def _mapping(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> FieldVerdict:
+    changes = dict_changes(old, new)
+    return FieldVerdict(name, State.DRIFT if changes else State.MATCH, tuple(changes))
+
+
+def _check_runs(
+    name: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None
+) -> FieldVerdict:
+    """Smoke and snapshot: the rebuild must do as well as the rc did (a check the rc passed
+    and the rebuild failed is drift; one not run on either side is said)."""
+    if old is None or new is None:
+        return FieldVerdict(name, State.NOT_COMPARED, ("not run on the rebuild",) if old else ())
+    if "checks" in old:  # smoke
+        before = {c["name"]: c["status"] for c in old["checks"]}
+        after = {c["name"]: c["status"] for c in new["checks"]}
+        return _mapping(name, before, after)
+    return _equal(name, old["status"], new["status"])
+
+
+def compare_variant(
+    recorded: Mapping[str, Any], rebuilt: Mapping[str, Any], *, ids_reproducible: bool = False
+) -> list[FieldVerdict]:
+    """Field by field: input digest, content digest (by part), Python packages, shared
+    libraries, CUDA version, image id, then smoke and snapshot results."""
+    old, new = recorded["build"], rebuilt["build"]
+    content = _equal("content digest", old["content"]["digest"], new["content"]["digest"])
+    if content.drift:
+        parts = dict_changes(old["content"]["parts"], new["content"]["parts"])
+        content = FieldVerdict(content.name, State.DRIFT, (*content.differences, *parts))
+    image = _equal("image id", old["image_id"], new["image_id"])
+    if image.drift and not ids_reproducible:
+        image = FieldVerdict("image id", State.EXPECTED, (IMAGE_ID_NOTE,))
+    return [
+        _equal("input digest", old["input_digest"], new["input_digest"]),
+        content,
+        _mapping(
+            "Python packages",
+            old["inventory"]["python_packages"],
+            new["inventory"]["python_packages"],
+        ),
+        _mapping("shared libraries", old["inventory"]["libraries"], new["inventory"]["libraries"]),
+        _equal("CUDA version", old["inventory"]["cuda"], new["inventory"]["cuda"]),
+        image,
+        _check_runs("smoke", recorded.get("smoke"), rebuilt.get("smoke")),
+        _check_runs("snapshot", recorded.get("snapshot"), rebuilt.get("snapshot")),
+    ]
+
+
+def table(verdicts: Mapping[str, Sequence[FieldVerdict]], limit: int = 8) -> list[str]:
+    """The verdict per variant, a field a line, differences indented under it."""
+    lines = []
+    for variant, fields in verdicts.items():
+        drifted = [f.name for f in fields if f.drift]
+        head = f"DRIFT in {', '.join(drifted)}" if drifted else "match"
+        lines.append(f"{variant}: {head}")
+        width = max(len(f.name) for f in fields)
+        for f in fields:
+            lines.append(f"  {f.name:<{width}}  {f.state.value}")
+            lines += [f"  {'':<{width}}    {d}" for d in f.differences[:limit]]
+            if len(f.differences) > limit:
+                lines.append(f"  {'':<{width}}    ... {len(f.differences) - limit} more")
+    return lines
