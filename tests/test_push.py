@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from release.adapters.git import GitRepo
+from release.adapters.git_notes import notes_ref, read_note, write_note
 from release.sample import ALICE, Change, SampleEngine, add_commit
 
 from .conftest import repo_state, run_cli
@@ -210,3 +213,37 @@ def test_remote_branch_moved_on_is_refused_until_merged(
     remote = _remote_refs(ready)
     assert remote[f"refs/heads/{BRANCH}"] == _local(ready, BRANCH)
     assert remote["refs/tags/v0.1.0rc1"] == _local(ready, "refs/tags/v0.1.0rc1")
+
+
+def test_a_tags_manifest_goes_with_it_and_one_written_elsewhere_is_refused(
+    ready: SampleEngine,
+) -> None:
+    """The manifest (the tag's notes ref) lands in the same atomic push as the tag; a newer
+    one is pushed on its own later; one the remote got from elsewhere is never overwritten."""
+    tip = _local(ready, "v0.1.0rc1^{commit}")
+    write_note(ready.repo, "v0.1.0rc1", tip, '{"manifest": 1}\n')
+    result = run_cli(ready.root, "push")
+    assert result.code == 0, result.output
+    remote = _remote_refs(ready)
+    ref = notes_ref("v0.1.0rc1")
+    assert remote[ref] == _local(ready, ref)
+    assert remote["refs/tags/v0.1.0rc1"] == _local(ready, "v0.1.0rc1")
+
+    write_note(ready.repo, "v0.1.0rc1", tip, '{"manifest": 2}\n')  # rewritten here: a child
+    assert run_cli(ready.root, "push").code == 0
+    assert _remote_refs(ready)[ref] == _local(ready, ref)
+    assert run_cli(ready.root, "push").stdout.startswith("origin is up to date")
+
+    assert ready.remote is not None  # another clone writes its own manifest and pushes it
+    clone = ready.root.parent / "other-clone"
+    subprocess.run(["git", "clone", "-q", str(ready.remote), str(clone)], check=True)
+    theirs = GitRepo(clone)
+    write_note(theirs, "v0.1.0rc1", tip, '{"manifest": "theirs"}\n')
+    theirs.run("push", "-q", "origin", f"+{ref}:{ref}")
+    write_note(ready.repo, "v0.1.0rc1", tip, '{"manifest": 3}\n')
+    before = repo_state(ready.root)
+    refused = run_cli(ready.root, "push")
+    assert refused.code == 3
+    assert "the manifest of v0.1.0rc1 on origin was written elsewhere" in _one_line(refused.stderr)
+    assert repo_state(ready.root) == before
+    assert read_note(theirs, "v0.1.0rc1", tip) == '{"manifest": "theirs"}\n'

@@ -1,13 +1,18 @@
-"""``push``: the release branch and its new tags in one ``git push --atomic``.
+"""``push``: the release branch, its new tags and their manifests in one ``git push
+--atomic``.
 
 Either every ref lands on the remote or none does; a rejected or failed push changes
 nothing locally (git updates remote-tracking refs only on success), so a retry is safe.
+A tag's manifest is its notes ref (``refs/notes/release/<tag>``, see
+:mod:`release.adapters.git_notes`); it is sent when the remote lacks it or has an older
+one, and refused when the remote's was written elsewhere.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from release.adapters.git_notes import NOTES_PREFIX
 from release.adapters.lock import repo_lock
 from release.core.plan import Plan, Step, short
 from release.errors import GitError, RefusedError
@@ -23,8 +28,10 @@ def plan_push(
     remote_branch: str | None,
     local_tags: dict[str, str],
     remote_tags: dict[str, str],
+    manifests: dict[str, str] | None = None,
 ) -> Plan:
-    """Refs to send. Pure: compares local and remote tips."""
+    """Refs to send. Pure: compares local and remote tips. ``manifests``: tag -> the
+    tip of its local notes ref, for the manifests the remote lacks or has older."""
     steps: list[Step] = []
     for name, sha in sorted(local_tags.items()):
         there = remote_tags.get(name)
@@ -50,6 +57,14 @@ def plan_push(
                     {"ref": f"refs/tags/{name}", "sha": sha},
                 )
             )
+    for name, sha in sorted((manifests or {}).items()):
+        steps.append(
+            Step(
+                "push-ref",
+                f"push the manifest of {name} ({NOTES_PREFIX}{name})",
+                {"ref": f"{NOTES_PREFIX}{name}", "sha": sha},
+            )
+        )
     summary = (
         f"push to {remote} atomically: {len(steps)} ref(s)" if steps else f"{remote} is up to date"
     )
@@ -65,7 +80,9 @@ def _read(ctx: ReleaseContext) -> Plan:
             f"no remote named {remote!r}; add it (git remote add {remote} URL) or set remote in [tool.release]"
         )
     try:
-        refs = ctx.repo.remote_refs(remote, f"refs/heads/{branch}", "refs/tags/*")
+        refs = ctx.repo.remote_refs(
+            remote, f"refs/heads/{branch}", "refs/tags/*", f"{NOTES_PREFIX}*"
+        )
     except GitError as err:
         raise RefusedError(
             f"{err.message}; nothing was pushed, retry when it is reachable"
@@ -86,7 +103,29 @@ def _read(ctx: ReleaseContext) -> Plan:
             f"git fetch {remote} and merge {remote}/{branch}, then push again"
         )
     ours = {t.name: t.commit for t in ctx.tags(remote=False) if t.version.base == base.base}
-    return plan_push(remote, branch, local_branch, remote_branch, ours, remote_tags)
+    manifests = _manifests_to_send(ctx, remote, ours, refs)
+    return plan_push(remote, branch, local_branch, remote_branch, ours, remote_tags, manifests)
+
+
+def _manifests_to_send(
+    ctx: ReleaseContext, remote: str, tags: dict[str, str], refs: dict[str, str]
+) -> dict[str, str]:
+    """Tag -> local notes tip, for each manifest of ``tags`` the remote lacks or has an
+    ancestor of; a remote manifest written elsewhere is refused, never overwritten."""
+    out: dict[str, str] = {}
+    for name in tags:
+        ref = NOTES_PREFIX + name
+        local = ctx.repo.rev(ref)
+        there = refs.get(ref)
+        if local is None or there == local:
+            continue
+        if there is not None and not ctx.repo.is_ancestor(there, local):
+            raise RefusedError(
+                f"the manifest of {name} on {remote} was written elsewhere ({short(there)}); "
+                f"compare it (git fetch {remote} {ref}:{ref}-remote) and publish one"
+            )
+        out[name] = local
+    return out
 
 
 def push(ctx: ReleaseContext, *, dry_run: bool = False, say: Callable[[str], None] = print) -> Plan:
