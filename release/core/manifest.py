@@ -17,9 +17,12 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from release.errors import ReleaseError
+
+if TYPE_CHECKING:
+    from release.core.matrix import ImageMatrix
 
 __all__ = [
     "MANIFEST_SCHEMA",
@@ -34,6 +37,7 @@ __all__ = [
     "missing",
     "omitted_snapshot",
     "part_document",
+    "variant_rules",
     "variant_summary",
 ]
 
@@ -78,6 +82,12 @@ class VariantRule:
     cuda: str
     snapshot: bool  # the snapshot rule applies (the runtime step is built in)
     rule: str  # the rule as written, e.g. "!=12.*"
+
+
+def variant_rules(matrix: ImageMatrix) -> list[VariantRule]:
+    """The matrix's variants as completeness sees them."""
+    rule = str(matrix.snapshot.cuda) if matrix.snapshot is not None else "(no snapshot rule)"
+    return [VariantRule(v.id, v.cuda_text, matrix.has_snapshot(v), rule) for v in matrix.variants]
 
 
 @functools.cache

@@ -8,10 +8,12 @@ from typing import Any
 
 from release.adapters.files import read_text
 from release.core.commits import RECORD_END, pick_fields
+from release.core.manifest import ManifestError, merge, missing, variant_rules, variant_summary
 from release.core.versions import next_rc
 from release.errors import GitError, RefusedError, ReleaseError
 from release.flows.branch import ReleaseBranch, resolve_candidates
-from release.flows.context import ReleaseContext
+from release.flows.context import ReleaseContext, TagInfo
+from release.flows.manifest_store import parts_root, published, read_parts
 from release.flows.pick_journal import read_journal
 from release.flows.pick_plan import parse_requests
 
@@ -33,6 +35,7 @@ class Status:
     remote_checked: bool = False
     untagged_commits: int = 0
     release_branches: list[str] = field(default_factory=list)
+    images: dict[str, Any] | None = None  # the latest tag's manifest, per variant
     notes: list[str] = field(default_factory=list)
     next_command: str = ""
 
@@ -160,11 +163,39 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         ctx.remote_checked,
         untagged,
         [],
+        _images(ctx, [t for t in ours if t.local], notes),
         notes,
     )
     shipped = [t.version.post or 0 for t in ours if not t.version.is_rc]
     post = str(replace(release.base, post=max(shipped) + 1)) if shipped else None
     return _with_next(s, ctx, post)
+
+
+def _images(ctx: ReleaseContext, tags: list[TagInfo], notes: list[str]) -> dict[str, Any] | None:
+    """Per variant of the matrix: built, smoked and snapshotted (or omitted), from the
+    newest tag's published manifest, else from the parts written here."""
+    matrix = ctx.config.matrix
+    if matrix is None or not tags:
+        return None
+    tag = tags[-1]
+    rules = variant_rules(matrix)
+    try:
+        manifest = published(ctx.repo, tag.name, tag.commit)
+        source = "published"
+        if manifest is None:
+            parts = read_parts([parts_root(ctx.repo.git_dir)], tag.version.pep440())
+            manifest = merge(parts, rules, partial=True) if parts else {"variants": {}}
+            source = "local parts" if parts else "none yet"
+    except ManifestError as err:
+        notes.append(err.one_line())
+        return None
+    variants = manifest.get("variants", {})
+    return {
+        "tag": tag.name,
+        "manifest": source,
+        "variants": {r.id: variant_summary(variants.get(r.id)) for r in rules},
+        "missing": missing(manifest, rules),
+    }
 
 
 def _in_progress(ctx: ReleaseContext, notes: list[str]) -> dict[str, Any] | None:
@@ -225,6 +256,14 @@ def render_status(s: Status) -> list[str]:
                 else ""
             )
             lines.append(f"in progress: pick{where}, {s.pick_in_progress['remaining']} left")
+    if s.images is not None:
+        lines.append(f"images:   {s.images['tag']} (manifest: {s.images['manifest']})")
+        width = max(len(v) for v in s.images["variants"])
+        for variant, row in s.images["variants"].items():
+            lines.append(
+                f"  {variant:<{width}}  built {row['built']}, smoke {row['smoked']}, "
+                f"snapshot {row['snapshot']}"
+            )
     if s.dirty:
         lines.append(f"dirty:    {', '.join(s.dirty[:5])}")
     lines += [f"note:     {n}" for n in s.notes]

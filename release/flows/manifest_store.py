@@ -1,0 +1,61 @@
+"""Where manifests are kept, and reading them back: the parts ``build``, ``smoke`` and
+``snapshot`` write, and the manifest published as a tag's note.
+
+Parts live under ``<git dir>/release/manifest/<version>/<variant>.<part>.json``, or
+under ``$RELEASE_MANIFEST_DIR/<version>/`` where that is set (CI: a directory each job
+uploads as an artifact, so nothing is written under ``.git``). Everything read is checked
+against the schema (:mod:`release.core.manifest`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from release.adapters.git import GitRepo
+from release.adapters.git_notes import notes_ref, read_note
+from release.core.manifest import PART_SCHEMA, ManifestError, check, loads
+
+__all__ = ["MANIFEST_DIR_ENV", "parts_root", "published", "read_parts"]
+
+MANIFEST_DIR_ENV = "RELEASE_MANIFEST_DIR"
+
+
+def parts_root(git_dir: Path, env: Mapping[str, str] | None = None) -> Path:
+    chosen = (os.environ if env is None else env).get(MANIFEST_DIR_ENV)
+    return Path(chosen) if chosen else git_dir / "release" / "manifest"
+
+
+def read_parts(dirs: Iterable[Path], version: str) -> list[dict[str, Any]]:
+    """Every part of ``version`` under ``dirs``: in ``<dir>/<version>/`` as written here, or
+    anywhere below ``dir`` (CI artifacts unpacked as they come), each checked. Other JSON
+    files are passed over; a part that is damaged is an error naming the file."""
+    found: list[dict[str, Any]] = []
+    seen: set[Path] = set()
+    for top in dirs:
+        if not top.is_dir():
+            raise ManifestError(f"--parts {top}: not a directory")
+        for path in sorted(top.rglob("*.json")):
+            if path.resolve() in seen:
+                continue
+            seen.add(path.resolve())
+            try:
+                head = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError, UnicodeDecodeError) as err:
+                raise ManifestError(f"{path}: not a readable JSON part ({err})") from None
+            if not isinstance(head, dict) or head.get("schema") != PART_SCHEMA:
+                continue
+            if head.get("version") == version:
+                found.append(check(head, str(path)))
+    return found
+
+
+def published(repo: GitRepo, tag: str, commit: str) -> dict[str, Any] | None:
+    """``tag``'s published manifest, checked; None when it has none."""
+    text = read_note(repo, tag, commit)
+    if text is None:
+        return None
+    return loads(text, f"the manifest of {tag} ({notes_ref(tag)})")
