@@ -107,7 +107,11 @@ def repo_state(root: Path) -> dict[str, object]:
     state["worktree"] = tree
     release_dir = git_dir / "release"
     state["release_dir"] = (
-        {p.name: p.read_bytes() for p in sorted(release_dir.iterdir())}
+        {
+            str(p.relative_to(release_dir)): p.read_bytes()
+            for p in sorted(release_dir.rglob("*"))
+            if p.is_file()
+        }
         if release_dir.exists()
         else None
     )

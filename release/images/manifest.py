@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from release import __version__
-from release.adapters.git_notes import write_note
+from release.adapters.git_notes import notes_ref, write_note
 from release.adapters.process import atomic_write
 from release.core.manifest import (
     ManifestError,
@@ -24,9 +25,10 @@ from release.core.manifest import (
     variant_rules,
 )
 from release.core.matrix import ImageMatrix
+from release.errors import ConfigError, RefusedError
 from release.flows.context import ReleaseContext
 from release.flows.manifest_store import parts_root, read_parts
-from release.images.source import BuildSource
+from release.images.source import BuildSource, read_source
 
 if TYPE_CHECKING:  # the reports are made where smoke and snapshot run
     from release.images.smoke_checks import SmokeReport
@@ -34,10 +36,12 @@ if TYPE_CHECKING:  # the reports are made where smoke and snapshot run
 
 
 __all__ = [
+    "Checkout",
     "Workspace",
     "assemble",
     "parts_dir",
     "publish",
+    "push_manifest",
     "release_of",
     "smoke_data",
     "snapshot_data",
@@ -47,14 +51,32 @@ __all__ = [
 
 
 class Workspace(Protocol):
-    """What the manifest needs of a checkout (:class:`release.images.workspace.Workspace`)."""
+    """What the manifest needs of a checkout: :class:`Checkout`, or the image workflows'
+    :class:`release.images.workspace.Workspace`."""
+
+    @property
+    def ctx(self) -> ReleaseContext: ...
+    @property
+    def matrix(self) -> ImageMatrix: ...
+    @property
+    def source(self) -> BuildSource: ...
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """A checkout with an image matrix, as ``release manifest`` reads it: no container
+    engine needed (the job that merges CI's parts may have none)."""
 
     ctx: ReleaseContext
     matrix: ImageMatrix
     source: BuildSource
 
-    @property
-    def state_dir(self) -> Path: ...
+    @classmethod
+    def open(cls, path: Path | str = ".", version: str | None = None) -> Checkout:
+        ctx = ReleaseContext(path)
+        if ctx.config.matrix is None:
+            raise ConfigError("[tool.release.images] is missing: this engine has no image matrix")
+        return cls(ctx, ctx.config.matrix, read_source(ctx, version))
 
 
 def parts_dir(ws: Workspace) -> Path:
@@ -137,3 +159,21 @@ def publish(ws: Workspace, manifest: Mapping[str, Any]) -> bool:
         )
     text = json.dumps(check(dict(manifest), f"the manifest of {tag}"), indent=2, sort_keys=True)
     return write_note(ws.ctx.repo, str(tag), str(manifest["commit"]), text + "\n")
+
+
+def push_manifest(ws: Workspace, tag: str) -> bool:
+    """Send ``tag``'s manifest to the remote on its own (a CI job that merged the parts);
+    False when the remote has it already. One written elsewhere is not overwritten."""
+    repo, remote = ws.ctx.repo, ws.ctx.config.remote
+    ref = notes_ref(tag)
+    local = repo.rev(ref)
+    if local is None:
+        raise ManifestError(f"{tag} has no manifest here to push (release manifest writes it)")
+    result = repo.push_atomic(remote, [f"{ref}:{ref}"])
+    if not result.ok:
+        said = (result.stderr or result.stdout).strip().splitlines()
+        raise RefusedError(
+            f"pushing the manifest of {tag} to {remote} failed: {said[-1] if said else '?'} "
+            "(a manifest written elsewhere is never overwritten)"
+        )
+    return "[up to date]" not in result.stdout

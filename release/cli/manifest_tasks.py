@@ -1,0 +1,76 @@
+"""``release manifest``: merge the build, smoke and snapshot parts of a release into its
+manifest, check it is complete, and record it with the tag."""
+
+from __future__ import annotations
+
+import json as _json
+import os
+from pathlib import Path
+
+from invoke.context import Context
+from invoke.tasks import task
+
+from release.cli.console import say
+from release.cli.entry import entry
+
+__all__ = ["manifest"]
+
+
+@task(
+    help={
+        "parts": "a directory of parts (CI artifacts), read instead of this checkout's; "
+        "comma separated for several",
+        "version": "the release (default: the tag at HEAD)",
+        "partial": "show what is there, even when parts are missing (records nothing)",
+        "json": "print the manifest as JSON",
+        "out": "also write the manifest to this file",
+        "push": "send the tag's manifest to the remote now (release push also sends it)",
+    }
+)
+@entry
+def manifest(
+    c: Context,
+    parts: str | None = None,
+    version: str | None = None,
+    partial: bool = False,
+    json: bool = False,
+    out: str | None = None,
+    push: bool = False,
+) -> None:
+    """Merge the release's manifest from its parts, check it is complete, record it with the tag."""
+    from release.adapters.git_notes import notes_ref
+    from release.core.manifest import missing, variant_rules, variant_summary
+    from release.images.manifest import Checkout, assemble, publish, push_manifest
+
+    ws = Checkout.open(os.environ.get("RELEASE_REPO", "."), version)
+    dirs = [Path(p) for p in (parts or "").split(",") if p]
+    document = assemble(ws, dirs, partial=partial)
+    if out:
+        Path(out).write_text(_json.dumps(document, indent=2, sort_keys=True) + "\n", "utf-8")
+    if json:
+        print(_json.dumps(document, indent=2, sort_keys=True))
+    else:
+        tag = document.get("tag") or "(untagged)"
+        say(f"manifest of {document['version']} {tag} at {document['commit'][:10]}")
+        for variant, entry_ in document["variants"].items():
+            row = variant_summary(entry_)
+            say(
+                f"  {variant}: built {row['built']}, smoke {row['smoked']}, "
+                f"snapshot {row['snapshot']}"
+            )
+    if partial:
+        for gap in missing(document, variant_rules(ws.matrix)):
+            say(f"missing: {gap}")
+        return
+    tag = document.get("tag")
+    if not tag:
+        say("untagged build: the manifest is complete but not recorded (only tags have one)")
+        return
+    recorded = publish(ws, document)
+    say(
+        f"{'recorded' if recorded else 'already recorded'} as {notes_ref(tag)}"
+        + ("" if push else "; release push sends it with the tag")
+    )
+    if push:
+        sent = push_manifest(ws, tag)
+        say(f"{'pushed' if sent else 'already on'} {ws.ctx.config.remote}: {notes_ref(tag)}")
