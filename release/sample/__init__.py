@@ -15,7 +15,16 @@ from pathlib import Path
 
 from release.adapters.git import GitRepo
 
-__all__ = ["AFTER_CUT", "BEFORE_CUT", "SampleEngine", "add_commit", "make_sample_engine"]
+__all__ = [
+    "AFTER_CUT",
+    "BEFORE_CUT",
+    "Change",
+    "SampleEngine",
+    "add_commit",
+    "make_engine_repo",
+    "make_sample_engine",
+    "replace_text",
+]
 
 ALICE = ("Alice Chen", "alice@example.com")
 BOB = ("Bob Okafor", "bob@example.com")
@@ -35,7 +44,9 @@ class Change:
     revert_of: str | None = None  # subject of the commit this one reverts
 
 
-def _replace(old: str, new: str) -> Edit:
+def replace_text(old: str, new: str) -> Edit:
+    """An edit that replaces ``old`` (which must be there) once."""
+
     def edit(text: str) -> str:
         if old not in text:
             raise ValueError(f"sample history: {old!r} not found")
@@ -53,7 +64,7 @@ BEFORE_CUT: tuple[Change, ...] = (
         "[Frontend] Add --port flag to the server (#102)",
         BOB,
         {
-            "tinyengine/server.py": _replace(
+            "tinyengine/server.py": replace_text(
                 "    args = sys.argv[1:] if argv is None else argv\n",
                 "    args = sys.argv[1:] if argv is None else argv\n"
                 '    port = int(args[args.index("--port") + 1]) if "--port" in args else 8000\n',
@@ -85,7 +96,7 @@ BEFORE_CUT: tuple[Change, ...] = (
         "[Bugfix][V1] Handle an empty request list (#106)",
         ALICE,
         {
-            "tinyengine/scheduler.py": _replace(
+            "tinyengine/scheduler.py": replace_text(
                 "    batch = []\n", "    batch = []\n    if not reqs:\n        return batch\n"
             ),
         },
@@ -111,7 +122,7 @@ AFTER_CUT: tuple[Change, ...] = (
         "[BugFix] Fix off-by-one in the batch limit (#108)",
         ALICE,
         {
-            "tinyengine/scheduler.py": _replace(
+            "tinyengine/scheduler.py": replace_text(
                 "if len(picked) > max_batch:", "if len(picked) >= max_batch:"
             ),
         },
@@ -121,7 +132,7 @@ AFTER_CUT: tuple[Change, ...] = (
         "[bugfix] Fix --port parsing when the value is missing (#109)",
         BOB,
         {
-            "tinyengine/server.py": _replace(
+            "tinyengine/server.py": replace_text(
                 'int(args[args.index("--port") + 1]) if "--port" in args else 8000',
                 'int(args[args.index("--port") + 1]) if "--port" in args[:-1] else 8000',
             ),
@@ -231,17 +242,24 @@ def _env(author: tuple[str, str], when: int) -> dict[str, str]:
     }
 
 
-def make_sample_engine(root: Path, *, with_remote: bool = True) -> SampleEngine:
-    """A fresh engine repository at ``root / "engine"`` with history up to the cut point.
-
-    Identical inputs give identical shas: authors, messages and commit times are fixed.
-    """
+def make_engine_repo(
+    root: Path,
+    *,
+    first: str,
+    author: tuple[str, str],
+    prepare: Callable[[Path], None] | None = None,
+    with_remote: bool = True,
+) -> SampleEngine:
+    """The bundled engine's files committed at ``root / "engine"`` as ``first`` (after
+    ``prepare`` edits them), with a bare remote at ``root / "remote.git"``."""
     root = root.resolve()
     _CLOCK[0] = _EPOCH
     work = root / "engine"
     source = resources.files("release") / "sample" / "engine"
     with resources.as_file(source) as src:
         shutil.copytree(src, work, ignore=shutil.ignore_patterns("__pycache__"))
+    if prepare is not None:
+        prepare(work)
     repo = GitRepo.init(work)
     assert repo is not None
     repo.run("config", "user.name", "Release Maintainer")
@@ -250,20 +268,30 @@ def make_sample_engine(root: Path, *, with_remote: bool = True) -> SampleEngine:
     repo.run("config", "tag.gpgsign", "false")
     repo.run("add", "--all")
     _CLOCK[0] += 60
-    repo.run(
-        "commit",
-        "--quiet",
-        "-m",
-        "[Core] Add the toy scheduler and server (#101)",
-        env=_env(ALICE, _CLOCK[0]),
-    )
-    engine = SampleEngine(work, None, repo, {101: repo.head()})
-    for change in BEFORE_CUT:
-        engine.commit(change)
+    repo.run("commit", "--quiet", "-m", first, env=_env(author, _CLOCK[0]))
+    pr = _pr(first)
+    engine = SampleEngine(work, None, repo, {pr: repo.head()} if pr is not None else {})
     if with_remote:
         remote = root / "remote.git"
         GitRepo.init(remote, bare=True)
         repo.run("remote", "add", "origin", str(remote))
-        repo.run("push", "--quiet", "origin", "main")
         engine.remote = remote
+    return engine
+
+
+def make_sample_engine(root: Path, *, with_remote: bool = True) -> SampleEngine:
+    """A fresh engine repository at ``root / "engine"`` with history up to the cut point.
+
+    Identical inputs give identical shas: authors, messages and commit times are fixed.
+    """
+    engine = make_engine_repo(
+        root,
+        first="[Core] Add the toy scheduler and server (#101)",
+        author=ALICE,
+        with_remote=with_remote,
+    )
+    for change in BEFORE_CUT:
+        engine.commit(change)
+    if with_remote:
+        engine.repo.run("push", "--quiet", "origin", "main")
     return engine
