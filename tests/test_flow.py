@@ -410,7 +410,11 @@ def test_promote_then_a_post_release(cut_engine: SampleEngine) -> None:
     assert [s["action"] for s in plan["steps"]] == ["create-tag", "commit-changelog"]
     assert plan["steps"][0]["target"] == rc2
 
-    assert release(engine, "promote").stdout == "tagged v0.1.0 on v0.1.0rc2\nnext: release push\n"
+    assert release(engine, "promote").stdout == (
+        "tagged v0.1.0 on v0.1.0rc2\n"
+        "images: not promoted: v0.1.0rc2 has no manifest (no images were recorded for it)\n"
+        "next: release push\n"
+    )
     assert engine.repo.rev("v0.1.0") == rc2  # the last rc's commit, unchanged
     assert git(engine, "cat-file", "-t", "v0.1.0") == "tag"
     assert tag_message(engine, "v0.1.0").startswith(

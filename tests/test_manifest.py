@@ -219,3 +219,56 @@ def test_the_probe_counts_each_library_once_on_a_merged_usr(tmp_path, monkeypatc
     monkeypatch.setattr(snapshot_probe, "LIB_DIRS", (str(tmp_path / "lib"), str(usr_lib)))
     found = snapshot_probe.libraries()
     assert list(found) == [str(usr_lib / "libtiny.so.1")]
+
+
+def test_the_finals_manifest_is_the_rcs_with_final_tags_and_where_it_came_from() -> None:
+    from release.core.matrix import parse_images
+    from release.images.promote import final_manifest
+
+    matrix = parse_images(
+        {
+            "name": "example/tinyengine",
+            "default-variant": "cu130",
+            "variants": [
+                {"id": "cu128", "cuda": "12.8.1", "base-image": "nvidia/cuda:12.8.1-base"},
+                {"id": "cu130", "cuda": "13.0.1", "base-image": "nvidia/cuda:13.0.1-base"},
+            ],
+            "snapshot": {"cuda": "!=12.*"},
+        }
+    )
+    assert matrix is not None
+    rc = merge(complete_parts(), RULES)
+    final = final_manifest(rc, matrix, "v0.31.0", "0.31.0")
+    assert (final["tag"], final["version"], final["commit"]) == ("v0.31.0", "0.31.0", COMMIT)
+    assert final["promoted_from"] == {
+        "tag": "v0.31.0rc1",
+        "commit": COMMIT,
+        "image_ids": {"cu128": sha("1"), "cu130": sha("2")},
+    }
+    assert final["variants"]["cu130"]["build"]["tags"] == [
+        "example/tinyengine:v0.31.0",
+        "example/tinyengine:latest",
+    ]
+    assert final["variants"]["cu128"]["build"]["tags"] == [
+        "example/tinyengine:v0.31.0-cu128",
+        "example/tinyengine:latest-cu128",
+    ]
+    assert rc["variants"]["cu128"]["build"]["tags"] == [
+        "example/tinyengine:v0.31.0rc1"
+    ]  # untouched
+    no_moving = parse_images({**_table(matrix), "moving-tag": ""})
+    assert no_moving is not None and no_moving.moving_tag == ""
+    assert final_manifest(rc, no_moving, "v0.31.0", "0.31.0")["variants"]["cu130"]["build"][
+        "tags"
+    ] == ["example/tinyengine:v0.31.0"]
+
+
+def _table(matrix) -> dict[str, Any]:
+    return {
+        "name": matrix.name,
+        "default-variant": matrix.default_variant,
+        "variants": [
+            {"id": v.id, "cuda": v.cuda_text, "base-image": v.base_image} for v in matrix.variants
+        ],
+        "snapshot": {"cuda": str(matrix.snapshot.cuda)},
+    }

@@ -247,15 +247,53 @@ def promote(
     """Tag the final vX.Y.Z on the last rc's commit (no rebuild); fold the rc changelog sections."""
     from release.flows.tagging import promote as run
 
-    plan = run(_context(), version, sign=sign, offline=offline, dry_run=dry_run, say=say)
+    ctx = _context()
+    plan = run(ctx, version, sign=sign, offline=offline, dry_run=dry_run, say=say)
+    report = (
+        None
+        if dry_run
+        else _made(plan, f"tagged {plan.info.get('tag')} on {plan.info.get('from_rc')}")
+    )
+    then = [line for line in report or [] if line.startswith("next: ")]
     _print_plan(
         plan,
         dry_run=dry_run,
         as_json=json,
-        report=None
-        if dry_run
-        else _made(plan, f"tagged {plan.info.get('tag')} on {plan.info.get('from_rc')}"),
+        report=None if report is None else [line for line in report if line not in then],
     )
+    if ctx.config.matrix is not None and not dry_run and plan.info.get("from_rc"):
+        _promote_images(ctx, plan.info["tag"], plan.info["version"], plan.info["from_rc"])
+    for line in then if not json else ():
+        say(line)
+
+
+def _promote_images(ctx: Any, final: str, version: str, rc: str) -> None:
+    """The rc's images as the final's, by id (see :mod:`release.images.promote`); the git
+    side stands whatever happens here, and a re-run of promote does this again."""
+    from release.adapters.engine import ContainerEngine
+    from release.errors import EngineError, ReleaseError
+    from release.flows.manifest_store import published
+    from release.images.promote import promote_images
+
+    commit = ctx.repo.out("rev-parse", f"{rc}^{{commit}}").strip()
+    if published(ctx.repo, rc, commit) is None:
+        say(f"images: not promoted: {rc} has no manifest (no images were recorded for it)")
+        return
+    say(f"images of {rc} as {final}, by image id (no rebuild):")
+    try:
+        promote_images(
+            ctx,
+            ContainerEngine.detect(),
+            final_tag=final,
+            final_version=version,
+            rc_tag=rc,
+            commit=commit,
+            say=say,
+        )
+    except (EngineError, ReleaseError) as err:
+        say(f"images not promoted: {err.one_line()}")
+        say("  (re-run release promote where the rc's images and manifest are)")
+        raise Exit(code=err.exit_code) from None
 
 
 @task(help={"dry-run": "print the refs that would be pushed", "json": "print the plan as JSON"})

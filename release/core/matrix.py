@@ -99,6 +99,7 @@ class ImageMatrix:
     smoke: SmokeConfig = field(default_factory=SmokeConfig)
     build_args: Mapping[str, str] = field(default_factory=dict)
     version_arg: str | None = None
+    moving_tag: str = "latest"  # moved to each final's images (never an rc's); "" for none
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -202,6 +203,7 @@ _IMAGE_KEYS = (
     "smoke",
     "build-args",
     "version-arg",
+    "moving-tag",
 )
 _VARIANT_KEYS = ("id", "cuda", "base-image", "python", "platform", "build-args")
 _SNAPSHOT_KEYS = ("cuda", "build-args", "command", "timeout")
@@ -353,6 +355,11 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
     version_arg = _string(table, "version-arg", _where(None, "version-arg"))
     if version_arg is not None and not _ARG.match(version_arg):
         raise ConfigError(f"{PREFIX} version-arg: {version_arg!r} is not a valid build-arg name")
+    moving = table.get("moving-tag")
+    if moving is not None and not isinstance(moving, str):
+        raise ConfigError(f'{PREFIX} moving-tag: expected a string ("" for none), got {moving!r}')
+    if moving and not _TAG.match(moving):
+        raise ConfigError(f"{PREFIX} moving-tag: {moving!r} is not an image tag docker accepts")
     return ImageMatrix(
         name=name,
         dockerfile=_string(table, "dockerfile", _where(None, "dockerfile")) or "Dockerfile",
@@ -363,4 +370,5 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
         smoke=_smoke(table.get("smoke", {})),
         build_args=_args(table, "build-args", _where(None, "build-args")),
         version_arg=version_arg,
+        moving_tag="latest" if moving is None else moving,
     )
