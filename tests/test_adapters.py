@@ -201,3 +201,44 @@ def test_a_damaged_journal_is_refused(tmp_path: Path, data: dict[str, object], w
     (tmp_path / "release" / "pick.json").write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(RefusedError, match=f"damaged .*{why}"):
         Journal(tmp_path).read()
+
+
+def test_a_stand_in_rootfs_is_scrubbed_of_what_the_day_and_machine_put_in_it(
+    tmp_path: Path,
+) -> None:
+    from release.adapters.rootfs import scrub_rootfs
+
+    def tree(day: str, host: str) -> Path:
+        root = tmp_path / f"{day}-{host}"
+        files = {
+            "var/log/dpkg.log": f"{day} 10:00:00 install python3\n",
+            "var/log/apt/history.log": f"Start-Date: {day}\n",
+            "var/cache/apt/archives/dash_0.5.12-2_amd64.deb": "deb",
+            "var/cache/debconf/config.dat-old": day,
+            "var/cache/debconf/config.dat": "Name: debconf/frontend\n",
+            "var/lib/dpkg/status-old": day,
+            "var/lib/dpkg/status": "Package: dash\n",
+            "etc/hostname": host + "\n",
+            "etc/resolv.conf": f"nameserver {host}\n",
+            "etc/shadow": f"root:*:{day}:0:99999:7:::\nbin:*:{day}:0:99999:7:::\n",
+            "usr/bin/dash": "ELF",
+        }
+        for rel, text in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        scrub_rootfs(root)
+        return root
+
+    def listing(root: Path) -> dict[str, str]:
+        return {
+            str(p.relative_to(root)): p.read_text() if p.is_file() else "/"
+            for p in sorted(root.rglob("*"))
+        }
+
+    one, other = tree("20788", "vm"), tree("20790", "ci-runner-7")
+    assert listing(one) == listing(other)
+    kept = listing(one)
+    assert kept["etc/shadow"] == "root:*::0:99999:7:::\nbin:*::0:99999:7:::\n"
+    assert kept["var/lib/dpkg/status"] == "Package: dash\n" and kept["usr/bin/dash"] == "ELF"
+    assert kept["var/log/apt"] == "/" and "var/log/dpkg.log" not in kept
+    assert kept["etc/hostname"] == ""

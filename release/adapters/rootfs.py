@@ -20,7 +20,7 @@ from release.adapters import process
 from release.adapters.cache import file_lock, user_cache_dir
 from release.errors import EngineError
 
-__all__ = ["apt_mirror", "rootfs_tarball"]
+__all__ = ["apt_mirror", "rootfs_tarball", "scrub_rootfs"]
 
 _APT = Path("/etc/apt")
 _NOT_AN_ARCHIVE = ("-security", "-updates", "-backports")  # suites a full system is not made of
@@ -73,6 +73,45 @@ def _debootstrap() -> str:
     return found
 
 
+# What debootstrap leaves that depends on the day and the machine it ran on, not on the
+# packages: logs, apt's downloads and lists, debconf's and dpkg's backups, ldconfig's
+# cache of file times, the build host's name and resolver (the engine mounts its own).
+_SCRUBBED = (
+    "var/log/**/*",
+    "var/cache/apt/**/*",
+    "var/lib/apt/lists/**/*",
+    "var/cache/debconf/*-old",
+    "var/lib/dpkg/*-old",
+    "var/cache/ldconfig/aux-cache",
+)
+_EMPTIED = ("etc/hostname", "etc/resolv.conf", "etc/mailname")
+_SHADOW = ("etc/shadow", "etc/shadow-")
+
+
+def scrub_rootfs(target: Path) -> None:
+    """Make a debootstrapped tree the same wherever and whenever it was made from the same
+    packages (what the stand-in's content digest, and so a build's input digest, rests
+    on): files in :data:`_SCRUBBED` removed (directories kept), the host's name and
+    resolver emptied, and the day of the last password change (set to the day debootstrap
+    ran) cleared from ``/etc/shadow``."""
+    for pattern in _SCRUBBED:
+        for path in sorted(target.glob(pattern), reverse=True):
+            if path.is_file() or path.is_symlink():
+                path.unlink()
+    for rel in _EMPTIED:
+        if (target / rel).is_file():
+            (target / rel).write_bytes(b"")
+    for rel in _SHADOW:
+        path = target / rel
+        if path.is_file():
+            lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+            fields = [line.split(":") for line in lines]
+            for entry in fields:
+                if len(entry) > 2:
+                    entry[2] = ""
+            path.write_text("".join(":".join(entry) for entry in fields), encoding="utf-8")
+
+
 def _make(tarball: Path, suite: str, include: str, say: Callable[[str], None]) -> None:
     debootstrap = _debootstrap()
     mirror = apt_mirror()
@@ -90,9 +129,11 @@ def _make(tarball: Path, suite: str, include: str, say: Callable[[str], None]) -
             raise EngineError(
                 f"debootstrap failed: {process.last_line(made.stderr or made.stdout, 'no output')}"
             )
+        scrub_rootfs(target)
         partial = tarball.with_suffix(".partial")
         packed = process.run(
-            ["tar", "-C", str(target), "-cf", str(partial), "."], error=EngineError
+            ["tar", "-C", str(target), "--sort=name", "--numeric-owner", "-cf", str(partial), "."],
+            error=EngineError,
         )
         if not packed.ok:
             partial.unlink(missing_ok=True)
