@@ -61,7 +61,9 @@ def _raw_build_argvs(root: Path) -> list[list[str]]:
     """The docker builds ``release images.build`` ran, spelt out (same args, labels, context)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from release.adapters.engine import ContainerEngine
-    from release.images.inputs import DIGEST_LABEL, input_digest, labels_for
+    from release.images.inputs import DIGEST_LABEL, input_digest
+    from release.images.labels import labels_for
+    from release.images.standin import ensure_base
     from release.images.workspace import Workspace
 
     ws = Workspace.open(root, VERSION)
@@ -69,12 +71,18 @@ def _raw_build_argvs(root: Path) -> list[list[str]]:
     argvs = []
     for variant in ws.matrix.variants:
         args = ws.matrix.build_args_for(variant, ws.source.version)
-        labels = labels_for(ws.matrix, variant, ws.source)
-        base_id = engine.image_id(variant.base_image) or ""
+        base = ensure_base(
+            engine,
+            variant.base_image,
+            variant.cuda_text,
+            print,
+            inspected=engine.inspect_image(variant.base_image),
+        )
+        labels = labels_for(variant, ws.source, base)
         context = root / ws.matrix.context
         dockerfile = root / ws.matrix.dockerfile
         labels[DIGEST_LABEL] = input_digest(
-            context, dockerfile, args, base_id, labels, variant.platform
+            context, dockerfile, args, base.identity, labels, variant.platform
         )
         argv = [
             DOCKER,

@@ -66,6 +66,19 @@ def run_cli(
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
 
+def run_nox(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``nox ARGS`` in ``cwd`` as a separate process, exactly as a user would."""
+    return subprocess.run(
+        [sys.executable, "-m", "nox", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+
+
 @pytest.fixture
 def cli():
     return run_cli

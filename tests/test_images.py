@@ -32,7 +32,7 @@ from release.adapters.engine import ContainerEngine
 from release.errors import EngineError
 from release.images.inputs import context_files
 from release.sample import make_sample_engine
-from tests.conftest import CliResult, run_cli
+from tests.conftest import CliResult, repo_state, run_cli
 from tests.docker_support import (
     REQUIRE_ENV,
     connect,
@@ -49,6 +49,7 @@ images = pytest.mark.images
 NOTHING_LEFT = {"containers": [], "dangling images": []}
 STANDIN_MARKER = "[on a stand-in base: CUDA layout only, no CUDA libraries]"
 VARIANTS = {"cu128": "12.8.1", "cu129": "12.9.1", "cu130": "13.0.1"}
+UBUNTU = {"cu128": "22.04", "cu129": "22.04", "cu130": "24.04"}  # the sample's base images
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -93,6 +94,14 @@ def labels(engine: ContainerEngine, ref: str) -> dict[str, str]:
     data = engine.inspect_image(ref)
     assert data is not None, f"{ref} does not exist"
     return dict((data.get("Config") or {}).get("Labels") or {})
+
+
+def base_digest(engine: ContainerEngine, ref: str) -> str | None:
+    """The digest a registry gave ``ref`` (None for a base made here, as a stand-in is)."""
+    data = engine.inspect_image(ref)
+    assert data is not None, f"{ref} does not exist"
+    digests = [entry.split("@", 1)[1] for entry in data.get("RepoDigests") or ()]
+    return digests[0] if digests else None
 
 
 def standin_note(engine: ContainerEngine, ref: str) -> str:
@@ -568,6 +577,10 @@ def test_image_labels_and_build_args(
         assert found["org.opencontainers.image.revision"] == sample.head
         assert found["org.opencontainers.image.created"] == created  # the commit time, not now
         assert found["org.opencontainers.image.source"] == "https://github.com/example/tinyengine"
+        base = f"nvidia/cuda:{cuda}-base-ubuntu{UBUNTU[variant]}"
+        assert found["org.opencontainers.image.base.name"] == f"docker.io/{base}"
+        assert found.get("org.opencontainers.image.base.digest") == base_digest(docker, base)
+        assert "org.release.dirty" not in found and "org.release.shallow" not in found
         assert found["org.release.variant"] == variant
         assert found["org.release.cuda"] == cuda
         assert found["org.release.managed"] == "true"
@@ -593,6 +606,56 @@ def test_rebuild_says_unchanged(built: CliResult, sample: Repo, docker: Containe
         assert line.startswith(expected), line
     assert ": building" not in again.stdout
     assert {v: docker.image_id(tag_of(sample, v)) for v in VARIANTS} == before
+
+
+@images
+def test_a_dirty_tree_builds_only_when_allowed_and_says_so(
+    built: CliResult, sample: Repo, docker: ContainerEngine, tmp_path: Path
+) -> None:
+    """An rc tester's second clone: clean, it finds the same input digest as the first
+    clone (another directory, another origin); with a tracked file changed and an untracked
+    one in the context, it refuses, then with --allow-dirty builds an image whose version,
+    tag and labels say it is not the commit alone, and smoke checks it as that."""
+    subprocess.run(
+        ["git", "clone", "--quiet", str(sample.root), str(tmp_path / "clone")], check=True
+    )
+    tester = Repo(tmp_path / "clone", sample.name, sample.env)
+    clean = tester.release("images.build", "--variant", "cu129")
+    assert clean.code == 0, clean.output
+    assert f"build(cu129): unchanged, not rebuilt -> {tag_of(sample, 'cu129')}" in clean.stdout
+    (tester.root / "README.md").write_text("edited by the tester\n", encoding="utf-8")
+    (tester.root / "notes.txt").write_text("scratch\n", encoding="utf-8")
+    before = repo_state(tester.root)
+    refused = tester.release("images.build", "--variant", "cu129")
+    assert refused.code == 3 and refused.stderr.count("\n") == 1, refused.output
+    assert "differs from HEAD (README.md, notes.txt)" in refused.stderr
+    assert "--allow-dirty (to build it as 0.1.0rc1+dirty)" in refused.stderr
+    assert repo_state(tester.root) == before
+    dirty_tag = f"{sample.name}:v0.1.0rc1-dirty-cu129"
+    try:
+        result = tester.release("images.build", "--variant", "cu129", "--allow-dirty")
+        assert result.code == 0, result.output
+        assert f"version 0.1.0rc1+dirty (tag), revision {sample.head[:10]}-dirty" in result.stdout
+        assert "building uncommitted changes (--allow-dirty): README.md, notes.txt" in result.stdout
+        assert f"build(cu129): built -> {dirty_tag} in " in result.stdout
+        found = labels(docker, dirty_tag)
+        assert found["org.opencontainers.image.version"] == "0.1.0rc1+dirty"
+        assert found["org.opencontainers.image.revision"] == sample.head + "-dirty"
+        assert found["org.release.dirty"] == "true"
+        assert found["org.opencontainers.image.source"] == "https://github.com/example/tinyengine"
+        base = "nvidia/cuda:12.9.1-base-ubuntu22.04"
+        assert found["org.opencontainers.image.base.name"] == f"docker.io/{base}"
+        assert found.get("org.opencontainers.image.base.digest") == base_digest(docker, base)
+        assert (
+            found["org.release.input-digest"]
+            != labels(docker, tag_of(sample, "cu129"))["org.release.input-digest"]
+        )
+        smoked = tester.release("images.smoke", "--variant", "cu129", "--allow-dirty")
+        assert smoked.code == 0, smoked.output
+        assert "passed    tinyengine imports and reports 0.1.0rc1+dirty" in smoked.stdout
+        assert "passed    labels: version, revision, variant, CUDA" in smoked.stdout
+    finally:
+        docker.remove_image(dirty_tag)  # the rc's own images stay for the other tests
 
 
 @images
@@ -1164,14 +1227,51 @@ def test_stopped_during_smoke_leaves_no_container(
 
 @images
 def test_source_label_from_the_remote(interruptible: Repo, docker: ContainerEngine) -> None:
-    """No repo-url in the config: the source label is the remote's URL; created is the commit
-    time (SOURCE_DATE_EPOCH semantics), not the build time."""
+    """No repo-url in the config: the source label is the remote's URL as the repository's
+    web URL (no ``.git``); created is the commit time (SOURCE_DATE_EPOCH semantics), not the
+    build time."""
     result = interruptible.release("images.build", "--variant", "good")
     assert result.code == 0, result.output
     found = labels(docker, f"{interruptible.name}:v0.1.0")
-    assert found["org.opencontainers.image.source"] == REMOTE
+    assert found["org.opencontainers.image.source"] == "https://git.example.com/org/testengine"
     epoch = int(interruptible.git("log", "-1", "--format=%ct"))
     assert found["org.opencontainers.image.created"] == (
         dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     )
     assert found["org.opencontainers.image.version"] == "0.1.0"  # from the tag at HEAD
+
+
+@images
+def test_a_local_remote_gives_no_source_label(docker: ContainerEngine, tmp_path: Path) -> None:
+    """A remote that is a directory names no repository: the label is left out and the
+    build says why once (not per variant). Given a URL later, the same sources are the
+    same inputs: nothing is rebuilt."""
+    elsewhere = tmp_path / "elsewhere.git"
+    repo = make_engine_repo(
+        tmp_path / "engine",
+        tmp_path / "home",
+        variants=FAIL_VARIANTS[1:],
+        checks=[],
+        default="good",
+        remote=str(elsewhere),
+    )
+    try:
+        result = repo.release("images.build")
+        assert result.code == 0, result.output
+        said = (
+            f"no org.opencontainers.image.source label: remote 'origin' is '{elsewhere}', "
+            "not the repository's URL (a local path?); set repo-url in [tool.release]"
+        )
+        assert result.stdout.count(said) == 1, result.stdout
+        for tag in (f"{repo.name}:v0.1.0", f"{repo.name}:v0.1.0-late"):
+            found = labels(docker, tag)
+            assert "org.opencontainers.image.source" not in found
+            assert found["org.opencontainers.image.base.name"] == f"docker.io/{BASE_1291}"
+        repo.git("remote", "set-url", "origin", "git@git.example.com:org/testengine.git")
+        again = repo.release("images.build")
+        assert again.code == 0, again.output
+        assert "source label" not in again.stdout
+        assert "build(good): unchanged, not rebuilt" in again.stdout
+        assert "build(late): unchanged, not rebuilt" in again.stdout
+    finally:
+        purge(docker, repo.name, repo.head)

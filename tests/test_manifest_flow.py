@@ -135,7 +135,9 @@ def test_a_damaged_part_or_note_is_refused_in_one_line(cut_engine_copy: SampleEn
     assert refused.stderr.count("\n") == 1
     assert repo_state(engine.root) == before
 
-    engine.repo.run("notes", f"--ref={notes_ref(TAG)}", "add", "-m", "{not json", f"{TAG}^{{commit}}")
+    engine.repo.run(
+        "notes", f"--ref={notes_ref(TAG)}", "add", "-m", "{not json", f"{TAG}^{{commit}}"
+    )
     status = run_cli(engine.root, "status")
     assert status.code == 0
     assert f"the manifest of {TAG} ({notes_ref(TAG)}): not JSON" in status.stdout

@@ -25,6 +25,7 @@ from release.images.smoke_checks import smoke_checks
 from release.images.snapshot import diff_states, find_baseline
 from release.images.source import BuildSource
 from release.images.standin import standin_dockerfile
+from tests.conftest import run_nox
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "release" / "sample" / "engine"
@@ -502,7 +503,7 @@ def digest_of(context: Path, **changes: Any) -> str:
     inputs: dict[str, Any] = {
         "dockerfile": context / "docker" / "Dockerfile",
         "build_args": {"CUDA_VERSION": "12.9.1", "ENGINE_VERSION": "0.1.0rc1"},
-        "base_id": "sha256:" + "1" * 64,
+        "base_identity": "sha256:" + "1" * 64,
         "labels": {"org.release.variant": "cu129"},
         "platform": None,
     }
@@ -521,7 +522,7 @@ def test_input_digest_changes_with_every_input(tmp_path: Path) -> None:
         seen.add(digest)
 
     changed(digest_of(context, build_args={"CUDA_VERSION": "12.9.1", "ENGINE_VERSION": "0.1.0rc2"}))
-    changed(digest_of(context, base_id="sha256:" + "2" * 64))
+    changed(digest_of(context, base_identity="sha256:" + "2" * 64))
     changed(digest_of(context, labels={"org.release.variant": "cu129", "org.release.cuda": "x"}))
     changed(digest_of(context, platform="linux/arm64"))
     (context / "engine" / "__init__.py").write_text("x = 2\n")
@@ -668,23 +669,12 @@ IMAGE_SESSIONS = [
 ]
 
 
-def nox(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nox", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def listed(text: str) -> list[str]:
     return [m[1] for m in re.finditer(r"^[*-] (\S+)", text, re.MULTILINE)]
 
 
 def test_nox_lists_the_image_sessions_from_config() -> None:
-    proc = nox(ROOT, "-l")
+    proc = run_nox(ROOT, "-l")
     assert proc.returncode == 0, proc.stderr
     sessions = listed(proc.stdout)
     image_sessions = [s for s in sessions if s.startswith(("build(", "smoke(", "snapshot("))]
@@ -696,7 +686,7 @@ def test_nox_lists_the_image_sessions_from_config() -> None:
 
 
 def test_nox_json_by_tag() -> None:
-    proc = nox(ROOT, "-l", "--json", "-t", "images")
+    proc = run_nox(ROOT, "-l", "--json", "-t", "images")
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert [s["session"] for s in data] == IMAGE_SESSIONS
@@ -704,7 +694,7 @@ def test_nox_json_by_tag() -> None:
         variant = s["call_spec"]["variant"]
         assert s["session"] == f"{s['name']}({variant})"
         assert s["tags"] == ["images", variant] and s["python"] is False
-    proc = nox(ROOT, "-l", "--json", "-t", "cu129")
+    proc = run_nox(ROOT, "-l", "--json", "-t", "cu129")
     assert [s["session"] for s in json.loads(proc.stdout)] == ["build(cu129)", "smoke(cu129)"]
 
 
@@ -716,7 +706,7 @@ def test_nox_sessions_follow_an_engines_own_rule(tmp_path: Path) -> None:
     (tmp_path / "noxfile.py").write_text(
         "from release.cli.nox_sessions import image_sessions\n\nimage_sessions()\n"
     )
-    proc = nox(tmp_path, "-l", "--json", "-t", "images")
+    proc = run_nox(tmp_path, "-l", "--json", "-t", "images")
     assert proc.returncode == 0, proc.stderr
     assert [s["session"] for s in json.loads(proc.stdout)] == [
         "build(cu128)",

@@ -3,23 +3,26 @@ talk to the engine themselves, such as container-structure-test).
 
 Every call goes through :meth:`ContainerEngine.run`, which echoes the command when asked
 (``RELEASE_ECHO``), enforces a timeout, runs docker in a process group of its own (killed
-on timeout, Ctrl-C or any failure) and turns failures into :class:`EngineError`. Which
-CLI, and how it builds, is chosen once (:mod:`release.adapters.engine_cli`). Every
-container and image made here carries the ``org.release.managed`` label, so nothing is
-left behind unnoticed. Workflows use the named methods; they never spell docker argv.
+on timeout, Ctrl-C or any failure) and turns failures into :class:`EngineError`; one whose
+output is read as docker writes it goes through :meth:`~ContainerEngine.stream`, the same
+but for the timeout. Which CLI, and how it builds, is chosen once
+(:mod:`release.adapters.engine_cli`). Every container and image made here carries the
+``org.release.managed`` label, so nothing is left behind unnoticed. Workflows use the
+named methods; they never spell docker argv.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import sys
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, TypeVar
 
 from release.adapters import process
 from release.adapters.engine_cli import START_HINT, choose_cli
@@ -30,6 +33,7 @@ __all__ = ["MANAGED_LABEL", "ContainerEngine", "RunResult"]
 
 MANAGED_LABEL = "org.release.managed"
 RunResult = Result  # what every engine command answers
+_T = TypeVar("_T")
 
 
 class ContainerEngine:
@@ -89,6 +93,12 @@ class ContainerEngine:
             own_group=True,
             on_timeout=on_timeout,
         )
+
+    def stream(self, args: Sequence[str]) -> process.Stream:
+        """``docker ARGS`` whose output is read as docker writes it (no timeout: it lasts as
+        long as the reading; leaving the ``with`` block stops it)."""
+        process.echo(["docker", *args])
+        return process.stream([self.cli, *args], error=EngineError, own_group=True)
 
     def _failure(self, args: Sequence[str], result: Result, log: Path | None) -> str:
         if result.timed_out:
@@ -303,6 +313,45 @@ class ContainerEngine:
         except BaseException:
             self.remove_container(name)
             raise
+
+    @contextlib.contextmanager
+    def created_container(self, image: str) -> Iterator[str]:
+        """The name of a container of ``image`` for the ``with`` block: created, never
+        started (its file system is there to be read), no network, no pull. It is named and
+        labelled before it exists, so leaving the block removes it whatever ends the block,
+        a ``docker create`` cut short by Ctrl-C included."""
+        name = f"release-{uuid.uuid4().hex[:12]}"
+        try:
+            self.run(
+                ["create", "--name", name, "--label", f"{MANAGED_LABEL}=true",
+                 "--network", "none", "--pull", "never", "--entrypoint", "true", image],
+                timeout=120,
+            )  # fmt: skip
+            yield name
+        finally:
+            self.remove_container(name)
+
+    def export_container(self, name: str, read: Callable[[IO[bytes]], _T]) -> _T:
+        """What ``read`` makes of ``docker export NAME``: the container's file system as a
+        tar stream, read as docker writes it (never on disk). docker is stopped when
+        ``read`` raises; docker failing by itself raises :class:`EngineError`, also when
+        ``read`` choked on what it was given."""
+        args = ["export", name]
+        with self.stream(args) as export:
+            try:
+                answer = export.read_bytes(read)
+            except Exception:
+                self._exported(args, export)  # docker's own failure explains the reader's
+                raise
+            self._exported(args, export)
+        return answer
+
+    def _exported(self, args: Sequence[str], export: process.Stream) -> None:
+        """Raise docker's failure when it exited with an error (not stopped by a signal)."""
+        status = export.close()
+        if status > 0:
+            failed = Result(export.argv, status, "", export.stderr)
+            raise EngineError(self._failure(args, failed, None))
 
     def import_rootfs(self, tarball: Path, ref: str, changes: Sequence[str]) -> None:
         args = ["import"]

@@ -173,15 +173,23 @@ class GitRepo(GitReads):
         return result.stdout.strip() if result.ok else None
 
     def dirty_paths(self) -> list[str]:
-        """Tracked files with staged or unstaged changes (untracked files do not count).
+        """Tracked files with staged or unstaged changes (untracked files do not count); a
+        rename is its two paths, each with a status of its own.
 
         Read without taking the index lock (no opportunistic index refresh): a query must
         not leave ``index.lock`` behind if it is killed, nor block a concurrent git.
         """
         text = self.run(
-            "status", "--porcelain=v1", "--untracked-files=no", "-z", env=_NO_OPTIONAL_LOCKS
-        ).stdout
+            "status", "--porcelain=v1", "--untracked-files=no", "--no-renames", "-z",
+            env=_NO_OPTIONAL_LOCKS,
+        ).stdout  # fmt: skip
         return [entry[3:] for entry in text.split("\0") if entry]
+
+    def untracked_files(self, *under: str) -> list[str]:
+        """Files under the paths ``under`` that git does not track, ignored ones included,
+        relative to the work tree (what a build context holds besides the commit)."""
+        text = self.out("ls-files", "--others", "-z", "--", *under)
+        return [path for path in text.split("\0") if path]
 
     def unmerged_paths(self) -> list[str]:
         text = self.out("diff", "--name-only", "--diff-filter=U", "-z")

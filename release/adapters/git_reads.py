@@ -1,6 +1,6 @@
 """Reads in bulk of commits, messages and patches: a range's commits by sha for the notes,
-what ``git log`` output depends on besides the commits (``.mailmap``, replacement objects),
-and the patches that compare a release branch with main.
+what ``git log`` output depends on besides the commits (``.mailmap``, replacement objects,
+a shallow clone's boundary), and the patches that compare a release branch with main.
 
 A mixin of :class:`release.adapters.git.GitRepo`: every read goes through its
 :meth:`~release.adapters.git.GitRepo.start` and :meth:`~release.adapters.git.GitRepo.run`.
@@ -75,6 +75,12 @@ class GitReads:
         if loose.is_dir() and any(loose.iterdir()):
             return True
         return b" refs/replace/" in _read(self.common_dir / "packed-refs")
+
+    def shallow_boundary(self) -> set[str]:
+        """The commits a shallow clone has without their parents (``.git/shallow``): a walk
+        stops there as if history began. Empty in a whole clone."""
+        path = self.common_dir / "shallow"
+        return set(path.read_text(encoding="ascii").split()) if path.exists() else set()
 
     def start_log(self, revs: str, fmt: str) -> GitRead:
         """``git log --format=fmt`` of ``revs``."""

@@ -11,7 +11,8 @@ Invariants:
   before re-raising; one in our own group (git) is stopped too (it saw a terminal's
   Ctrl-C, but not a SIGTERM sent to this process alone), and waited for;
 - output is decoded once, here (``errors``: ``"surrogateescape"`` keeps file names
-  round-trippable, ``"replace"`` is for text shown to people);
+  round-trippable, ``"replace"`` is for text shown to people), or handed as bytes to a
+  parser of its own (:meth:`Stream.read_bytes`);
 - a program that cannot be started raises the adapter's own error class, never
   ``OSError``.
 
@@ -34,8 +35,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, TypeVar
 
 from release.errors import ReleaseError
 
@@ -56,6 +56,7 @@ __all__ = [
 ]
 
 Errors = type[ReleaseError]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -306,9 +307,9 @@ class Started:
 
 class Stream:
     """A process started at once, its output read as it writes it: iterate for the pieces
-    of ``stdout.split(sep)`` (one final newline is not output). Close it (or leave the
-    ``with`` block) to stop the process early; :attr:`status` and :attr:`stderr` are set
-    once it has ended."""
+    of ``stdout.split(sep)`` (one final newline is not output), or hand the bytes to a
+    reader with :meth:`read_bytes`. Close it (or leave the ``with`` block) to stop the
+    process early; :attr:`status` and :attr:`stderr` are set once it has ended."""
 
     def __init__(
         self,
@@ -318,6 +319,7 @@ class Stream:
         error: Errors,
         cwd: Path | None = None,
         errors: str = "replace",
+        own_group: bool = False,
         spawn: Spawn = popen,
     ) -> None:
         self.argv = tuple(argv)
@@ -325,7 +327,10 @@ class Stream:
         self.status: int | None = None
         self.stderr = ""
         self._errors = errors
-        self._proc = _spawned(spawn, argv, error, cwd=cwd, env=None, stdin=False)
+        self._own_group = own_group
+        self._proc = _spawned(
+            spawn, argv, error, cwd=cwd, env=None, stdin=False, own_group=own_group
+        )
         self._err: list[bytes] = []
         self._read_all = False
         self._drain = threading.Thread(target=self._read_stderr, daemon=True)
@@ -354,13 +359,25 @@ class Stream:
         finally:
             self.close()
 
+    def read_bytes(self, read: Callable[[IO[bytes]], _T]) -> _T:
+        """What ``read`` makes of stdout as bytes (a parser of its own, such as a tar
+        reader); what it leaves unread is read and dropped, so the process ends by itself."""
+        stdout = self._proc.stdout
+        assert stdout is not None
+        answer = read(stdout)
+        while stdout.read(1 << 16):
+            pass
+        self._read_all = True
+        return answer
+
     def close(self) -> int:
         """Wait for the process (stopping it first unless all its output was read)."""
         if self.status is not None:
             return self.status
         if not self._read_all and self._proc.poll() is None:
-            self._proc.kill()
+            _kill(self._proc, self._own_group)
         self.status = self._proc.wait()
+        _forget(self._proc)
         self._drain.join()
         self.stderr = _decode(b"".join(self._err), self._errors)
         for pipe in (self._proc.stdout, self._proc.stderr):
@@ -371,12 +388,7 @@ class Stream:
     def __enter__(self) -> Stream:
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *raised: object) -> None:
         self.close()
 
 

@@ -19,10 +19,24 @@ def _ids(variant: str | None) -> list[str] | None:
     return [v for v in (variant or "").replace(",", " ").split() if v] or None
 
 
-def _workspace(version: str | None):  # type: ignore[no-untyped-def]
+def _workspace(  # type: ignore[no-untyped-def]
+    version: str | None, allow_dirty: bool, allow_shallow: bool
+):
     from release.images.workspace import Workspace
 
-    return Workspace.open(os.environ.get("RELEASE_REPO", "."), version)
+    return Workspace.open(
+        os.environ.get("RELEASE_REPO", "."),
+        version,
+        allow_dirty=allow_dirty,
+        allow_shallow=allow_shallow,
+    )
+
+
+# a build refuses a work tree that is not the commit, and a clone cut short, unless told
+_GUARDS_HELP = {
+    "allow-dirty": "take uncommitted changes in: version +dirty, labelled org.release.dirty=true",
+    "allow-shallow": "allow a shallow clone; a dev version it cannot count gets +shallow",
+}
 
 
 @task(
@@ -33,6 +47,7 @@ def _workspace(version: str | None):  # type: ignore[no-untyped-def]
         "version": "version to build as (default: the tag at HEAD, else a dev version)",
         "force": "rebuild even when the inputs are unchanged",
         "no-cache": "rebuild every layer (docker build --no-cache); implies --force",
+        **_GUARDS_HELP,
     }
 )
 @entry
@@ -44,12 +59,14 @@ def build(
     version: str | None = None,
     force: bool = False,
     no_cache: bool = False,
+    allow_dirty: bool = False,
+    allow_shallow: bool = False,
 ) -> None:
     """Build one image per CUDA variant (skipping variants whose inputs are unchanged)."""
     from release.images import workspace
 
     workspace.build(
-        _workspace(version),
+        _workspace(version, allow_dirty, allow_shallow),
         _ids(variant),
         jobs=jobs,
         keep_going=keep_going,
@@ -64,16 +81,23 @@ def build(
         "variant": "variant ids (default: all)",
         "version": "version to check for",
         "json": "print results as JSON",
+        **_GUARDS_HELP,
     }
 )
 @entry
 def smoke(
-    c: Context, variant: str | None = None, version: str | None = None, json: bool = False
+    c: Context,
+    variant: str | None = None,
+    version: str | None = None,
+    json: bool = False,
+    allow_dirty: bool = False,
+    allow_shallow: bool = False,
 ) -> None:
     """Smoke-test each variant's image (builds it first if missing)."""
     from release.images import workspace
 
-    workspace.smoke(_workspace(version), _ids(variant), say=say, as_json=json)
+    ws = _workspace(version, allow_dirty, allow_shallow)
+    workspace.smoke(ws, _ids(variant), say=say, as_json=json)
 
 
 @task(
@@ -81,16 +105,22 @@ def smoke(
         "variant": "variant ids (default: every variant the snapshot rule covers)",
         "version": "version to check",
         "baseline": "a snapshot record to diff against",
+        **_GUARDS_HELP,
     }
 )
 @entry
 def snapshot(
-    c: Context, variant: str | None = None, version: str | None = None, baseline: str | None = None
+    c: Context,
+    variant: str | None = None,
+    version: str | None = None,
+    baseline: str | None = None,
+    allow_dirty: bool = False,
+    allow_shallow: bool = False,
 ) -> None:
     """Check the snapshot runtime and record the runtime state (not on CUDA 12.x variants)."""
     from release.images import workspace
 
-    ws = _workspace(version)
+    ws = _workspace(version, allow_dirty, allow_shallow)
     ids = _ids(variant) or list(ws.matrix.snapshot_ids())
     workspace.snapshot(ws, ids, baseline=Path(baseline) if baseline else None, say=say)
 

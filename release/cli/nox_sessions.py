@@ -8,7 +8,9 @@ An engine repository gets them with one call in its ``noxfile.py``::
 ``build(<id>)`` and ``smoke(<id>)`` exist for every variant, ``snapshot(<id>)`` only
 where the snapshot rule applies (the same rule that adds the image's snapshot-runtime
 build step). Sessions are tagged ``images`` and ``<id>`` and need no virtualenv.
-Posargs: ``--version V``, ``--force``, ``--baseline FILE`` (snapshot), ``--json`` (smoke).
+Posargs: ``--version V``, ``--force``, ``--baseline FILE`` (snapshot), ``--json`` (smoke),
+and for every session ``--allow-dirty`` and ``--allow-shallow`` (a build of uncommitted
+changes, or in a shallow clone, is refused without them: :mod:`release.images.source`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ def _options(posargs: list[str]) -> argparse.Namespace:
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--baseline", type=Path)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--allow-dirty", action="store_true")
+    parser.add_argument("--allow-shallow", action="store_true")
     return parser.parse_args(posargs)
 
 
@@ -38,10 +42,17 @@ def _run(session: Any, root: Path, action: Callable[..., Any], variant: str) -> 
     try:
         opts = _options(list(session.posargs))
     except SystemExit:
-        session.error("posargs: --version V, --force, --baseline FILE, --json")
+        session.error(
+            "posargs: --version V, --force, --baseline FILE, --json, --allow-dirty, --allow-shallow"
+        )
     try:
         with sigterm_stops():
-            ws = Workspace.open(root, opts.version)
+            ws = Workspace.open(
+                root,
+                opts.version,
+                allow_dirty=opts.allow_dirty,
+                allow_shallow=opts.allow_shallow,
+            )
             action(ws, opts, variant, session.log)
     except ReleaseError as err:
         session.error(err.one_line())

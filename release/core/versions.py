@@ -21,6 +21,7 @@ __all__ = [
     "SCHEMES",
     "ReleaseVersion",
     "TagTemplate",
+    "image_tag_for",
     "next_rc",
     "parse_version",
     "ref_format_problem",
@@ -95,8 +96,8 @@ class ReleaseVersion:
         return self.semver() if scheme == "semver" else self.pep440()
 
     def image_tag(self) -> str:
-        """The container image tag: ``v0.31.0rc1`` (docker tags allow no ``+``)."""
-        return "v" + self.pep440()
+        """The container image tag: ``v0.31.0rc1``."""
+        return image_tag_for(self.pep440())
 
     def packaging(self) -> Version:
         return Version(self.pep440())
@@ -253,6 +254,13 @@ class TagTemplate:
         if self.render(version) != name:
             return None  # e.g. a semver spelling under a pep440 template
         return version
+
+
+def image_tag_for(version: str) -> str:
+    """A PEP 440 version as a container image tag: ``v`` before it, and its local part joined
+    with ``-``, since docker tags allow no ``+`` (``0.31.0rc1+dirty`` -> ``v0.31.0rc1-dirty``;
+    a normalized PEP 440 version has no ``-`` of its own). Pure."""
+    return "v" + version.replace("+", "-")
 
 
 def ref_format_problem(name: str) -> str | None:

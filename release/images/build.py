@@ -4,7 +4,9 @@ Per variant: make sure the base exists (or a stand-in), compute the input digest
 (:mod:`release.images.inputs`), and build only when no image with that digest is tagged
 already. Builds run in parallel (``jobs``, longest first: :mod:`release.images.schedule`);
 the image is built untagged and tagged by id only once complete, so an interrupted or
-failed build leaves no half-tagged image. The image a rebuilt tag pointed at before is
+failed build leaves no half-tagged image. A dirty work tree or a shallow clone is built
+only when allowed (:mod:`release.images.source`), and the image's labels say so
+(:mod:`release.images.labels`). The image a rebuilt tag pointed at before is
 removed once nothing uses it. One ``docker image inspect`` answers for every base and
 target tag up front (it is also the check that an engine answers).
 """
@@ -23,8 +25,9 @@ from typing import Any
 from release.adapters.engine import ContainerEngine
 from release.adapters.process import last_line
 from release.core.matrix import ImageMatrix, Variant
-from release.errors import EngineError, ReleaseError
-from release.images.inputs import DIGEST_LABEL, HASHES, HashCache, input_digest, labels_for
+from release.errors import EngineError, RefusedError, ReleaseError
+from release.images.inputs import DIGEST_LABEL, HASHES, HashCache, input_digest
+from release.images.labels import labels_for
 from release.images.progress import Progress, flushing
 from release.images.schedule import read_durations, record_durations, schedule
 from release.images.source import BuildSource
@@ -109,11 +112,11 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
             inspected=run.inspected.get(variant.base_image),
         )
         args = matrix.build_args_for(variant, source.version)
-        labels = labels_for(matrix, variant, source)
+        labels = labels_for(variant, source, base)
         context = source.root / matrix.context
         dockerfile = source.root / matrix.dockerfile
         digest = input_digest(
-            context, dockerfile, args, base.id, labels, variant.platform, run.hashes
+            context, dockerfile, args, base.identity, labels, variant.platform, run.hashes
         )
         existing = run.image(tags[0])
         if existing and not run.force:
@@ -199,15 +202,18 @@ def build_images(
     no_cache: bool = False,
     say: Callable[[str], None] = print,
 ) -> list[BuildResult]:
+    """Build ``variants`` of ``source``; a source that may not be built (a dirty tree or a
+    shallow clone without the flag that allows it) is refused before anything is done."""
+    if source.refusal:
+        raise RefusedError(source.refusal)
     chosen = list(variants)
     said = flushing(say)
     tags = [matrix.tag(v, source.image_version) for v in chosen]
     # one query for every base and tag; it also raises the clear error when no engine answers
     inspected = engine.inspect_images([*(v.base_image for v in chosen), *tags])
     said(f"builder: {engine.description}")
-    said(
-        f"version {source.version} ({'tag' if source.tagged else 'untagged build'}), revision {source.revision[:10]}"
-    )
+    for line in source.lines():
+        said(line)
     logs.mkdir(parents=True, exist_ok=True)
     with Progress([v.id for v in chosen], say) as progress:
         run = _Run(

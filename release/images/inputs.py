@@ -1,38 +1,38 @@
 """What a build is made from, and its digest: the context files docker would send
-(``.dockerignore`` applied), the Dockerfile, build args, labels, base image id and
-platform. The same inputs give the same digest on every machine; an unchanged digest
-means an unchanged image. Each context file's sha256 is kept in ``hashes.json`` beside
-the build logs (:class:`HashCache`), so an unchanged re-run reads no file whose size,
-mtime and inode are as they were.
+(``.dockerignore`` applied), the Dockerfile, build args, labels, the base image's identity
+and platform. The same inputs give the same digest on every machine, so nothing about the
+clone or the machine goes in: not the source label (the remote it was cloned from). An
+unchanged digest means an unchanged image. Each context file's sha256 is kept in
+``hashes.json`` beside the build logs (:class:`HashCache`), so an unchanged re-run reads no
+file whose size, mtime and inode are as they were.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import hashlib
 import json
 import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from release.adapters.engine import MANAGED_LABEL
 from release.adapters.process import atomic_write
-from release.core.matrix import ImageMatrix, Variant
-from release.images.source import BuildSource
 
 __all__ = [
     "DIGEST_LABEL",
     "HASHES",
+    "SOURCE_LABEL",
     "HashCache",
     "context_files",
+    "context_filter",
     "input_digest",
-    "labels_for",
 ]
 
 DIGEST_LABEL = "org.release.input-digest"
+SOURCE_LABEL = "org.opencontainers.image.source"  # where it was cloned from: not an input
 _STATE_DIR = ".git/release/"  # logs and records, when the context includes .git
 HASHES = "hashes.json"  # in the logs dir: each context file's sha256, by path/size/mtime/inode
 _RACY_NS = 2_000_000_000  # a file modified this recently may change again within its mtime
@@ -68,21 +68,28 @@ def _ignore_patterns(context: Path) -> list[tuple[re.Pattern[str], bool]]:
     return rules
 
 
-def context_files(context: Path, dockerfile: Path | None = None) -> list[Path]:
-    """Files docker would send as the build context (``.dockerignore`` applied)."""
+def context_filter(context: Path, dockerfile: Path | None = None) -> Callable[[Path], bool]:
+    """Whether docker sends a path under ``context`` with the build context
+    (``.dockerignore`` applied; the Dockerfile is sent whatever it says)."""
     rules = _ignore_patterns(context)
-    out: list[Path] = []
-    for path in sorted(context.rglob("*")):
-        if not path.is_file() and not path.is_symlink():
-            continue
+
+    def sends(path: Path) -> bool:
+        if dockerfile is not None and path == dockerfile:
+            return True
         rel = path.relative_to(context).as_posix()
         excluded = False
         for pattern, negate in rules:
             if pattern.match(rel):
                 excluded = not negate
-        if not excluded or (dockerfile is not None and path == dockerfile):
-            out.append(path)
-    return out
+        return not excluded
+
+    return sends
+
+
+def context_files(context: Path, dockerfile: Path | None = None) -> list[Path]:
+    """Files docker would send as the build context (``.dockerignore`` applied)."""
+    sends = context_filter(context, dockerfile)
+    return [p for p in sorted(context.rglob("*")) if (p.is_file() or p.is_symlink()) and sends(p)]
 
 
 class HashCache:
@@ -179,13 +186,19 @@ def input_digest(
     context: Path,
     dockerfile: Path,
     build_args: dict[str, str],
-    base_id: str,
+    base_identity: str,
     labels: dict[str, str],
     platform: str | None,
     cache: HashCache | None = None,
 ) -> str:
-    """The digest of every build input. ``cache`` spares reading unchanged files (and
-    walking the context again for each variant of a run); it never changes the result."""
+    """The digest of every build input. ``base_identity`` is what the base image is
+    (:attr:`release.images.standin.BaseImage.identity`): its registry digest, or a digest
+    of its content, both the same on every machine; a base with neither (a stand-in made
+    here) is known by its image id, which is this engine's alone, and so is the digest then.
+    Of ``labels``, the source label is left out (:data:`SOURCE_LABEL`): the same sources
+    cloned from another remote are the same inputs. ``cache`` spares reading unchanged
+    files (and walking the context again for each variant of a run); it never changes the
+    result."""
     h = hashlib.sha256()
     parts = (
         cache.context_part(context, dockerfile)
@@ -198,21 +211,7 @@ def input_digest(
     for key, value in sorted(build_args.items()):
         h.update(f"arg {key}={value}\n".encode())
     for key, value in sorted(labels.items()):
-        h.update(f"label {key}={value}\n".encode())
-    h.update(f"base {base_id}\nplatform {platform}\n".encode())
+        if key != SOURCE_LABEL:
+            h.update(f"label {key}={value}\n".encode())
+    h.update(f"base {base_identity}\nplatform {platform}\n".encode())
     return "sha256:" + h.hexdigest()
-
-
-def labels_for(matrix: ImageMatrix, variant: Variant, source: BuildSource) -> dict[str, str]:
-    created = _dt.datetime.fromtimestamp(source.epoch, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    labels = {
-        "org.opencontainers.image.version": source.version,
-        "org.opencontainers.image.revision": source.revision,
-        "org.opencontainers.image.created": created,
-        "org.release.variant": variant.id,
-        "org.release.cuda": variant.cuda_text,
-        MANAGED_LABEL: "true",
-    }
-    if source.url:
-        labels["org.opencontainers.image.source"] = source.url
-    return labels

@@ -164,7 +164,7 @@ def smoke_checks(
     )
     labels = [
         {"key": "org.opencontainers.image.version", "value": source.version},
-        {"key": "org.opencontainers.image.revision", "value": source.revision},
+        {"key": "org.opencontainers.image.revision", "value": source.revision_label},
         {"key": "org.release.variant", "value": variant.id},
         {"key": "org.release.cuda", "value": cuda},
     ]

@@ -1,28 +1,94 @@
-"""What an image is built from: the commit, its time, and the version to call it."""
+"""What an image is built from: the commit, its time, the version to call it, the
+repository's URL, and whether the work tree and the history are what that version claims.
+
+Two states would make an image say what it is not, so a build refuses them unless told:
+
+- **a dirty work tree**: tracked files changed or staged anywhere, or files in the build
+  context that docker would send (``.dockerignore`` applied) and git does not track,
+  ignored ones included (docker reads no ``.gitignore``). Git's own directory, where the
+  release keeps its state (``.git/release``), is never part of it. With ``--allow-dirty``
+  the version gets the local part ``+dirty`` (``0.31.0rc1+dirty``, image tag
+  ``v0.31.0rc1-dirty``), the revision label is ``<sha>-dirty``, and the image carries
+  ``org.release.dirty=true``.
+- **a shallow clone**: the tags and the history a version is read from may be cut short.
+  With ``--allow-shallow``, a HEAD that carries a release tag builds as that version, and
+  an untagged one as the dev version counted from the last tag when every commit since
+  has its parents; when one does not, the distance cannot be counted and the version says
+  so: ``<next>.dev0+shallow`` (``0.0.0.dev0+shallow`` with no tag in reach), labelled
+  ``org.release.shallow=true``.
+
+Without its flag a source is still read, since smoke and snapshot of an image that exists
+build nothing: :attr:`BuildSource.refusal` says why a build would be refused, and a
+dirty work tree then reads as the commit (no ``+dirty``), which is what a build would
+have to be.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from release.core.versions import ReleaseVersion, parse_version
+from release.core.references import repository_url
+from release.core.versions import ReleaseVersion, image_tag_for, parse_version
 from release.flows.context import ReleaseContext
+from release.images.inputs import SOURCE_LABEL, context_filter
 
-__all__ = ["BuildSource", "dev_version", "read_source"]
+__all__ = ["BuildSource", "dev_version", "listing", "read_source", "uncommitted", "with_local"]
+
+_SHOWN = 3  # paths a message names before "and N more"
 
 
 @dataclass(frozen=True)
 class BuildSource:
+    """One checkout's build, as every variant's image will describe it."""
+
     root: Path
-    revision: str
+    revision: str  # the commit
     epoch: int  # SOURCE_DATE_EPOCH: the commit time
     version: str  # PEP 440
     tagged: bool
-    url: str = ""
+    url: str = ""  # the repository's URL; "" when there is none to give
+    dirty: tuple[str, ...] = ()  # the work tree's changes the build takes in (--allow-dirty)
+    shallow: bool = False  # read in a shallow clone
+    uncounted: bool = False  # an untagged HEAD whose distance from the last tag is unknown
+    refusal: str = ""  # why a build of this source is refused; "" when it is not
+    notices: tuple[str, ...] = ()  # what a build says once about how it read the source
 
     @property
     def image_version(self) -> str:
-        return "v" + self.version
+        return image_tag_for(self.version)
+
+    @property
+    def revision_label(self) -> str:
+        """``org.opencontainers.image.revision``: the commit, or ``<sha>-dirty`` when the
+        image holds more than the commit (as ``git describe --dirty`` says it)."""
+        return f"{self.revision}-dirty" if self.dirty else self.revision
+
+    def lines(self) -> list[str]:
+        """What a build says about its source before it starts."""
+        kind = "tag" if self.tagged else "untagged build"
+        short = self.revision[:10] + ("-dirty" if self.dirty else "")
+        out = [f"version {self.version} ({kind}), revision {short}"]
+        if self.dirty:
+            out.append(
+                f"building uncommitted changes (--allow-dirty): {listing(self.dirty)}; "
+                "labelled org.release.dirty=true"
+            )
+        if self.shallow:
+            how = (
+                "HEAD is untagged and the history to count from is cut short; "
+                "labelled org.release.shallow=true"
+                if self.uncounted
+                else "the version's tag and history are here"
+            )
+            out.append(f"shallow clone (--allow-shallow): {how}")
+        return out + list(self.notices)
+
+
+def listing(paths: tuple[str, ...] | list[str]) -> str:
+    """A few paths, then how many more."""
+    more = len(paths) - _SHOWN
+    return ", ".join(paths[:_SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
 def dev_version(last: ReleaseVersion | None, distance: int) -> str:
@@ -32,6 +98,13 @@ def dev_version(last: ReleaseVersion | None, distance: int) -> str:
     if last.is_rc:
         return f"{last.next_rc().pep440()}.dev{distance}"
     return f"{last.major}.{last.minor}.{last.patch + 1}.dev{distance}"
+
+
+def with_local(version: str, *parts: str) -> str:
+    """``version`` with PEP 440 local parts added (``0.31.0rc1`` -> ``0.31.0rc1+dirty``)."""
+    if not parts:
+        return version
+    return version + ("." if "+" in version else "+") + ".".join(parts)
 
 
 def _explicit(text: str) -> str:
@@ -49,22 +122,107 @@ def _explicit(text: str) -> str:
             raise VersionError(f"--version {text!r} is not a version (e.g. 0.31.0rc1)") from None
 
 
-def read_source(ctx: ReleaseContext, version: str | None = None) -> BuildSource:
-    """Version from ``version``, else the tag at HEAD, else a dev version from the last tag."""
+def _version_at(ctx: ReleaseContext, revision: str) -> tuple[str, bool, bool]:
+    """The version of ``revision`` from the tags: (version, tagged, uncounted)."""
     repo = ctx.repo
-    revision = repo.head()
-    epoch = repo.commit_time("HEAD")
-    url = ctx.repo_url or (repo.remote_url(ctx.config.remote) or "")
-    if version is not None:
-        return BuildSource(ctx.root, revision, epoch, _explicit(version), True, url)
     tags = ctx.tags(remote=False)
     at_head = [t for t in tags if t.commit == revision]
     if at_head:
-        return BuildSource(ctx.root, revision, epoch, at_head[-1].version.pep440(), True, url)
+        return at_head[-1].version.pep440(), True, False
     reachable = [t for t in tags if repo.is_ancestor(t.commit, revision)]
     last = reachable[-1] if reachable else None
+    since = last.version if last else None
     base = f"{last.commit}..{revision}" if last else revision
-    distance = repo.count(base)
+    boundary = repo.shallow_boundary()
+    if boundary and boundary & set(repo.rev_list(base)):  # a commit in range lacks parents
+        return with_local(dev_version(since, 0), "shallow"), False, True
+    return dev_version(since, repo.count(base)), False, False
+
+
+def uncommitted(ctx: ReleaseContext) -> list[str]:
+    """Paths that make a build of the work tree differ from the commit: tracked files
+    changed or staged, and untracked files (ignored ones too) that docker would send with
+    the build context. Git's directory is never one of them."""
+    repo = ctx.repo
+    found = dict.fromkeys(repo.dirty_paths())
+    matrix = ctx.config.matrix
+    if matrix is not None:
+        root = ctx.root
+        sends = context_filter(root / matrix.context, root / matrix.dockerfile)
+        inside = [
+            rel
+            for rel in (matrix.context, matrix.dockerfile)
+            if (root / rel).resolve().is_relative_to(root.resolve())
+        ]
+        found.update(dict.fromkeys(p for p in repo.untracked_files(*inside) if sends(root / p)))
+    return list(found)
+
+
+def _source_url(ctx: ReleaseContext) -> tuple[str, str]:
+    """The source label's URL (``repo-url``, else the remote's, as a web URL), and why
+    there is none when there is none."""
+    configured, remote = ctx.config.repo_url, ctx.config.remote
+    given = configured or ctx.repo.remote_url(remote) or ""
+    where = "repo-url" if configured else f"remote {remote!r}"
+    if not given:
+        return "", f"no {SOURCE_LABEL} label: no repo-url in [tool.release] and no {where}"
+    url = repository_url(given)
+    if url is None:
+        return "", (
+            f"no {SOURCE_LABEL} label: {where} is {given!r}, not the repository's URL "
+            "(a local path?); set repo-url in [tool.release]"
+        )
+    return url, ""
+
+
+def _refusal(shallow: bool, changed: list[str], version: str) -> str:
+    problems = []
+    if shallow:
+        problems.append(
+            "this is a shallow clone, whose tags and history the version is read from may be "
+            "cut short: fetch them (git fetch --unshallow --tags), or pass --allow-shallow"
+        )
+    if changed:
+        problems.append(
+            f"the work tree differs from HEAD ({listing(changed)}): commit or remove the "
+            "changes, or pass --allow-dirty"
+        )
+    return ("; and ".join(problems) + f" (to build it as {version})") if problems else ""
+
+
+def read_source(
+    ctx: ReleaseContext,
+    version: str | None = None,
+    *,
+    allow_dirty: bool = False,
+    allow_shallow: bool = False,
+) -> BuildSource:
+    """Version from ``version``, else the tag at HEAD, else a dev version from the last tag;
+    a dirty work tree or a shallow clone is allowed to build only with its flag."""
+    repo = ctx.repo
+    revision = repo.head()
+    if version is not None:
+        found, tagged, uncounted = _explicit(version), True, False
+    else:
+        found, tagged, uncounted = _version_at(ctx, revision)
+    changed = uncommitted(ctx)
+    shallow = repo.is_shallow()
+    refusal = _refusal(
+        shallow and not allow_shallow,
+        changed if not allow_dirty else [],
+        with_local(found, *(["dirty"] if changed else [])),
+    )
+    url, notice = _source_url(ctx)
     return BuildSource(
-        ctx.root, revision, epoch, dev_version(last.version if last else None, distance), False, url
+        ctx.root,
+        revision,
+        repo.commit_time("HEAD"),
+        with_local(found, "dirty") if changed and allow_dirty else found,
+        tagged,
+        url,
+        tuple(changed) if allow_dirty else (),
+        shallow,
+        uncounted,
+        refusal,
+        (notice,) if notice else (),
     )

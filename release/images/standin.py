@@ -21,9 +21,10 @@ from typing import Any
 from release.adapters.engine import MANAGED_LABEL, ContainerEngine
 from release.adapters.process import last_line
 from release.adapters.rootfs import rootfs_tarball
+from release.core.references import repository
 from release.errors import EngineError
 
-__all__ = ["STANDIN_LABEL", "BaseImage", "ensure_base", "standin_dockerfile"]
+__all__ = ["STANDIN_LABEL", "BaseImage", "ensure_base", "registry_digest", "standin_dockerfile"]
 
 STANDIN_LABEL = "org.release.standin"
 ROOTFS_IMAGE = "release-standin-rootfs:bookworm"
@@ -34,10 +35,35 @@ _lock = threading.Lock()
 
 @dataclass(frozen=True)
 class BaseImage:
+    """A variant's base image as this engine has it.
+
+    ``digest`` says what it is the same way on every machine: the registry's manifest
+    digest when it came from one; a base made here (a stand-in) has none, and a digest of
+    its filesystem's content can be given in its place. It is what the image's
+    ``org.opencontainers.image.base.digest`` label and its input digest carry
+    (:attr:`identity`)."""
+
     ref: str
     id: str
     standin: bool
     how: str  # "present", "pulled" or "stand-in made"
+    digest: str | None = None
+
+    @property
+    def identity(self) -> str:
+        """What the input digest takes for the base: its digest, else (a base made here)
+        its image id, which only this engine's images share."""
+        return self.digest or self.id
+
+
+def registry_digest(ref: str, data: Mapping[str, Any]) -> str | None:
+    """The manifest digest a registry gave the image ``ref`` names (``RepoDigests`` of its
+    inspect data: ``nvidia/cuda@sha256:...``), that of ``ref``'s own repository first;
+    None for an image no registry gave."""
+    entries = (str(entry).partition("@") for entry in data.get("RepoDigests") or ())
+    found = [(name, digest) for name, _, digest in entries if digest]
+    ranked = [d for name, d in found if repository(name) == repository(ref)] + [d for _, d in found]
+    return ranked[0] if ranked else None
 
 
 def _rootfs_image(engine: ContainerEngine, say: Callable[[str], None]) -> str:
@@ -84,9 +110,10 @@ def standin_dockerfile(ref: str, cuda: str) -> str:
     )
 
 
-def _present(ref: str, data: Mapping[str, Any]) -> BaseImage:
+def _present(ref: str, data: Mapping[str, Any], how: str = "present") -> BaseImage:
     labels = (data.get("Config") or {}).get("Labels") or {}
-    return BaseImage(ref, str(data["Id"]), labels.get(STANDIN_LABEL) == "true", "present")
+    standin = labels.get(STANDIN_LABEL) == "true"
+    return BaseImage(ref, str(data["Id"]), standin, how, registry_digest(ref, data))
 
 
 def ensure_base(
@@ -112,9 +139,9 @@ def ensure_base(
             return _present(ref, data)
         if pull and not os.environ.get("RELEASE_NO_PULL"):
             if engine.pull(ref):
-                image = engine.image_id(ref)
-                if image:
-                    return BaseImage(ref, image, False, "pulled")
+                pulled = engine.inspect_image(ref)
+                if pulled is not None:
+                    return _present(ref, pulled, "pulled")
             say(f"base {ref} is not here and cannot be pulled; making a labelled stand-in")
         _rootfs_image(engine, say)
         with tempfile.TemporaryDirectory(prefix="release-standin-") as tmp:

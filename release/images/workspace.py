@@ -2,7 +2,10 @@
 
 ``smoke`` and ``snapshot`` build first when the image is missing. Results are printed
 and returned; a failure of any variant raises :class:`ImagesFailed` (exit 1) after
-every requested variant has been reported.
+every requested variant has been reported. A build of a dirty work tree or in a shallow
+clone is refused unless allowed (``allow_dirty``, ``allow_shallow``:
+:mod:`release.images.source`); smoke and snapshot refuse up front, before any variant
+runs, when an image they would have to build first is refused.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from release.adapters.engine import ContainerEngine
 from release.adapters.process import atomic_write
 from release.core.matrix import ImageMatrix, Variant
-from release.errors import ConfigError, ReleaseError
+from release.errors import ConfigError, RefusedError, ReleaseError
 from release.flows.context import ReleaseContext
 from release.images.build import BuildResult, BuildStatus, build_images
 from release.images.source import BuildSource, read_source
@@ -42,12 +45,20 @@ class Workspace:
     engine: ContainerEngine
 
     @classmethod
-    def open(cls, path: Path | str = ".", version: str | None = None) -> Workspace:
+    def open(
+        cls,
+        path: Path | str = ".",
+        version: str | None = None,
+        *,
+        allow_dirty: bool = False,
+        allow_shallow: bool = False,
+    ) -> Workspace:
         ctx = ReleaseContext(path)
         matrix = ctx.config.matrix
         if matrix is None:
             raise ConfigError("[tool.release.images] is missing: no image matrix to build")
-        return cls(ctx, matrix, read_source(ctx, version), ContainerEngine.detect())
+        source = read_source(ctx, version, allow_dirty=allow_dirty, allow_shallow=allow_shallow)
+        return cls(ctx, matrix, source, ContainerEngine.detect())
 
     @property
     def state_dir(self) -> Path:
@@ -100,6 +111,12 @@ def _inspect(ws: Workspace, variants: Sequence[Variant]) -> dict[str, dict[str, 
     return ws.engine.inspect_images([ws.image(v) for v in variants])
 
 
+def _refuse_building(ws: Workspace, missing: Sequence[str]) -> None:
+    """Refuse before anything runs when images that must be built first may not be."""
+    if missing and ws.source.refusal:
+        raise RefusedError(f"{', '.join(missing)} must be built first, but {ws.source.refusal}")
+
+
 def _ensure_built(
     ws: Workspace, variant: Variant, say: Say, inspected: dict[str, Any] | None
 ) -> dict[str, Any] | None:
@@ -117,6 +134,7 @@ def smoke(
 
     variants = ws.variants(ids)
     found = _inspect(ws, variants)
+    _refuse_building(ws, [image for image, data in found.items() if data is None])
     reports = []
     for variant in variants:
         image = ws.image(variant)
@@ -154,6 +172,8 @@ def snapshot(
 
     variants = ws.variants(ids)
     found = _inspect(ws, variants)
+    built_first = [v for v in variants if ws.matrix.has_snapshot(v) and found[ws.image(v)] is None]
+    _refuse_building(ws, [ws.image(v) for v in built_first])
     reports = []
     for variant in variants:
         image = ws.image(variant)
