@@ -18,8 +18,11 @@ def states(fields) -> dict[str, str]:
 
 
 def test_the_same_sources_rebuilt_match_and_a_new_image_id_is_expected() -> None:
-    fields = compare_variant(entry(sha("1")), entry(sha("2")))
+    old = entry(sha("1"))
+    fields = compare_variant(old, entry(sha("2")), config_args=old["build"]["build_args"])
     assert states(fields) == {
+        "base": "match",
+        "build args": "match",
         "input digest": "match",
         "content digest": "match",
         "Python packages": "match",
@@ -60,6 +63,21 @@ def test_drift_is_reported_field_by_field_with_the_differences() -> None:
     lines = table({"cu130": fields})
     assert lines[0] == "cu130: DRIFT in content digest, Python packages, CUDA version, smoke"
     assert "    + numpy 2.1.0" in "\n".join(lines)
+
+
+def test_a_changed_base_and_args_the_config_no_longer_gives_are_drift() -> None:
+    old, new = entry(sha("1")), entry(sha("2"))
+    new["build"]["base"] = {**old["build"]["base"], "content_digest": sha("5"), "standin": False}
+    args = {**old["build"]["build_args"], "CUDA_VERSION": "13.0.2"}
+    got = {f.name: f for f in compare_variant(old, new, config_args=args)}
+    assert got["base"].state is State.DRIFT
+    assert got["base"].differences[0].endswith("rebuilt 555555555555")
+    ref = old["build"]["base"]["ref"]
+    assert got["base"].differences[1] == f"recorded {ref} (stand-in), rebuilt {ref}"
+    assert got["build args"].differences == (
+        f"~ CUDA_VERSION {old['build']['build_args']['CUDA_VERSION']} -> 13.0.2",
+    )
+    assert states(compare_variant(old, new))["build args"] == "not compared"
 
 
 def test_a_snapshot_omitted_on_both_sides_matches() -> None:

@@ -13,7 +13,7 @@ from invoke.tasks import task
 from release.cli.console import say
 from release.cli.entry import entry
 
-__all__ = ["manifest"]
+__all__ = ["manifest", "reproduce"]
 
 
 @task(
@@ -74,3 +74,42 @@ def manifest(
     if push:
         sent = push_manifest(ws, tag)
         say(f"{'pushed' if sent else 'already on'} {ws.ctx.config.remote}: {notes_ref(tag)}")
+
+
+@task(
+    help={
+        "variant": "only these variants (comma separated; default: every one the manifest has)",
+        "standin": "build on a stand-in where the recorded base cannot be had (the verdict says so)",
+        "keep": "keep the temporary checkout and the rebuilt images",
+        "cache": "let the builder use its cache (default: every layer is built again)",
+        "jobs": "variants built at once",
+    }
+)
+@entry
+def reproduce(
+    c: Context,
+    tag: str,
+    variant: str | None = None,
+    standin: bool = False,
+    keep: bool = False,
+    cache: bool = False,
+    jobs: int = 1,
+) -> None:
+    """Rebuild a tag's images from its sources and compare them with its manifest (exit 1 on drift)."""
+    from invoke.exceptions import Exit
+
+    from release.images.reproduce import reproduce as run
+
+    found = run(
+        os.environ.get("RELEASE_REPO", "."),
+        tag,
+        variants=[v for v in (variant or "").split(",") if v],
+        standin=standin,
+        keep=keep,
+        cache=cache,
+        jobs=jobs,
+        say=say,
+    )
+    say(found.summary())
+    if found.drifted:
+        raise Exit(code=1)

@@ -23,7 +23,7 @@ from release.adapters.files import read_text
 from release.cli.console import say, show_plan
 from release.cli.entry import entry
 from release.cli.image_tasks import images
-from release.cli.manifest_tasks import manifest
+from release.cli.manifest_tasks import manifest, reproduce
 from release.errors import UsageError
 
 __all__ = ["ns"]
@@ -374,5 +374,7 @@ def rehearse(c: Context, keep: bool = False, workdir: str | None = None) -> None
         raise Exit(code=1)
 
 
-ns = Collection("release", status, cut, pick, tag, promote, push, notes, manifest, rehearse)
+ns = Collection(
+    "release", status, cut, pick, tag, promote, push, notes, manifest, reproduce, rehearse
+)
 ns.add_collection(images)

@@ -88,12 +88,38 @@ def _check_runs(
     return _equal(name, old["status"], new["status"])
 
 
+def _base(old: Mapping[str, Any], new: Mapping[str, Any]) -> FieldVerdict:
+    """The base, by content: what the rc was built on against what the rebuild used."""
+    verdict = _equal("base", old["content_digest"], new["content_digest"])
+    if not verdict.drift:
+        return verdict
+
+    def said(base: Mapping[str, Any]) -> str:
+        return f"{base['ref']}{' (stand-in)' if base['standin'] else ''}"
+
+    if said(old) == said(new):
+        return verdict
+    return FieldVerdict(
+        "base", State.DRIFT, (*verdict.differences, f"recorded {said(old)}, rebuilt {said(new)}")
+    )
+
+
 def compare_variant(
-    recorded: Mapping[str, Any], rebuilt: Mapping[str, Any], *, ids_reproducible: bool = False
+    recorded: Mapping[str, Any],
+    rebuilt: Mapping[str, Any],
+    *,
+    ids_reproducible: bool = False,
+    config_args: Mapping[str, str] | None = None,
 ) -> list[FieldVerdict]:
-    """Field by field: input digest, content digest (by part), Python packages, shared
-    libraries, CUDA version, image id, then smoke and snapshot results."""
+    """Field by field: the base (by content), build args (recorded, against what the tag's
+    configuration gives: ``config_args``), input digest, content digest (by part), Python
+    packages, shared libraries, CUDA version, image id, then smoke and snapshot results."""
     old, new = recorded["build"], rebuilt["build"]
+    args = (
+        _mapping("build args", old["build_args"], config_args)
+        if config_args is not None
+        else FieldVerdict("build args", State.NOT_COMPARED)
+    )
     content = _equal("content digest", old["content"]["digest"], new["content"]["digest"])
     if content.drift:
         parts = dict_changes(old["content"]["parts"], new["content"]["parts"])
@@ -102,6 +128,8 @@ def compare_variant(
     if image.drift and not ids_reproducible:
         image = FieldVerdict("image id", State.EXPECTED, (IMAGE_ID_NOTE,))
     return [
+        _base(old["base"], new["base"]),
+        args,
         _equal("input digest", old["input_digest"], new["input_digest"]),
         content,
         _mapping(

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from release.adapters.engine import ContainerEngine
+from release.adapters.image_content import image_content_digest
 from release.adapters.process import last_line
 from release.core.matrix import ImageMatrix, Variant
 from release.errors import EngineError, RefusedError, ReleaseError
@@ -31,7 +32,7 @@ from release.images.labels import labels_for
 from release.images.progress import Progress, flushing
 from release.images.schedule import read_durations, record_durations, schedule
 from release.images.source import BuildSource
-from release.images.standin import ensure_base
+from release.images.standin import BaseImage, ensure_base
 
 __all__ = ["BuildResult", "BuildStatus", "build_images"]
 
@@ -54,6 +55,9 @@ class BuildResult:
     standin_base: bool = False
     log: Path | None = None
     error: str | None = None
+    base: BaseImage | None = None  # the base it was built on (or found built on)
+    base_content: str | None = None  # the base's content digest
+    build_args: Mapping[str, str] = field(default_factory=dict)
 
     def line(self) -> str:
         text = f"build({self.variant}): {self.status.value}"
@@ -80,6 +84,7 @@ class _Run:
     keep_going: bool = False
     inspected: Mapping[str, dict[str, Any] | None] = field(default_factory=dict)
     hashes: HashCache | None = None
+    build_args: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # by variant id
     build_seconds: dict[str, float] = field(default_factory=dict)
     stop: threading.Event = field(default_factory=threading.Event)
     interrupted: threading.Event = field(default_factory=threading.Event)
@@ -111,12 +116,22 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
             lambda line: run.progress.update(variant.id, line),
             inspected=run.inspected.get(variant.base_image),
         )
-        args = matrix.build_args_for(variant, source.version)
+        # a base made here has no registry digest: its content stands for it on every machine
+        base_content = image_content_digest(engine, base.id).digest
+        args = dict(
+            run.build_args.get(variant.id) or matrix.build_args_for(variant, source.version)
+        )
         labels = labels_for(variant, source, base)
         context = source.root / matrix.context
         dockerfile = source.root / matrix.dockerfile
         digest = input_digest(
-            context, dockerfile, args, base.identity, labels, variant.platform, run.hashes
+            context,
+            dockerfile,
+            args,
+            base.digest or base_content,
+            labels,
+            variant.platform,
+            run.hashes,
         )
         existing = run.image(tags[0])
         if existing and not run.force:
@@ -130,6 +145,9 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
                     digest,
                     time.perf_counter() - started,
                     base.standin,
+                    base=base,
+                    base_content=base_content,
+                    build_args=args,
                 )
                 run.progress.update(variant.id, result.line().split(": ", 1)[1], final=True)
                 return result
@@ -171,6 +189,9 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
             time.perf_counter() - started,
             base.standin,
             log,
+            base=base,
+            base_content=base_content,
+            build_args=args,
         )
     except ReleaseError as err:
         result = BuildResult(
@@ -200,10 +221,13 @@ def build_images(
     keep_going: bool = False,
     force: bool = False,
     no_cache: bool = False,
+    build_args: Mapping[str, Mapping[str, str]] | None = None,
     say: Callable[[str], None] = print,
 ) -> list[BuildResult]:
     """Build ``variants`` of ``source``; a source that may not be built (a dirty tree or a
-    shallow clone without the flag that allows it) is refused before anything is done."""
+    shallow clone without the flag that allows it) is refused before anything is done.
+    ``build_args`` replaces the matrix's args of the variants it names (``reproduce``
+    builds with the args a manifest recorded)."""
     if source.refusal:
         raise RefusedError(source.refusal)
     chosen = list(variants)
@@ -227,6 +251,7 @@ def build_images(
             keep_going=keep_going,
             inspected=inspected,
             hashes=HashCache(logs / HASHES),
+            build_args=build_args or {},
         )
         order = schedule(matrix, chosen, read_durations(logs)) if jobs > 1 else chosen
         futures: dict[str, Future[BuildResult]] = {}

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from release import __version__
+from release.adapters.engine import ContainerEngine
 from release.adapters.git_notes import notes_ref, write_note
+from release.adapters.image_content import image_content_digest
 from release.adapters.process import atomic_write
 from release.core.manifest import (
     ManifestError,
@@ -28,6 +30,8 @@ from release.core.matrix import ImageMatrix
 from release.errors import ConfigError, RefusedError
 from release.flows.context import ReleaseContext
 from release.flows.manifest_store import parts_root, read_parts
+from release.images.build import BuildResult, BuildStatus
+from release.images.inventory import inventory_of, probe_state
 from release.images.source import BuildSource, read_source
 
 if TYPE_CHECKING:  # the reports are made where smoke and snapshot run
@@ -39,9 +43,12 @@ __all__ = [
     "Checkout",
     "Workspace",
     "assemble",
+    "build_data",
+    "part_path",
     "parts_dir",
     "publish",
     "push_manifest",
+    "record_builds",
     "release_of",
     "smoke_data",
     "snapshot_data",
@@ -100,12 +107,76 @@ def release_of(ws: Workspace) -> Release:
     )
 
 
+def part_path(ws: Workspace, variant: str, part: str) -> Path:
+    return parts_dir(ws) / ws.source.version / f"{variant}.{part}.json"
+
+
 def write_part(ws: Workspace, variant: str, part: str, data: Mapping[str, Any]) -> Path:
     """One variant's part, checked, written atomically (a re-run replaces it)."""
     document = part_document(release_of(ws), variant, part, data)
-    path = parts_dir(ws) / ws.source.version / f"{variant}.{part}.json"
+    path = part_path(ws, variant, part)
     atomic_write(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
     return path
+
+
+def build_data(
+    result: BuildResult, cuda: str, content: Mapping[str, Any], inventory: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A built variant as its build part records it. Pure."""
+    base = result.base
+    if base is None or result.image_id is None or result.digest is None:
+        raise ManifestError(f"build({result.variant}) made no image to record")
+    return {
+        "cuda": cuda,
+        "build_args": dict(result.build_args),
+        "base": {
+            "ref": base.ref,
+            "id": base.id,
+            "content_digest": result.base_content,
+            "standin": base.standin,
+        },
+        "image_id": result.image_id,
+        "tags": list(result.tags),
+        "input_digest": result.digest,
+        "content": dict(content),
+        "inventory": dict(inventory),
+    }
+
+
+def built_data(
+    engine: ContainerEngine, result: BuildResult, cuda: str, *, timeout: float = 120
+) -> dict[str, Any]:
+    """:func:`build_data` of an image in ``engine``: its content digest (cached by image
+    id) and its inventory (the runtime probe, run in a throwaway container)."""
+    image = str(result.image_id)
+    content = image_content_digest(engine, image).to_dict()
+    state = probe_state(engine, image, timeout=timeout, what=f"build({result.variant})")
+    return build_data(result, cuda, content, inventory_of(state))
+
+
+def _recorded_image(path: Path) -> str | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return str(data["data"]["image_id"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def record_builds(
+    ws: Workspace, engine: ContainerEngine, results: Sequence[BuildResult]
+) -> list[Path]:
+    """The build part of each variant built (or found unchanged); a part that records the
+    same image already is kept as it is, so an unchanged re-run asks the engine nothing."""
+    written = []
+    for result in results:
+        if result.status not in (BuildStatus.BUILT, BuildStatus.UNCHANGED):
+            continue
+        path = part_path(ws, result.variant, "build")
+        if result.image_id and _recorded_image(path) == result.image_id:
+            continue
+        cuda = ws.matrix.variant(result.variant).cuda_text
+        written.append(write_part(ws, result.variant, "build", built_data(engine, result, cuda)))
+    return written
 
 
 def smoke_data(report: SmokeReport) -> dict[str, Any]:

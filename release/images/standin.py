@@ -27,8 +27,9 @@ from release.errors import EngineError
 __all__ = ["STANDIN_LABEL", "BaseImage", "ensure_base", "registry_digest", "standin_dockerfile"]
 
 STANDIN_LABEL = "org.release.standin"
-ROOTFS_IMAGE = "release-standin-rootfs:bookworm"
-ROOTFS_VERSION = "1"  # bump when the rootfs recipe changes
+ROOTFS_VERSION = "2"  # bump when the rootfs recipe changes: stand-ins made before are remade
+ROOTFS_IMAGE = f"release-standin-rootfs:bookworm-v{ROOTFS_VERSION}"
+RECIPE_LABEL = f"{STANDIN_LABEL}.recipe"  # the ROOTFS_VERSION a stand-in was made from
 _PATH = "/usr/local/nvidia/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _lock = threading.Lock()
 
@@ -71,7 +72,7 @@ def _rootfs_image(engine: ContainerEngine, say: Callable[[str], None]) -> str:
     if existing:
         return existing
     tarball = rootfs_tarball(
-        f"rootfs-bookworm-python3-v{ROOTFS_VERSION}.tar", "bookworm", "python3-minimal", say
+        f"rootfs-bookworm-python3-v{ROOTFS_VERSION}.tar", "bookworm", "python3", say
     )
     engine.import_rootfs(
         tarball,
@@ -106,8 +107,16 @@ def standin_dockerfile(ref: str, cuda: str) -> str:
         f"RUN mkdir -p /usr/local/cuda-{major_minor} && ln -s /usr/local/cuda-{major_minor} /usr/local/cuda "
         f"&& printf '{escaped}\\n' > /usr/local/cuda/version.json\n"
         f'LABEL {STANDIN_LABEL}=true {STANDIN_LABEL}.for="{ref}" {MANAGED_LABEL}=true '
+        f"{RECIPE_LABEL}={ROOTFS_VERSION} "
         f'{STANDIN_LABEL}.note="local stand-in: Debian bookworm with NVIDIA\'s CUDA {cuda} layout, no CUDA libraries"\n'
     )
+
+
+def _current(data: Mapping[str, Any]) -> bool:
+    """Whether an image found under a base's name may be used: any image but a stand-in
+    made by an older recipe."""
+    labels = (data.get("Config") or {}).get("Labels") or {}
+    return labels.get(STANDIN_LABEL) != "true" or labels.get(RECIPE_LABEL) == ROOTFS_VERSION
 
 
 def _present(ref: str, data: Mapping[str, Any], how: str = "present") -> BaseImage:
@@ -131,13 +140,15 @@ def ensure_base(
     (a batched query); without it, or when that query found no image, it is looked up here,
     under the lock, since another variant may have made it meanwhile.
     """
-    if inspected is not None:
+    if inspected is not None and _current(inspected):
         return _present(ref, inspected)
     with _lock:
         data = engine.inspect_image(ref)
-        if data is not None:
+        if data is not None and _current(data):
             return _present(ref, data)
-        if pull and not os.environ.get("RELEASE_NO_PULL"):
+        if data is not None:
+            say(f"the stand-in for {ref} was made by an older recipe; making it again")
+        elif pull and not os.environ.get("RELEASE_NO_PULL"):
             if engine.pull(ref):
                 pulled = engine.inspect_image(ref)
                 if pulled is not None:

@@ -22,6 +22,7 @@ from release.core.matrix import ImageMatrix, Variant
 from release.errors import ConfigError, RefusedError, ReleaseError
 from release.flows.context import ReleaseContext
 from release.images.build import BuildResult, BuildStatus, build_images
+from release.images.manifest import record_builds, smoke_data, snapshot_data, write_part
 from release.images.source import BuildSource, read_source
 
 if TYPE_CHECKING:  # imported where used: a build needs neither
@@ -94,6 +95,7 @@ def build(
         no_cache=no_cache,
         say=say,
     )
+    record_builds(ws, ws.engine, results)  # before a failure is raised: the others are kept
     failed = [r for r in results if r.status is BuildStatus.FAILED]
     say("summary:")
     for r in results:
@@ -150,6 +152,7 @@ def smoke(
         reports.append(report)
         out = ws.state_dir / "smoke" / ws.source.version / f"{variant.id}.json"
         atomic_write(out, json.dumps(report.to_dict(), indent=2) + "\n")
+        write_part(ws, variant.id, "smoke", smoke_data(report))
         if as_json:
             say(json.dumps(report.to_dict(), indent=2))
         else:
@@ -194,6 +197,7 @@ def snapshot(
             inspected=data,
         )
         reports.append(report)
+        write_part(ws, variant.id, "snapshot", snapshot_data(report))
         for line in report.lines():
             say(line)
     failed = [r.variant for r in reports if not r.passed]

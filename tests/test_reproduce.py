@@ -1,0 +1,196 @@
+"""``release reproduce <tag>`` as an rc tester runs it: a maintainer's clone builds, smokes,
+snapshots and publishes v0.1.0rc1's manifest to a bare remote; a second clone of that
+remote rebuilds every variant and compares. A match, a drift provoked by a changed base,
+a tag with no manifest and a local tag that is not the remote's, each on a real engine
+and real repositories."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from packaging.version import Version
+
+from release.adapters.engine import ContainerEngine
+from release.core.matrix import Variant
+from release.errors import RefusedError
+from release.images.reproduce import SUFFIX, _check_bases
+from tests.conftest import repo_state
+from tests.docker_support import purge, remove_repository
+from tests.test_images import Repo, images
+from tests.test_images import sample as sample  # the module fixture the manifest is built on
+
+TAG = "v0.1.0rc1"
+
+
+@pytest.fixture(scope="module")
+def published(docker: ContainerEngine, sample: Repo) -> Iterator[Repo]:
+    """The sample (cu130 on a base of its own, so changing it touches no other test) built,
+    smoked, snapshotted, its manifest recorded and pushed with the tag."""
+    base = f"{sample.name}-base:13.0.1"
+    pyproject = sample.root / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    pyproject.write_text(
+        text.replace(
+            'base-image = "nvidia/cuda:13.0.1-base-ubuntu24.04"', f'base-image = "{base}"'
+        ),
+        encoding="utf-8",
+    )
+    sample.git("commit", "--quiet", "-am", "[CI/Build] cu130 on its own base (#121)")
+    sample.git("tag", "-f", "-a", TAG, "-m", TAG)
+    try:
+        for step in ("images.build", "images.smoke", "images.snapshot", "manifest"):
+            result = sample.release(step, *(["--jobs", "2"] if step == "images.build" else []))
+            assert result.code == 0, result.output
+        sample.git("push", "--quiet", "origin", TAG, f"refs/notes/release/{TAG}")
+        yield sample
+    finally:
+        purge(docker, sample.name, sample.head)
+        remove_repository(docker, sample.name + SUFFIX)
+        remove_repository(docker, base.split(":")[0])
+
+
+@pytest.fixture
+def tester(published: Repo, tmp_path: Path) -> Repo:
+    """A second clone of the remote, as an rc tester makes it."""
+    remote = published.git("remote", "get-url", "origin")
+    root = tmp_path / "tester"
+    subprocess.run(["git", "clone", "--quiet", remote, str(root)], env=published.env, check=True)
+    return Repo(root, published.name, published.env)
+
+
+def verdicts(output: str) -> dict[str, dict[str, str]]:
+    """``variant: {field: state}`` from the printed verdict table."""
+    found: dict[str, dict[str, str]] = {}
+    current: dict[str, str] | None = None
+    for line in output.splitlines():
+        if (
+            line[:1].isalnum()
+            and ": " in line
+            and line.split(":")[0] in ("cu128", "cu129", "cu130")
+        ):
+            current = found.setdefault(line.split(":")[0], {})
+        elif current is not None and line.startswith("  ") and not line.startswith("    "):
+            name, _, state = line.strip().partition("  ")
+            current[name] = state.strip()
+    return found
+
+
+def manifest_of(repo: Repo) -> dict[str, Any]:
+    note = repo.git("notes", f"--ref=refs/notes/release/{TAG}", "show", f"{TAG}^{{commit}}")
+    return dict(json.loads(note))
+
+
+@images
+def test_a_testers_rebuild_of_the_rc_matches_field_by_field(
+    tester: Repo, docker: ContainerEngine
+) -> None:
+    before = repo_state(tester.root)
+    result = tester.release("reproduce", TAG, "--jobs", "2", timeout=900)
+    assert result.code == 0, result.output
+    assert f"fetched {TAG} and its manifest (refs/notes/release/{TAG})" in result.stdout
+    got = verdicts(result.stdout)
+    assert set(got) == {"cu128", "cu129", "cu130"}
+    for variant, fields in got.items():
+        assert fields["content digest"] == "match", (variant, result.stdout)
+        assert fields["input digest"] == "match" and fields["base"] == "match"
+        assert fields["Python packages"] == fields["shared libraries"] == "match"
+        assert fields["image id"] == "differs (expected)"
+        assert fields["smoke"] == "match" and fields["snapshot"] == "match"
+    assert result.stdout.rstrip().endswith(f"reproduce {TAG}: match (3 variant(s))")
+    # the rc's images were compared, not rebuilt under their tags; nothing rebuilt is left
+    recorded = manifest_of(tester)["variants"]
+    for variant, entry in recorded.items():
+        tag = entry["build"]["tags"][0]
+        assert docker.image_id(tag) == entry["build"]["image_id"], variant
+    assert (
+        docker.run(
+            ["images", "--quiet", "--filter", f"reference={tester.name}{SUFFIX}"], timeout=60
+        ).stdout.split()
+        == []
+    )
+    after = repo_state(tester.root)
+    refs_before, refs_after = (set(str(s.pop("refs")).splitlines()) for s in (before, after))
+    note = tester.git("rev-parse", f"refs/notes/release/{TAG}")
+    assert refs_after - refs_before == {f"refs/notes/release/{TAG} {note}"}  # the fetched manifest
+    assert refs_before <= refs_after
+    assert after == before  # branch, HEAD, index and work tree as they were
+
+
+@images
+def test_a_changed_base_is_reported_as_drift_and_fails(
+    tester: Repo, published: Repo, docker: ContainerEngine, tmp_path: Path
+) -> None:
+    entry = manifest_of(published)["variants"]["cu130"]["build"]
+    ref = entry["base"]["ref"]
+    original = docker.image_id(ref)
+    assert original == entry["base"]["id"]
+    changed = tmp_path / "changed"
+    changed.mkdir()
+    (changed / "Dockerfile").write_text(f"FROM {ref}\nRUN echo changed > /etc/base-changed\n")
+    made = docker.run(["build", "--quiet", "--tag", ref, str(changed)], timeout=300, check=False)
+    assert made.ok, made.stderr
+    try:
+        result = tester.release("reproduce", TAG, "--variant", "cu130", timeout=900)
+    finally:
+        docker.tag(original, [ref])
+    assert result.code == 1, result.output
+    fields = verdicts(result.stdout)["cu130"]
+    assert fields["base"] == fields["input digest"] == fields["content digest"] == "drift"
+    assert "~ etc " in result.stdout  # the part of the filesystem that changed
+    assert fields["Python packages"] == "match"
+    assert result.stdout.rstrip().endswith(f"reproduce {TAG}: DRIFT in cu130")
+
+
+@images
+def test_a_tag_without_a_manifest_is_refused_in_one_line(tester: Repo) -> None:
+    tester.git("tag", "-a", "v0.1.0rc9", "-m", "v0.1.0rc9")
+    before = repo_state(tester.root)
+    result = tester.release("reproduce", "v0.1.0rc9")
+    assert result.code == 7, result.output
+    assert "v0.1.0rc9 has no manifest (refs/notes/release/v0.1.0rc9)" in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert repo_state(tester.root) == before
+
+
+@images
+def test_a_local_tag_that_is_not_the_remotes_is_refused_not_replaced(tester: Repo) -> None:
+    tester.git("tag", "-f", "-a", TAG, "-m", "moved", "HEAD~1")
+    before = repo_state(tester.root)
+    result = tester.release("reproduce", TAG)
+    assert result.code == 3, result.output
+    assert f"the tag {TAG} here is not origin's" in result.stderr
+    assert f"git tag -d {TAG}" in result.stderr
+    assert repo_state(tester.root) == before
+
+
+class NoBases:
+    """An engine that has no base and can pull none (only what ``_check_bases`` asks)."""
+
+    def inspect_images(self, refs: list[str]) -> dict[str, None]:
+        return dict.fromkeys(refs)
+
+    def pull(self, ref: str) -> bool:
+        return False
+
+
+def test_a_recorded_base_that_cannot_be_had_is_refused_unless_a_standin_is_asked() -> None:
+    variant = Variant("cu130", Version("13.0.1"), "nvidia/cuda:13.0.1-base-ubuntu24.04")
+    base = {"ref": variant.base_image, "content_digest": "sha256:" + "c" * 64, "standin": False}
+    recorded = {"cu130": {"build": {"base": base}}}
+    engine: Any = NoBases()
+    with pytest.raises(RefusedError) as refused:
+        _check_bases(engine, [variant], recorded, standin=False)
+    assert "is not here and cannot be pulled" in str(refused.value)
+    assert "--standin" in str(refused.value)
+    said = _check_bases(engine, [variant], recorded, standin=True)
+    assert said == [
+        "cu130: the recorded base nvidia/cuda:13.0.1-base-ubuntu24.04 cannot be had here: "
+        "built on a stand-in, as asked (--standin); its base row says how it differs"
+    ]
+    base["standin"] = True  # the rc itself was built on a stand-in: one is made the same way
+    assert "the rc was built on a stand-in" in _check_bases(engine, [variant], recorded, False)[0]
