@@ -2,11 +2,13 @@
 
 Pure tests read tar streams made in memory through a real pipe: times, order and the
 spelling of paths never count; every field the digest stands for is changed in turn and
-must change the digest and name its part. Image tests build one small Dockerfile on the
-stand-in base with ``--no-cache``: two builds get different ids and the same digest, a
-changed file gets another digest naming its part, and no container is left behind, after
-a failure, Ctrl-C or SIGTERM included. The cache is used without the engine, and a
-damaged entry is ignored and rewritten.
+must change the digest and name its part; the records name the paths. Image tests build
+one small Dockerfile on the stand-in base with ``--no-cache``: two builds get different ids
+and the same digest, a changed file gets another digest naming its part, and no container
+is left behind, after a failure, Ctrl-C or SIGTERM included. The sample engine's variant
+that installs packages, built with ``--no-cache`` from two clones of one commit, has one
+digest. The cache is used without the engine, and a damaged entry is ignored and
+rewritten.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import io
 import json
 import os
 import signal
+import subprocess
 import sys
 import tarfile
 import threading
@@ -27,18 +30,27 @@ import pytest
 
 from release.adapters import image_content
 from release.adapters.engine import MANAGED_LABEL, ContainerEngine
-from release.adapters.image_content import cache_path, cached_digest, image_content_digest
+from release.adapters.image_content import (
+    cache_path,
+    cached_digest,
+    image_content_digest,
+    image_content_records,
+)
 from release.core.content_digest import (
     ALGORITHM,
     ENGINE_FILES,
     ContentDigest,
     ContentDrift,
     compare_content,
+    compare_records,
+    content_records,
     digest_tar,
 )
 from release.errors import EngineError
 from release.images.standin import ensure_base
-from tests.docker_support import CACHE_DIR, interrupt_when
+from release.sample import make_sample_engine
+from tests.conftest import run_cli
+from tests.docker_support import CACHE_DIR, image_env, interrupt_when, purge, unique_name
 
 images = pytest.mark.images
 
@@ -206,6 +218,25 @@ def test_each_field_counts_and_its_part_is_named(
     assert drift == ContentDrift(added=added, removed=removed, changed=changed_parts)
     assert not drift.same
     assert compare_content(new, BEFORE) == ContentDrift(removed, added, changed_parts)
+
+
+def test_the_records_name_the_paths_the_parts_hold() -> None:
+    def records(entries: tuple[Entry, ...], **stamp: float) -> dict[str, bytes]:
+        return content_records(io.BytesIO(tar_bytes(entries, **stamp)))
+
+    before = records(TREE)
+    assert sorted(before) == sorted(e.path for e in TREE)
+    assert compare_records(before, records(TREE[::-1], when=1_900_000_000)).same
+    after = (
+        *without(changed(TREE, "usr/bin/python3", mode=0o775), "tmp/queue"),
+        Entry("var/log/dpkg.log", b"2026-12-02 16:33:01 install criu\n"),
+        Entry(".dockerenv"),  # the engine's: never named
+    )
+    drift = ContentDrift(("var/log/dpkg.log",), ("tmp/queue",), ("usr/bin/python3",))
+    assert compare_records(before, records(after)) == drift
+    assert compare_content(BEFORE, digest_of(after)) == ContentDrift(
+        ("var/log",), (), ("tmp", "usr/bin")
+    )
 
 
 def test_the_same_digest_has_no_drift() -> None:
@@ -534,3 +565,51 @@ def test_an_interrupted_digest_leaves_nothing_behind(
     assert len(seen) == 1  # the container existed while the export was read
     assert seen[0] not in ours(docker, builds.first)
     assert not exports_of(seen[0])
+
+
+# -- the sample engine: two clones of one commit ----------------------------------------------
+
+SNAPSHOT_VARIANT = "cu130"  # the sample's variant that installs packages (the snapshot runtime)
+
+
+@images
+def test_two_clones_of_one_commit_build_the_same_content(
+    docker: ContainerEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two ``--no-cache`` builds of the sample's variant with the snapshot runtime (apt,
+    dpkg, debconf and ldconfig at work) from two clones of one commit, the second cloned
+    under another umask as on another machine: other image ids, the same content digest.
+    On a failure, the paths that differ are named."""
+    sample = make_sample_engine(tmp_path / "sample", with_remote=False)
+    name = unique_name()
+    pyproject = sample.root / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    pyproject.write_text(text.replace('"example/tinyengine"', f'"{name}"'), encoding="utf-8")
+    sample.repo.run("commit", "--quiet", "--all", "-m", "[CI/Build] An image name of its own")
+    sample.repo.run("tag", "-a", "v0.1.0rc1", "-m", "v0.1.0rc1")
+    env = image_env(tmp_path / "home")
+    made: list[str] = []
+    try:
+        for n, umask in enumerate((0o022, 0o002)):
+            clone = tmp_path / f"clone-{n}"
+            argv = ["git", "clone", "--quiet", str(sample.root), str(clone)]
+            subprocess.run(argv, env=env, umask=umask, check=True, timeout=60)
+            args = ("images.build", "--no-cache", "--variant", SNAPSHOT_VARIANT)
+            built = run_cli(clone, *args, env=env, timeout=900)
+            assert built.code == 0, built.output
+            image = docker.image_id(f"{name}:v0.1.0rc1")
+            assert image is not None
+            docker.tag(image, [f"{name}:clone-{n}"])  # kept when the next build takes the tag
+            made.append(image)
+        assert made[0] != made[1]  # docker stamps every layer with the time it was made
+        monkeypatch.setenv("RELEASE_CACHE_DIR", str(tmp_path / "digests"))
+        first, again = (image_content_digest(docker, image) for image in made)
+        if first != again:
+            drift = compare_records(*(image_content_records(docker, image) for image in made))
+            named = {"changed": drift.changed, "only in the first": drift.removed}
+            named["only in the second"] = drift.added
+            paths = "; ".join(f"{how}: {', '.join(p)}" for how, p in named.items() if p)
+            pytest.fail(f"two --no-cache builds of one commit differ ({paths})", pytrace=False)
+        assert first.files > 1000 and "opt/snapshot-runtime" in first.parts
+    finally:
+        purge(docker, name, sample.repo.head())

@@ -20,16 +20,19 @@ import contextlib
 import json
 import re
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO, TypeVar
 
 from release.adapters.cache import user_cache_dir
 from release.adapters.engine import ContainerEngine
 from release.adapters.process import atomic_write
-from release.core.content_digest import ALGORITHM, ContentDigest, digest_tar
+from release.core.content_digest import ALGORITHM, ContentDigest, content_records, digest_tar
 from release.errors import EngineError
 
-__all__ = ["cache_path", "cached_digest", "image_content_digest"]
+__all__ = ["cache_path", "cached_digest", "image_content_digest", "image_content_records"]
 
+_T = TypeVar("_T")
 _IMAGE_ID = re.compile(r"sha256:[0-9a-f]{64}")
 
 
@@ -42,9 +45,17 @@ def image_content_digest(engine: ContainerEngine, image: str) -> ContentDigest:
         raise EngineError(f"no image {image} in the engine; build it first")
     digest = cached_digest(image_id)
     if digest is None:
-        digest = _exported(engine, image_id)
+        digest = _exported(engine, image_id, digest_tar)
         _remember(image_id, digest)
     return digest
+
+
+def image_content_records(engine: ContainerEngine, image: str) -> dict[str, bytes]:
+    """The record of each path in ``image``, as its content digest reads them
+    (:func:`release.core.content_digest.content_records`), read through the engine and
+    never cached: what names the files two images' digests differ in
+    (:func:`release.core.content_digest.compare_records`)."""
+    return _exported(engine, image, content_records)
 
 
 def cache_path(image_id: str) -> Path:
@@ -72,11 +83,11 @@ def _remember(image_id: str, digest: ContentDigest) -> None:
         atomic_write(cache_path(image_id), json.dumps(entry, indent=1) + "\n")
 
 
-def _exported(engine: ContainerEngine, image_id: str) -> ContentDigest:
-    with engine.created_container(image_id) as container:
+def _exported(engine: ContainerEngine, image: str, read: Callable[[IO[bytes]], _T]) -> _T:
+    with engine.created_container(image) as container:
         try:
-            return engine.export_container(container, digest_tar)
+            return engine.export_container(container, read)
         except tarfile.TarError as err:
             raise EngineError(
-                f"docker export of {image_id[:19]} is not a tar stream that can be read ({err})"
+                f"docker export of {image[:19]} is not a tar stream that can be read ({err})"
             ) from None

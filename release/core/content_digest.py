@@ -22,7 +22,9 @@ Besides the whole digest, the records are also hashed by part: the directory two
 deep that holds an entry (the directory itself included), so ``usr/lib`` holds ``usr/lib``
 and ``usr/lib/x/libc.so.6``, ``etc`` holds ``etc`` and ``etc/passwd``, and ``/`` holds the
 files and links at the top level (a merged-/usr system's ``bin -> usr/bin``).
-:func:`compare_content` names the parts two digests differ in.
+:func:`compare_content` names the parts two digests differ in; to name the paths, the
+records themselves are read again (:func:`content_records`) and compared
+(:func:`compare_records`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ __all__ = [
     "ContentDigest",
     "ContentDrift",
     "compare_content",
+    "compare_records",
+    "content_records",
     "digest_tar",
 ]
 
@@ -124,19 +128,27 @@ def compare_content(old: ContentDigest, new: ContentDigest) -> ContentDrift:
     )
 
 
+def compare_records(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> ContentDrift:
+    """Which paths of ``new`` were added, removed or changed since ``old`` (records by path,
+    as :func:`content_records` reads them)."""
+    return ContentDrift(
+        added=tuple(sorted(set(new) - set(old))),
+        removed=tuple(sorted(set(old) - set(new))),
+        changed=tuple(sorted(p for p in set(old) & set(new) if old[p] != new[p])),
+    )
+
+
+def content_records(stream: IO[bytes]) -> dict[str, bytes]:
+    """The record of each path in the tar stream ``stream``, what :func:`digest_tar`
+    hashes: read the same way, to name the files two digests differ in."""
+    return {path: record for path, (_, record) in _read(stream).items()}
+
+
 def digest_tar(stream: IO[bytes]) -> ContentDigest:
     """The content digest of the tar stream ``stream``: read once, front to back (a pipe
     will do), keeping nothing but the records. Raises :class:`tarfile.TarError` when it is
     not a tar stream."""
-    records: dict[str, tuple[str, bytes]] = {}
-    with tarfile.open(fileobj=stream, mode="r|", errors="surrogateescape") as tar:
-        while (entry := tar.next()) is not None:
-            path = _normalized(entry.name)
-            if path not in ENGINE_FILES:
-                records[path] = (_part(path, entry.isdir()), _record(path, entry, tar))
-            # tarfile keeps every entry it read (typeshed leaves the list out): an image
-            # of 100,000 files would hold some 70 MB for nothing
-            tar.members.clear()  # type: ignore[attr-defined]
+    records = _read(stream)
     whole = hashlib.sha256()
     parts: dict[str, Any] = {}
     for path in sorted(records):
@@ -148,6 +160,20 @@ def digest_tar(stream: IO[bytes]) -> ContentDigest:
         {name: f"sha256:{sums.hexdigest()}" for name, sums in sorted(parts.items())},
         len(records),
     )
+
+
+def _read(stream: IO[bytes]) -> dict[str, tuple[str, bytes]]:
+    """Path -> (part, record) of every entry of the tar stream ``stream`` but the engine's."""
+    records: dict[str, tuple[str, bytes]] = {}
+    with tarfile.open(fileobj=stream, mode="r|", errors="surrogateescape") as tar:
+        while (entry := tar.next()) is not None:
+            path = _normalized(entry.name)
+            if path not in ENGINE_FILES:
+                records[path] = (_part(path, entry.isdir()), _record(path, entry, tar))
+            # tarfile keeps every entry it read (typeshed leaves the list out): an image
+            # of 100,000 files would hold some 70 MB for nothing
+            tar.members.clear()  # type: ignore[attr-defined]
+    return records
 
 
 def _normalized(name: str) -> str:

@@ -5,7 +5,14 @@ set -eu
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends criu >/dev/null
-rm -rf /var/lib/apt/lists/*
+# What apt and dpkg leave that says when and where they ran, not what they installed: the
+# downloaded packages and lists, the package caches apt rebuilds, the logs, ldconfig's cache
+# of file times, debconf's and dpkg's backups. Two builds of one commit then have the same
+# content (the stand-in base's rootfs is scrubbed of the same things).
+apt-get clean
+find /var/log -type f -delete
+rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin /var/cache/ldconfig/aux-cache \
+    /var/cache/debconf/*-old /var/lib/dpkg/*-old
 mkdir -p /opt/snapshot-runtime/bin
 cat > /opt/snapshot-runtime/bin/snapshot-runtime <<'PY'
 #!/usr/bin/env python3
