@@ -7,7 +7,9 @@ and real repositories."""
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,7 @@ from release.core.matrix import Variant
 from release.errors import RefusedError
 from release.images.reproduce import SUFFIX, _check_bases
 from tests.conftest import repo_state
-from tests.docker_support import purge, remove_repository
+from tests.docker_support import interrupt_when, purge, remove_repository
 from tests.test_images import Repo, images
 from tests.test_images import sample as sample  # the module fixture the manifest is built on
 
@@ -194,3 +196,34 @@ def test_a_recorded_base_that_cannot_be_had_is_refused_unless_a_standin_is_asked
     ]
     base["standin"] = True  # the rc itself was built on a stand-in: one is made the same way
     assert "the rc was built on a stand-in" in _check_bases(engine, [variant], recorded, False)[0]
+
+
+@images
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_an_interrupted_reproduce_leaves_no_image_container_or_checkout(
+    tester: Repo, docker: ContainerEngine, tmp_path: Path, sig: int
+) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    before = repo_state(tester.root)
+    stopped = interrupt_when(
+        [sys.executable, "-m", "release", "reproduce", TAG],
+        tester.root,
+        {**tester.env, "TMPDIR": str(scratch)},
+        lambda out: "smoke(cu1" in out,  # one variant is rebuilt and tagged, its smoke running
+        sig=sig,
+        group=sig == signal.SIGINT,
+    )
+    assert stopped.code == (143 if sig == signal.SIGTERM else 130), stopped.output
+    assert list(scratch.glob("release-reproduce-*")) == []
+    left = docker.run(
+        ["images", "--quiet", "--filter", f"reference={tester.name}{SUFFIX}"], timeout=60
+    ).stdout.split()
+    assert left == []
+    running = docker.run(
+        ["ps", "--all", "--quiet", "--filter", "label=org.release.managed"], timeout=60
+    ).stdout.split()
+    assert running == []
+    after = repo_state(tester.root)
+    after.pop("refs"), before.pop("refs")  # the fetched manifest ref; see the match test
+    assert after == before

@@ -225,7 +225,8 @@ def reproduce(
         for notice in outcome.notices:
             say(notice)
         rebuild = replace(matrix, name=matrix.name + SUFFIX)
-        images: list[str] = []
+        # every tag this run may make, removed afterwards whether or not it got that far
+        images = [rebuild.tag(v, source.image_version) for v in chosen]
         try:
             results = build_images(
                 engine,
@@ -245,7 +246,6 @@ def reproduce(
                     why = result.error or result.status.value
                     outcome.verdicts[variant.id] = [FieldVerdict("build", State.DRIFT, (why,))]
                     continue
-                images.append(result.tags[0])
                 entry = {"build": built_data(engine, result, variant.cuda_text)}
                 entry |= _rebuilt(
                     engine, rebuild, variant, source, result.tags[0], top / "snapshots", say
@@ -256,7 +256,9 @@ def reproduce(
                     config_args=matrix.build_args_for(variant, source.version),
                 )
         finally:
-            if not keep:
+            if keep:
+                say(f"kept the rebuilt images: {', '.join(images)}")
+            else:
                 for image in images:
                     _remove(engine, image)
     for line in table(outcome.verdicts):
