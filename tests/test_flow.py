@@ -605,15 +605,8 @@ def test_signed_tag_with_an_ssh_key(cut_engine: SampleEngine, tmp_path: Path) ->
     assert "### Bug Fixes" in tag_message(engine, "v0.1.0rc1")
 
 
-# -- the rehearsal -----------------------------------------------------------------------
-
-
-def test_rehearsal_end_to_end(tmp_path: Path) -> None:
-    result = run_cli(tmp_path, "rehearse", "--workdir", str(tmp_path / "sandboxes"), timeout=300)
-    assert result.code == 0, result.output
-    assert "rehearsal passed" in result.stdout
-    assert "FAIL" not in result.stdout
-    assert list((tmp_path / "sandboxes").iterdir()) == []  # the sandbox is removed
+# The rehearsal (the v0.31.0rc1 story) is tested in tests/test_rehearse.py: end to end with
+# an engine, and its git steps without one.
 
 
 def test_cut_on_a_dirty_tree_creates_the_branch_and_says_it_did_not_switch(

@@ -141,3 +141,13 @@ def test_a_damaged_part_or_note_is_refused_in_one_line(cut_engine_copy: SampleEn
     status = run_cli(engine.root, "status")
     assert status.code == 0
     assert f"the manifest of {TAG} ({notes_ref(TAG)}): not JSON" in status.stdout
+
+
+def test_status_before_any_part_is_written_says_none_yet(cut_engine_copy: SampleEngine) -> None:
+    engine = cut_engine_copy
+    engine.repo.run("tag", "-a", TAG, "-m", TAG)
+    assert not (engine.repo.git_dir / "release" / "manifest").exists()
+    status = run_cli(engine.root, "status")
+    assert status.code == 0, status.output
+    assert f"images:   {TAG} (manifest: none yet)\n" in status.stdout
+    assert "not a directory" not in status.output

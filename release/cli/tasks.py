@@ -360,13 +360,14 @@ def notes(
 
 @task(
     help={
-        "keep": "keep the sandbox directory and print its path",
+        "keep": "keep the sandbox directory and the image tags it made; print where",
         "workdir": "make the sandbox here",
     }
 )
 @entry
 def rehearse(c: Context, keep: bool = False, workdir: str | None = None) -> None:
-    """Run a whole rc cycle on the bundled sample engine in a throwaway sandbox."""
+    """The v0.31.0rc1 story on the bundled sample engine, in a sandbox: picks, rcs, images,
+    a tester's reproduce, the final, a drift on purpose (image steps need a Docker Engine)."""
     from release.sample.rehearse import rehearse as run
 
     ok = run(keep=keep, workdir=workdir, say=say)

@@ -183,7 +183,8 @@ def _images(ctx: ReleaseContext, tags: list[TagInfo], notes: list[str]) -> dict[
         manifest = published(ctx.repo, tag.name, tag.commit)
         source = "published"
         if manifest is None:
-            parts = read_parts([parts_root(ctx.repo.git_dir)], tag.version.pep440())
+            root = parts_root(ctx.repo.git_dir)
+            parts = read_parts([root], tag.version.pep440()) if root.is_dir() else []
             manifest = merge(parts, rules, partial=True) if parts else {"variants": {}}
             source = "local parts" if parts else "none yet"
     except ManifestError as err:

@@ -1,192 +1,403 @@
-"""``rehearse``: a whole rc cycle on the bundled sample engine, in a throwaway sandbox.
+"""``rehearse``: the v0.31.0rc1 story, end to end, on the bundled sample engine, in a
+throwaway sandbox with a local bare remote.
 
-Every step runs the real ``release`` command as a maintainer would type it, against a
-real repository and a local bare remote: cut, picks (one conflict, resolved by hand
-and continued), a refused feature pick, rc1, push, a late fix from the picks file,
-rc2, promote, push, notes. At the end the sandbox is checked: tags on the remote,
-the final on the last rc's commit, each pick listed once, the changelog folded.
+Every step runs the real command as a maintainer, or an rc tester, would type it:
+
+1. the story's history on main (:mod:`release.sample.story`); ``status``;
+2. ``cut 0.31.0``; main moves on; picks: #59102 conflicts and is resolved by hand, then
+   continued; #59118 (the snapshot rule ``!=12.*``) with a reason; the feature refused;
+3. ``tag``: v0.31.0rc1;
+4. its images: ``images.build`` (the 12.x variants without the snapshot runtime step,
+   cu130 with it), ``images.smoke``, ``images.snapshot`` (cu130 only: the rule omits the
+   others), ``manifest`` (recorded as the tag's git note); ``push`` sends tags, branch
+   and notes refs in one atomic push;
+5. an rc tester clones the remote and reproduces v0.31.0rc1: a match;
+6. a late fix from the picks file, rc2, its images (every variant rebuilt: the version
+   is baked into each image);
+7. ``promote``: v0.31.0 on rc2's commit, rc2's images given the final's tags by image
+   id; push; the notes;
+8. drift on purpose: the cu130 base replaced, the tester's ``reproduce --variant cu130``
+   says drift (exit 1); the original base is put back whatever happens;
+9. the result: the checks, a table per variant, the time per step.
+
+With no Docker Engine the image steps say *not run*, and how to start one; the git steps
+and their checks run as ever. Without ``--keep`` the sandbox and the image tags the
+rehearsal made are removed afterwards; tags that were there before are left as they were.
 """
 
 from __future__ import annotations
 
-import os
-import sys
+import re
+import shutil
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
-from release.adapters import process
 from release.adapters.git import GitRepo
-from release.errors import ReleaseError
-from release.sample import (
-    AFTER_CUT,
-    LATE_FIX,
-    RESOLVED_SCHEDULER_108,
-    SampleEngine,
-    make_sample_engine,
+from release.core.config import load_config
+from release.core.matrix import ImageMatrix
+from release.errors import ConfigError, ReleaseError
+from release.sample import SampleEngine
+from release.sample.rehearse_images import NO_ENGINE, DockerSide
+from release.sample.rehearse_report import (
+    Ledger,
+    Tags,
+    manifest_of,
+    parse_verdicts,
+    result_table,
+    verify,
 )
+from release.sample.rehearse_terminal import Outcome, Say, StepFailed, Terminal, shown
+from release.sample.story import AFTER_CUT, LATE_FIX, RESOLVED_SCHEDULER, VERSION, make_story_engine
 
 __all__ = ["Rehearsal", "rehearse"]
 
-Say = Callable[[str], None]
-
-
-class RehearsalError(Exception):
-    pass
+BRANCH = f"releases/v{VERSION}"
+TAGS = Tags(f"v{VERSION}rc1", f"v{VERSION}rc2", f"v{VERSION}")
+DRIFT_VARIANT = "cu130"
+PICKS_FILE = "release-picks.txt"
+PICKS = f"# picks for {TAGS.rc2}\n#59140 critical\n#59102 regression\n"
+IMAGE_STEPS = (
+    ("images.build", "--jobs", "2"),
+    ("images.smoke",),
+    ("images.snapshot",),
+    ("manifest",),
+)
 
 
 class Rehearsal:
     def __init__(self, sandbox: Path, say: Say) -> None:
         self.sandbox = sandbox
-        self.say = say
+        self.t = Terminal(say, sandbox)
+        self.ledger = Ledger(DockerSide(None, "not asked yet"), drifted={DRIFT_VARIANT: "not run"})
         self.engine: SampleEngine | None = None
-        self.checks: list[tuple[str, bool]] = []
+        self.tester = sandbox / "tester"
+        self.notes = ""
+        self.image_name = ""  # the sample's [tool.release.images] name
+        self.images_before: dict[str, str] = {}  # its tags before the rehearsal, and their ids
 
     @property
     def repo(self) -> GitRepo:
         assert self.engine is not None
         return self.engine.repo
 
-    def release(self, *args: str, expect: int = 0) -> str:
-        """Run ``release ARGS`` in the engine checkout, echoing it like a terminal session."""
-        assert self.engine is not None
-        self.say("$ release " + " ".join(_quote(a) for a in args))
-        env = {**os.environ, "RELEASE_REPO": str(self.engine.root)}
-        env.pop("RELEASE_DEBUG", None)
-        proc = process.run(
-            [sys.executable, "-m", "release", *args],
-            error=ReleaseError,
-            cwd=self.engine.root,
-            env=env,
+    @property
+    def root(self) -> Path:
+        return self.repo.root
+
+    def matrix(self) -> ImageMatrix:
+        """The image matrix as the checked-out branch has it (the rule changes with #59118)."""
+        matrix = load_config(self.root).matrix
+        if matrix is None:
+            raise ConfigError("the sample engine has no [tool.release.images]")
+        return matrix
+
+    def run(self) -> None:
+        """The story; a command that exits otherwise than expected stops it (the result
+        and the checks are still shown)."""
+        try:
+            self.start()
+            self.cut_and_pick()
+            self.rc1()
+            self.images(TAGS.rc1)
+            self.reproduce()
+            self.rc2()
+            self.images(TAGS.rc2)
+            self.final()
+            self.drift()
+        except (StepFailed, ReleaseError) as err:
+            why = err.one_line() if isinstance(err, ReleaseError) else str(err)
+            self.ledger.failures.append(why)
+            self.t.say(f"rehearsal stopped: {why}")
+
+    # -- the story -------------------------------------------------------------------
+    def start(self) -> None:
+        t = self.t
+        t.step("a sandbox: the engine's history on main, a bare remote")
+        t.note(f"sandbox: {self.sandbox}")
+        self.engine = make_story_engine(self.sandbox)
+        assert self.engine.remote is not None
+        t.note(
+            f"{len(self.repo.rev_list('HEAD'))} commits on main, up to the cut; "
+            f"bare remote {shown(self.engine.remote, self.sandbox)}"
         )
-        for line in (proc.stdout + proc.stderr).rstrip().splitlines():
-            self.say("    " + line)
-        if proc.status != expect:
-            raise RehearsalError(
-                f"`release {' '.join(args)}` exited {proc.status}, expected {expect}"
-            )
-        return proc.stdout
+        docker = DockerSide.detect()
+        t.note(docker.detail if docker.ready else f"image steps: not run: {docker.detail}")
+        self.image_name = self.matrix().name
+        drift_base = self.matrix().variant(DRIFT_VARIANT).base_image
+        if docker.heal_base(drift_base):
+            t.note(f"{drift_base} was the changed base a killed rehearsal left: untagged")
+        self.images_before = docker.tags(self.image_name)
+        self.ledger.docker = docker  # only now: tidy() removes what is not in images_before
+        t.release(self.root, "status")
 
-    def git(self, *args: str, check: bool = True) -> str:
-        self.say("$ git " + " ".join(_quote(a) for a in args))
-        result = self.repo.run(*args, check=check)
-        return result.stdout
-
-    def check(self, what: str, ok: bool) -> None:
-        self.checks.append((what, ok))
-        self.say(f"{'ok  ' if ok else 'FAIL'} {what}")
-
-    def run(self) -> bool:
-        say = self.say
-        say(f"sandbox: {self.sandbox}")
-        self.engine = engine = make_sample_engine(self.sandbox)
-        say(
-            f"sample engine with {len(self.repo.rev_list('HEAD'))} commits on main, remote {engine.remote}"
-        )
-        self.release("status")
-        self.release("cut", "0.1.0", "--no-switch")
+    def cut_and_pick(self) -> None:
+        t, engine = self.t, self.engine
+        assert engine is not None
+        t.step(f"cut {BRANCH}; main moves on; picks")
+        t.release(self.root, "cut", VERSION, "--no-switch")
+        cut_at = self.repo.head()
         for change in AFTER_CUT:
             engine.commit(change)
-        say("main moved on: #107 (a rename), #108 and #109 (fixes), #110 (a feature), #111 (CI)")
-        self.git("push", "--quiet", "origin", "main")
-        self.git("switch", "--quiet", "releases/v0.1.0")
-
-        self.release("pick", "#109 #108 #106", "--reason", "regression", "--dry-run")
-        self.release("pick", "#109 #108 #106", "--reason", "regression", expect=4)
-        head_after_conflict = self.repo.rev("HEAD")
-        self.check(
-            "conflict left the branch at the cut and the tree clean",
-            head_after_conflict == self.repo.rev("refs/heads/main~5")
-            and not self.repo.dirty_paths(),
+        t.note(
+            "main moved on: #59087 (a rename), #59102 (a fix written against it), "
+            "#59110 (a feature), #59118 (the snapshot rule `!=12.*`, by a maintainer)"
         )
-        say("resolving #108 by hand (it was written against #107's rename):")
-        self.git("cherry-pick", "-x", engine.shas[108], check=False)
-        (engine.root / "tinyengine" / "scheduler.py").write_text(
-            RESOLVED_SCHEDULER_108, encoding="utf-8"
+        t.git(self.repo, "push", "--quiet", "origin", "main")
+        t.git(self.repo, "switch", "--quiet", BRANCH)
+        t.release(self.root, "pick", "#59102 #59031", "--reason", "regression", "--dry-run")
+        t.release(self.root, "pick", "#59102", "--reason", "regression", expect=4)
+        t.check(
+            "the conflict left the branch at the cut and the tree clean",
+            self.repo.head() == cut_at and not self.repo.dirty_paths(),
         )
-        self.git("add", "tinyengine/scheduler.py")
-        self.release("pick", "--continue")
-        self.release("pick", "#110", expect=3)  # feature work is refused
-        self.release("pick", "#111", "--reason", "release-only")
-        self.release("tag", "--dry-run")
-        self.release("tag")
-        self.release("push")
+        t.note("resolving #59102 by hand: it was written against #59087's rename, not picked")
+        t.git(self.repo, "cherry-pick", "-x", engine.shas[59102], check=False)
+        (self.root / "tinyengine" / "scheduler.py").write_text(RESOLVED_SCHEDULER, "utf-8")
+        t.typed(self.root, "$EDITOR tinyengine/scheduler.py   # the fix, on the old names")
+        t.git(self.repo, "add", "tinyengine/scheduler.py")
+        t.release(self.root, "pick", "--continue")
+        t.release(self.root, "pick", "#59118", "--reason", "release-only")
+        t.release(self.root, "pick", "#59110", expect=3)  # feature work is refused
+        t.check(f"{BRANCH} has #59118's snapshot rule `!=12.*`", self.rule() == "!=12.*")
 
-        self.git("switch", "--quiet", "main")
-        engine.commit(LATE_FIX)
-        self.git("push", "--quiet", "origin", "main")
-        self.git("switch", "--quiet", "releases/v0.1.0")
-        (engine.root / "release-picks.txt").write_text(
-            "# picks for 0.1.0rc2\n#112 critical\n#108 regression\n", encoding="utf-8"
-        )
-        self.release("status")
-        self.release("pick", "--file", "release-picks.txt")
-        self.release("tag")
-        self.release("notes", "--since", "v0.1.0rc1")
-        self.release("promote", "--dry-run")
-        self.release("promote")
-        self.release("push")
-        notes = self.release("notes", "--view", "final", "--until", "v0.1.0")
-        self.release("status")
-        self._verify(notes)
-        return all(ok for _, ok in self.checks)
+    def rc1(self) -> None:
+        self.t.step(f"tag {TAGS.rc1}")
+        self.t.release(self.root, "tag")
 
-    def _verify(self, notes: str) -> None:
+    def images(self, tag: str) -> None:
+        t = self.t
+        t.step(f"{tag}'s images: build, smoke, snapshot, manifest; push")
+        blocked = ""
+        for args in IMAGE_STEPS:
+            outcome = self.image_command(self.root, f"{tag} {args[0]}", args, blocked=blocked)
+            if outcome is None:
+                blocked = blocked or f"release {args[0]} did not succeed"
+            elif args[0] == "images.build":
+                self.say_builds(tag, outcome)
+            elif args[0] == "images.snapshot":
+                self.say_snapshots()
+        t.release(self.root, "push")
+
+    def reproduce(self) -> None:
+        t = self.t
+        t.step(f"an rc tester reproduces {TAGS.rc1} from a clone of the remote")
         assert self.engine is not None and self.engine.remote is not None
-        remote_refs = self.repo.remote_refs(str(self.engine.remote))
-        self.check(
-            "remote has v0.1.0rc1, v0.1.0rc2 and v0.1.0",
-            all(f"refs/tags/{t}" in remote_refs for t in ("v0.1.0rc1", "v0.1.0rc2", "v0.1.0")),
+        t.git(self.repo, "clone", "--quiet", str(self.engine.remote), str(self.tester))
+        tagged = GitRepo(self.tester).rev(f"{TAGS.rc1}^{{commit}}")
+        t.check(
+            f"the tester's clone has {TAGS.rc1} on the maintainer's commit",
+            tagged is not None and tagged == self.repo.rev(f"{TAGS.rc1}^{{commit}}"),
         )
-        self.check(
-            "the final is on the last rc's commit",
-            self.repo.rev("v0.1.0") == self.repo.rev("v0.1.0rc2"),
+        outcome = self.image_command(
+            self.tester, "reproduce", ("reproduce", TAGS.rc1), blocked=self.no_manifest(TAGS.rc1)
         )
-        self.check(
-            "the remote branch matches the local one",
-            remote_refs.get("refs/heads/releases/v0.1.0") == self.repo.rev("releases/v0.1.0"),
+        ids = self.matrix().ids
+        self.ledger.reproduced = self.verdicts(outcome, ids, "reproduce")
+        what = f"the tester's reproduce of {TAGS.rc1}: a match for {', '.join(ids)} (exit 0)"
+        if not self.ran("reproduce"):
+            t.check(what, None, self.ledger.steps["reproduce"].removeprefix("not run: "))
+        else:
+            t.check(what, all(self.ledger.reproduced[i] == "match" for i in ids))
+
+    def rc2(self) -> None:
+        t, engine = self.t, self.engine
+        assert engine is not None
+        t.step(f"a late fix on main, picked from the picks file; tag {TAGS.rc2}")
+        t.git(self.repo, "switch", "--quiet", "main")
+        engine.commit(LATE_FIX)
+        t.note(f"main: {LATE_FIX.subject}")
+        t.git(self.repo, "push", "--quiet", "origin", "main")
+        t.git(self.repo, "switch", "--quiet", BRANCH)
+        (self.root / PICKS_FILE).write_text(PICKS, encoding="utf-8")
+        t.typed(self.root, f"cat {PICKS_FILE}   # #59102 is on the branch already")
+        for line in PICKS.splitlines():
+            t.say("    " + line)
+        t.release(self.root, "status")
+        t.release(self.root, "pick", "--file", PICKS_FILE)
+        t.release(self.root, "tag")
+        t.release(self.root, "notes", "--since", TAGS.rc1)
+
+    def final(self) -> None:
+        t = self.t
+        t.step(f"the final: {TAGS.final} on {TAGS.rc2}'s commit, its images by id; notes")
+        t.release(self.root, "promote", "--dry-run")
+        promoted = t.release(self.root, "promote", expect=None)
+        if promoted.code != 0:  # the tag stands; only the images were not promoted
+            self.ledger.failures.append(f"release promote exited {promoted.code}")
+        t.release(self.root, "push")
+        self.notes = t.release(self.root, "notes", "--view", "final", "--until", TAGS.final).stdout
+
+    def drift(self) -> None:
+        t, docker = self.t, self.ledger.docker
+        t.step(f"drift on purpose: another {DRIFT_VARIANT} base; the tester reproduces again")
+        ref = self.matrix().variant(DRIFT_VARIANT).base_image
+        t.note(f"{DRIFT_VARIANT}'s base, as [tool.release.images.variants] names it: {ref}")
+        blocked = self.no_manifest(TAGS.rc1)
+        why = docker.not_run if not docker.ready else blocked
+        if why:
+            self.skip("drift", ("reproduce", TAGS.rc1, "--variant", DRIFT_VARIANT), why)
+            t.check(f"reproduce on a changed {DRIFT_VARIANT} base says drift", None, why)
+            return
+        swap, outcome = None, None
+        try:
+            with docker.changed_base(ref, self.sandbox / "drift-base", self.show) as swap:
+                outcome = self.image_command(
+                    self.tester,
+                    "drift",
+                    ("reproduce", TAGS.rc1, "--variant", DRIFT_VARIANT),
+                    expect=1,
+                )
+        except ReleaseError as err:
+            self.ledger.failures.append(f"the changed base: {err.one_line()}")
+        found = self.verdicts(outcome, (DRIFT_VARIANT,), "drift")
+        self.ledger.drifted = found
+        t.check(
+            f"reproduce on a changed {DRIFT_VARIANT} base: a drift verdict, exit 1",
+            outcome is not None and found[DRIFT_VARIANT].startswith("drift"),
         )
-        self.check(
-            "each pick is listed once in the final notes",
-            all(notes.count(f"#{n}]") == 1 for n in (108, 109, 111, 112)),
-        )
-        self.check(
-            "the reverted kernel stub and its revert cancel out",
-            "#104" not in notes and "#105" not in notes,
-        )
-        self.check("the feature #110 was not picked", "#110" not in notes)
-        changelog = (self.engine.root / "CHANGELOG.md").read_text(encoding="utf-8")
-        self.check(
-            "CHANGELOG.md has the final and no rc sections",
-            "## [0.1.0] - " in changelog and "[0.1.0rc" not in changelog,
+        t.check(
+            f"{ref} is the original base again"
+            + (f" ({swap.original[7:19]})" if swap else "")
+            + ", the changed one removed",
+            swap is not None and swap.restored and swap.removed,
         )
 
+    def result(self) -> None:
+        t = self.t
+        t.step("the result")
+        assert self.engine is not None and self.engine.remote is not None
+        matrix = self.matrix()
+        verify(t, self.repo, self.engine.remote, matrix, TAGS, self.notes, self.ledger)
+        t.end_step()
+        t.say("")
+        for line in result_table(self.repo, matrix, TAGS, self.ledger, t):
+            t.say(line)
 
-def _quote(arg: str) -> str:
-    import shlex
+    # -- image steps -----------------------------------------------------------------
+    def image_command(
+        self, where: Path, key: str, args: tuple[str, ...], *, blocked: str = "", expect: int = 0
+    ) -> Outcome | None:
+        """``release ARGS`` when an engine answers and nothing it needs failed; its outcome
+        when it exits ``expect``, else None (the failure recorded)."""
+        docker = self.ledger.docker
+        why = docker.not_run if not docker.ready else blocked
+        if why:
+            self.skip(key, args, why)
+            return None
+        outcome = self.t.release(where, *args, expect=None)
+        if outcome.code != expect:
+            self.ledger.steps[key] = f"FAILED (exit {outcome.code})"
+            self.ledger.failures.append(f"release {' '.join(args)} exited {outcome.code}")
+            return None
+        self.ledger.steps[key] = "ok"
+        return outcome
 
-    return shlex.quote(arg)
+    def skip(self, key: str, args: tuple[str, ...], why: str) -> None:
+        self.ledger.steps[key] = f"not run: {why}"
+        self.t.note(f"release {' '.join(args)}: not run: {why}")
+
+    def ran(self, key: str) -> bool:
+        return not self.ledger.steps.get(key, "").startswith("not run")
+
+    def no_manifest(self, tag: str) -> str:
+        if manifest_of(self.repo, tag)[0] is None:
+            return f"{tag} has no manifest (an image step before failed)"
+        return ""
+
+    def verdicts(self, outcome: Outcome | None, ids: tuple[str, ...], key: str) -> dict[str, str]:
+        said = self.ledger.steps.get(key, "not run")
+        if outcome is None:
+            return dict.fromkeys(ids, "not run" if said.startswith("not run") else said)
+        found = parse_verdicts(outcome.output, ids)
+        return {i: found.get(i, "no verdict") for i in ids}
+
+    def say_builds(self, tag: str, outcome: Outcome) -> None:
+        """Which variants were built, and why: rc1's runtime step, rc2's rebuilds."""
+        matrix, note = self.matrix(), self.t.note
+        said = dict(re.findall(r"^\s*build\(([^)]+)\): (built|unchanged)", outcome.stdout, re.M))
+        built = [i for i in matrix.ids if said.get(i) == "built"]
+        kept = [i for i in matrix.ids if said.get(i) == "unchanged"]
+        if tag == TAGS.rc1:
+            plain = [v.id for v in matrix.variants if not matrix.has_snapshot(v)]
+            note(
+                f"{', '.join(plain)}: without the snapshot runtime step (rule `{self.rule()}`); "
+                f"{', '.join(matrix.snapshot_ids())}: with it"
+            )
+        elif built:
+            note(
+                f"rebuilt: {', '.join(built)}. The version is baked into every image "
+                f"({matrix.version_arg}={tag.removeprefix('v')} writes tinyengine/_version.py) "
+                "and #59140 changed tinyengine/server.py, which every variant copies; the "
+                "layers before those steps came from the build cache"
+            )
+        if kept:
+            note(f"unchanged, not rebuilt: {', '.join(kept)} (images of the same inputs are here)")
+
+    def say_snapshots(self) -> None:
+        matrix = self.matrix()
+        left = [v.id for v in matrix.variants if not matrix.has_snapshot(v)]
+        self.t.note(
+            ", ".join(f"snapshot({i})" for i in left)
+            + f" do not exist: the rule `{self.rule()}` omits them, as it omits their runtime step"
+        )
+
+    def rule(self) -> str:
+        snapshot = self.matrix().snapshot
+        return str(snapshot.cuda) if snapshot is not None else "(none)"
+
+    def show(self, command: str) -> None:
+        self.t.typed(self.root, command)
+
+    # -- afterwards --------------------------------------------------------------------
+    def tidy(self, keep: bool) -> None:
+        """Remove the sandbox and the image tags made here, unless ``keep``."""
+        docker, say, name = self.ledger.docker, self.t.say, self.image_name
+        if keep:
+            say(f"sandbox kept at {self.sandbox}")
+            if docker.ready:
+                made = docker.made_since(name, self.images_before)
+                say(f"images kept: {', '.join(made) or 'none'}")
+            return
+        if docker.ready:
+            try:
+                changed = docker.put_back(name, self.images_before)
+                say(f"removed the {len(changed)} image tag(s) of {name} the rehearsal made")
+            except ReleaseError as err:
+                say(f"could not remove the image tags of {name} made here: {err.one_line()}")
+        shutil.rmtree(self.sandbox, ignore_errors=True)
 
 
 def rehearse(*, keep: bool = False, workdir: str | None = None, say: Say = print) -> bool:
+    """The whole story in a new sandbox (under ``workdir`` when given); True when every
+    check that ran passed and no step failed."""
     base = Path(workdir) if workdir else None
     if base is not None:
         base.mkdir(parents=True, exist_ok=True)
-    sandbox = Path(tempfile.mkdtemp(prefix="release-rehearsal-", dir=base))
+    sandbox = Path(tempfile.mkdtemp(prefix="release-rehearsal-", dir=base)).resolve()
     rehearsal = Rehearsal(sandbox, say)
     try:
-        ok = rehearsal.run()
-    except RehearsalError as err:
-        say(f"rehearsal failed: {err}")
-        ok = False
+        rehearsal.run()
+        if rehearsal.engine is not None:
+            rehearsal.result()
     finally:
-        if not keep and rehearsal.engine is not None:
-            import shutil
+        rehearsal.tidy(keep)
+    return _verdict(rehearsal, say)
 
-            shutil.rmtree(sandbox, ignore_errors=True)
-    passed = sum(1 for _, good in rehearsal.checks if good)
+
+def _verdict(rehearsal: Rehearsal, say: Say) -> bool:
+    checks, failures = rehearsal.t.checks, rehearsal.ledger.failures
+    run = [c for c in checks if c.ok is not None]
+    passed = sum(1 for c in run if c.ok)
+    ok = passed == len(run) and not failures
+    skipped = len(checks) - len(run)
     say(
-        f"rehearsal {'passed' if ok else 'FAILED'}: {passed}/{len(rehearsal.checks)} checks"
-        + (f"; sandbox kept at {sandbox}" if keep else "")
+        f"rehearsal {'passed' if ok else 'FAILED'}: {passed}/{len(run)} checks"
+        + (f" ({skipped} not run: {_why_not(rehearsal)})" if skipped else "")
     )
+    for failure in failures:
+        say(f"  failed: {failure}")
     return ok
+
+
+def _why_not(rehearsal: Rehearsal) -> str:
+    return NO_ENGINE if not rehearsal.ledger.docker.ready else "an image step before failed"

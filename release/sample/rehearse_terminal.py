@@ -1,0 +1,156 @@
+"""The rehearsal's terminal: commands echoed as a maintainer types them, their output
+indented under them, steps headed with the time since the start, and checks kept.
+
+Every ``release`` command runs as its own process (``python -m release``), exactly as it
+would from a shell, with ``RELEASE_REPO`` pointing at the directory it is typed in; the
+environment is the caller's, less what would pull the run out of its sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from release.adapters import process
+from release.adapters.git import GitRepo
+from release.errors import ReleaseError
+
+__all__ = ["Check", "Outcome", "Say", "StepFailed", "StepTime", "Terminal", "clock_text", "shown"]
+
+Say = Callable[[str], None]
+
+# Settings that would point a command outside the sandbox, or change what it builds.
+_OUTSIDE = ("RELEASE_DEBUG", "RELEASE_MANIFEST_DIR", "RELEASE_MAIN_BRANCH", "SOURCE_DATE_EPOCH")
+COMMAND_TIMEOUT = 1200.0  # one command; a build of three variants takes well under a minute
+
+
+class StepFailed(Exception):
+    """A command of the story exited otherwise than the story expects: it cannot go on."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+@dataclass(frozen=True)
+class Check:
+    what: str
+    ok: bool | None  # None: not run (``why`` says why)
+    why: str = ""
+
+
+@dataclass
+class StepTime:
+    title: str
+    started: float
+    seconds: float | None = None  # None while the step runs
+
+
+def shown(path: Path, base: Path) -> str:
+    """``path`` as the transcript shows it: relative to ``base`` when under it."""
+    try:
+        return str(path.relative_to(base)) or "."
+    except ValueError:
+        return str(path)
+
+
+@dataclass
+class Terminal:
+    say: Say
+    sandbox: Path
+    clock: Callable[[], float] = time.monotonic
+    checks: list[Check] = field(default_factory=list)
+    steps: list[StepTime] = field(default_factory=list)
+    start: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.start = self.clock()
+
+    @property
+    def elapsed(self) -> float:
+        return self.clock() - self.start
+
+    # -- steps -------------------------------------------------------------------
+    def step(self, title: str) -> None:
+        self.end_step()
+        self.steps.append(StepTime(title, self.clock()))
+        self.say("")
+        self.say(f"== {len(self.steps)}. {title}  [{clock_text(self.elapsed)}]")
+
+    def end_step(self) -> None:
+        if self.steps and self.steps[-1].seconds is None:
+            self.steps[-1].seconds = self.clock() - self.steps[-1].started
+
+    def note(self, text: str) -> None:
+        self.say(f"# {text}")
+
+    # -- commands ----------------------------------------------------------------
+    def release(self, where: Path, *args: str, expect: int | None = 0) -> Outcome:
+        """``release ARGS`` typed in ``where``; ``expect=None`` takes any exit code,
+        otherwise another one stops the story (:class:`StepFailed`)."""
+        self.say(self._prompt(where) + "release " + shlex.join(args))
+        env = {k: v for k, v in os.environ.items() if k not in _OUTSIDE}
+        env["RELEASE_REPO"] = str(where)
+        result = process.run(
+            [sys.executable, "-m", "release", *args],
+            error=ReleaseError,
+            cwd=where,
+            env=env,
+            timeout=COMMAND_TIMEOUT,
+        )
+        outcome = Outcome(result.status, result.stdout, result.stderr)
+        for line in outcome.output.rstrip().splitlines():
+            self.say("    " + line)
+        if result.timed_out:
+            raise StepFailed(
+                f"`release {shlex.join(args)}` did not finish in {COMMAND_TIMEOUT:.0f}s"
+            )
+        if expect is not None and outcome.code != expect:
+            raise StepFailed(
+                f"`release {shlex.join(args)}` exited {outcome.code}, expected {expect}"
+            )
+        return outcome
+
+    def git(self, repo: GitRepo, *args: str, check: bool = True) -> str:
+        """``git ARGS`` in ``repo``, shown with paths under the sandbox made relative;
+        ``check=False`` goes on when git fails (a conflict the story expects)."""
+        self.say(
+            self._prompt(repo.root)
+            + "git "
+            + shlex.join(shown(Path(a), self.sandbox) if a.startswith("/") else a for a in args)
+        )
+        return repo.run(*args, check=check).stdout
+
+    def typed(self, where: Path, command: str) -> None:
+        """A command run through an adapter (docker, an editor's save), shown as typed."""
+        self.say(self._prompt(where) + command)
+
+    def _prompt(self, where: Path) -> str:
+        name = shown(where, self.sandbox)
+        return "$ " if name == "engine" else f"({name}) $ "
+
+    # -- checks ------------------------------------------------------------------
+    def check(self, what: str, ok: bool | None, why: str = "") -> None:
+        """``ok``/``FAIL`` (with why), or ``--`` for a check that could not run."""
+        self.checks.append(Check(what, ok, why))
+        if ok is None:
+            self.say(f"--   {what} (not run: {why})")
+        else:
+            self.say(f"{'ok  ' if ok else 'FAIL'} {what}" + (f" ({why})" if why and not ok else ""))
+
+
+def clock_text(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}m{rest:02d}s" if minutes else f"{seconds:.1f}s"

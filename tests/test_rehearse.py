@@ -1,0 +1,363 @@
+"""The rehearsal (the README's first command) as a new user runs it: ``release rehearse``
+in a separate process.
+
+With a Docker Engine, the whole v0.31.0rc1 story is asserted on its final table and on
+the sandbox it keeps: tags and notes refs on the remote, the manifests (read with ``git
+notes show``, checked against the schema), the final's images (the same ids as rc2's).
+Without one, the git steps run and pass and every image step says it was not run and how
+to start an engine. The parts a whole run cannot make fail are tested on their own:
+reading reproduce's verdicts, putting image tags back, and the changed base undone when
+what runs on it fails.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from release.adapters.engine import ContainerEngine
+from release.adapters.git import GitRepo
+from release.core.config import load_config
+from release.core.manifest import loads
+from release.sample.rehearse_images import DRIFT_LABEL, DockerSide
+from release.sample.rehearse_report import Ledger, Tags, manifest_of, parse_verdicts, verify
+from release.sample.rehearse_terminal import Terminal
+from tests.conftest import run_cli
+from tests.docker_support import image_env, remove_repository, unique_name
+
+NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent.sock"}
+SAMPLE_NAME = "example/tinyengine"
+TAGS = ("v0.31.0rc1", "v0.31.0rc2", "v0.31.0")
+VARIANTS = ("cu128", "cu129", "cu130")
+IMAGE_COMMANDS = (
+    "images.build --jobs 2",
+    "images.smoke",
+    "images.snapshot",
+    "manifest",
+    "reproduce v0.31.0rc1",
+    "reproduce v0.31.0rc1 --variant cu130",
+)
+
+
+def table(stdout: str) -> dict[str, dict[str, str]]:
+    """The final table: variant -> column -> cell (columns are two or more spaces apart)."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("variant  CUDA"))
+    header = re.split(r" {2,}", lines[start])
+    rows = {}
+    for line in lines[start + 1 : start + 1 + len(VARIANTS)]:
+        cells = re.split(r" {2,}", line)
+        assert len(cells) == len(header), (header, line)
+        rows[cells[0]] = dict(zip(header, cells, strict=True))
+    assert sorted(rows) == sorted(VARIANTS), stdout
+    return rows
+
+
+def steps(stdout: str) -> list[str]:
+    return re.findall(r"^== \d+\. (.*)  \[[0-9.ms]+\]$", stdout, re.MULTILINE)
+
+
+# -- the whole story, with an engine ------------------------------------------------------
+
+
+@pytest.fixture
+def sample_tags(docker: ContainerEngine) -> Iterator[dict[str, str]]:
+    """The sample's image tags before the test; afterwards those it made are removed."""
+    side = DockerSide(docker, "")
+    before = side.tags(SAMPLE_NAME)
+    yield before
+    side.put_back(SAMPLE_NAME, before)
+
+
+@pytest.mark.images
+@pytest.mark.slow
+def test_the_rehearsal_tells_the_story_end_to_end(
+    docker: ContainerEngine, sample_tags: dict[str, str], tmp_path: Path
+) -> None:
+    base_ref = cu130_base()
+    base_before = docker.image_id(base_ref)
+    result = run_cli(
+        tmp_path,
+        "rehearse",
+        "--keep",
+        "--workdir",
+        str(tmp_path / "work"),
+        env=image_env(tmp_path / "home"),
+        timeout=900,
+    )
+    out = result.stdout
+    assert result.code == 0, result.output
+    assert (
+        "rehearsal passed" in out and "FAIL" not in out and "not run" not in out.split("== 10.")[1]
+    )
+    assert len(steps(out)) == 10
+    rows = table(out)
+    for variant, row in rows.items():
+        assert row["smoked"] == "passed", row
+        assert row["snapshot"] == ("passed" if variant == "cu130" else "omitted: rule `!=12.*`")
+        assert row["reproduce v0.31.0rc1"] == "match", row
+        assert row["v0.31.0"] == "= rc2", row
+        assert (
+            row["changed base"].startswith("drift")
+            if variant == "cu130"
+            else row["changed base"] == "-"
+        )
+        assert row["built v0.31.0rc1"] != row["built v0.31.0rc2"]  # the version is baked in
+    assert re.search(r"^total: \S+ \((under|OVER) the 5-minute mark\)$", out, re.MULTILINE)
+    assert re.search(r"^# rebuilt: cu128, cu129, cu130\. The version is baked", out, re.MULTILINE)
+
+    kept = re.search(r"^sandbox kept at (.+)$", out, re.MULTILINE)
+    assert kept is not None, out
+    sandbox = Path(kept[1])
+    repo, remote = GitRepo(sandbox / "engine"), str(sandbox / "remote.git")
+    on_remote = repo.remote_refs(remote)
+    assert all(f"refs/tags/{tag}" in on_remote for tag in TAGS)
+    assert all(f"refs/notes/release/{tag}" in on_remote for tag in TAGS)
+    assert repo.rev("v0.31.0^{commit}") == repo.rev("v0.31.0rc2^{commit}")
+
+    manifests = {tag: published(repo, tag) for tag in TAGS}
+    for tag, manifest in manifests.items():
+        assert manifest["tag"] == tag and sorted(manifest["variants"]) == sorted(VARIANTS)
+        for variant, entry in manifest["variants"].items():
+            snapshot = entry["snapshot"]
+            if variant == "cu130":
+                assert snapshot["status"] == "passed", snapshot
+                assert entry["build"]["build_args"].get("INSTALL_SNAPSHOT_RUNTIME") == "1"
+            else:
+                assert snapshot["status"] == "omitted" and "!=12.*" in snapshot["reason"]
+                assert "INSTALL_SNAPSHOT_RUNTIME" not in entry["build"]["build_args"]
+    rc2, final = manifests["v0.31.0rc2"], manifests["v0.31.0"]
+    assert final["promoted_from"]["tag"] == "v0.31.0rc2"
+    for variant in VARIANTS:
+        image = rc2["variants"][variant]["build"]["image_id"]
+        assert final["variants"][variant]["build"]["image_id"] == image
+        refs = (
+            rc2["variants"][variant]["build"]["tags"] + final["variants"][variant]["build"]["tags"]
+        )
+        assert {docker.image_id(ref) for ref in refs} == {image}, refs  # docker image inspect
+    assert any(ref.endswith(":latest") for ref in final["variants"]["cu130"]["build"]["tags"])
+    if base_before is not None:
+        assert docker.image_id(base_ref) == base_before  # the changed base was put back
+
+
+def cu130_base() -> str:
+    from importlib import resources
+
+    with resources.as_file(resources.files("release") / "sample" / "engine") as engine:
+        matrix = load_config(engine).matrix
+    assert matrix is not None
+    return matrix.variant("cu130").base_image
+
+
+def published(repo: GitRepo, tag: str) -> dict[str, Any]:
+    shown = repo.run("notes", f"--ref=refs/notes/release/{tag}", "show", f"{tag}^{{commit}}")
+    return loads(shown.stdout, f"the manifest of {tag}")
+
+
+# -- without an engine ----------------------------------------------------------------------
+
+
+def test_without_an_engine_the_git_steps_pass_and_the_image_steps_say_not_run(
+    tmp_path: Path,
+) -> None:
+    work = tmp_path / "sandboxes"
+    result = run_cli(tmp_path, "rehearse", "--workdir", str(work), env=NO_ENGINE, timeout=300)
+    out = result.stdout
+    assert result.code == 0, result.output
+    assert re.search(
+        r"^rehearsal passed: (\d+)/\1 checks \(\d+ not run: no Docker Engine", out, re.M
+    )
+    assert "FAIL" not in out
+    assert len(steps(out)) == 10
+    for command in IMAGE_COMMANDS:
+        assert (
+            f"# release {command}: not run: no Docker Engine answers "
+            "(start one: sudo dockerd >/tmp/dockerd.log 2>&1 &)"
+        ) in out, command
+    for git_step in (
+        "cut 0.31.0 --no-switch",
+        "pick '#59102' --reason regression",
+        "pick --continue",
+        "pick '#59110'",
+        "tag",
+        "push",
+        "promote",
+        "pick --file release-picks.txt",
+    ):
+        assert f"$ release {git_step}\n" in out, git_step
+    for check in (
+        "the conflict left the branch at the cut and the tree clean",
+        "the remote has v0.31.0rc1, v0.31.0rc2 and v0.31.0",
+        "the final v0.31.0 is on v0.31.0rc2's commit",
+        "each pick (#59102, #59118, #59140) is listed once in the final notes",
+    ):
+        assert f"ok   {check}\n" in out, check
+    assert (
+        "--   the image checks (manifests, notes refs, promoted ids) (not run: no Docker Engine answers)"
+        in out
+    )
+    for variant, row in table(out).items():
+        image_cells = {k: v for k, v in row.items() if k not in ("variant", "CUDA")}
+        expected = dict.fromkeys(image_cells, "not run")
+        expected["changed base"] = "not run" if variant == "cu130" else "-"
+        assert image_cells == expected, row
+    assert re.search(r"^total: \S+ \(under the 5-minute mark\)$", out, re.MULTILINE)
+    assert list(work.iterdir()) == []  # the sandbox is removed
+
+
+def test_the_checks_fail_on_a_sandbox_that_is_wrong(tmp_path: Path) -> None:
+    """The rehearsal's own checks, run on a kept sandbox that was then spoilt."""
+    work = tmp_path / "work"
+    result = run_cli(tmp_path, "rehearse", "--keep", "--workdir", str(work), env=NO_ENGINE)
+    assert result.code == 0, result.output
+    (sandbox,) = work.iterdir()
+    repo, remote = GitRepo(sandbox / "engine"), sandbox / "remote.git"
+    repo.run("push", "--quiet", str(remote), ":refs/tags/v0.31.0")  # the final never arrived
+    with (repo.root / "CHANGELOG.md").open("a", encoding="utf-8") as changelog:
+        changelog.write("\n## [0.31.0rc1] - left behind\n")
+    repo.run(
+        "notes",
+        "--ref=refs/notes/release/v0.31.0rc1",
+        "add",
+        "-m",
+        '{"schema": 1}',
+        "v0.31.0rc1^{commit}",
+    )
+    said: list[str] = []
+    matrix = load_config(repo.root).matrix
+    assert matrix is not None
+    notes = "- Fix off-by-one ([#59102](u)) [picked]\n- Fix off-by-one ([#59102](u)) [picked]\n"
+    verify(
+        Terminal(said.append, sandbox),
+        repo,
+        remote,
+        matrix,
+        Tags("v0.31.0rc1", "v0.31.0rc2", "v0.31.0"),
+        notes + "#59110 #59020",
+        Ledger(DockerSide(None, "no engine")),
+    )
+    failed = {line for line in said if line.startswith("FAIL")}
+    assert failed == {
+        "FAIL the remote has v0.31.0rc1, v0.31.0rc2 and v0.31.0",
+        "FAIL each pick (#59102, #59118, #59140) is listed once in the final notes",
+        "FAIL the kernel stub #59020 and its revert #59026 cancel out",
+        "FAIL the feature #59110 was not picked",
+        "FAIL CHANGELOG.md has the final's section and no rc sections",
+    }, said
+    manifest, why = manifest_of(repo, "v0.31.0rc1")
+    assert manifest is None and "the manifest of v0.31.0rc1" in why and "\n" not in why
+
+
+# -- the pieces -------------------------------------------------------------------------------
+
+
+def test_verdicts_are_read_per_variant_and_only_from_a_verdict() -> None:
+    said = "cu128: match\n  base  match\ncu130: DRIFT in base, input digest\n  base  drift\n"
+    assert parse_verdicts(said, VARIANTS) == {
+        "cu128": "match",
+        "cu130": "drift (base, input digest)",
+    }
+    assert parse_verdicts("No idea what 'reproduce' is!\n", VARIANTS) == {}
+    assert parse_verdicts("cu1300: match\nbuild(cu130): built\n", VARIANTS) == {}
+
+
+def test_steps_say_the_time_since_the_start_and_checks_say_not_run() -> None:
+    said: list[str] = []
+    now = [0.0]
+    t = Terminal(said.append, Path("/sandbox"), clock=lambda: now[0])
+    t.step("first")
+    now[0] = 2.5
+    t.step("second")
+    t.check("ran", True)
+    t.check("could not", None, "no engine")
+    t.check("failed", False, "because")
+    now[0] = 75.0
+    t.step("third")
+    t.end_step()
+    assert "== 1. first  [0.0s]" in said and "== 2. second  [2.5s]" in said
+    assert "== 3. third  [1m15s]" in said
+    assert [s.seconds for s in t.steps] == [2.5, 72.5, 0.0]
+    for line in ("ok   ran", "--   could not (not run: no engine)", "FAIL failed (because)"):
+        assert line in said
+
+
+def tiny_image(engine: ContainerEngine, ref: str, content: str, scratch: Path) -> str:
+    data = content.encode()
+    tarball = scratch / f"image-{content.strip()}.tar"
+    with tarfile.open(tarball, "w") as tar:
+        info = tarfile.TarInfo("etc/which")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    engine.import_rootfs(tarball, ref, [])
+    image = engine.image_id(ref)
+    assert image is not None
+    return image
+
+
+@pytest.mark.images
+def test_tags_made_are_removed_and_tags_that_were_there_put_back(
+    docker: ContainerEngine, tmp_path: Path
+) -> None:
+    name = unique_name()
+    side = DockerSide(docker, "")
+    try:
+        old = tiny_image(docker, f"{name}:old", "old\n", tmp_path)
+        before = side.tags(name)
+        assert before == {f"{name}:old": old}
+        new = tiny_image(docker, f"{name}:new", "new\n", tmp_path)
+        docker.tag(new, [f"{name}:old"])  # a tag that was there moved, as promote moves latest
+        assert side.made_since(name, before) == [f"{name}:new", f"{name}:old"]
+        assert side.put_back(name, before) == [f"{name}:new", f"{name}:old"]
+        assert side.tags(name) == before
+        assert docker.inspect_image(new) is None  # no untagged image is left behind
+    finally:
+        remove_repository(docker, name)
+
+
+@pytest.mark.images
+def test_the_changed_base_is_put_back_when_what_runs_on_it_fails(
+    docker: ContainerEngine, tmp_path: Path
+) -> None:
+    base = f"{unique_name()}-base:13.0.1"
+    side = DockerSide(docker, "")
+    shown: list[str] = []
+    try:
+        original = tiny_image(docker, base, "the base\n", tmp_path)
+        with (
+            pytest.raises(RuntimeError, match="reproduce crashed"),
+            side.changed_base(base, tmp_path / "drift", shown.append) as swap,
+        ):
+            assert docker.image_id(base) == swap.drifted != original
+            raise RuntimeError("reproduce crashed")
+        assert swap.restored and swap.removed and docker.image_id(base) == original
+        assert docker.inspect_image(swap.drifted) is None  # the changed base is removed
+        assert any(line.startswith(f"docker tag {original[7:19]} {base}") for line in shown)
+    finally:
+        remove_repository(docker, base.split(":")[0])
+
+
+@pytest.mark.images
+def test_a_changed_base_a_killed_rehearsal_left_is_untagged_and_any_other_left_alone(
+    docker: ContainerEngine, tmp_path: Path
+) -> None:
+    base = f"{unique_name()}-base:13.0.1"
+    side = DockerSide(docker, "")
+    try:
+        original = tiny_image(docker, base, "the base\n", tmp_path)
+        assert not side.heal_base(base) and docker.image_id(base) == original
+        # what SIGKILL during the drift step leaves: the base's name on the changed image
+        left = tmp_path / "left"
+        left.mkdir()
+        (left / "Dockerfile").write_text(f"FROM {base}\nLABEL {DRIFT_LABEL}=drift\n")
+        built = docker.run(["build", "--quiet", "--tag", base, str(left)], timeout=300)
+        assert docker.image_id(base) == built.stdout.strip() != original
+        assert side.heal_base(base)
+        assert docker.image_id(base) is None  # the next build makes the base again
+    finally:
+        remove_repository(docker, base.split(":")[0])
