@@ -6,6 +6,7 @@
 | the same, engine-sized context (~3,000 files, ~50 MB) | the same | <= 0.5 |
 | cold matrix build (--no-cache), --jobs 2 | the same, --jobs 1 (runs interleaved) | <= 0.8 |
 | smoke of one variant | `docker run --rm IMAGE true` x number of checks run | report |
+| `reproduce` of the tag, 3 variants (rebuild without cache, content digests, inventory, smoke, snapshot, verdict) | raw `docker build --no-cache` of the same 3, one after another | report |
 
 Runs on a throwaway copy of the bundled sample engine (image name ``release-bench/...``)
 and removes its images afterwards. The sample's context is a handful of files, so its
@@ -61,6 +62,7 @@ def _raw_build_argvs(root: Path) -> list[list[str]]:
     """The docker builds ``release images.build`` ran, spelt out (same args, labels, context)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from release.adapters.engine import ContainerEngine
+    from release.adapters.image_content import image_content_digest
     from release.images.inputs import DIGEST_LABEL, input_digest
     from release.images.labels import labels_for
     from release.images.standin import ensure_base
@@ -82,7 +84,12 @@ def _raw_build_argvs(root: Path) -> list[list[str]]:
         context = root / ws.matrix.context
         dockerfile = root / ws.matrix.dockerfile
         labels[DIGEST_LABEL] = input_digest(
-            context, dockerfile, args, base.identity, labels, variant.platform
+            context,
+            dockerfile,
+            args,
+            base.digest or image_content_digest(engine, base.id).digest,
+            labels,
+            variant.platform,
         )
         argv = [
             DOCKER,
@@ -241,6 +248,9 @@ def measure(runs: int, cold: bool) -> list[dict[str, object]]:
             }
         )
 
+        if cold:
+            figures.append(_reproduce(root, runs))
+
         # an engine-sized context: the sample plus a generated source tree, committed
         files, size = _generate_tree(root)
         engine.repo.run("add", GENERATED)
@@ -254,6 +264,29 @@ def measure(runs: int, cold: bool) -> list[dict[str, object]]:
         _remove_if_untagged(raw_before)
         _cleanup()
     return figures
+
+
+def _reproduce(root: Path, runs: int) -> dict[str, object]:
+    """``release reproduce`` of a tag whose manifest is recorded here, against the raw
+    builds it makes (``docker build --no-cache`` of each variant, one after another)."""
+    tag = f"v{VERSION}"
+    subprocess.run(["git", "tag", "-a", tag, "-m", tag], cwd=root, check=True)
+    for step in ("images.smoke", "images.snapshot", "manifest"):
+        subprocess.run(_release(step), cwd=root, check=True, capture_output=True)
+    argvs = [[*argv[:2], "--no-cache", *argv[2:]] for argv in _raw_build_argvs(root)]
+    ours, raw = [], []
+    for _ in range(runs):  # interleaved: the snapshot step downloads from Debian's archive
+        ours.append(_timed(_release("reproduce", tag), root))
+        raw.append(sum(_timed(argv, root) for argv in argvs))
+    return {
+        "figure": "reproduce of the tag, 3 variants",
+        "ours_s": statistics.median(ours),
+        "raw": "docker build --no-cache of the 3, one after another",
+        "raw_s": statistics.median(raw),
+        "target": None,
+        "ours_runs": ours,
+        "raw_runs": raw,
+    }
 
 
 def _cleanup() -> None:

@@ -267,6 +267,9 @@ def reproduce(
 
 
 def _remove(engine: ContainerEngine, image: str) -> None:
-    # an image in use by a container the user started stays, under its reproduce name
+    """A rebuilt image, and any container of it (only ``reproduce`` makes them: one a
+    check's tool was still creating when Ctrl-C came is found here too)."""
     with contextlib.suppress(ReleaseError):
+        for container in engine.containers_of(image):
+            engine.remove_container(container)
         engine.remove_image(image)

@@ -34,6 +34,8 @@ from release.images.standin import STANDIN_LABEL
 
 __all__ = ["run_check", "run_shared", "run_smoke"]
 
+_SETTLE = 0.3  # seconds for a container creation already asked of the engine to finish
+
 
 def _cst(
     engine: ContainerEngine,
@@ -131,9 +133,14 @@ def _made_from(engine: ContainerEngine, image: str) -> tuple[set[str], set[str]]
 
 
 def _remove_new(engine: ContainerEngine, image: str, before: tuple[set[str], set[str]]) -> None:
-    """After a check was killed: remove the containers and committed images it left."""
+    """After a check was killed: remove the containers and committed images it left. The
+    containers are looked for twice: one the killed tool asked for just before may be
+    made by the engine after the first look."""
     containers, images = _made_from(engine, image)
     for leftover in containers - before[0]:
+        engine.remove_container(leftover)
+    time.sleep(_SETTLE)
+    for leftover in set(engine.containers_of(image)) - before[0] - containers:
         engine.remove_container(leftover)
     for candidate in images - before[1]:
         data = engine.inspect_image(candidate)
