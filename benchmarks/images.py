@@ -227,7 +227,7 @@ def measure(runs: int, cold: bool) -> list[dict[str, object]]:
 
         smoke = _release("images.smoke", "--variant", "cu130", "--version", VERSION, "--json")
         proc = subprocess.run(smoke, cwd=root, capture_output=True, text=True, check=False)
-        report = json.loads(proc.stdout[proc.stdout.index("{") :])
+        report = json.loads(proc.stdout)["variants"][0]
         ran = sum(1 for c in report["checks"] if c["status"] != "not run")
         image = report["image"]
         ours = _median(smoke, root, runs)

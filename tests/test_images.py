@@ -687,6 +687,17 @@ def test_smoke_every_variant(built: CliResult, sample: Repo, docker: ContainerEn
     assert containers(docker, f"ancestor={tag_of(sample, 'cu129')}") == []
 
 
+@images
+def test_smoke_json_is_one_document_for_every_variant(built: CliResult, sample: Repo) -> None:
+    result = sample.release("images.smoke", "--json")
+    assert result.code == 0, result.output
+    document = json.loads(result.stdout)  # the whole of stdout: one document
+    assert document["version"] == "0.1.0rc1" and document["passed"] is True
+    assert [v["variant"] for v in document["variants"]] == list(VARIANTS)
+    assert all(v["checks"] for v in document["variants"])
+    assert "smoke(cu128): passed: 5 passed, 1 not run" in result.stderr  # the run's lines
+
+
 @pytest.fixture(scope="module")
 def snapshotted(built: CliResult, sample: Repo) -> CliResult:
     return sample.release("images.snapshot")
@@ -1052,6 +1063,19 @@ def test_a_failing_smoke_check_fails_smoke(
     record = json.loads((failing.state / "smoke" / "0.1.0" / "good.json").read_text())
     assert record["passed"] is False
     assert {c["name"]: c["status"] for c in record["checks"]}["says goodbye"] == "failed"
+
+
+@images
+def test_smoke_json_of_a_failing_check_is_still_one_document(
+    failing_smoke: tuple[CliResult, float], failing: Repo
+) -> None:
+    result = failing.release("images.smoke", "--variant", "good", "--json")
+    assert result.code == 1, result.output
+    document = json.loads(result.stdout)
+    assert document["passed"] is False
+    (good,) = document["variants"]
+    assert {c["name"]: c["status"] for c in good["checks"]}["says goodbye"] == "failed"
+    assert result.stderr.strip().endswith("error: smoke failed for good")
 
 
 @images

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from invoke.collection import Collection
@@ -37,6 +38,10 @@ _GUARDS_HELP = {
     "allow-dirty": "take uncommitted changes in: version +dirty, labelled org.release.dirty=true",
     "allow-shallow": "allow a shallow clone; a dev version it cannot count gets +shallow",
 }
+
+
+def _to_stderr(line: str) -> None:
+    say(line, stream=sys.stderr)
 
 
 @task(
@@ -80,7 +85,7 @@ def build(
     help={
         "variant": "variant ids (default: all)",
         "version": "version to check for",
-        "json": "print results as JSON",
+        "json": "print one JSON document for every variant (the run's lines go to stderr)",
         **_GUARDS_HELP,
     }
 )
@@ -97,7 +102,7 @@ def smoke(
     from release.images import workspace
 
     ws = _workspace(version, allow_dirty, allow_shallow)
-    workspace.smoke(ws, _ids(variant), say=say, as_json=json)
+    workspace.smoke(ws, _ids(variant), say=say, as_json=json, note=_to_stderr)
 
 
 @task(

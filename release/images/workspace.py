@@ -130,10 +130,18 @@ def _ensure_built(
 
 
 def smoke(
-    ws: Workspace, ids: Sequence[str] | None = None, *, say: Say = print, as_json: bool = False
+    ws: Workspace,
+    ids: Sequence[str] | None = None,
+    *,
+    say: Say = print,
+    as_json: bool = False,
+    note: Say | None = None,
 ) -> list[SmokeReport]:
+    """Smoke each variant. With ``as_json`` the run's lines go to ``note`` (the CLI: stderr)
+    and ``say`` gets one JSON document for every variant, also when one failed."""
     from release.images.smoke import run_smoke
 
+    tell = (note or say) if as_json else say
     variants = ws.variants(ids)
     found = _inspect(ws, variants)
     _refuse_building(ws, [image for image, data in found.items() if data is None])
@@ -146,18 +154,22 @@ def smoke(
             variant,
             ws.source,
             image,
-            say=say,
-            inspected=_ensure_built(ws, variant, say, found[image]),
+            say=tell,
+            inspected=_ensure_built(ws, variant, tell, found[image]),
         )
         reports.append(report)
         out = ws.state_dir / "smoke" / ws.source.version / f"{variant.id}.json"
         atomic_write(out, json.dumps(report.to_dict(), indent=2) + "\n")
         write_part(ws, variant.id, "smoke", smoke_data(report))
-        if as_json:
-            say(json.dumps(report.to_dict(), indent=2))
-        else:
-            for line in report.lines():
-                say(line)
+        for line in report.lines():
+            tell(line)
+    if as_json:
+        document = {
+            "version": ws.source.version,
+            "passed": all(r.passed for r in reports),
+            "variants": [r.to_dict() for r in reports],
+        }
+        say(json.dumps(document, indent=2))
     failed = [r.variant for r in reports if not r.passed]
     if failed:
         raise ImagesFailed(f"smoke failed for {', '.join(failed)}")
