@@ -979,12 +979,20 @@ def failing(docker: ContainerEngine, tmp_path_factory: pytest.TempPathFactory) -
 
 
 def summary_of(result: CliResult) -> dict[str, str]:
-    """The build summary: variant -> what became of it."""
-    out = {}
+    """The build summary: variant -> what became of it (a failed build's log lines left out)."""
+    return {variant: said[0] for variant, said in summary_lines(result).items()}
+
+
+def summary_lines(result: CliResult) -> dict[str, list[str]]:
+    """The build summary: variant -> its summary line, then its log's last lines if it failed."""
+    out: dict[str, list[str]] = {}
     for line in result.stdout.split("summary:\n", 1)[1].splitlines():
+        if line.startswith("      ") and out:
+            out[list(out)[-1]].append(line[6:])
+            continue
         match = re.fullmatch(r"  build\((\w+)\): (.*)", line)
         assert match, line
-        out[match[1]] = match[2]
+        out[match[1]] = [match[2]]
     return out
 
 
@@ -999,7 +1007,13 @@ def test_failed_step_stops_later_variants(failing: Repo, docker: ContainerEngine
         "not started (an earlier variant failed; --keep-going builds the rest)"
     )
     assert "error: 1 of 2 variant(s) failed to build: bad" in result.stderr
-    assert "this step fails on purpose" in (failing.state / "logs" / "build-bad.log").read_text()
+    log = (failing.state / "logs" / "build-bad.log").read_text()
+    assert "this step fails on purpose" in log
+    # the failed step's last log lines follow its summary line, the path still in it
+    tail = summary_lines(result)["bad"][1:]
+    assert tail == [line.rstrip() for line in log.splitlines() if line.strip()][-10:]
+    assert any(re.fullmatch(r"#\d+ [\d.]+ this step fails on purpose", line) for line in tail)
+    assert summary_lines(result)["late"] == [summary["late"]]  # no log lines of a build not run
     assert docker.image_id(f"{failing.name}:v0.1.0-late") is None
     assert docker.image_id(f"{failing.name}:v0.1.0-bad") is None
 
@@ -1151,6 +1165,51 @@ def test_static_checks_share_one_run_with_results_per_check(
 
 
 @pytest.fixture(scope="module")
+def pausing(docker: ContainerEngine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Repo]:
+    """An engine whose only build step sleeps a few seconds."""
+    root = tmp_path_factory.mktemp("pausing")
+    variant = {"id": "pause", "cuda": "12.9.1", "base-image": BASE_1291}
+    repo = make_engine_repo(
+        root / "engine",
+        tmp_path_factory.mktemp("home"),
+        variants=[{**variant, "build-args": {"SLOW": "4"}}],
+        checks=[],
+        default="pause",
+    )
+    try:
+        yield repo
+    finally:
+        purge(docker, repo.name, repo.head)
+
+
+HEARTBEAT = re.compile(r"build\(pause\): still running \((\d+)s\): (.*)")
+
+
+@images
+def test_a_build_not_on_a_terminal_says_it_is_alive(pausing: Repo) -> None:
+    result = pausing.release("images.build", "--force", RELEASE_HEARTBEAT="1")
+    assert result.code == 0, result.output
+    lines = result.stdout.splitlines()
+    beats = [(i, m) for i, line in enumerate(lines) if (m := HEARTBEAT.fullmatch(line))]
+    sleeping = [m for _, m in beats if m[2].endswith("slow step: sleeping 4s")]
+    # about one a second while the step sleeps, each with the step and the log's last line
+    assert len(sleeping) >= 2, result.stdout
+    assert all(m[2].startswith("building") and "; log: #" in m[2] for m in sleeping)
+    assert int(sleeping[-1][1]) >= int(sleeping[0][1]) + 1
+    done = next(i for i, line in enumerate(lines) if line.startswith("build(pause): built -> "))
+    assert all(i < done for i, _ in beats)  # none after the build ended, nor after the run
+    # the config's interval when the environment says nothing (a minute: none in this build)
+    quiet = pausing.release("images.build", "--force")
+    assert quiet.code == 0, quiet.output
+    assert "still running" not in quiet.stdout
+    bad = pausing.release("images.build", RELEASE_HEARTBEAT="often")
+    assert bad.code == 2
+    assert bad.stderr.strip() == (
+        "error: RELEASE_HEARTBEAT: expected a positive number of seconds, got 'often'"
+    )
+
+
+@pytest.fixture(scope="module")
 def interruptible(
     docker: ContainerEngine, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Repo]:
@@ -1204,7 +1263,7 @@ def test_stopped_during_a_build_leaves_nothing(
     stopped = interrupt_when(
         [sys.executable, "-m", "release", "images.build", "--variant", "slow"],
         interruptible.root,
-        interruptible.env,
+        {**interruptible.env, "RELEASE_HEARTBEAT": "0.5"},  # stops with the run too
         sleeping,
         sig=sig,
         group=group,

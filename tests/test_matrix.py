@@ -214,6 +214,23 @@ def test_smoke_checks_are_validated() -> None:
     assert "expected a positive number of seconds" in config_error(table)
 
 
+@pytest.mark.parametrize("value", [0, -5, "60", True, float("nan"), float("inf")])
+def test_a_bad_heartbeat_is_refused_in_one_line(value: Any) -> None:
+    table = sample_table()
+    table["heartbeat"] = value
+    assert config_error(table) == (
+        "[tool.release.images] heartbeat: expected a positive number of seconds, got " + repr(value)
+    )
+
+
+def test_heartbeat_defaults_to_a_minute() -> None:
+    assert sample_matrix().heartbeat == 60.0
+    table = sample_table()
+    table["heartbeat"] = 15
+    matrix = parse_images(table)
+    assert matrix is not None and matrix.heartbeat == 15.0
+
+
 # -- tags and the snapshot rule ------------------------------------------------------
 
 

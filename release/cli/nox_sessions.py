@@ -89,6 +89,8 @@ def image_sessions(root: str | Path | None = None) -> None:
     if matrix is None:
         return
 
+    sessions = matrix.session_ids()  # the CI pipelines are made from the same (release ci)
+
     def params(ids: tuple[str, ...]) -> list[Any]:
         return [nox.param(i, id=i, tags=[i]) for i in ids]
 
@@ -105,15 +107,18 @@ def image_sessions(root: str | Path | None = None) -> None:
     define(
         "build",
         _build,
-        matrix.ids,
+        sessions["build"],
         "Build the variant's image (skipped when its inputs are unchanged).",
     )
     define(
-        "smoke", _smoke, matrix.ids, "Smoke-test the variant's image (builds it first if missing)."
+        "smoke",
+        _smoke,
+        sessions["smoke"],
+        "Smoke-test the variant's image (builds it first if missing).",
     )
     define(
         "snapshot",
         _snapshot,
-        matrix.snapshot_ids(),
+        sessions["snapshot"],
         f"Check the snapshot runtime and record its state (only where CUDA {matrix.snapshot.cuda if matrix.snapshot else '-'}).",
     )

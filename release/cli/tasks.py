@@ -20,6 +20,7 @@ from invoke.parser.argument import Argument
 from invoke.tasks import Task, task
 
 from release.adapters.files import read_text
+from release.cli.ci_tasks import bake, ci
 from release.cli.console import say, show_plan
 from release.cli.entry import entry
 from release.cli.image_tasks import images
@@ -376,6 +377,6 @@ def rehearse(c: Context, keep: bool = False, workdir: str | None = None) -> None
 
 
 ns = Collection(
-    "release", status, cut, pick, tag, promote, push, notes, manifest, reproduce, rehearse
+    "release", status, cut, pick, tag, promote, push, notes, manifest, reproduce, rehearse, bake, ci
 )
 ns.add_collection(images)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from math import inf
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -100,6 +101,7 @@ class ImageMatrix:
     build_args: Mapping[str, str] = field(default_factory=dict)
     version_arg: str | None = None
     moving_tag: str = "latest"  # moved to each final's images (never an rc's); "" for none
+    heartbeat: float = 60.0  # seconds between the lines a build not on a terminal prints
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -117,6 +119,12 @@ class ImageMatrix:
 
     def snapshot_ids(self) -> tuple[str, ...]:
         return tuple(v.id for v in self.variants if self.has_snapshot(v))
+
+    def session_ids(self) -> dict[str, tuple[str, ...]]:
+        """The image sessions, in the order nox lists them: each name with its variants
+        (``build`` and ``smoke`` for every one, ``snapshot`` where the rule applies). The nox
+        sessions and the generated CI pipelines are both made from this."""
+        return {"build": self.ids, "smoke": self.ids, "snapshot": self.snapshot_ids()}
 
     def tag(self, variant: Variant, image_version: str) -> str:
         """``NAME:v0.31.0rc1`` for the default variant, ``NAME:v0.31.0rc1-cu129`` otherwise."""
@@ -178,7 +186,7 @@ def _command(value: Any, where: str) -> tuple[str, ...]:
 
 def _number(table: Mapping[str, Any], key: str, where: str, default: float) -> float:
     value = table.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < inf:
         raise ConfigError(f"{where}: expected a positive number of seconds, got {value!r}")
     return float(value)
 
@@ -204,6 +212,7 @@ _IMAGE_KEYS = (
     "build-args",
     "version-arg",
     "moving-tag",
+    "heartbeat",
 )
 _VARIANT_KEYS = ("id", "cuda", "base-image", "python", "platform", "build-args")
 _SNAPSHOT_KEYS = ("cuda", "build-args", "command", "timeout")
@@ -371,4 +380,5 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
         build_args=_args(table, "build-args", _where(None, "build-args")),
         version_arg=version_arg,
         moving_tag="latest" if moving is None else moving,
+        heartbeat=_number(table, "heartbeat", _where(None, "heartbeat"), 60.0),
     )

@@ -27,6 +27,7 @@ from release.adapters.image_content import image_content_digest
 from release.adapters.process import last_line
 from release.core.matrix import ImageMatrix, Variant
 from release.errors import EngineError, RefusedError, ReleaseError
+from release.images.heartbeat import heartbeat_interval, log_tail
 from release.images.inputs import DIGEST_LABEL, HASHES, HashCache, input_digest
 from release.images.labels import labels_for
 from release.images.progress import Progress, flushing
@@ -34,7 +35,9 @@ from release.images.schedule import read_durations, record_durations, schedule
 from release.images.source import BuildSource
 from release.images.standin import BaseImage, ensure_base
 
-__all__ = ["BuildResult", "BuildStatus", "build_images"]
+__all__ = ["TAIL_LINES", "BuildResult", "BuildStatus", "build_images"]
+
+TAIL_LINES = 10  # of a failed build's log, shown under its summary line
 
 
 class BuildStatus(enum.Enum):
@@ -58,6 +61,7 @@ class BuildResult:
     base: BaseImage | None = None  # the base it was built on (or found built on)
     base_content: str | None = None  # the base's content digest
     build_args: Mapping[str, str] = field(default_factory=dict)
+    log_tail: tuple[str, ...] = ()  # a failed build's last log lines, read as it failed
 
     def line(self) -> str:
         text = f"build({self.variant}): {self.status.value}"
@@ -107,6 +111,7 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
     engine, matrix, source = run.engine, run.matrix, run.source
     tags = (matrix.tag(variant, source.image_version),)
     log = run.logs / f"build-{variant.id}.log"
+    building = False  # the log is this run's once the build step started
     try:
         run.progress.update(variant.id, f"base {variant.base_image}")
         base = ensure_base(
@@ -151,8 +156,9 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
                 )
                 run.progress.update(variant.id, result.line().split(": ", 1)[1], final=True)
                 return result
+        building = True
         run.progress.update(
-            variant.id, "building" + (" on a stand-in base" if base.standin else "")
+            variant.id, "building" + (" on a stand-in base" if base.standin else ""), log=log
         )
         iid = run.logs / f"build-{variant.id}.iid"
         iid.unlink(missing_ok=True)
@@ -199,8 +205,9 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
             BuildStatus.FAILED,
             tags,
             seconds=time.perf_counter() - started,
-            log=log if log.exists() else None,
+            log=log if building and log.exists() else None,
             error=err.one_line(),
+            log_tail=tuple(log_tail(log, TAIL_LINES)) if building else (),
         )
         if (
             not run.keep_going
@@ -230,6 +237,7 @@ def build_images(
     builds with the args a manifest recorded)."""
     if source.refusal:
         raise RefusedError(source.refusal)
+    heartbeat = heartbeat_interval(matrix.heartbeat)  # a bad RELEASE_HEARTBEAT stops it here
     chosen = list(variants)
     said = flushing(say)
     tags = [matrix.tag(v, source.image_version) for v in chosen]
@@ -239,7 +247,7 @@ def build_images(
     for line in source.lines():
         said(line)
     logs.mkdir(parents=True, exist_ok=True)
-    with Progress([v.id for v in chosen], say) as progress:
+    with Progress([v.id for v in chosen], say, heartbeat=heartbeat) as progress:
         run = _Run(
             engine,
             matrix,
@@ -266,6 +274,7 @@ def build_images(
                     run.stop.set()
                 results.append(result)
         except BaseException:
+            progress.quiet()  # no heartbeat of builds being stopped
             run.interrupted.set()
             run.stop.set()
             engine.kill_all()

@@ -1,24 +1,45 @@
-"""Build progress: plain lines when piped (each flushed as it is said, for CI logs); a
-live line per variant on a terminal (rich)."""
+"""Build progress: plain lines when piped (each flushed as it is said, for CI logs), with a
+heartbeat line per running build every ``heartbeat`` seconds (:mod:`release.images.heartbeat`);
+a live line per variant on a terminal (rich)."""
 
 from __future__ import annotations
 
 import contextlib
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from release.images.heartbeat import Heartbeat, elapsed, last_log_line
 
 __all__ = ["Progress", "flushing"]
 
 
 class Progress:
-    """Plain lines when piped; a live line per variant on a terminal."""
+    """Plain lines when piped; a live line per variant on a terminal.
 
-    def __init__(self, variants: Sequence[str], say: Callable[[str], None]) -> None:
+    ``heartbeat`` (seconds; None for none) is used only when piped. ``clock`` measures
+    the elapsed time a heartbeat reports."""
+
+    def __init__(
+        self,
+        variants: Sequence[str],
+        say: Callable[[str], None],
+        *,
+        heartbeat: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.say = say
         self._lock = threading.Lock()
         self._live = None
         self._tasks: dict[str, object] = {}
+        self._clock = clock
+        self._started: dict[str, float] = {}  # variants that started, in order
+        self._step: dict[str, str] = {}
+        self._logs: dict[str, Path] = {}
+        self._done: set[str] = set()
+        self._heartbeat: Heartbeat | None = None
         if sys.stdout.isatty() and say is print:
             from rich.progress import Progress as RichProgress
             from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -28,18 +49,37 @@ class Progress:
             )
             for v in variants:
                 self._tasks[v] = self._live.add_task(f"build({v}): waiting", total=None)
+        elif heartbeat is not None:
+            self._heartbeat = Heartbeat(heartbeat, self.beat)
 
     def __enter__(self) -> Progress:
         if self._live is not None:
             self._live.start()
+        if self._heartbeat is not None:
+            self._heartbeat.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.quiet()
         if self._live is not None:
             self._live.stop()
 
-    def update(self, variant: str, text: str, *, final: bool = False) -> None:
+    def quiet(self) -> None:
+        """No heartbeat from now on (at the end of the run, or as it is being stopped)."""
+        if self._heartbeat is not None:
+            self._heartbeat.stop()
+
+    def update(
+        self, variant: str, text: str, *, final: bool = False, log: Path | None = None
+    ) -> None:
+        """``variant`` is at ``text`` now; ``log``: the build log it is writing from now on."""
         with self._lock:
+            self._started.setdefault(variant, self._clock())
+            self._step[variant] = text
+            if log is not None:
+                self._logs[variant] = log
+            if final:
+                self._done.add(variant)
             if self._live is not None:
                 self._live.update(self._tasks[variant], description=f"build({variant}): {text}")  # type: ignore[arg-type]
                 if final:
@@ -47,6 +87,19 @@ class Progress:
             else:
                 self.say(f"build({variant}): {text}")
                 _flush()
+
+    def beat(self) -> None:
+        """One heartbeat line per build still running: elapsed time, step, last log line."""
+        with self._lock:
+            now = self._clock()
+            for variant, started in self._started.items():
+                if variant in self._done:
+                    continue
+                line = f"build({variant}): still running ({elapsed(now - started)}): "
+                line += self._step[variant]
+                said = last_log_line(self._logs.get(variant))
+                self.say(line + (f"; log: {said}" if said else ""))
+            _flush()
 
 
 def _flush() -> None:

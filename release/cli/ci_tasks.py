@@ -1,0 +1,98 @@
+"""``release bake`` and ``release ci``: the image matrix as files for builders and CI
+systems beyond this machine, made from the same config as the nox sessions."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from invoke.context import Context
+from invoke.tasks import task
+
+from release.cli.console import say
+from release.cli.entry import entry
+from release.errors import ConfigError, RefusedError, UsageError
+
+__all__ = ["bake", "ci"]
+
+
+def _context() -> Any:
+    from release.flows.context import ReleaseContext
+
+    ctx = ReleaseContext(os.environ.get("RELEASE_REPO", "."))
+    if ctx.config.matrix is None:
+        raise ConfigError("[tool.release.images] is missing: no image matrix to write")
+    return ctx
+
+
+@task(
+    help={
+        "out": "the bake file to write (JSON; default docker-bake.json)",
+        "version": "version to build as (default: the tag at HEAD, else a dev version)",
+        "allow-dirty": "take uncommitted changes in: version +dirty, labelled org.release.dirty=true",
+        "allow-shallow": "allow a shallow clone; a dev version it cannot count gets +shallow",
+    }
+)
+@entry
+def bake(
+    c: Context,
+    out: str = "docker-bake.json",
+    version: str | None = None,
+    allow_dirty: bool = False,
+    allow_shallow: bool = False,
+) -> None:
+    """Write a docker buildx bake file: a target per variant with the args and tags of
+    images.build, and its labels but the base's name and digest (known once the builder
+    resolves the base). Run `docker buildx bake -f FILE` at the repository root."""
+    from release.adapters.process import atomic_write
+    from release.images.bake import bake_json
+    from release.images.source import read_source
+
+    ctx = _context()
+    source = read_source(ctx, version, allow_dirty=allow_dirty, allow_shallow=allow_shallow)
+    if source.refusal:
+        raise RefusedError(source.refusal)
+    for line in source.lines():
+        say(line)
+    path = Path(out)
+    atomic_write(path, bake_json(ctx.config.matrix, source))
+    say(f"wrote {path}: {len(ctx.config.matrix.variants)} target(s) of {ctx.config.matrix.name}")
+
+
+@task(
+    help={
+        "format": "buildkite (a pipeline, pipeline.yml) or github (a workflow, images.yml)",
+        "out": "the directory to write it in (default .buildkite or .github/workflows)",
+        "setup": "the command each job runs first to install release and nox "
+        "(default: python3 -m pip install -q -e .)",
+        "runner": "GitHub: the runs-on label (default ubuntu-latest); Buildkite: the agents' "
+        "queue (default: none)",
+    }
+)
+@entry
+def ci(
+    c: Context,
+    format: str = "",
+    out: str | None = None,
+    setup: str | None = None,
+    runner: str | None = None,
+) -> None:
+    """Write a CI pipeline for the image matrix: a job per session of `nox -l -t images`
+    (build, then smoke and snapshot from the built image's artifact), then one that merges
+    the manifest from every job's part."""
+    from release.adapters.process import atomic_write
+    from release.core.pipelines import DEFAULT_SETUP, FORMATS, pipeline_jobs, pipeline_text
+
+    if format not in FORMATS:
+        raise UsageError(f"--format {format!r}: use {' or '.join(FORMATS)}")
+    matrix = _context().config.matrix
+    where = Path(out or (".buildkite" if format == "buildkite" else ".github/workflows"))
+    made = ["release", "ci", "--format", format]
+    made += ["--setup", repr(setup)] if setup else []
+    made += ["--runner", runner] if runner else []
+    text = pipeline_text(matrix, format, setup=setup or DEFAULT_SETUP, runner=runner, command=made)
+    path = where / FORMATS[format]
+    atomic_write(path, text)
+    jobs = pipeline_jobs(matrix)
+    say(f"wrote {path}: {len(jobs)} jobs ({', '.join(j.label for j in jobs)})")

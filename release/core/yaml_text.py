@@ -1,0 +1,79 @@
+"""YAML text for generated files, written by hand so it reads the same on every machine.
+
+Block style for mappings and lists; every string is a double-quoted scalar (JSON's
+escapes are YAML's), so no value is read as a boolean, a number or a null by any YAML
+1.1 or 1.2 reader (``on``, ``yes``, ``12.9`` stay strings). Keys are plain only where
+that is unambiguous. Pure.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = ["dump_yaml"]
+
+_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+# words some YAML reader takes for a boolean or a null (YAML 1.1 is the wider set)
+_RESERVED = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
+
+
+def _key(key: str) -> str:
+    if _PLAIN_KEY.match(key) and key.lower() not in _RESERVED:
+        return key
+    return json.dumps(key)
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return json.dumps(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    raise TypeError(f"no YAML for {type(value).__name__}")
+
+
+def _empty(value: Any) -> str | None:
+    if isinstance(value, Mapping) and not value:
+        return "{}"
+    if isinstance(value, list | tuple) and not value:
+        return "[]"
+    return None
+
+
+def _lines(value: Any, indent: int) -> list[str]:
+    pad = " " * indent
+    out: list[str] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"YAML keys here are strings, not {key!r}")
+            short = _empty(item)
+            if short is not None or not isinstance(item, Mapping | list | tuple):
+                out.append(f"{pad}{_key(key)}: {short or _scalar(item)}")
+            else:
+                out.append(f"{pad}{_key(key)}:")
+                out += _lines(item, indent + 2)
+        return out
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        for item in value:
+            short = _empty(item)
+            if short is not None or not isinstance(item, Mapping | list | tuple):
+                out.append(f"{pad}- {short or _scalar(item)}")
+                continue
+            inner = _lines(item, indent + 2)
+            out.append(f"{pad}- {inner[0].lstrip()}")  # the first key on the dash's line
+            out += inner[1:]
+        return out
+    return [pad + _scalar(value)]
+
+
+def dump_yaml(document: Mapping[str, Any], header: Sequence[str] = ()) -> str:
+    """``document`` as YAML text, after ``header`` as comment lines."""
+    comments = [f"# {line}".rstrip() for line in header]
+    return "\n".join([*comments, *_lines(document, 0)]) + "\n"

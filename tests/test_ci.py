@@ -1,0 +1,307 @@
+"""The image matrix as files for other builders and CI systems, without a Docker Engine:
+``release bake`` (a buildx bake file) and ``release ci`` (a Buildkite pipeline or a GitHub
+Actions workflow), checked against what ``images.build`` uses and against the session list
+of a real ``nox -l --json -t images``."""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import invoke.vendor.yaml as yaml
+import pytest
+
+from release.core.config import load_config
+from release.core.matrix import ImageMatrix, parse_images
+from release.core.pipelines import (
+    PARTS_DIR,
+    REVISION_LABEL,
+    VARIANT_LABEL,
+    buildkite_pipeline,
+    github_workflow,
+    pipeline_jobs,
+    pipeline_text,
+)
+from release.core.yaml_text import dump_yaml
+from release.errors import ConfigError
+from release.images.bake import UNSET_LABELS, bake_document, bake_json, target_name
+from release.images.labels import labels_for
+from release.images.source import BuildSource
+from release.images.standin import BaseImage
+from tests.conftest import run_cli, run_nox
+from tests.test_matrix import sample_table
+
+ROOT = Path(__file__).resolve().parents[1]
+SHA = "0123456789abcdef0123456789abcdef01234567"
+
+
+def root_matrix() -> ImageMatrix:
+    matrix = load_config(ROOT).matrix
+    assert matrix is not None
+    return matrix
+
+
+def source(**changes: Any) -> BuildSource:
+    fields: dict[str, Any] = {
+        "root": ROOT,
+        "revision": SHA,
+        "epoch": 1_767_225_600,
+        "version": "0.31.0rc1",
+        "tagged": True,
+        "url": "https://github.com/example/tinyengine",
+    }
+    fields.update(changes)
+    return BuildSource(**fields)
+
+
+def nox_sessions(cwd: Path) -> list[str]:
+    proc = run_nox(cwd, "-l", "--json", "-t", "images")
+    assert proc.returncode == 0, proc.stderr
+    return [s["session"] for s in json.loads(proc.stdout)]
+
+
+# -- bake -----------------------------------------------------------------------------------
+
+
+def test_bake_has_a_target_per_variant_with_builds_args_and_tags() -> None:
+    matrix, src = root_matrix(), source()
+    document = json.loads(bake_json(matrix, src))
+    targets = document["target"]
+    assert list(targets) == [target_name(v) for v in matrix.variants] == ["cu128", "cu129", "cu130"]
+    assert document["group"]["default"]["targets"] == list(targets)
+    resolved = BaseImage(
+        "nvidia/cuda:x", "sha256:" + "1" * 64, False, "pulled", "sha256:" + "2" * 64
+    )
+    for variant in matrix.variants:
+        target = targets[target_name(variant)]
+        # the very functions images.build calls (release.images.build._build_one)
+        assert target["args"] == matrix.build_args_for(variant, src.version)
+        assert target["tags"] == [matrix.tag(variant, src.image_version)]
+        built = labels_for(variant, src, resolved)
+        assert target["labels"] == {k: v for k, v in built.items() if k not in UNSET_LABELS}
+        assert not set(UNSET_LABELS) & set(target["labels"])
+        assert posixpath.join(target["context"], target["dockerfile"]) == matrix.dockerfile
+        assert "platforms" not in target
+    assert targets["cu130"]["tags"] == ["example/tinyengine:v0.31.0rc1"]
+    assert targets["cu130"]["args"]["INSTALL_SNAPSHOT_RUNTIME"] == "1"
+    assert "INSTALL_SNAPSHOT_RUNTIME" not in targets["cu128"]["args"]
+    labels = targets["cu129"]["labels"]
+    assert labels["org.opencontainers.image.version"] == "0.31.0rc1"
+    assert labels["org.opencontainers.image.revision"] == SHA
+    assert labels["org.opencontainers.image.created"] == "2026-01-01T00:00:00Z"
+    assert labels["org.opencontainers.image.source"] == "https://github.com/example/tinyengine"
+    assert labels[VARIANT_LABEL] == "cu129" and labels["org.release.cuda"] == "12.9.1"
+
+
+def test_bake_platforms_where_set_and_target_names_bake_accepts() -> None:
+    table = sample_table()
+    table["variants"][0]["platform"] = "linux/arm64"
+    table["variants"][1]["id"] = "cu12.9"
+    matrix = parse_images(table)
+    assert matrix is not None
+    targets = bake_document(matrix, source())["target"]
+    first, second = (target_name(v) for v in matrix.variants[:2])
+    assert targets[first]["platforms"] == ["linux/arm64"]
+    assert second == "cu12_9" and "platforms" not in targets[second]
+    table["variants"][0]["id"] = "cu12_9"  # two ids, one target name: refused, not merged
+    clash = parse_images(table)
+    assert clash is not None
+    with pytest.raises(ConfigError, match="bake target 'cu12_9'"):
+        bake_document(clash, source())
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "A",
+        "GIT_AUTHOR_EMAIL": "a@example.com",
+        "GIT_COMMITTER_NAME": "A",
+        "GIT_COMMITTER_EMAIL": "a@example.com",
+    }
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def test_bake_task_writes_the_tagged_version_and_refuses_a_dirty_tree(tmp_path: Path) -> None:
+    repo = tmp_path / "engine"
+    (repo / "docker").mkdir(parents=True)
+    (repo / "docker" / "Dockerfile").write_text("FROM scratch\n")
+    (repo / "pyproject.toml").write_text(
+        "[tool.release.images]\n"
+        'name = "org/engine"\ndockerfile = "docker/Dockerfile"\ncontext = "."\n'
+        '[[tool.release.images.variants]]\nid = "cu128"\ncuda = "12.8.1"\n'
+        'base-image = "nvidia/cuda:12.8.1-base-ubuntu22.04"\nplatform = "linux/amd64"\n'
+        '[[tool.release.images.variants]]\nid = "cu130"\ncuda = "13.0.1"\n'
+        'base-image = "nvidia/cuda:13.0.1-base-ubuntu24.04"\n'
+    )
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "engine")
+    _git(repo, "tag", "-a", "v0.31.0rc1", "-m", "rc1")
+    out = tmp_path / "bake" / "docker-bake.json"
+    result = run_cli(repo, "bake", "--out", str(out))
+    assert result.code == 0, result.stderr
+    assert f"wrote {out}: 2 target(s) of org/engine" in result.stdout
+    targets = json.loads(out.read_text())["target"]
+    assert targets["cu128"]["tags"] == ["org/engine:v0.31.0rc1-cu128"]
+    assert targets["cu130"]["tags"] == ["org/engine:v0.31.0rc1"]
+    assert targets["cu128"]["platforms"] == ["linux/amd64"]
+    assert targets["cu128"]["dockerfile"] == "docker/Dockerfile"
+    head = _git(repo, "rev-parse", "HEAD")
+    assert targets["cu130"]["labels"]["org.opencontainers.image.revision"] == head
+    (repo / "stray.txt").write_text("not committed\n")  # in the context docker would send
+    refused = run_cli(repo, "bake", "--out", str(out))
+    assert refused.code == 3 and "--allow-dirty" in refused.stderr
+    allowed = run_cli(repo, "bake", "--out", str(out), "--version", "0.31.0rc2", "--allow-dirty")
+    assert allowed.code == 0, allowed.stderr
+    assert json.loads(out.read_text())["target"]["cu130"]["tags"] == ["org/engine:v0.31.0rc2-dirty"]
+
+
+# -- ci -------------------------------------------------------------------------------------
+
+
+def _buildkite(matrix: ImageMatrix) -> dict[str, dict[str, Any]]:
+    parsed = yaml.safe_load(pipeline_text(matrix, "buildkite"))
+    assert parsed == buildkite_pipeline(matrix)
+    return {step["label"]: step for step in parsed["steps"]}
+
+
+def _github(matrix: ImageMatrix) -> dict[str, dict[str, Any]]:
+    parsed = yaml.safe_load(pipeline_text(matrix, "github"))
+    assert parsed == github_workflow(matrix)
+    assert set(parsed) == {"name", "on", "jobs"}  # "on" stays a key, not True
+    return {job["name"]: {**job, "id": key} for key, job in parsed["jobs"].items()}
+
+
+def test_pipelines_have_exactly_noxs_image_sessions() -> None:
+    sessions = nox_sessions(ROOT)
+    assert "snapshot(cu130)" in sessions and "snapshot(cu128)" not in sessions
+    matrix = root_matrix()
+    assert [j.label for j in pipeline_jobs(matrix)] == [*sessions, "manifest"]
+    assert list(_buildkite(matrix)) == [*sessions, "manifest"]
+    assert list(_github(matrix)) == [*sessions, "manifest"]
+
+
+def test_pipelines_follow_an_engines_own_rule(tmp_path: Path) -> None:
+    text = (ROOT / "release" / "sample" / "engine" / "pyproject.toml").read_text()
+    (tmp_path / "pyproject.toml").write_text(text.replace('cuda = "!=12.*"', 'cuda = ">=12.9"'))
+    (tmp_path / "noxfile.py").write_text(
+        "from release.cli.nox_sessions import image_sessions\n\nimage_sessions()\n"
+    )
+    sessions = nox_sessions(tmp_path)
+    matrix = load_config(tmp_path).matrix
+    assert matrix is not None
+    assert [j for j in sessions if j.startswith("snapshot(")] == [
+        "snapshot(cu129)",
+        "snapshot(cu130)",
+    ]
+    assert list(_buildkite(matrix))[:-1] == sessions == list(_github(matrix))[:-1]
+
+
+def test_buildkite_steps_depend_on_their_build_and_carry_the_image() -> None:
+    matrix = root_matrix()
+    steps = _buildkite(matrix)
+    keys = {label: step["key"] for label, step in steps.items()}
+    for variant in matrix.ids:
+        build = steps[f"build({variant})"]
+        archive = f"image-{variant}.tar.gz"
+        assert "depends_on" not in build
+        assert f'nox -s "build({variant})"' in build["command"]
+        save = build["command"][-1]
+        assert save.startswith("docker save $$(docker image ls") and f"| gzip > {archive}" in save
+        assert f"label={VARIANT_LABEL}={variant}" in save and f"label={REVISION_LABEL}=" in save
+        assert build["artifact_paths"] == [archive, f"{PARTS_DIR}/**/*"]
+        for kind in ("smoke", "snapshot"):
+            step = steps.get(f"{kind}({variant})")
+            if step is None:
+                continue
+            assert step["depends_on"] == [build["key"]]
+            assert step["command"][1:] == [
+                f'buildkite-agent artifact download "{archive}" . --step {build["key"]}',
+                f"gunzip -c {archive} | docker load",
+                f'nox -s "{kind}({variant})"',
+            ]
+            assert step["artifact_paths"] == [f"{PARTS_DIR}/**/*"]
+    for label, step in steps.items():
+        if label != "manifest":
+            assert step["env"] == {"RELEASE_MANIFEST_DIR": PARTS_DIR}
+    final = steps["manifest"]
+    assert final["depends_on"] == [k for label, k in keys.items() if label != "manifest"]
+    assert final["command"][-1] == f"release manifest --parts {PARTS_DIR} --out manifest.json"
+    assert "agents" not in final
+    queued = buildkite_pipeline(matrix, runner="gpu")["steps"]
+    assert all(s["agents"] == {"queue": "gpu"} for s in queued)
+
+
+def test_github_jobs_need_their_build_and_pass_artifacts() -> None:
+    matrix = root_matrix()
+    jobs = _github(matrix)
+    for label, job in jobs.items():
+        steps = job["steps"]
+        assert steps[0] == {"uses": "actions/checkout@v4", "with": {"fetch-depth": 0}}
+        assert job["runs-on"] == "ubuntu-latest"
+        runs = [s["run"] for s in steps if "run" in s]
+        uploads = [s["with"] for s in steps if s.get("uses") == "actions/upload-artifact@v4"]
+        downloads = [s["with"] for s in steps if s.get("uses") == "actions/download-artifact@v4"]
+        if label == "manifest":
+            assert job["needs"] == [j["id"] for j in jobs.values() if j is not job]
+            assert downloads == [
+                {"pattern": f"{PARTS_DIR}-*", "path": PARTS_DIR, "merge-multiple": True}
+            ]
+            assert runs[-1].startswith(f"release manifest --parts {PARTS_DIR}")
+            continue
+        kind, variant = label.rstrip(")").split("(")
+        assert job["env"] == {"RELEASE_MANIFEST_DIR": PARTS_DIR}
+        assert f'nox -s "{label}"' in runs
+        assert {"name": f"{PARTS_DIR}-{job['id']}", "path": PARTS_DIR} | {
+            "if-no-files-found": "error"
+        } in uploads
+        archive = f"image-{variant}.tar.gz"
+        if kind == "build":
+            assert "needs" not in job and not downloads
+            assert runs[-1].startswith("docker save $(docker image ls")
+            assert {"name": f"image-{variant}", "path": archive, "if-no-files-found": "error"} in (
+                uploads
+            )
+        else:
+            assert job["needs"] == [jobs[f"build({variant})"]["id"]]
+            assert downloads == [{"name": f"image-{variant}"}]
+            assert runs[-2:] == [f"gunzip -c {archive} | docker load", f'nox -s "{label}"']
+
+
+def test_nothing_in_the_pipelines_writes_under_git() -> None:
+    matrix = root_matrix()
+    for fmt in ("buildkite", "github"):
+        text = pipeline_text(matrix, fmt)
+        assert ".git/" not in text.replace(".github/", "")
+        assert not PARTS_DIR.startswith(".git")
+
+
+def test_ci_task_writes_each_format_and_refuses_an_unknown_one(tmp_path: Path) -> None:
+    for fmt, name in (("buildkite", "pipeline.yml"), ("github", "images.yml")):
+        result = run_cli(ROOT, "ci", "--format", fmt, "--out", str(tmp_path / fmt))
+        assert result.code == 0, result.stderr
+        written = (tmp_path / fmt / name).read_text()
+        assert written == pipeline_text(
+            root_matrix(), fmt, command=["release", "ci", "--format", fmt]
+        )
+        assert "8 jobs (build(cu128)" in result.stdout
+    bad = run_cli(ROOT, "ci", "--format", "jenkins", "--out", str(tmp_path))
+    assert bad.code == 2 and "use buildkite or github" in bad.stderr
+
+
+def test_yaml_text_reads_back_as_written() -> None:
+    document = {
+        "on": {"yes": "no", "12.9": 12.9},
+        "strings": ["on", "off", "null", "~", "12.9", "a: b", "#x", "'q'", '"d"', "é\n\tz", ""],
+        "nested": [{"a": [1, True, None], "b": {}}, [], ["x", ["y"]]],
+        "key with space": "v",
+    }
+    text = dump_yaml(document, ["made here"])
+    assert text.startswith("# made here\n")
+    assert yaml.safe_load(text) == document
