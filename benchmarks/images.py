@@ -61,6 +61,8 @@ def _release(*args: str) -> list[str]:
 def _raw_build_argvs(root: Path) -> list[list[str]]:
     """The docker builds ``release images.build`` ran, spelt out (same args, labels, context)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from dataclasses import replace
+
     from release.adapters.engine import ContainerEngine
     from release.adapters.image_content import image_content_digest
     from release.images.inputs import DIGEST_LABEL, input_digest
@@ -87,7 +89,7 @@ def _raw_build_argvs(root: Path) -> list[list[str]]:
             context,
             dockerfile,
             args,
-            base.digest or image_content_digest(engine, base.id).digest,
+            replace(base, content=image_content_digest(engine, base.id).digest).identity,
             labels,
             variant.platform,
         )

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +59,6 @@ class BuildResult:
     log: Path | None = None
     error: str | None = None
     base: BaseImage | None = None  # the base it was built on (or found built on)
-    base_content: str | None = None  # the base's content digest
     build_args: Mapping[str, str] = field(default_factory=dict)
     log_tail: tuple[str, ...] = ()  # a failed build's last log lines, read as it failed
 
@@ -122,7 +121,7 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
             inspected=run.inspected.get(variant.base_image),
         )
         # a base made here has no registry digest: its content stands for it on every machine
-        base_content = image_content_digest(engine, base.id).digest
+        base = replace(base, content=image_content_digest(engine, base.id).digest)
         args = dict(
             run.build_args.get(variant.id) or matrix.build_args_for(variant, source.version)
         )
@@ -133,7 +132,7 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
             context,
             dockerfile,
             args,
-            base.digest or base_content,
+            base.identity,
             labels,
             variant.platform,
             run.hashes,
@@ -151,7 +150,6 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
                     time.perf_counter() - started,
                     base.standin,
                     base=base,
-                    base_content=base_content,
                     build_args=args,
                 )
                 run.progress.update(variant.id, result.line().split(": ", 1)[1], final=True)
@@ -196,7 +194,6 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
             base.standin,
             log,
             base=base,
-            base_content=base_content,
             build_args=args,
         )
     except ReleaseError as err:

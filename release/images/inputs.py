@@ -193,8 +193,8 @@ def input_digest(
 ) -> str:
     """The digest of every build input. ``base_identity`` is what the base image is
     (:attr:`release.images.standin.BaseImage.identity`): its registry digest, or a digest
-    of its content, both the same on every machine; a base with neither (a stand-in made
-    here) is known by its image id, which is this engine's alone, and so is the digest then.
+    of its content, both the same on every machine (a build always has the latter); a base
+    known by neither would be known by its image id, which is this engine's alone.
     Of ``labels``, the source label is left out (:data:`SOURCE_LABEL`): the same sources
     cloned from another remote are the same inputs. ``cache`` spares reading unchanged
     files (and walking the context again for each variant of a run); it never changes the

@@ -132,7 +132,7 @@ def build_data(
         "base": {
             "ref": base.ref,
             "id": base.id,
-            "content_digest": result.base_content,
+            "content_digest": base.content,
             "standin": base.standin,
         },
         "image_id": result.image_id,

@@ -38,23 +38,24 @@ _lock = threading.Lock()
 class BaseImage:
     """A variant's base image as this engine has it.
 
-    ``digest`` says what it is the same way on every machine: the registry's manifest
-    digest when it came from one; a base made here (a stand-in) has none, and a digest of
-    its filesystem's content can be given in its place. It is what the image's
-    ``org.opencontainers.image.base.digest`` label and its input digest carry
-    (:attr:`identity`)."""
+    ``digest`` is the registry's manifest digest when it came from one (what the image's
+    ``org.opencontainers.image.base.digest`` label carries); ``content`` the digest of its
+    filesystem (:mod:`release.adapters.image_content`), which a base made here (a
+    stand-in) has as well. Both are the same on every machine; :attr:`identity` is what
+    the input digest takes."""
 
     ref: str
     id: str
     standin: bool
     how: str  # "present", "pulled" or "stand-in made"
     digest: str | None = None
+    content: str | None = None
 
     @property
     def identity(self) -> str:
-        """What the input digest takes for the base: its digest, else (a base made here)
-        its image id, which only this engine's images share."""
-        return self.digest or self.id
+        """What the input digest takes for the base: its registry digest, else its content
+        digest, else (neither known) its image id, which only this engine's images share."""
+        return self.digest or self.content or self.id
 
 
 def registry_digest(ref: str, data: Mapping[str, Any]) -> str | None:
