@@ -93,3 +93,11 @@ def test_dict_changes_is_bounded() -> None:
     old = {f"lib{i}.so": "a" * 64 for i in range(30)}
     lines = dict_changes(old, {}, limit=5)
     assert lines[:1] == ["- lib0.so aaaaaaaaaaaa"] and lines[-1] == "... 25 more"
+
+
+def test_a_snapshot_the_rc_passed_and_the_rebuild_failed_is_drift() -> None:
+    old, new = entry(sha("1")), entry(sha("2"))
+    new["snapshot"] = {**new["snapshot"], "status": "failed"}
+    got = {f.name: f for f in compare_variant(old, new)}
+    assert got["snapshot"].state is State.DRIFT
+    assert got["snapshot"].differences == ("recorded passed, rebuilt failed",)
