@@ -156,3 +156,27 @@ def test_log_tail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(heartbeat_module, "_TAIL_BYTES", 10)  # a big log: only its end is read
     log.write_bytes(b"0123456789abcdef\nlast\n")
     assert log_tail(log) == ["last"]
+
+
+def test_the_live_line_on_a_terminal_shows_the_log_s_last_line(tmp_path: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    screen = io.StringIO()
+    console = Console(file=screen, force_terminal=True, width=160, color_system=None)
+    log = tmp_path / "build-cu130.log"
+    log.write_text("#7 [3/5] RUN make\n#7 4.2 compiling kernels 17/80\n", encoding="utf-8")
+    said: list[str] = []
+    with Progress(["cu129", "cu130"], said.append, console=console, heartbeat=0.01) as progress:
+        progress.update("cu130", "step 3/5 RUN make", log=log)
+        progress.update("cu129", "step 1/5 FROM base")
+        time.sleep(0.05)  # a heartbeat here would be a plain line: none on a terminal
+        progress._live.refresh()  # type: ignore[union-attr]
+        drawn = screen.getvalue()
+    assert said == []
+    line = [row for row in drawn.splitlines() if "build(cu130)" in row][-1]  # the last frame
+    assert "step 3/5 RUN make" in line and "#7 4.2 compiling kernels 17/80" in line
+    other = [row for row in drawn.splitlines() if "build(cu129)" in row][-1]
+    assert "step 1/5 FROM base" in other
+    assert "compiling" not in other  # no log yet: nothing from another build's

@@ -154,7 +154,10 @@ RUN if [ "${SLOW}" != "0" ]; then echo "slow step: sleeping ${SLOW}s"; sleep "${
 
 def toml_value(value: Any) -> str:
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }"
+        pairs = (f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items())
+        return "{ " + ", ".join(pairs) + " }"
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
     return json.dumps(value)
 
 
@@ -167,9 +170,11 @@ def make_engine_repo(
     default: str,
     dockerignore: bool = True,
     remote: str | None = None,
+    files: dict[str, str] | None = None,
 ) -> Repo:
     """A small engine repository of our own: its Dockerfile fails or sleeps on a build arg.
-    Without ``dockerignore`` its build context includes ``.git`` (where the build logs go)."""
+    Without ``dockerignore`` its build context includes ``.git`` (where the build logs go).
+    ``files``: more files (or another Dockerfile), by path."""
     name = unique_name()
     lines = [
         '[project]\nname = "testengine"\nversion = "0.0.0"\n',
@@ -192,6 +197,9 @@ def make_engine_repo(
     (root / "docker" / "Dockerfile").write_text(ENGINE_DOCKERFILE, encoding="utf-8")
     if dockerignore:
         (root / ".dockerignore").write_text(".git\n", encoding="utf-8")
+    for path, text in (files or {}).items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text, encoding="utf-8")
     (root / "noxfile.py").write_text(
         "from release.cli.nox_sessions import image_sessions\n\nimage_sessions()\n",
         encoding="utf-8",
@@ -504,6 +512,10 @@ def test_one_inspect_is_also_the_ping(fake_cli: FakeCli) -> None:
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    return sample_repo(tmp_path_factory)
+
+
+def sample_repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
     """The sample engine with a unique image name and a noxfile, tagged v0.1.0rc1."""
     root = tmp_path_factory.mktemp("sample")
     home = tmp_path_factory.mktemp("home")
@@ -590,10 +602,13 @@ def test_image_labels_and_build_args(
         history = docker.run(
             ["image", "history", "--no-trunc", "--format", "{{.CreatedBy}}", tag]
         ).stdout.splitlines()
-        step = next(line for line in history if "install_snapshot_runtime.sh; fi" in line)
+        step = next(
+            line for line in history if 'install_snapshot_runtime.sh "${CRIU_SUITE}"; fi' in line
+        )
         wanted = "1" if variant == "cu130" else "0"
         assert f"INSTALL_SNAPSHOT_RUNTIME={wanted} " in step
         assert f"CUDA_VERSION={cuda} " in step and "ENGINE_VERSION" not in step
+        assert "CRIU_SUITE=forky " in step
         stamp = next(line for line in history if "_version.py" in line)
         assert "ENGINE_VERSION=0.1.0rc1 " in stamp
 
@@ -677,13 +692,14 @@ def test_smoke_every_variant(built: CliResult, sample: Repo, docker: ContainerEn
             f"/usr/local/cuda/version.json says {cuda}",
             "labels: version, revision, variant, CUDA",
             "entrypoint answers --help",
+            "serves a completion",
         ]
         assert check_lines(section, "not run") == ["GPU visible (nvidia-smi)"]  # never "passed"
-        assert section.splitlines()[-1] == f"smoke({variant}): passed: 5 passed, 1 not run"
+        assert section.splitlines()[-1] == f"smoke({variant}): passed: 6 passed, 1 not run"
         record = json.loads((sample.state / "smoke" / "0.1.0rc1" / f"{variant}.json").read_text())
         assert record["passed"] is True and record["standin_base"] is standin
         assert record["image_id"] == docker.image_id(tag_of(sample, variant))
-        assert [c["status"] for c in record["checks"]] == ["passed"] * 5 + ["not run"]
+        assert [c["status"] for c in record["checks"]] == ["passed"] * 6 + ["not run"]
     assert containers(docker, f"ancestor={tag_of(sample, 'cu129')}") == []
 
 
@@ -695,7 +711,7 @@ def test_smoke_json_is_one_document_for_every_variant(built: CliResult, sample: 
     assert document["version"] == "0.1.0rc1" and document["passed"] is True
     assert [v["variant"] for v in document["variants"]] == list(VARIANTS)
     assert all(v["checks"] for v in document["variants"])
-    assert "smoke(cu128): passed: 5 passed, 1 not run" in result.stderr  # the run's lines
+    assert "smoke(cu128): passed: 6 passed, 1 not run" in result.stderr  # the run's lines
 
 
 @pytest.fixture(scope="module")
@@ -712,10 +728,11 @@ def test_snapshot_only_where_the_rule_applies(
     assert f"snapshot(cu130): {tag_of(sample, 'cu130')}" in out
     assert "snapshot(cu128)" not in out and "snapshot(cu129)" not in out
     assert re.search(
-        r"runtime round trip: passed - snapshot-runtime roundtrip ok: "
-        r".*\"cuda\": \"13.0.1\"",
+        r"^  checkpoint/restore round trip: passed - restored into a fresh container and "
+        r"answered; 2 check\(s\) of the carried state passed; cold start \d+ ms",
         out,
-    )
+        re.MULTILINE,
+    ), out
     assert "baseline: none (first record of this variant)" in out
     store = sample.state / "snapshots"
     records = sorted(p.relative_to(store).as_posix() for p in store.rglob("*.json"))
@@ -796,7 +813,7 @@ def test_nox_sessions_in_the_engine_repo(
     assert docker.image_id(tag_of(sample, "cu129")) == image
     result = sample.nox("-s", "smoke(cu129)")
     assert result.code == 0, result.output
-    assert "smoke(cu129): passed: 5 passed, 1 not run" in result.stderr
+    assert "smoke(cu129): passed: 6 passed, 1 not run" in result.stderr
     result = sample.nox("-s", "snapshot(cu129)")
     assert result.code != 0
     assert "Sessions not found: snapshot(cu129)" in result.stderr

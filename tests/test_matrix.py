@@ -21,7 +21,7 @@ from release.core.matrix import ImageMatrix, parse_images
 from release.errors import ConfigError
 from release.images.inputs import HashCache, context_files, input_digest
 from release.images.schedule import read_durations, record_durations, schedule
-from release.images.smoke_checks import smoke_checks
+from release.images.smoke_checks import shares_a_run, smoke_checks
 from release.images.snapshot import diff_states, find_baseline
 from release.images.source import BuildSource
 from release.images.standin import standin_dockerfile
@@ -151,8 +151,8 @@ def test_a_variant_id_that_makes_a_tag_docker_rejects() -> None:
         ),
         (
             "snapshot",
-            "comand",
-            "[tool.release.images] snapshot: unknown key 'comand'; did you mean 'command'?",
+            "runtim",
+            "[tool.release.images] snapshot: unknown key 'runtim'; did you mean 'runtime'?",
         ),
         (
             "smoke",
@@ -314,10 +314,13 @@ def test_smoke_checks_for_a_variant() -> None:
         "/usr/local/cuda/version.json says 12.9.1",
         "labels: version, revision, variant, CUDA",
         "entrypoint answers --help",
+        "serves a completion",
         "GPU visible (nvidia-smi)",
     ]
-    version, cuda_env, version_json, labels, help_check, gpu = checks
-    assert all(c.config["schemaVersion"] == "2.0.0" for c in checks[:-1])
+    version, cuda_env, version_json, labels, help_check, serve, gpu = checks
+    assert serve.serve is not None and serve.config == {} and not serve.gpu
+    assert serve.serve.requests[-1].expect_json["choices.0.text"] == "three two"
+    assert all(c.config["schemaVersion"] == "2.0.0" for c in checks[:-2])
     test = version.config["commandTests"][0]
     assert test["command"] == "python3" and test["exitCode"] == 0
     assert test["args"] == ["-c", "import tinyengine; print(tinyengine.__version__)"]
@@ -337,6 +340,7 @@ def test_smoke_checks_for_a_variant() -> None:
     assert gpu.gpu and gpu.argv == ("nvidia-smi",) and gpu.config == {}
     assert not any(c.gpu for c in checks[:-1])
     assert all(c.timeout == 60.0 for c in checks)
+    assert shares_a_run(serve) is None  # it starts a server: never in a shared run
     # what the smoke check expects is what a stand-in base writes
     dockerfile = standin_dockerfile("nvidia/cuda:12.9.1-base-ubuntu22.04", "12.9.1")
     expected = version_json.config["fileContentTests"][0]["expectedContents"][0]

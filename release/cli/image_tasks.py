@@ -110,6 +110,7 @@ def smoke(
         "variant": "variant ids (default: every variant the snapshot rule covers)",
         "version": "version to check",
         "baseline": "a snapshot record to diff against",
+        "dry-run": "print the round trip's steps and container options, run nothing",
         **_GUARDS_HELP,
     }
 )
@@ -119,14 +120,19 @@ def snapshot(
     variant: str | None = None,
     version: str | None = None,
     baseline: str | None = None,
+    dry_run: bool = False,
     allow_dirty: bool = False,
     allow_shallow: bool = False,
 ) -> None:
-    """Check the snapshot runtime and record the runtime state (not on CUDA 12.x variants)."""
+    """Checkpoint each variant's running server and restore it in a fresh container, then
+    record the runtime state (not on CUDA 12.x variants)."""
     from release.images import workspace
 
     ws = _workspace(version, allow_dirty, allow_shallow)
     ids = _ids(variant) or list(ws.matrix.snapshot_ids())
+    if dry_run:
+        workspace.snapshot_plan(ws, ids, say=say)
+        return
     workspace.snapshot(ws, ids, baseline=Path(baseline) if baseline else None, say=say)
 
 

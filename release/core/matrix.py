@@ -8,14 +8,21 @@ whether its ``snapshot`` session exists (:meth:`ImageMatrix.has_snapshot`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from math import inf
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from release.core.serving import (
+    Request,
+    Serving,
+    parse_requests,
+    parse_serving,
+    parse_timeout,
+    refuse_unknown,
+)
 from release.errors import ConfigError
 
 __all__ = [
@@ -44,7 +51,8 @@ PREFIX = "[tool.release.images]"
 
 @dataclass(frozen=True)
 class Check:
-    """One declarative smoke check run as a command in the image."""
+    """One declarative smoke check: a command run in the image (``kind = "command"``), or
+    the image served and asked (``kind = "serve"``: ``serving`` and ``requests``)."""
 
     name: str
     command: tuple[str, ...]
@@ -52,6 +60,9 @@ class Check:
     expect_exit: int = 0
     timeout: float = 60.0
     gpu: bool = False
+    kind: str = "command"
+    serving: Serving | None = None
+    requests: tuple[Request, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -66,9 +77,18 @@ class SmokeConfig:
 
 @dataclass(frozen=True)
 class SnapshotRule:
+    """Which variants get the snapshot runtime, and its round trip: ``runtime`` is the
+    in-image command that holds, starts, dumps and restores the server (its four
+    subcommands); ``serving`` says how the server runs and the container options the
+    runtime needs; ``warm`` requests go before the checkpoint, ``carried`` ones after the
+    restore (they check the state came along)."""
+
     cuda: SpecifierSet
     build_args: Mapping[str, str] = field(default_factory=dict)
-    command: tuple[str, ...] = ()
+    runtime: tuple[str, ...] = ()
+    serving: Serving = field(default_factory=Serving)
+    warm: tuple[Request, ...] = ()
+    carried: tuple[Request, ...] = ()
     timeout: float = 120.0
 
     def applies(self, cuda: Version) -> bool:
@@ -185,20 +205,7 @@ def _command(value: Any, where: str) -> tuple[str, ...]:
 
 
 def _number(table: Mapping[str, Any], key: str, where: str, default: float) -> float:
-    value = table.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < inf:
-        raise ConfigError(f"{where}: expected a positive number of seconds, got {value!r}")
-    return float(value)
-
-
-def _unknown(table: Mapping[str, Any], known: Sequence[str], where: str) -> None:
-    import difflib
-
-    for key in table:
-        if key not in known:
-            close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
-            raise ConfigError(f"{where}: unknown key {key!r}{hint}")
+    return parse_timeout(table.get(key, default), where)
 
 
 _IMAGE_KEYS = (
@@ -215,9 +222,13 @@ _IMAGE_KEYS = (
     "heartbeat",
 )
 _VARIANT_KEYS = ("id", "cuda", "base-image", "python", "platform", "build-args")
-_SNAPSHOT_KEYS = ("cuda", "build-args", "command", "timeout")
+_SERVING_KEYS = ("port", "health", "startup-timeout", "run-options")
+_SNAPSHOT_KEYS = ("cuda", "build-args", "runtime", "serve", "warm", "carried", "timeout",
+                  *_SERVING_KEYS)  # fmt: skip
 _SMOKE_KEYS = ("package", "entrypoint-help", "timeout", "env", "checks", "gpu-command")
-_CHECK_KEYS = ("name", "command", "expect-output", "expect-exit", "timeout", "gpu")
+_CHECK_KEYS = ("name", "kind", "command", "expect-output", "expect-exit", "timeout", "gpu",
+               "requests", *_SERVING_KEYS)  # fmt: skip
+_KINDS = ("command", "serve")
 
 
 def _variant(raw: Any, index: int) -> Variant:
@@ -228,7 +239,7 @@ def _variant(raw: Any, index: int) -> Variant:
         raise ConfigError(
             f"{PREFIX} variants[{index}].id: {vid!r} is not a valid variant id (letters, digits, . _ -)"
         )
-    _unknown(raw, _VARIANT_KEYS, f"{PREFIX} variants[{vid}]")
+    refuse_unknown(raw, _VARIANT_KEYS, f"{PREFIX} variants[{vid}]")
     cuda_text = _string(raw, "cuda", _where(vid, "cuda"), required=True)
     try:
         cuda = Version(cuda_text or "")
@@ -260,14 +271,14 @@ def _smoke(raw: Any) -> SmokeConfig:
     where = f"{PREFIX} smoke"
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where}: expected a table")
-    _unknown(raw, _SMOKE_KEYS, where)
+    refuse_unknown(raw, _SMOKE_KEYS, where)
     checks = []
     names: set[str] = set()
     for index, item in enumerate(raw.get("checks", [])):
         cw = f"{where}.checks[{index}]"
         if not isinstance(item, Mapping):
             raise ConfigError(f"{cw}: expected a table")
-        _unknown(item, _CHECK_KEYS, cw)
+        refuse_unknown(item, _CHECK_KEYS, cw)
         name = _string(item, "name", f"{cw}.name", required=True) or ""
         if name in names:
             raise ConfigError(f"{cw}.name: duplicate check {name!r}")
@@ -281,14 +292,41 @@ def _smoke(raw: Any) -> SmokeConfig:
         exit_code = item.get("expect-exit", 0)
         if not isinstance(exit_code, int) or isinstance(exit_code, bool):
             raise ConfigError(f"{cw}.expect-exit: expected an integer")
+        kind = item.get("kind", "command")
+        if kind not in _KINDS:
+            raise ConfigError(f"{cw}.kind: expected one of {', '.join(_KINDS)}, got {kind!r}")
+        timeout = _number(item, "timeout", f"{cw}.timeout", _number(raw, "timeout", where, 60.0))
+        if kind == "command":
+            for key in ("requests", *_SERVING_KEYS):
+                if key in item:
+                    raise ConfigError(f'{cw}.{key}: only a kind = "serve" check takes it')
+            checks.append(
+                Check(
+                    name,
+                    _command(item.get("command"), f"{cw}.command"),
+                    expect,
+                    exit_code,
+                    timeout,
+                    bool(item.get("gpu", False)),
+                )
+            )
+            continue
+        for key in ("expect-output", "expect-exit"):
+            if key in item:
+                raise ConfigError(
+                    f"{cw}.{key}: a serve check says what it expects per request "
+                    "(expect-status, expect-json, expect-output in [[...requests]])"
+                )
+        command = _command(item["command"], f"{cw}.command") if "command" in item else ()
         checks.append(
             Check(
                 name,
-                _command(item.get("command"), f"{cw}.command"),
-                expect,
-                exit_code,
-                _number(item, "timeout", f"{cw}.timeout", _number(raw, "timeout", where, 60.0)),
-                bool(item.get("gpu", False)),
+                command,
+                timeout=timeout,
+                gpu=bool(item.get("gpu", False)),
+                kind="serve",
+                serving=parse_serving(item, cw, command),
+                requests=parse_requests(item.get("requests"), f"{cw}.requests", required=True),
             )
         )
     env = raw.get("env", {})
@@ -313,7 +351,7 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
     """Validate ``[tool.release.images]``; None when the table is absent or empty."""
     if not table:
         return None
-    _unknown(table, _IMAGE_KEYS, PREFIX)
+    refuse_unknown(table, _IMAGE_KEYS, PREFIX)
     name = _string(table, "name", _where(None, "name"), required=True) or ""
     if not _NAME.match(name):
         raise ConfigError(
@@ -347,7 +385,12 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
         where = f"{PREFIX} snapshot"
         if not isinstance(raw, Mapping):
             raise ConfigError(f"{where}: expected a table")
-        _unknown(raw, _SNAPSHOT_KEYS, where)
+        if "command" in raw:
+            raise ConfigError(
+                f"{where}.command: replaced by runtime (an in-image command with the "
+                "subcommands hold, start, dump and restore: a real checkpoint and restore)"
+            )
+        refuse_unknown(raw, _SNAPSHOT_KEYS, where)
         spec_text = _string(raw, "cuda", f"{where}.cuda", required=True) or ""
         try:
             spec = SpecifierSet(spec_text)
@@ -355,10 +398,19 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
             raise ConfigError(
                 f'{where}.cuda: {spec_text!r} is not a version specifier (e.g. "!=12.*")'
             ) from None
+        runtime = _command(raw["runtime"], f"{where}.runtime") if "runtime" in raw else ()
+        serve = _command(raw["serve"], f"{where}.serve") if "serve" in raw else ()
+        if not runtime:
+            for key in ("serve", "warm", "carried", *_SERVING_KEYS):
+                if key in raw:
+                    raise ConfigError(f"{where}.{key}: needs runtime (the round trip's command)")
         snapshot = SnapshotRule(
             cuda=spec,
             build_args=_args(raw, "build-args", f"{where}.build-args"),
-            command=_command(raw["command"], f"{where}.command") if "command" in raw else (),
+            runtime=runtime,
+            serving=parse_serving(raw, where, serve),
+            warm=parse_requests(raw.get("warm"), f"{where}.warm"),
+            carried=parse_requests(raw.get("carried"), f"{where}.carried"),
             timeout=_number(raw, "timeout", f"{where}.timeout", 120.0),
         )
     version_arg = _string(table, "version-arg", _where(None, "version-arg"))

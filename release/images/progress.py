@@ -1,6 +1,6 @@
 """Build progress: plain lines when piped (each flushed as it is said, for CI logs), with a
 heartbeat line per running build every ``heartbeat`` seconds (:mod:`release.images.heartbeat`);
-a live line per variant on a terminal (rich)."""
+a live line per variant on a terminal (rich): its step, elapsed time and its log's last line."""
 
 from __future__ import annotations
 
@@ -10,17 +10,32 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from release.images.heartbeat import Heartbeat, elapsed, last_log_line
 
 __all__ = ["Progress", "flushing"]
 
 
+def _log_column(log_of: Callable[[Any], Path | None]) -> Any:
+    """A rich column with the last line of a task's build log (its tail read at each refresh)."""
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class LogColumn(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            said = last_log_line(log_of(task.id))
+            return Text(said, style="dim", no_wrap=True, overflow="ellipsis")
+
+    return LogColumn()
+
+
 class Progress:
     """Plain lines when piped; a live line per variant on a terminal.
 
     ``heartbeat`` (seconds; None for none) is used only when piped. ``clock`` measures
-    the elapsed time a heartbeat reports."""
+    the elapsed time a heartbeat reports. ``console``: a rich console to draw the live
+    lines on (the terminal's when stdout is one and ``say`` is ``print``)."""
 
     def __init__(
         self,
@@ -29,6 +44,7 @@ class Progress:
         *,
         heartbeat: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        console: Any = None,
     ) -> None:
         self.say = say
         self._lock = threading.Lock()
@@ -40,15 +56,21 @@ class Progress:
         self._logs: dict[str, Path] = {}
         self._done: set[str] = set()
         self._heartbeat: Heartbeat | None = None
-        if sys.stdout.isatty() and say is print:
+        if console is not None or (sys.stdout.isatty() and say is print):
             from rich.progress import Progress as RichProgress
             from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 
+            by_task: dict[Any, str] = {}
             self._live = RichProgress(
-                SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn()
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                TimeElapsedColumn(),
+                _log_column(lambda task: self._logs.get(by_task.get(task, ""))),
+                console=console,
             )
             for v in variants:
                 self._tasks[v] = self._live.add_task(f"build({v}): waiting", total=None)
+                by_task[self._tasks[v]] = v
         elif heartbeat is not None:
             self._heartbeat = Heartbeat(heartbeat, self.beat)
 

@@ -4,8 +4,9 @@ container-structure-test.
 Each check that runs a command runs as its own container-structure-test invocation with
 its own timeout (a hung container is killed and removed); the checks that run nothing in
 a container (metadata, file contents), which cannot hang, share one invocation and are
-still reported one by one. Checks that need a GPU run only where one is usable and are
-reported as *not run* otherwise.
+still reported one by one. ``serve`` checks start the image's server and ask it
+(:mod:`release.images.serve_check`). Checks that need a GPU run only where one is usable
+and are reported as *not run* otherwise. Each check is told as it finishes.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from release.adapters.engine import ContainerEngine, RunResult
 from release.adapters.process import last_line
 from release.core.matrix import ImageMatrix, Variant
 from release.errors import EngineError
+from release.images.serve_check import run_serve_check
 from release.images.smoke_checks import (
     CheckResult,
     CheckStatus,
@@ -166,18 +168,26 @@ def run_smoke(
     labels = config.get("Labels") or {}
     checks = smoke_checks(matrix, variant, source, tuple(config.get("Entrypoint") or ()))
     has_gpu = engine.gpu_usable()
-    results: list[CheckResult] = []
+    results: dict[int, CheckResult] = {}
+    standin = labels.get(STANDIN_LABEL) == "true"
+    say(SmokeReport(variant.id, image, data["Id"], standin).head())
+
+    def done(at: int, result: CheckResult) -> None:  # each check is told as it finishes
+        results[at] = result
+        for line in result.lines():
+            say(line)
+
     with tempfile.TemporaryDirectory(prefix="release-smoke-") as tmp:
         static_at = [i for i, c in enumerate(checks) if shares_a_run(c) is not None]
         shared = run_shared(engine, data["Id"], [checks[i] for i in static_at], Path(tmp))
         static = dict(zip(static_at, shared, strict=True)) if shared is not None else {}
         for index, check in enumerate(checks):
             if index in static:
-                results.append(static[index])
+                done(index, static[index])
             elif check.gpu and not has_gpu:
-                results.append(
-                    CheckResult(check.name, CheckStatus.NOT_RUN, 0.0, "no usable GPU here")
-                )
+                done(index, CheckResult(check.name, CheckStatus.NOT_RUN, 0.0, "no usable GPU here"))
+            elif check.serve is not None:
+                done(index, run_serve_check(engine, data["Id"], check.serve))
             elif check.gpu:
                 started = time.perf_counter()
                 run = engine.run_container(
@@ -192,16 +202,16 @@ def run_smoke(
                     if run.timed_out
                     else (CheckStatus.PASSED if run.ok else CheckStatus.FAILED)
                 )
-                results.append(
+                done(
+                    index,
                     CheckResult(
                         check.name,
                         status,
                         time.perf_counter() - started,
                         "" if run.ok else last_line(run.stderr or run.stdout, "no output"),
-                    )
+                    ),
                 )
             else:
-                results.append(run_check(engine, data["Id"], check, Path(tmp)))
-    return SmokeReport(
-        variant.id, image, data["Id"], labels.get(STANDIN_LABEL) == "true", tuple(results)
-    )
+                done(index, run_check(engine, data["Id"], check, Path(tmp)))
+    ordered = tuple(results[i] for i in sorted(results))
+    return SmokeReport(variant.id, image, data["Id"], standin, ordered)

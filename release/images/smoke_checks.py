@@ -3,7 +3,8 @@
 :func:`smoke_checks` says what is checked: the engine imports and reports the version
 being built; ``CUDA_VERSION`` and ``/usr/local/cuda/version.json`` match the variant;
 labels and env are right; the entrypoint answers ``--help``; plus the checks in
-``[tool.release.images.smoke]``. Each check is one container-structure-test config.
+``[tool.release.images.smoke]``. Each check is one container-structure-test config, but
+for ``serve`` checks (:mod:`release.images.serve_check`), which start the image's server.
 A check that needs a GPU and has none is *not run*, never passed.
 """
 
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from release.core.matrix import ImageMatrix, Variant
+from release.core.matrix import Check, ImageMatrix, Variant
 from release.images.source import BuildSource
 
 __all__ = [
@@ -42,6 +43,7 @@ class SmokeCheck:
     timeout: float
     gpu: bool = False
     argv: tuple[str, ...] = ()  # for GPU checks, run directly with --gpus all
+    serve: Check | None = None  # a kind = "serve" check: the image served and asked
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,16 @@ class CheckResult:
     status: CheckStatus
     seconds: float
     detail: str = ""
+    log: tuple[str, ...] = ()  # the container's last lines, when it failed
+
+    def lines(self) -> list[str]:
+        failed = self.status is not CheckStatus.PASSED
+        detail = f" - {self.detail}" if self.detail and failed else ""
+        out = [f"  {self.status.value:9} {self.name} ({self.seconds:.1f}s){detail}"]
+        if self.log and failed:
+            out.append("            its last log lines:")
+            out += [f"            | {line}" for line in self.log]
+        return out
 
 
 @dataclass(frozen=True)
@@ -77,28 +89,29 @@ class SmokeReport:
                     "status": r.status.value,
                     "seconds": round(r.seconds, 3),
                     "detail": r.detail,
+                    **({"log": list(r.log)} if r.log else {}),
                 }
                 for r in self.results
             ],
         }
 
-    def lines(self) -> list[str]:
+    def head(self) -> str:
         marker = (
             " [on a stand-in base: CUDA layout only, no CUDA libraries]"
             if self.standin_base
             else ""
         )
-        out = [f"smoke({self.variant}): {self.image}{marker}"]
-        for r in self.results:
-            detail = f" - {r.detail}" if r.detail and r.status is not CheckStatus.PASSED else ""
-            out.append(f"  {r.status.value:9} {r.name} ({r.seconds:.1f}s){detail}")
+        return f"smoke({self.variant}): {self.image}{marker}"
+
+    def verdict(self) -> str:
         verdict = "passed" if self.passed else "FAILED"
         counts = {s: sum(1 for r in self.results if r.status is s) for s in CheckStatus}
-        out.append(
-            f"smoke({self.variant}): {verdict}: "
-            + ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
+        return f"smoke({self.variant}): {verdict}: " + ", ".join(
+            f"{n} {s.value}" for s, n in counts.items() if n
         )
-        return out
+
+    def lines(self) -> list[str]:
+        return [self.head(), *(line for r in self.results for line in r.lines()), self.verdict()]
 
 
 def _config(**tests: Any) -> dict[str, Any]:
@@ -202,6 +215,9 @@ def smoke_checks(
             )
         )
     for check in smoke.checks:
+        if check.kind == "serve":
+            checks.append(SmokeCheck(check.name, {}, check.timeout, gpu=check.gpu, serve=check))
+            continue
         test: dict[str, Any] = {
             "name": check.name,
             "command": check.command[0],
@@ -238,7 +254,7 @@ def shares_a_run(check: SmokeCheck) -> str | None:
     """The result name container-structure-test gives a check that runs nothing in a
     container and holds exactly one test (a metadata test, or one file content test);
     None for any other check. Such a check cannot hang, so it can share an invocation."""
-    if check.gpu:
+    if check.gpu or check.serve is not None:
         return None
     kinds = [key for key in check.config if key != "schemaVersion"]
     if kinds == ["metadataTest"]:

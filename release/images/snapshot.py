@@ -1,5 +1,7 @@
-"""``snapshot`` (only where the snapshot rule applies): check the snapshot runtime the image
-installed, record the runtime state as JSON, and diff it against a baseline.
+"""``snapshot`` (only where the snapshot rule applies): a real checkpoint and restore of the
+image's server with the snapshot runtime it installed (:mod:`release.images.roundtrip`),
+the runtime state recorded as JSON with the round trip's figures, and a diff against a
+baseline.
 
 The record is kept under ``.git/release/snapshots/<version>/<variant>.json``; the
 baseline is a file given, else the record of the highest earlier version of the
@@ -21,6 +23,7 @@ from release.adapters.process import atomic_write
 from release.core.matrix import ImageMatrix, Variant
 from release.errors import EngineError, UsageError
 from release.images.inventory import probe_state
+from release.images.roundtrip import RoundTrip, round_trip
 from release.images.source import BuildSource
 from release.images.standin import STANDIN_LABEL
 
@@ -32,22 +35,27 @@ class SnapshotReport:
     variant: str
     record: dict[str, Any]
     path: Path
-    runtime_ok: bool
-    runtime_output: str
+    trip: RoundTrip
     baseline: Path | None = None
     diff: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        return self.runtime_ok
+        return self.trip.passed
+
+    @property
+    def runtime_output(self) -> str:
+        return self.trip.reason
 
     def lines(self, limit: int = 40) -> list[str]:
         marker = " [on a stand-in base]" if self.record.get("standin_base") else ""
         out = [f"snapshot({self.variant}): {self.record['image']}{marker}"]
         out.append(
-            f"  runtime round trip: {'passed' if self.runtime_ok else 'FAILED'}"
-            + (f" - {self.runtime_output}" if self.runtime_output else "")
+            f"  checkpoint/restore round trip: {'passed' if self.passed else 'FAILED'}"
+            + (f" - {self.trip.reason}" if self.trip.reason else "")
         )
+        if self.trip.log and not self.passed:
+            out += [f"    | {line}" for line in self.trip.log]
         state = self.record["state"]
         out.append(
             f"  recorded: {len(state['libraries'])} shared libraries, "
@@ -133,21 +141,15 @@ def run_snapshot(
     if data is None:
         raise EngineError(f"image {image} does not exist; build it first")
     rule = matrix.snapshot
-    runtime_ok, runtime_output = True, ""
-    if rule.command:
-        run = engine.run_container(
-            data["Id"],
-            list(rule.command[1:]),
-            entrypoint=rule.command[0],
-            timeout=rule.timeout,
-            labels={"org.release.snapshot": variant.id},
-        )
-        runtime_ok = run.ok
-        runtime_output = (
-            "timed out"
-            if run.timed_out
-            else ((run.stdout or run.stderr).strip().splitlines() or [""])[-1]
-        )
+    config = data.get("Config") or {}
+    say(f"snapshot({variant.id}): {image}: serve, warm, checkpoint, restore in a fresh container")
+    trip = round_trip(
+        engine,
+        data["Id"],
+        rule,
+        default_command=[*(config.get("Entrypoint") or ()), *(config.get("Cmd") or ())],
+        labels={"org.release.snapshot": variant.id},
+    )
     state = probe_state(
         engine,
         data["Id"],
@@ -166,9 +168,9 @@ def run_snapshot(
         "revision": source.revision,
         "standin_base": labels.get(STANDIN_LABEL) == "true",
         "snapshot_runtime": {
-            "command": list(rule.command),
-            "passed": runtime_ok,
-            "output": runtime_output,
+            "runtime": list(rule.runtime),
+            "run_options": list(rule.serving.run_options),
+            **trip.to_dict(),
         },
         "state": state,
     }
@@ -183,4 +185,4 @@ def run_snapshot(
             raise UsageError(f"--baseline {base_path}: no such file")
         old = json.loads(base_path.read_text(encoding="utf-8"))
         diff = diff_states(old.get("state", old), state)
-    return SnapshotReport(variant.id, record, path, runtime_ok, runtime_output, base_path, diff)
+    return SnapshotReport(variant.id, record, path, trip, base_path, diff)

@@ -29,7 +29,15 @@ if TYPE_CHECKING:  # imported where used: a build needs neither
     from release.images.smoke_checks import SmokeReport
     from release.images.snapshot import SnapshotReport
 
-__all__ = ["ImagesFailed", "Workspace", "build", "matrix_json", "smoke", "snapshot"]
+__all__ = [
+    "ImagesFailed",
+    "Workspace",
+    "build",
+    "matrix_json",
+    "smoke",
+    "snapshot",
+    "snapshot_plan",
+]
 
 Say = Callable[[str], None]
 
@@ -163,8 +171,7 @@ def smoke(
         out = ws.state_dir / "smoke" / ws.source.version / f"{variant.id}.json"
         atomic_write(out, json.dumps(report.to_dict(), indent=2) + "\n")
         write_part(ws, variant.id, "smoke", smoke_data(report))
-        for line in report.lines():
-            tell(line)
+        tell(report.verdict())
     if as_json:
         document = {
             "version": ws.source.version,
@@ -218,6 +225,29 @@ def snapshot(
     if failed:
         raise ImagesFailed(f"snapshot runtime check failed for {', '.join(failed)}")
     return reports
+
+
+def snapshot_plan(ws: Workspace, ids: Sequence[str] | None = None, *, say: Say = print) -> None:
+    """What ``snapshot`` would do for each variant: nothing is built or run."""
+    from release.images.roundtrip import plan_lines
+
+    rule = ws.matrix.snapshot
+    variants = ws.variants(ids)
+    found = _inspect(ws, variants)
+    say("dry run, nothing run: the snapshot round trip would be")
+    for variant in variants:
+        image = ws.image(variant)
+        if rule is None or not ws.matrix.has_snapshot(variant):
+            spec = rule.cuda if rule else "(no snapshot rule)"
+            say(f"snapshot({variant.id}): none (CUDA {variant.cuda_text}, rule cuda {spec})")
+            continue
+        data = found[image]
+        config = (data or {}).get("Config") or {}
+        command = [*(config.get("Entrypoint") or ()), *(config.get("Cmd") or ())]
+        built = "" if data is not None else " (not built yet: it would be built first)"
+        say(f"snapshot({variant.id}): {image}{built}")
+        for line in plan_lines(rule, image, command):
+            say(line)
 
 
 def matrix_json(matrix: ImageMatrix, image_version: str = "v{version}") -> str:
