@@ -222,8 +222,9 @@ def test_buildkite_steps_depend_on_their_build_and_carry_the_image() -> None:
                 continue
             assert step["depends_on"] == [build["key"]]
             assert step["command"][1:] == [
+                'export RELEASE_STATE_DIR="$$(mktemp -d)"',
                 f'buildkite-agent artifact download "{archive}" . --step {build["key"]}',
-                f"gunzip -c {archive} | docker load",
+                f"gunzip -c {archive} | docker load && rm -f {archive}",
                 f'nox -s "{kind}({variant})"',
             ]
             assert step["artifact_paths"] == [f"{PARTS_DIR}/**/*"]
@@ -232,7 +233,9 @@ def test_buildkite_steps_depend_on_their_build_and_carry_the_image() -> None:
             assert step["env"] == {"RELEASE_MANIFEST_DIR": PARTS_DIR}
     final = steps["manifest"]
     assert final["depends_on"] == [k for label, k in keys.items() if label != "manifest"]
-    assert final["command"][-1] == f"release manifest --parts {PARTS_DIR} --out manifest.json"
+    assert final["command"][-1] == (
+        f"release manifest --parts {PARTS_DIR} --out manifest.json --no-record"
+    )
     assert "agents" not in final
     queued = buildkite_pipeline(matrix, runner="gpu")["steps"]
     assert all(s["agents"] == {"queue": "gpu"} for s in queued)
@@ -256,7 +259,10 @@ def test_github_jobs_need_their_build_and_pass_artifacts() -> None:
             assert runs[-1].startswith(f"release manifest --parts {PARTS_DIR}")
             continue
         kind, variant = label.rstrip(")").split("(")
-        assert job["env"] == {"RELEASE_MANIFEST_DIR": PARTS_DIR}
+        assert job["env"] == {
+            "RELEASE_MANIFEST_DIR": PARTS_DIR,
+            "RELEASE_STATE_DIR": "${{ github.workspace }}/../release-state",
+        }
         assert f'nox -s "{label}"' in runs
         assert {"name": f"{PARTS_DIR}-{job['id']}", "path": PARTS_DIR} | {
             "if-no-files-found": "error"
@@ -271,7 +277,10 @@ def test_github_jobs_need_their_build_and_pass_artifacts() -> None:
         else:
             assert job["needs"] == [jobs[f"build({variant})"]["id"]]
             assert downloads == [{"name": f"image-{variant}"}]
-            assert runs[-2:] == [f"gunzip -c {archive} | docker load", f'nox -s "{label}"']
+            assert runs[-2:] == [
+                f"gunzip -c {archive} | docker load && rm -f {archive}",
+                f'nox -s "{label}"',
+            ]
 
 
 def test_nothing_in_the_pipelines_writes_under_git() -> None:
@@ -305,3 +314,51 @@ def test_yaml_text_reads_back_as_written() -> None:
     text = dump_yaml(document, ["made here"])
     assert text.startswith("# made here\n")
     assert yaml.safe_load(text) == document
+
+
+REGISTRY = "registry.example.com:5000/org/ci"
+
+
+def test_with_a_registry_images_travel_through_it_not_as_artifacts() -> None:
+    matrix = root_matrix()
+    github = github_workflow(matrix, registry=REGISTRY)["jobs"]
+    buildkite = {s["key"]: s for s in buildkite_pipeline(matrix, registry=REGISTRY)["steps"]}
+    for job in pipeline_jobs(matrix):
+        runs = [s["run"] for s in github[job.key]["steps"] if "run" in s]
+        named = [s["with"].get("name", "") for s in github[job.key]["steps"] if "with" in s]
+        commands = buildkite[job.key]["command"]
+        assert not any(n.startswith("image-") for n in named)
+        assert not any("docker save" in c or "docker load" in c for c in [*runs, *commands])
+        if job.kind == "build":
+            push = f"release images.push --variant {job.variant} --registry {REGISTRY}"
+            assert runs[-1] == push and commands[-1] == push
+            assert buildkite[job.key]["artifact_paths"] == [f"{PARTS_DIR}/**/*"]
+        elif job.kind != "manifest":
+            pull = f"release images.pull --variant {job.variant} --registry {REGISTRY}"
+            assert runs[-2:] == [pull, f'nox -s "{job.label}"']
+            assert commands[-2:] == [pull, f'nox -s "{job.label}"']
+
+
+def test_ci_registry_is_configuration_and_the_option_overrides_it(tmp_path: Path) -> None:
+    table = sample_table()
+    table["ci-registry"] = REGISTRY + "/"
+    matrix = parse_images(table)
+    assert matrix is not None and matrix.ci_registry == REGISTRY
+    text = pipeline_text(matrix, "github")
+    assert f"release images.pull --variant cu129 --registry {REGISTRY}" in text
+    assert "docker load" in pipeline_text(matrix, "github", registry="")  # "": artifacts
+    table["ci-registry"] = "Not A Registry"
+    with pytest.raises(ConfigError) as caught:
+        parse_images(table)
+    assert "ci-registry: 'Not A Registry' is not a registry path" in str(caught.value)
+    result = run_cli(
+        ROOT, "ci", "--format", "buildkite", "--out", str(tmp_path), "--registry", "a b"
+    )
+    assert result.code == 2 and "--registry: 'a b' is not a registry path" in result.stderr
+    result = run_cli(
+        ROOT, "ci", "--format", "buildkite", "--out", str(tmp_path), "--registry", REGISTRY
+    )
+    assert result.code == 0, result.stderr
+    written = (tmp_path / "pipeline.yml").read_text()
+    assert f"release ci --format buildkite --registry {REGISTRY}" in written
+    assert f"release images.push --variant cu130 --registry {REGISTRY}" in written

@@ -761,3 +761,46 @@ def test_images_matrix_task() -> None:
     assert rows["cu129"]["sessions"] == ["build(cu129)", "smoke(cu129)"]
     assert rows["cu130"]["build_args"]["INSTALL_SNAPSHOT_RUNTIME"] == "1"
     assert "INSTALL_SNAPSHOT_RUNTIME" not in rows["cu128"]["build_args"]
+
+
+def test_context_files_in_pathlib_order_without_entering_ignored_directories(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    context = tmp_path / "ctx"
+    write(
+        context,
+        {
+            ".dockerignore": ".git\nbuild\n",
+            ".git/objects/ab/cdef": "an object",
+            "build/Dockerfile": "FROM scratch\n",
+            "build/out.o": "ignored",
+            "a-b/x": "1",
+            "a/b": "2",
+            "a.b": "3",
+            "real/inside.txt": "4",
+        },
+    )
+    (context / "link").symlink_to("real", target_is_directory=True)  # a file here: not followed
+    (context / "dangling").symlink_to("nowhere")
+    dockerfile = context / "build" / "Dockerfile"
+    scanned: list[str] = []
+    real_scandir = os.scandir
+
+    def scandir(path: Any) -> Any:
+        scanned.append(Path(path).relative_to(context).as_posix())
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    names = [p.relative_to(context).as_posix() for p in context_files(context, dockerfile)]
+    monkeypatch.undo()
+    # what pathlib's rglob, sorted, gives with the same rules (the order the digest hashes)
+    everything = sorted(context.rglob("*"))
+    kept = [p for p in everything if p.is_file() or p.is_symlink()]
+    expected = [
+        p.relative_to(context).as_posix()
+        for p in kept
+        if p == dockerfile or not p.relative_to(context).as_posix().startswith((".git", "build"))
+    ]
+    assert names == expected
+    assert "link" in names and "real/inside.txt" in names and "build/Dockerfile" in names
+    assert not any(s.startswith((".git", "build")) for s in scanned)  # pruned, never walked

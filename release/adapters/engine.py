@@ -246,6 +246,10 @@ class ContainerEngine:
         """Pull ``ref``; False when it cannot be had (no registry, no such image)."""
         return self.run(["pull", "--quiet", ref], timeout=120, check=False).ok
 
+    def push(self, ref: str) -> Result:
+        """Push ``ref`` to its registry (the caller says what a failure means)."""
+        return self.run(["push", "--quiet", ref], check=False)
+
     def tag(self, image_id: str, tags: Sequence[str]) -> None:
         for tag in tags:
             self.run(["tag", image_id, tag], timeout=60)

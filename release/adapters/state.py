@@ -9,13 +9,25 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
 from release.adapters.process import atomic_write
 from release.errors import RefusedError
 
-__all__ = ["StateFile"]
+__all__ = ["STATE_DIR_ENV", "StateFile", "image_state_dir"]
+
+STATE_DIR_ENV = "RELEASE_STATE_DIR"
+
+
+def image_state_dir(git_dir: Path, env: Mapping[str, str] | None = None) -> Path:
+    """Where the image work keeps its logs, records and manifest parts: ``.git/release``,
+    or ``$RELEASE_STATE_DIR`` (CI jobs set it outside the checkout: nothing of theirs is
+    written under ``.git``)."""
+    chosen = (os.environ if env is None else env).get(STATE_DIR_ENV)
+    return Path(chosen).absolute() if chosen else git_dir / "release"
 
 
 class StateFile:

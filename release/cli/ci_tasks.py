@@ -68,6 +68,8 @@ def bake(
         "(default: python3 -m pip install -q -e .)",
         "runner": "GitHub: the runs-on label (default ubuntu-latest); Buildkite: the agents' "
         "queue (default: none)",
+        "registry": "REGISTRY/PATH images travel through between jobs (default: ci-registry "
+        "in [tool.release.images]; '' for artifacts: docker save, then docker load)",
     }
 )
 @entry
@@ -77,12 +79,14 @@ def ci(
     out: str | None = None,
     setup: str | None = None,
     runner: str | None = None,
+    registry: str | None = None,
 ) -> None:
     """Write a CI pipeline for the image matrix: a job per session of `nox -l -t images`
-    (build, then smoke and snapshot from the built image's artifact), then one that merges
-    the manifest from every job's part."""
+    (build, then smoke and snapshot from the built image, as an artifact or through a
+    registry), then one that merges the manifest from every job's part."""
     from release.adapters.process import atomic_write
     from release.core.pipelines import DEFAULT_SETUP, FORMATS, pipeline_jobs, pipeline_text
+    from release.core.references import registry_prefix
 
     if format not in FORMATS:
         raise UsageError(f"--format {format!r}: use {' or '.join(FORMATS)}")
@@ -91,7 +95,12 @@ def ci(
     made = ["release", "ci", "--format", format]
     made += ["--setup", repr(setup)] if setup else []
     made += ["--runner", runner] if runner else []
-    text = pipeline_text(matrix, format, setup=setup or DEFAULT_SETUP, runner=runner, command=made)
+    made += ["--registry", registry] if registry is not None else []
+    if registry:
+        registry = registry_prefix(registry, "--registry")
+    text = pipeline_text(
+        matrix, format, setup=setup or DEFAULT_SETUP, runner=runner, command=made, registry=registry
+    )
     path = where / FORMATS[format]
     atomic_write(path, text)
     jobs = pipeline_jobs(matrix)

@@ -136,6 +136,35 @@ def snapshot(
     workspace.snapshot(ws, ids, baseline=Path(baseline) if baseline else None, say=say)
 
 
+_REGISTRY_HELP = {
+    "variant": "variant ids (default: all)",
+    "registry": "REGISTRY/PATH the image travels under (default: ci-registry in [tool.release.images])",
+    "version": "version whose images to send (default: as a build would name them)",
+}
+
+
+@task(help=_REGISTRY_HELP)
+@entry
+def push(
+    c: Context, variant: str | None = None, registry: str | None = None, version: str | None = None
+) -> None:
+    """Push this checkout's images to a registry, for the CI jobs after the build."""
+    from release.images.transfer import push_images
+
+    push_images(_workspace(version, False, False), _ids(variant), registry, say=say)
+
+
+@task(help=_REGISTRY_HELP)
+@entry
+def pull(
+    c: Context, variant: str | None = None, registry: str | None = None, version: str | None = None
+) -> None:
+    """Pull this checkout's images from a registry (refused when built from another commit)."""
+    from release.images.transfer import pull_images
+
+    pull_images(_workspace(version, False, False), _ids(variant), registry, say=say)
+
+
 @task(help={"json": "print as JSON (for a CI fan-out)"})
 @entry
 def matrix(c: Context, json: bool = False) -> None:
@@ -159,4 +188,4 @@ def matrix(c: Context, json: bool = False) -> None:
         )
 
 
-images = Collection("images", build, smoke, snapshot, matrix)
+images = Collection("images", build, smoke, snapshot, matrix, push, pull)

@@ -25,6 +25,7 @@ __all__ = ["manifest", "reproduce"]
         "json": "print the manifest as JSON",
         "out": "also write the manifest to this file",
         "push": "send the tag's manifest to the remote now (release push also sends it)",
+        "no-record": "merge and check only: record no note (a CI job writes nothing under .git)",
     }
 )
 @entry
@@ -36,12 +37,16 @@ def manifest(
     json: bool = False,
     out: str | None = None,
     push: bool = False,
+    no_record: bool = False,
 ) -> None:
     """Merge the release's manifest from its parts, check it is complete, record it with the tag."""
     from release.adapters.git_notes import notes_ref
     from release.core.manifest import missing, variant_rules, variant_summary
+    from release.errors import UsageError
     from release.images.manifest import Checkout, assemble, publish, push_manifest
 
+    if no_record and push:
+        raise UsageError("--no-record and --push: a manifest not recorded cannot be pushed")
     ws = Checkout.open(os.environ.get("RELEASE_REPO", "."), version)
     dirs = [Path(p) for p in (parts or "").split(",") if p]
     document = assemble(ws, dirs, partial=partial)
@@ -65,6 +70,11 @@ def manifest(
     tag = document.get("tag")
     if not tag:
         say("untagged build: the manifest is complete but not recorded (only tags have one)")
+        return
+    if no_record:
+        say(
+            f"complete; not recorded (--no-record): release manifest records it as {notes_ref(tag)}"
+        )
         return
     recorded = publish(ws, document)
     say(

@@ -15,6 +15,7 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from release.core.references import IMAGE_NAME, IMAGE_REFERENCE, IMAGE_TAG, registry_prefix
 from release.core.serving import (
     Request,
     Serving,
@@ -34,15 +35,6 @@ __all__ = [
     "parse_images",
 ]
 
-# Docker's reference grammar (distribution/reference): lowercase path components,
-# optional registry host[:port]; tags are [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}.
-_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-_HOST = r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9-]+)*(?::\d+)?/)?"
-_NAME = re.compile(rf"^{_HOST}{_COMPONENT}(?:/{_COMPONENT})*$")
-_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
-_REFERENCE = re.compile(
-    rf"^{_HOST}{_COMPONENT}(?:/{_COMPONENT})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?(?:@sha256:[0-9a-f]{{64}})?$"
-)
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _ARG = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -122,6 +114,7 @@ class ImageMatrix:
     version_arg: str | None = None
     moving_tag: str = "latest"  # moved to each final's images (never an rc's); "" for none
     heartbeat: float = 60.0  # seconds between the lines a build not on a terminal prints
+    ci_registry: str = ""  # where CI jobs pass images (REGISTRY/NAME:TAG); "" for artifacts
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -220,6 +213,7 @@ _IMAGE_KEYS = (
     "version-arg",
     "moving-tag",
     "heartbeat",
+    "ci-registry",
 )
 _VARIANT_KEYS = ("id", "cuda", "base-image", "python", "platform", "build-args")
 _SERVING_KEYS = ("port", "health", "startup-timeout", "run-options")
@@ -248,7 +242,7 @@ def _variant(raw: Any, index: int) -> Variant:
             f'{_where(vid, "cuda")}: {cuda_text!r} is not a version (e.g. "12.9.1")'
         ) from None
     base = _string(raw, "base-image", _where(vid, "base-image"), required=True) or ""
-    if not _REFERENCE.match(base):
+    if not IMAGE_REFERENCE.match(base):
         raise ConfigError(
             f"{_where(vid, 'base-image')}: {base!r} is not an image reference docker accepts"
         )
@@ -353,7 +347,7 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
         return None
     refuse_unknown(table, _IMAGE_KEYS, PREFIX)
     name = _string(table, "name", _where(None, "name"), required=True) or ""
-    if not _NAME.match(name):
+    if not IMAGE_NAME.match(name):
         raise ConfigError(
             f"{PREFIX} name: {name!r} is not an image name docker accepts (lowercase, e.g. org/engine)"
         )
@@ -375,7 +369,7 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
         )
     for v in variants:
         example = f"{name}:v0.0.0rc1{'' if v.id == default else '-' + v.id}"
-        if not _TAG.match(example.rsplit(":", 1)[1]):
+        if not IMAGE_TAG.match(example.rsplit(":", 1)[1]):
             raise ConfigError(
                 f"{_where(v.id, 'id')}: image tags like {example!r} would be rejected by docker"
             )
@@ -419,7 +413,7 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
     moving = table.get("moving-tag")
     if moving is not None and not isinstance(moving, str):
         raise ConfigError(f'{PREFIX} moving-tag: expected a string ("" for none), got {moving!r}')
-    if moving and not _TAG.match(moving):
+    if moving and not IMAGE_TAG.match(moving):
         raise ConfigError(f"{PREFIX} moving-tag: {moving!r} is not an image tag docker accepts")
     return ImageMatrix(
         name=name,
@@ -433,4 +427,5 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
         version_arg=version_arg,
         moving_tag="latest" if moving is None else moving,
         heartbeat=_number(table, "heartbeat", _where(None, "heartbeat"), 60.0),
+        ci_registry=registry_prefix(table.get("ci-registry", ""), _where(None, "ci-registry")),
     )

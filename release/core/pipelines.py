@@ -4,10 +4,13 @@ the two cannot disagree. Pure: values in, a document (and its YAML text) out.
 
 Each session is one job. ``build(<id>)`` runs the nox session, then saves the image it
 made (found by its variant and revision labels) as ``image-<id>.tar.gz``; ``smoke(<id>)``
-and ``snapshot(<id>)`` need that build, load its artifact and run their session. Every one
+and ``snapshot(<id>)`` need that build, load its artifact and run their session. With a
+registry (``ci-registry``, ``--registry``) the image travels through it instead:
+``release images.push`` after the build, ``release images.pull`` before the session. Every one
 of them writes its manifest part to ``$RELEASE_MANIFEST_DIR`` (a directory in the job's
-work tree, never under ``.git``) and keeps it as an artifact. The last job needs them all,
-gathers the parts and merges them with ``release manifest --parts``.
+work tree) and keeps it as an artifact; its logs and records go to ``$RELEASE_STATE_DIR``,
+outside the checkout, so no job writes under ``.git``. The last job needs them all,
+gathers the parts and merges them with ``release manifest --parts --no-record``.
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ __all__ = [
 
 FORMATS = {"buildkite": "pipeline.yml", "github": "images.yml"}  # format -> file name
 PARTS_DIR = "manifest-parts"  # RELEASE_MANIFEST_DIR in every session's job
+STATE_ENV = "RELEASE_STATE_DIR"  # logs and records: outside the checkout, not under .git
+GITHUB_STATE = "${{ github.workspace }}/../release-state"  # the job's env cannot name runner.temp
+BUILDKITE_STATE = f'export {STATE_ENV}="$(mktemp -d)"'  # the step's commands share one shell
 MANIFEST_FILE = "manifest.json"
 # the labels a built image carries (release.images.labels): which variant, which commit
 VARIANT_LABEL = "org.release.variant"
@@ -88,7 +94,8 @@ def _save(job: Job) -> str:
 
 
 def _load(job: Job) -> str:
-    return f"gunzip -c {job.archive} | docker load"
+    # once loaded, the archive leaves the work tree: the session sees the checkout as it came
+    return f"gunzip -c {job.archive} | docker load && rm -f {job.archive}"
 
 
 def _session(job: Job) -> str:
@@ -96,21 +103,32 @@ def _session(job: Job) -> str:
 
 
 def _merge() -> str:
-    return f"release manifest --parts {PARTS_DIR} --out {MANIFEST_FILE}"
+    return f"release manifest --parts {PARTS_DIR} --out {MANIFEST_FILE} --no-record"
 
 
 # -- Buildkite ------------------------------------------------------------------------------
 
 
-def _buildkite_step(job: Job, setup: str, queue: str | None) -> dict[str, Any]:
-    commands = [setup]
+def _push(job: Job, registry: str) -> str:
+    return f"release images.push --variant {job.variant} --registry {registry}"
+
+
+def _pull(job: Job, registry: str) -> str:
+    return f"release images.pull --variant {job.variant} --registry {registry}"
+
+
+def _buildkite_step(job: Job, setup: str, queue: str | None, registry: str) -> dict[str, Any]:
+    commands = [setup] if job.kind == "manifest" else [setup, BUILDKITE_STATE]
     artifacts = [f"{PARTS_DIR}/**/*"]
     if job.kind == "build":
-        commands += [_session(job), _save(job)]
-        artifacts.insert(0, job.archive)
+        commands += [_session(job), _push(job, registry) if registry else _save(job)]
+        if not registry:
+            artifacts.insert(0, job.archive)
     elif job.kind == "manifest":
         commands += [f'buildkite-agent artifact download "{PARTS_DIR}/**/*" .', _merge()]
         artifacts = [MANIFEST_FILE]
+    elif registry:
+        commands += [_pull(job, registry), _session(job)]
     else:
         commands += [
             f'buildkite-agent artifact download "{job.archive}" . --step {job.needs[0]}',
@@ -134,10 +152,15 @@ def _buildkite_step(job: Job, setup: str, queue: str | None) -> dict[str, Any]:
 
 
 def buildkite_pipeline(
-    matrix: ImageMatrix, *, setup: str = DEFAULT_SETUP, runner: str | None = None
+    matrix: ImageMatrix,
+    *,
+    setup: str = DEFAULT_SETUP,
+    runner: str | None = None,
+    registry: str | None = None,
 ) -> dict[str, Any]:
     """The Buildkite pipeline (``steps:``); ``runner`` is the agents' queue, if any."""
-    return {"steps": [_buildkite_step(j, setup, runner) for j in pipeline_jobs(matrix)]}
+    chosen = matrix.ci_registry if registry is None else registry
+    return {"steps": [_buildkite_step(j, setup, runner, chosen) for j in pipeline_jobs(matrix)]}
 
 
 # -- GitHub Actions -------------------------------------------------------------------------
@@ -150,15 +173,19 @@ def _upload(name: str, path: str) -> dict[str, Any]:
     }
 
 
-def _github_job(job: Job, setup: str, runner: str) -> dict[str, Any]:
+def _github_job(job: Job, setup: str, runner: str, registry: str) -> dict[str, Any]:
     steps: list[dict[str, Any]] = [
         # the whole history and its tags: a build reads its version from them
         {"uses": "actions/checkout@v4", "with": {"fetch-depth": 0}},
         {"run": setup},
     ]
-    if job.kind == "build":
+    if job.kind == "build" and registry:
+        steps += [{"run": _session(job)}, {"run": _push(job, registry)}]
+    elif job.kind == "build":
         steps += [{"run": _session(job)}, {"run": _save(job)}]
         steps.append(_upload(f"image-{job.key.removeprefix('build-')}", job.archive))
+    elif job.kind != "manifest" and registry:
+        steps += [{"run": _pull(job, registry)}, {"run": _session(job)}]
     elif job.kind == "manifest":
         steps += [
             {
@@ -184,20 +211,26 @@ def _github_job(job: Job, setup: str, runner: str) -> dict[str, Any]:
         out["needs"] = list(job.needs)
     out["runs-on"] = runner
     if job.kind != "manifest":
-        out["env"] = {"RELEASE_MANIFEST_DIR": PARTS_DIR}
+        out["env"] = {"RELEASE_MANIFEST_DIR": PARTS_DIR, STATE_ENV: GITHUB_STATE}
     out["steps"] = steps
     return out
 
 
 def github_workflow(
-    matrix: ImageMatrix, *, setup: str = DEFAULT_SETUP, runner: str | None = None
+    matrix: ImageMatrix,
+    *,
+    setup: str = DEFAULT_SETUP,
+    runner: str | None = None,
+    registry: str | None = None,
 ) -> dict[str, Any]:
     """The GitHub Actions workflow (``jobs:``), run on a release tag's push or by hand."""
+    chosen = matrix.ci_registry if registry is None else registry
     return {
         "name": "images",
         "on": {"push": {"tags": ["v*"]}, "workflow_dispatch": {}},
         "jobs": {
-            j.key: _github_job(j, setup, runner or DEFAULT_RUNNER) for j in pipeline_jobs(matrix)
+            j.key: _github_job(j, setup, runner or DEFAULT_RUNNER, chosen)
+            for j in pipeline_jobs(matrix)
         },
     }
 
@@ -209,8 +242,11 @@ def pipeline_text(
     setup: str = DEFAULT_SETUP,
     runner: str | None = None,
     command: Sequence[str] = (),
+    registry: str | None = None,
 ) -> str:
-    """The file ``release ci --format fmt`` writes (``command`` is how it was made)."""
+    """The file ``release ci --format fmt`` writes (``command`` is how it was made);
+    ``registry``: where images travel between jobs (default ``ci-registry``; "" for
+    artifacts)."""
     if fmt not in FORMATS:
         raise ConfigError(f"--format {fmt!r}: use {' or '.join(FORMATS)}")
     make = buildkite_pipeline if fmt == "buildkite" else github_workflow
@@ -219,4 +255,4 @@ def pipeline_text(
         f"Made by `{made}` from [tool.release.images]: the jobs are the sessions of",
         "`nox -l -t images`. Make it again after the matrix changes; do not edit it by hand.",
     ]
-    return dump_yaml(make(matrix, setup=setup, runner=runner), header)
+    return dump_yaml(make(matrix, setup=setup, runner=runner, registry=registry), header)

@@ -8,9 +8,30 @@ can reach, so it gives no URL at all; credentials in a remote URL are never kept
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["qualified_reference", "repository", "repository_url"]
+from release.errors import ConfigError
+
+__all__ = [
+    "IMAGE_NAME",
+    "IMAGE_REFERENCE",
+    "IMAGE_TAG",
+    "qualified_reference",
+    "registry_prefix",
+    "repository",
+    "repository_url",
+]
+
+# Docker's reference grammar (distribution/reference): lowercase path components,
+# optional registry host[:port]; tags are [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}.
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_HOST = r"(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9-]+)*(?::\d+)?/)?"
+IMAGE_NAME = re.compile(rf"^{_HOST}{_COMPONENT}(?:/{_COMPONENT})*$")
+IMAGE_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+IMAGE_REFERENCE = re.compile(
+    rf"^{_HOST}{_COMPONENT}(?:/{_COMPONENT})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?(?:@sha256:[0-9a-f]{{64}})?$"
+)
 
 _SCP = re.compile(r"^(?:[^@/]+@)?(?P<host>[^/:]+):(?P<path>[^/:].*)$")  # git@host:org/repo.git
 _TO_HTTPS = {"ssh", "git", "git+ssh", "ssh+git"}
@@ -80,3 +101,15 @@ def qualified_reference(ref: str) -> str:
     as OCI's ``org.opencontainers.image.base.name`` asks (``docker.io/nvidia/cuda:12.9.1``)."""
     suffix = _split(ref)[1]
     return repository(ref) + (suffix or ":latest")
+
+
+def registry_prefix(value: Any, where: str) -> str:
+    """A registry and repository path images are pushed under (``127.0.0.1:5000/ci``,
+    ``registry.example.com/org/ci``); "" for none."""
+    if value == "":
+        return ""
+    if not isinstance(value, str) or not IMAGE_NAME.match(value.rstrip("/")):
+        raise ConfigError(
+            f"{where}: {value!r} is not a registry path (e.g. registry.example.com/org/ci)"
+        )
+    return value.rstrip("/")

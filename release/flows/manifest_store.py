@@ -17,6 +17,7 @@ from typing import Any
 
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref, read_note
+from release.adapters.state import image_state_dir
 from release.core.manifest import PART_SCHEMA, ManifestError, check, loads
 
 __all__ = ["MANIFEST_DIR_ENV", "parts_root", "published", "read_parts"]
@@ -26,7 +27,7 @@ MANIFEST_DIR_ENV = "RELEASE_MANIFEST_DIR"
 
 def parts_root(git_dir: Path, env: Mapping[str, str] | None = None) -> Path:
     chosen = (os.environ if env is None else env).get(MANIFEST_DIR_ENV)
-    return Path(chosen) if chosen else git_dir / "release" / "manifest"
+    return Path(chosen) if chosen else image_state_dir(git_dir, env) / "manifest"
 
 
 def read_parts(dirs: Iterable[Path], version: str) -> list[dict[str, Any]]:

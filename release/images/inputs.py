@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from release.adapters.process import atomic_write
+from release.adapters.state import STATE_DIR_ENV
 
 __all__ = [
     "DIGEST_LABEL",
@@ -87,9 +88,41 @@ def context_filter(context: Path, dockerfile: Path | None = None) -> Callable[[P
 
 
 def context_files(context: Path, dockerfile: Path | None = None) -> list[Path]:
-    """Files docker would send as the build context (``.dockerignore`` applied)."""
-    sends = context_filter(context, dockerfile)
-    return [p for p in sorted(context.rglob("*")) if (p.is_file() or p.is_symlink()) and sends(p)]
+    """Files docker would send as the build context (``.dockerignore`` applied), in path
+    order; symbolic links are files here, never followed."""
+    return [context / rel for rel in _context_rels(context, dockerfile)]
+
+
+def _context_rels(context: Path, dockerfile: Path | None) -> list[str]:
+    """:func:`context_files` as relative POSIX paths. One ``scandir`` walk; a directory
+    ``.dockerignore`` excludes is not entered when no ``!`` rule could take a file of it
+    back (docker does the same), so an ignored ``.git`` costs nothing."""
+    rules = _ignore_patterns(context)
+    prune = not any(negate for _, negate in rules)
+    wanted = dockerfile.relative_to(context).as_posix() if dockerfile else None
+
+    def excluded(rel: str) -> bool:
+        out = False
+        for pattern, negate in rules:
+            if pattern.match(rel):
+                out = not negate
+        return out and rel != wanted
+
+    found: list[str] = []
+    pending = [""]
+    while pending:
+        prefix = pending.pop()
+        with os.scandir(context / prefix if prefix else context) as entries:
+            for entry in entries:
+                rel = prefix + entry.name
+                if entry.is_symlink() or entry.is_file(follow_symlinks=False):
+                    if not excluded(rel):
+                        found.append(rel)
+                elif entry.is_dir(follow_symlinks=False) and not (prune and excluded(rel)):
+                    pending.append(rel + "/")
+    if wanted is not None and wanted not in found and (context / wanted).is_file():
+        found.append(wanted)  # in a directory left unwalked, and sent whatever
+    return sorted(found, key=lambda rel: rel.split("/"))  # pathlib's order: part by part
 
 
 class HashCache:
@@ -165,11 +198,23 @@ def _read_hashes(path: Path) -> dict[str, tuple[int, int, int, str]]:
     return out
 
 
+def _state_prefixes(context: Path) -> tuple[str, ...]:
+    """Where our own logs and records may lie inside the context (writing them changes no
+    input): ``.git/release/``, and ``$RELEASE_STATE_DIR`` when it is under the context."""
+    chosen = os.environ.get(STATE_DIR_ENV)
+    if chosen:
+        with contextlib.suppress(ValueError):
+            inside = Path(chosen).absolute().relative_to(context.absolute()).as_posix()
+            return (_STATE_DIR, inside.rstrip("/") + "/")
+    return (_STATE_DIR,)
+
+
 def _context_part(context: Path, dockerfile: Path, cache: HashCache | None) -> list[bytes]:
     parts: list[bytes] = []
-    for path in context_files(context, dockerfile):
-        rel = path.relative_to(context).as_posix()
-        if rel.startswith(_STATE_DIR):  # our own logs: writing them changes no input
+    skipped = _state_prefixes(context)
+    for rel in _context_rels(context, dockerfile):
+        path = context / rel
+        if rel.startswith(skipped):
             continue
         st = path.stat()
         parts.append(f"file {rel} {st.st_mode & 0o111:o}\n".encode())

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from release.adapters.engine import ContainerEngine
 from release.adapters.process import atomic_write
+from release.adapters.state import image_state_dir
 from release.core.matrix import ImageMatrix, Variant
 from release.errors import ConfigError, RefusedError, ReleaseError
 from release.flows.context import ReleaseContext
@@ -71,7 +72,7 @@ class Workspace:
 
     @property
     def state_dir(self) -> Path:
-        return self.ctx.repo.git_dir / "release"
+        return image_state_dir(self.ctx.repo.git_dir)
 
     def variants(self, ids: Sequence[str] | None) -> list[Variant]:
         return [self.matrix.variant(i) for i in ids] if ids else list(self.matrix.variants)
@@ -251,7 +252,9 @@ def snapshot_plan(ws: Workspace, ids: Sequence[str] | None = None, *, say: Say =
 
 
 def matrix_json(matrix: ImageMatrix, image_version: str = "v{version}") -> str:
-    """The matrix as data (for CI fan-out): one row per variant."""
+    """The matrix as data (for CI fan-out): one row per variant, its sessions as nox and
+    the CI pipelines have them (:meth:`ImageMatrix.session_ids`)."""
+    sessions = matrix.session_ids()
     rows = [
         {
             "id": v.id,
@@ -261,8 +264,7 @@ def matrix_json(matrix: ImageMatrix, image_version: str = "v{version}") -> str:
             "tag": matrix.tag(v, image_version),
             "snapshot": matrix.has_snapshot(v),
             "build_args": matrix.build_args_for(v),
-            "sessions": [f"build({v.id})", f"smoke({v.id})"]
-            + ([f"snapshot({v.id})"] if matrix.has_snapshot(v) else []),
+            "sessions": [f"{kind}({v.id})" for kind, ids in sessions.items() if v.id in ids],
         }
         for v in matrix.variants
     ]

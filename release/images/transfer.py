@@ -1,0 +1,111 @@
+"""Images between CI jobs through a registry: ``images.push`` after a build job's session,
+``images.pull`` before a smoke or snapshot job's.
+
+A variant's image ``NAME:TAG`` travels as ``REGISTRY/NAME:TAG`` (``ci-registry`` in
+``[tool.release.images]``, or ``--registry``); the alias is dropped again on both sides,
+so only the image's own tag stays. A pulled image is used only when its labels say it
+was built from this checkout's commit for this variant: a tag pushed by another
+commit's job is refused, never smoked in its place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from release.adapters.process import last_line
+from release.core.pipelines import REVISION_LABEL, VARIANT_LABEL
+from release.errors import EngineError, RefusedError, UsageError
+from release.images.workspace import Workspace
+
+__all__ = ["pull_images", "push_images", "registry_ref"]
+
+
+def registry_ref(registry: str, image: str) -> str:
+    """``REGISTRY/NAME:TAG`` for ``NAME:TAG``. Pure."""
+    return f"{registry.rstrip('/')}/{image}"
+
+
+def _registry(ws: Workspace, given: str | None) -> str:
+    registry = given or ws.matrix.ci_registry
+    if not registry:
+        raise UsageError(
+            "no registry: pass --registry REGISTRY/PATH or set ci-registry in [tool.release.images]"
+        )
+    return registry
+
+
+def _mismatch(ws: Workspace, variant: str, labels: dict[str, str]) -> str:
+    """Why an image with ``labels`` is not this checkout's build of ``variant``; ""."""
+    want = ws.source.revision_label
+    if labels.get(REVISION_LABEL) != want:
+        return f"built from {labels.get(REVISION_LABEL) or 'an unknown commit'}, not {want}"
+    if labels.get(VARIANT_LABEL) != variant:
+        return f"built for variant {labels.get(VARIANT_LABEL)!r}, not {variant!r}"
+    return ""
+
+
+def push_images(
+    ws: Workspace,
+    ids: Sequence[str] | None,
+    registry: str | None,
+    *,
+    say: Callable[[str], None] = print,
+) -> list[str]:
+    """Push each variant's image of this checkout; the references pushed."""
+    where = _registry(ws, registry)
+    pushed = []
+    for variant in ws.variants(ids):
+        image = ws.image(variant)
+        data = ws.engine.inspect_image(image)
+        if data is None:
+            raise RefusedError(
+                f"{image} is not here: build it first (nox -s 'build({variant.id})')"
+            )
+        labels = dict((data.get("Config") or {}).get("Labels") or {})
+        wrong = _mismatch(ws, variant.id, labels)
+        if wrong:
+            raise RefusedError(f"{image} is not this checkout's build: {wrong}")
+        remote = registry_ref(where, image)
+        ws.engine.tag(str(data["Id"]), [remote])
+        try:
+            result = ws.engine.push(remote)
+        finally:
+            ws.engine.remove_image(remote)  # the alias only: the image keeps its own tag
+        if not result.ok:
+            said = last_line(result.stderr or result.stdout, "no output")
+            raise EngineError(f"docker push {remote} failed: {said}")
+        say(f"push({variant.id}): {image} -> {remote}")
+        pushed.append(remote)
+    return pushed
+
+
+def pull_images(
+    ws: Workspace,
+    ids: Sequence[str] | None,
+    registry: str | None,
+    *,
+    say: Callable[[str], None] = print,
+) -> list[str]:
+    """Pull each variant's image of this checkout and give it its own tag; the tags."""
+    where = _registry(ws, registry)
+    pulled = []
+    for variant in ws.variants(ids):
+        image = ws.image(variant)
+        remote = registry_ref(where, image)
+        if not ws.engine.pull(remote):
+            raise EngineError(
+                f"cannot pull {remote}: not pushed by this commit's build job, or the "
+                "registry refused (is this runner logged in?)"
+            )
+        try:
+            data = ws.engine.inspect_image(remote) or {}
+            labels = dict((data.get("Config") or {}).get("Labels") or {})
+            wrong = _mismatch(ws, variant.id, labels)
+            if wrong:
+                raise RefusedError(f"{remote} is not this checkout's build: {wrong}; not used")
+            ws.engine.tag(str(data["Id"]), [image])
+        finally:
+            ws.engine.remove_image(remote)  # the alias only, once the image has its own tag
+        say(f"pull({variant.id}): {remote} -> {image}")
+        pulled.append(image)
+    return pulled

@@ -1,0 +1,258 @@
+"""The generated GitHub Actions workflow, run here job by job as a runner would: each job
+in a fresh clone, its ``run`` steps in bash with the job's env, artifacts handed over by
+name, and the engine without the project's images when a job starts (a fresh runner).
+A small engine of our own, one variant: build, smoke, then the manifest merge; the image
+travels as an artifact, or through a registry on loopback (Debian's docker-registry).
+No job writes under ``.git`` (its files compared before and after each job), the merged
+manifest is complete, and a pulled image of another commit is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import invoke.vendor.yaml as yaml
+import pytest
+
+from release.adapters.engine import ContainerEngine
+from release.core.config import load_config
+from release.core.pipelines import pipeline_text
+from tests.conftest import run_cli
+from tests.docker_support import REQUIRE_ENV, purge, remove_repository
+from tests.test_images import BASE_1291, Repo, make_engine_repo
+
+images = pytest.mark.images
+
+
+def git_files(root: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``root/.git`` with its size and modification time."""
+    git = root / ".git"
+    return {
+        p.relative_to(git).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in git.rglob("*")
+        if p.is_file()
+    }
+
+
+class Runner:
+    """Runs one workflow's jobs on this machine, each in a clone of ``origin``."""
+
+    def __init__(self, origin: Repo, work: Path, engine: ContainerEngine) -> None:
+        self.origin = origin
+        self.engine = engine
+        self.work = work
+        self.artifacts: dict[str, list[Path]] = {}  # name -> files kept (relative paths)
+        self.store = work / "artifacts"
+        bin_dir = str(Path(sys.executable).parent)  # nox and release, as pip put them
+        self.env = {**origin.env, "PATH": bin_dir + os.pathsep + os.environ["PATH"]}
+
+    def run(self, job_id: str, job: dict[str, Any]) -> dict[str, tuple[int, int]]:
+        """Run ``job``; what changed under its clone's ``.git`` (empty: nothing)."""
+        remove_repository(self.engine, self.origin.name)  # a fresh runner has none of them
+        workspace = self.work / job_id / "repo"
+        subprocess.run(
+            ["git", "clone", "--quiet", str(self.origin.root), str(workspace)],
+            env=self.origin.env,
+            check=True,
+        )
+        before = git_files(workspace)
+        env = {
+            **self.env,
+            **{
+                key: value.replace("${{ github.workspace }}", str(workspace))
+                for key, value in (job.get("env") or {}).items()
+            },
+        }
+        for step in job["steps"][1:]:  # the first is actions/checkout: the clone above
+            uses = step.get("uses", "")
+            if "run" in step:
+                proc = subprocess.run(
+                    ["bash", "-e", "-c", step["run"]],
+                    cwd=workspace,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=600,
+                    check=False,
+                )
+                assert proc.returncode == 0, f"{job_id}: {step['run']}\n{proc.stdout}{proc.stderr}"
+            elif uses.startswith("actions/upload-artifact"):
+                self.upload(workspace, step["with"])
+            elif uses.startswith("actions/download-artifact"):
+                self.download(workspace, step["with"])
+        after = git_files(workspace)
+        return {k: v for k, v in after.items() if before.get(k) != v}
+
+    def upload(self, workspace: Path, given: dict[str, Any]) -> None:
+        source = workspace / given["path"]
+        files = (
+            [source] if source.is_file() else sorted(p for p in source.rglob("*") if p.is_file())
+        )
+        assert files or given.get("if-no-files-found") != "error", f"nothing at {source}"
+        kept = self.store / given["name"]
+        for path in files:
+            rel = path.relative_to(source.parent if source.is_file() else source)
+            (kept / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, kept / rel)
+        self.artifacts[given["name"]] = [
+            p.relative_to(kept) for p in kept.rglob("*") if p.is_file()
+        ]
+
+    def download(self, workspace: Path, given: dict[str, Any]) -> None:
+        if "name" in given:
+            names = [given["name"]]
+        else:
+            prefix = given["pattern"].removesuffix("*")
+            names = [n for n in self.artifacts if n.startswith(prefix)]
+        target = workspace / given.get("path", ".")
+        for name in names:
+            for rel in self.artifacts[name]:
+                (target / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(self.store / name / rel, target / rel)
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Debian's docker-registry on a free port of 127.0.0.1 (docker pushes to loopback
+    without TLS); skips saying why where it is not installed, fails where required."""
+    binary = shutil.which("docker-registry")
+    if binary is None:
+        why = "no docker-registry here (Debian package docker-registry)"
+        if os.environ.get(REQUIRE_ENV) == "1":
+            pytest.fail(f"{why}; {REQUIRE_ENV}=1 requires it")
+        pytest.skip(why)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    root = tmp_path_factory.mktemp("registry")
+    (root / "config.yml").write_text(
+        f"version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n"
+        f"    rootdirectory: {root / 'data'}\nhttp:\n  addr: 127.0.0.1:{port}\n"
+    )
+    with (root / "log").open("w") as log:
+        server = subprocess.Popen(
+            [binary, "serve", str(root / "config.yml")], stdout=log, stderr=subprocess.STDOUT
+        )
+    try:
+        deadline = time.monotonic() + 20
+        while True:  # bounded: the registry answers within seconds or the test fails
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/", timeout=1):
+                    break
+            except OSError:
+                assert server.poll() is None, (root / "log").read_text()
+                assert time.monotonic() < deadline, "the registry did not answer"
+                time.sleep(0.1)
+        yield f"127.0.0.1:{port}/ci"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+@pytest.fixture
+def engine_repo(docker: ContainerEngine, tmp_path: Path) -> Iterator[Repo]:
+    repo = make_engine_repo(
+        tmp_path / "engine",
+        tmp_path / "home",
+        variants=[{"id": "one", "cuda": "12.9.1", "base-image": BASE_1291}],
+        checks=[{"name": "says hello", "command": ["echo", "hello"], "expect-output": "hello"}],
+        default="one",
+    )
+    try:
+        yield repo
+    finally:
+        purge(docker, repo.name, repo.head)
+
+
+def run_workflow(repo: Repo, work: Path, engine: ContainerEngine, registry: str) -> Runner:
+    """Every job of the workflow ``release ci --format github`` writes, in order."""
+    matrix = load_config(repo.root).matrix
+    assert matrix is not None
+    workflow = yaml.safe_load(pipeline_text(matrix, "github", setup="true", registry=registry))
+    jobs = workflow["jobs"]
+    assert list(jobs) == ["build-one", "smoke-one", "manifest"]
+    runner = Runner(repo, work, engine)
+    for job_id, job in jobs.items():
+        changed = runner.run(job_id, job)
+        assert changed == {}, f"{job_id} wrote under .git: {sorted(changed)}"
+    # the logs and records went to RELEASE_STATE_DIR, beside the clone
+    assert (work / "build-one" / "release-state" / "logs" / "build-one.log").exists()
+    assert (work / "smoke-one" / "release-state" / "smoke" / "0.1.0" / "one.json").exists()
+    return runner
+
+
+def merged(runner: Runner, repo: Repo) -> dict[str, Any]:
+    """The manifest the last job merged, complete, the smoke on the image the build made."""
+    document = json.loads((runner.store / "manifest" / "manifest.json").read_text("utf-8"))
+    assert document["tag"] == "v0.1.0" and document["commit"] == repo.head
+    one = document["variants"]["one"]
+    assert one["build"]["image_id"].startswith("sha256:")
+    assert one["smoke"]["passed"] is True
+    assert one["smoke"]["image_id"] == one["build"]["image_id"]
+    assert "says hello" in [c["name"] for c in one["smoke"]["checks"]]
+    assert one["snapshot"]["status"] == "omitted"
+    return document
+
+
+@images
+def test_the_workflow_with_the_image_as_an_artifact(
+    engine_repo: Repo, tmp_path: Path, docker: ContainerEngine
+) -> None:
+    runner = run_workflow(engine_repo, tmp_path / "runner", docker, "")
+    assert sorted(runner.artifacts) == [
+        "image-one",
+        "manifest",
+        "manifest-parts-build-one",
+        "manifest-parts-smoke-one",
+    ]
+    merged(runner, engine_repo)
+    smoke_tree = tmp_path / "runner" / "smoke-one" / "repo"
+    assert not list(smoke_tree.glob("image-*.tar.gz"))  # removed once loaded
+
+
+@images
+def test_the_workflow_with_the_image_through_a_registry(
+    engine_repo: Repo, tmp_path: Path, docker: ContainerEngine, registry: str
+) -> None:
+    runner = run_workflow(engine_repo, tmp_path / "runner", docker, registry)
+    assert not [name for name in runner.artifacts if name.startswith("image-")]
+    merged(runner, engine_repo)
+    aliases = docker.run(
+        ["images", "--format", "{{.Repository}}", "--filter", f"reference={registry}/*/*"]
+    )
+    assert aliases.stdout.split() == []  # the registry aliases are dropped on both sides
+
+
+@images
+def test_a_pulled_image_of_another_commit_is_refused(
+    engine_repo: Repo, docker: ContainerEngine, registry: str
+) -> None:
+    built = engine_repo.release("images.build")
+    assert built.code == 0, built.output
+    pushed = engine_repo.release("images.push", "--registry", registry)
+    assert pushed.code == 0, pushed.output
+    tag = f"{engine_repo.name}:v0.1.0"
+    assert f"push(one): {tag} -> {registry}/{tag}" in pushed.stdout
+    built_by = engine_repo.head
+    (engine_repo.root / "NEWS").write_text("later\n")
+    engine_repo.git("add", "NEWS")
+    engine_repo.git("commit", "--quiet", "-m", "A later commit")
+    remove_repository(docker, engine_repo.name)
+    pulled = engine_repo.release("images.pull", "--registry", registry, "--version", "0.1.0")
+    assert pulled.code == 3, pulled.output
+    assert pulled.stderr.strip() == (
+        f"error: {registry}/{tag} is not this checkout's build: built from {built_by}, "
+        f"not {engine_repo.head}; not used"
+    )
+    assert docker.image_id(tag) is None and docker.image_id(f"{registry}/{tag}") is None
+    missing = run_cli(engine_repo.root, "images.push", env=engine_repo.env)
+    assert missing.code == 2 and "no registry: pass --registry" in missing.stderr
