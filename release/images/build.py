@@ -91,6 +91,7 @@ class _Run:
     build_seconds: dict[str, float] = field(default_factory=dict)
     stop: threading.Event = field(default_factory=threading.Event)
     interrupted: threading.Event = field(default_factory=threading.Event)
+    after_failed: list[Exception] = field(default_factory=list)  # what ``after`` raised
 
     def image(self, ref: str) -> dict[str, Any] | None:
         """``ref``'s inspect data from the up-front query, else asked now."""
@@ -227,11 +228,14 @@ def build_images(
     no_cache: bool = False,
     build_args: Mapping[str, Mapping[str, str]] | None = None,
     say: Callable[[str], None] = print,
+    after: Callable[[BuildResult], object] | None = None,
 ) -> list[BuildResult]:
     """Build ``variants`` of ``source``; a source that may not be built (a dirty tree or a
     shallow clone without the flag that allows it) is refused before anything is done.
     ``build_args`` replaces the matrix's args of the variants it names (``reproduce``
-    builds with the args a manifest recorded)."""
+    builds with the args a manifest recorded). ``after`` is called with each variant
+    built or found unchanged, in its worker as soon as it is done (recording one variant
+    overlaps the builds still running); what it raises is raised once all have ended."""
     if source.refusal:
         raise RefusedError(source.refusal)
     heartbeat = heartbeat_interval(matrix.heartbeat)  # a bad RELEASE_HEARTBEAT stops it here
@@ -263,7 +267,7 @@ def build_images(
         pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="build")
         try:
             for variant in order:
-                futures[variant.id] = pool.submit(_build_one, run, variant)
+                futures[variant.id] = pool.submit(_build_then, run, variant, after)
             results: list[BuildResult] = []
             for variant in chosen:
                 result = futures[variant.id].result()
@@ -289,7 +293,21 @@ def build_images(
             if r.status is BuildStatus.BUILT and r.variant in run.build_seconds
         },
     )
+    if run.after_failed:
+        raise run.after_failed[0]
     return results
+
+
+def _build_then(
+    run: _Run, variant: Variant, after: Callable[[BuildResult], object] | None
+) -> BuildResult:
+    result = _build_one(run, variant)
+    if after is not None and result.status in (BuildStatus.BUILT, BuildStatus.UNCHANGED):
+        try:
+            after(result)
+        except Exception as err:  # raised once every build has ended, as before
+            run.after_failed.append(err)
+    return result
 
 
 def _discard_untagged(engine: ContainerEngine, logs: Path, variants: Sequence[Variant]) -> None:

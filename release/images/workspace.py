@@ -103,8 +103,10 @@ def build(
         force=force,
         no_cache=no_cache,
         say=say,
+        # each variant's part as soon as it is built, while the others still build; a
+        # failure of one build keeps the parts of the others
+        after=lambda result: record_builds(ws, ws.engine, [result]),
     )
-    record_builds(ws, ws.engine, results)  # before a failure is raised: the others are kept
     failed = [r for r in results if r.status is BuildStatus.FAILED]
     say("summary:")
     for r in results:
