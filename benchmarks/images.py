@@ -6,6 +6,7 @@
 | the same, engine-sized context (~3,000 files, ~50 MB) | the same | <= 0.5 |
 | cold matrix build (--no-cache), --jobs 2 | the same, --jobs 1 (runs interleaved) | <= 0.8 |
 | smoke of one variant | `docker run --rm IMAGE true` x number of checks run | report |
+| snapshot round trip of cu130: CRIU restore + first answer, in a fresh container | the server's cold start to its first answer | report |
 | `reproduce` of the tag, 3 variants (rebuild without cache, content digests, inventory, smoke, snapshot, verdict) | raw `docker build --no-cache` of the same 3, one after another | report |
 
 Runs on a throwaway copy of the bundled sample engine (image name ``release-bench/...``)
@@ -250,6 +251,8 @@ def measure(runs: int, cold: bool) -> list[dict[str, object]]:
             }
         )
 
+        figures.append(_round_trip(root, runs))
+
         if cold:
             figures.append(_reproduce(root, runs))
 
@@ -266,6 +269,28 @@ def measure(runs: int, cold: bool) -> list[dict[str, object]]:
         _remove_if_untagged(raw_before)
         _cleanup()
     return figures
+
+
+def _round_trip(root: Path, runs: int) -> dict[str, object]:
+    """The snapshot session's CRIU round trip of cu130: restore plus its first answer (in a
+    fresh container) against the cold start of the same server, both from the record it
+    writes (the medians of ``runs`` sessions)."""
+    snapshot = _release("images.snapshot", "--variant", "cu130", "--version", VERSION)
+    restored, cold, dumps = [], [], []
+    record = root / ".git" / "release" / "snapshots" / VERSION / "cu130.json"
+    for _ in range(runs):
+        _timed(snapshot, root)
+        figures = json.loads(record.read_text())["snapshot_runtime"]["figures"]
+        restored.append(figures["restore_s"] + figures["first_answer_s"])
+        cold.append(figures["cold_start_s"])
+        dumps.append(figures["dump_s"])
+    return {
+        "figure": f"snapshot: restore + first answer (dump {statistics.median(dumps) * 1000:.0f} ms)",
+        "ours_s": statistics.median(restored),
+        "raw": "cold start of the same server",
+        "raw_s": statistics.median(cold),
+        "target": None,
+    }
 
 
 def _reproduce(root: Path, runs: int) -> dict[str, object]:

@@ -602,3 +602,63 @@ def test_the_readme_s_image_configuration_is_valid() -> None:
     serve = next(c for c in matrix.smoke.checks if c.kind == "serve")
     assert serve.gpu and serve.requests[-1].method == "POST"
     assert matrix.snapshot.runtime and matrix.snapshot.warm and matrix.snapshot.carried
+
+
+@images
+def test_every_check_of_the_sample_s_smoke_can_fail(
+    sample_cu130: tuple[Repo, CliResult], docker: ContainerEngine, tmp_path: Path
+) -> None:
+    """The sample's own checks, made for another version, revision, variant and entrypoint
+    than the cu130 image has: each one fails (the GPU check is not run without a GPU)."""
+    from release.images.serve_check import run_serve_check
+    from release.images.smoke import run_check
+    from release.images.smoke_checks import CheckStatus, smoke_checks
+    from release.images.source import BuildSource
+
+    repo, _ = sample_cu130
+    matrix = load_config(repo.root).matrix
+    assert matrix is not None
+    image = docker.image_id(f"{repo.name}:v0.1.0rc1")
+    assert image is not None
+    wrong = BuildSource(repo.root, "0" * 40, 1_764_000_000, "9.9.9", True)
+    serve = matrix.smoke.checks[0]
+    assert serve.kind == "serve" and serve.serving is not None
+    wrong_answer = dataclasses.replace(
+        serve,
+        requests=parse_requests(
+            [
+                {
+                    "path": "/v1/completions",
+                    "body": {"prompt": "a b"},
+                    "expect-json": {"choices.0.text": "a b"},
+                }
+            ],
+            "w",
+        ),
+    )
+    matrix = dataclasses.replace(
+        matrix, smoke=dataclasses.replace(matrix.smoke, checks=(wrong_answer,))
+    )
+    checks = smoke_checks(
+        matrix, matrix.variant("cu129"), wrong, ("python3", "-m", "tinyengine.not_a_module")
+    )
+    results = {}
+    for check in checks:
+        if check.gpu:
+            continue
+        if check.serve is not None:
+            results[check.name] = run_serve_check(docker, image, check.serve)
+        else:
+            results[check.name] = run_check(docker, image, check, tmp_path)
+    assert list(results) == [
+        "tinyengine imports and reports 9.9.9",
+        "CUDA_VERSION is 12.9.1",
+        "/usr/local/cuda/version.json says 12.9.1",
+        "labels: version, revision, variant, CUDA",
+        "entrypoint answers --help",
+        "serves a completion",
+    ]
+    assert {name: r.status for name, r in results.items()} == dict.fromkeys(
+        results, CheckStatus.FAILED
+    ), {name: r.detail for name, r in results.items()}
+    assert containers(docker, f"ancestor={image}") == []
