@@ -24,6 +24,7 @@ from release.errors import EngineError
 __all__ = ["Answer", "ServedContainer", "ask", "serving_container"]
 
 _POLL = 0.05  # seconds between two looks at a server coming up
+_LOOK = 1.0  # seconds between two questions to the engine whether the container still runs
 _SETTLE = 0.3  # seconds for a container creation already asked of the engine to finish
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: no proxy
 
@@ -89,7 +90,7 @@ class ServedContainer:
     def wait_healthy(self, path: str, *, deadline: float) -> tuple[Answer | None, str]:
         """Poll ``path`` until it answers 200, the container stops, or ``deadline`` (a
         ``time.monotonic`` value) passes: (the healthy answer, "") or (None, why not)."""
-        last = "no answer"
+        last, looked = "no answer", 0.0
         while True:
             now = time.monotonic()
             if now >= deadline:
@@ -98,9 +99,11 @@ class ServedContainer:
             if answer.status == 200:
                 return answer, ""
             last = f"status {answer.status}" if answer.status else answer.error
-            running, code = self.state()
-            if not running:
-                return None, f"the container stopped (exit code {code}) before {path} answered"
+            if now - looked >= _LOOK:  # the engine is asked once a second, not every poll
+                looked = now
+                running, code = self.state()
+                if not running:
+                    return None, f"the container stopped (exit code {code}) before {path} answered"
             time.sleep(_POLL)
 
 

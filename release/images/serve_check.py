@@ -19,7 +19,7 @@ from release.core.serving import Request, Serving, judge
 from release.errors import EngineError
 from release.images.smoke_checks import CheckResult, CheckStatus
 
-__all__ = ["Failure", "ask_all", "run_serve_check", "start_argv"]
+__all__ = ["Failure", "ask_all", "healthy", "run_serve_check", "start_argv"]
 
 LOG_LINES = 10
 

@@ -23,7 +23,7 @@ from release.adapters.process import atomic_write
 from release.core.matrix import ImageMatrix, Variant
 from release.errors import EngineError, UsageError
 from release.images.inventory import probe_state
-from release.images.roundtrip import RoundTrip, round_trip
+from release.images.roundtrip import RoundTrip, image_command, round_trip
 from release.images.source import BuildSource
 from release.images.standin import STANDIN_LABEL
 
@@ -141,13 +141,12 @@ def run_snapshot(
     if data is None:
         raise EngineError(f"image {image} does not exist; build it first")
     rule = matrix.snapshot
-    config = data.get("Config") or {}
     say(f"snapshot({variant.id}): {image}: serve, warm, checkpoint, restore in a fresh container")
     trip = round_trip(
         engine,
         data["Id"],
         rule,
-        default_command=[*(config.get("Entrypoint") or ()), *(config.get("Cmd") or ())],
+        default_command=image_command(data),
         labels={"org.release.snapshot": variant.id},
     )
     state = probe_state(

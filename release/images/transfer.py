@@ -10,9 +10,10 @@ commit's job is refused, never smoked in its place.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from release.adapters.process import last_line
+from release.core.matrix import Variant
 from release.core.pipelines import REVISION_LABEL, VARIANT_LABEL
 from release.errors import EngineError, RefusedError, UsageError
 from release.images.workspace import Workspace
@@ -44,6 +45,16 @@ def _mismatch(ws: Workspace, variant: str, labels: dict[str, str]) -> str:
     return ""
 
 
+def _each(
+    ws: Workspace, ids: Sequence[str] | None, registry: str | None
+) -> Iterator[tuple[Variant, str, str]]:
+    """(variant, its image here, the image in the registry) for each variant asked."""
+    where = _registry(ws, registry)
+    for variant in ws.variants(ids):
+        image = ws.image(variant)
+        yield variant, image, registry_ref(where, image)
+
+
 def push_images(
     ws: Workspace,
     ids: Sequence[str] | None,
@@ -52,10 +63,8 @@ def push_images(
     say: Callable[[str], None] = print,
 ) -> list[str]:
     """Push each variant's image of this checkout; the references pushed."""
-    where = _registry(ws, registry)
     pushed = []
-    for variant in ws.variants(ids):
-        image = ws.image(variant)
+    for variant, image, remote in _each(ws, ids, registry):
         data = ws.engine.inspect_image(image)
         if data is None:
             raise RefusedError(
@@ -65,7 +74,6 @@ def push_images(
         wrong = _mismatch(ws, variant.id, labels)
         if wrong:
             raise RefusedError(f"{image} is not this checkout's build: {wrong}")
-        remote = registry_ref(where, image)
         ws.engine.tag(str(data["Id"]), [remote])
         try:
             result = ws.engine.push(remote)
@@ -87,11 +95,8 @@ def pull_images(
     say: Callable[[str], None] = print,
 ) -> list[str]:
     """Pull each variant's image of this checkout and give it its own tag; the tags."""
-    where = _registry(ws, registry)
     pulled = []
-    for variant in ws.variants(ids):
-        image = ws.image(variant)
-        remote = registry_ref(where, image)
+    for variant, image, remote in _each(ws, ids, registry):
         if not ws.engine.pull(remote):
             raise EngineError(
                 f"cannot pull {remote}: not pushed by this commit's build job, or the "

@@ -232,7 +232,7 @@ def snapshot(
 
 def snapshot_plan(ws: Workspace, ids: Sequence[str] | None = None, *, say: Say = print) -> None:
     """What ``snapshot`` would do for each variant: nothing is built or run."""
-    from release.images.roundtrip import plan_lines
+    from release.images.roundtrip import image_command, plan_lines
 
     rule = ws.matrix.snapshot
     variants = ws.variants(ids)
@@ -244,12 +244,9 @@ def snapshot_plan(ws: Workspace, ids: Sequence[str] | None = None, *, say: Say =
             spec = rule.cuda if rule else "(no snapshot rule)"
             say(f"snapshot({variant.id}): none (CUDA {variant.cuda_text}, rule cuda {spec})")
             continue
-        data = found[image]
-        config = (data or {}).get("Config") or {}
-        command = [*(config.get("Entrypoint") or ()), *(config.get("Cmd") or ())]
-        built = "" if data is not None else " (not built yet: it would be built first)"
+        built = "" if found[image] is not None else " (not built yet: it would be built first)"
         say(f"snapshot({variant.id}): {image}{built}")
-        for line in plan_lines(rule, image, command):
+        for line in plan_lines(rule, image, image_command(found[image])):
             say(line)
 
 
