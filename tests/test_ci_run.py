@@ -254,5 +254,8 @@ def test_a_pulled_image_of_another_commit_is_refused(
         f"not {engine_repo.head}; not used"
     )
     assert docker.image_id(tag) is None and docker.image_id(f"{registry}/{tag}") is None
+    unbuilt = engine_repo.release("images.push", "--registry", registry)
+    assert unbuilt.code == 3, unbuilt.output  # nothing of this commit is built here
+    assert "is not here: build it first" in unbuilt.stderr
     missing = run_cli(engine_repo.root, "images.push", env=engine_repo.env)
     assert missing.code == 2 and "no registry: pass --registry" in missing.stderr
