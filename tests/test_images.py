@@ -507,6 +507,47 @@ def test_one_inspect_is_also_the_ping(fake_cli: FakeCli) -> None:
     assert "start one as root: dockerd" in message and "DOCKER_HOST" in message
 
 
+def test_an_inspect_asked_ahead_answers_the_next_one_once(fake_cli: FakeCli) -> None:
+    built = {"Id": "sha256:" + "b" * 64, "RepoTags": ["org/engine:v1"]}
+    fake_cli.state(images={"org/engine:v1": built})
+    engine = ContainerEngine.detect()
+    engine.inspect_ahead(["org/engine:v1", "org/engine:v2", "base:1"])
+    asked = [c for c in fake_cli.calls() if c.startswith("image inspect")]
+    assert engine.inspect_images(["org/engine:v2", "org/engine:v1"]) == {
+        "org/engine:v2": None,
+        "org/engine:v1": built,
+    }
+    rebuilt = {"Id": "sha256:" + "c" * 64, "RepoTags": ["org/engine:v2"]}
+    fake_cli.state(images={"org/engine:v1": built, "org/engine:v2": rebuilt})
+    # used once: the next call asks the engine again, and sees what changed
+    assert engine.inspect_images(["org/engine:v2"]) == {"org/engine:v2": rebuilt}
+    inspects = [c for c in fake_cli.calls() if c.startswith("image inspect")]
+    assert inspects == [
+        "image inspect org/engine:v1 org/engine:v2 base:1",
+        "image inspect org/engine:v2",
+    ]
+    assert len(asked) <= 1  # asked in the background: maybe not yet when the call returned
+
+
+def test_an_inspect_ahead_of_other_refs_is_not_used(fake_cli: FakeCli) -> None:
+    fake_cli.state(images={})
+    engine = ContainerEngine.detect()
+    engine.inspect_ahead(["org/engine:v1"])
+    assert engine.inspect_images(["org/engine:v1", "base:1"]) == {
+        "org/engine:v1": None,
+        "base:1": None,
+    }
+    assert "image inspect org/engine:v1 base:1" in fake_cli.calls()
+
+
+def test_an_inspect_ahead_raises_where_its_answer_is_taken(fake_cli: FakeCli) -> None:
+    fake_cli.state(daemon=False)
+    engine = ContainerEngine.detect()
+    engine.inspect_ahead(["org/engine:v1"])  # no error here
+    with pytest.raises(EngineError, match="no Docker Engine is reachable"):
+        engine.inspect_images(["org/engine:v1"])
+
+
 # -- the sample engine: build, smoke, snapshot ------------------------------------------------
 
 

@@ -612,6 +612,14 @@ def test_input_digest_with_the_hash_cache_is_the_same(tmp_path: Path) -> None:
     for corrupt in ("{not json", "[1, 2]", '{"version": 1, "files": {"engine/__init__.py": 3}}'):
         record.write_text(corrupt)
         assert digest_of(context, cache=HashCache(record)) == changed
+    # entries whose key matches but whose digest is no sha256 are read again, not trusted
+    cached()
+    good = json.loads(record.read_text())
+    for digest in ("g" * 64, "0" * 63, "A" * 64, 7):
+        data = json.loads(json.dumps(good))
+        data["files"]["engine/__init__.py"][3] = digest
+        record.write_text(json.dumps(data))
+        assert digest_of(context, cache=HashCache(record)) == changed, digest
     assert digest_of(context, cache=HashCache(tmp_path / "missing" / "hashes.json")) == changed
     HashCache(tmp_path / "missing" / "hashes.json").save()  # an unwritable record is no error
 

@@ -19,8 +19,10 @@ import os
 import re
 import shutil
 import sys
+import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -33,6 +35,7 @@ __all__ = ["MANAGED_LABEL", "ContainerEngine", "RunResult"]
 
 MANAGED_LABEL = "org.release.managed"
 RunResult = Result  # what every engine command answers
+_Inspected = dict[str, dict[str, Any] | None]  # ref -> docker's data, None where missing
 _T = TypeVar("_T")
 
 
@@ -41,6 +44,7 @@ class ContainerEngine:
         self.cli = cli
         self.builder = builder  # "buildx" or "classic-buildkit"
         self.description = description
+        self._ahead: tuple[frozenset[str], Future[_Inspected]] | None = None
 
     def kill_all(self) -> None:
         """Stop every docker process still running (after Ctrl-C in the main thread)."""
@@ -130,7 +134,23 @@ class ContainerEngine:
         data: list[dict[str, Any]] = json.loads(result.stdout)
         return data[0] if data else None
 
-    def inspect_images(self, refs: Sequence[str]) -> dict[str, dict[str, Any] | None]:
+    def inspect_ahead(self, refs: Sequence[str]) -> None:
+        """Start :meth:`inspect_images` of ``refs`` in the background, for the next call to
+        answer from when it asks for some of them: a build's first question to the engine,
+        asked while git's reads of the source run. Used once: the call after it asks docker
+        (images change once anything is built)."""
+        future: Future[_Inspected] = Future()
+
+        def ask() -> None:
+            try:
+                future.set_result(self._inspect_now(refs))
+            except BaseException as err:  # raised where the answer is taken
+                future.set_exception(err)
+
+        threading.Thread(target=ask, name="inspect-ahead", daemon=True).start()
+        self._ahead = (frozenset(refs), future)
+
+    def inspect_images(self, refs: Sequence[str]) -> _Inspected:
         """``docker image inspect REF...`` in one call: each ref's data, None where it is missing.
 
         Doubles as the ping: an engine that does not answer raises the :class:`EngineError`
@@ -139,6 +159,13 @@ class ContainerEngine:
         tags, digests or id. A ref neither matched nor reported missing (a spelling we do
         not recognise, or another error) is inspected on its own, as :meth:`inspect_image`.
         """
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0].issuperset(refs):
+            answered = ahead[1].result()
+            return {ref: answered[ref] for ref in refs}
+        return self._inspect_now(refs)
+
+    def _inspect_now(self, refs: Sequence[str]) -> _Inspected:
         unique = list(dict.fromkeys(refs))
         if not unique:
             self.ping()

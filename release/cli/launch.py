@@ -1,6 +1,7 @@
 """The ``release`` console script's first step: ``release --version`` (or ``-V``) is answered
 at once, with what invoke's ``Program`` prints; any other command line goes to
-:mod:`release.cli.program`, which loads invoke, the tasks and (for git) GitPython.
+:mod:`release.cli.program`, which loads invoke (without the modules it imports for tests
+and its own version: :mod:`release.cli.lean_import`), the tasks and (for git) GitPython.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import gc
 import sys
 
 from release import __version__
+from release.cli.lean_import import lean_invoke
 
 __all__ = ["main"]
 
@@ -24,7 +26,8 @@ def main() -> None:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        from release.cli.program import main as run
+        with lean_invoke():
+            from release.cli.program import main as run
     finally:
         gc.freeze()
         if collecting:

@@ -13,6 +13,7 @@ target tag up front (it is also the check that an engine answers).
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import threading
 import time
@@ -215,6 +216,11 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
     return result
 
 
+def _hash_ahead(hashes: HashCache, context: Path, dockerfile: Path) -> None:
+    with contextlib.suppress(Exception):
+        hashes.context_part(context, dockerfile)
+
+
 def build_images(
     engine: ContainerEngine,
     matrix: ImageMatrix,
@@ -242,6 +248,15 @@ def build_images(
     chosen = list(variants)
     said = flushing(say)
     tags = [matrix.tag(v, source.image_version) for v in chosen]
+    hashes = HashCache(logs / HASHES)
+    # the context is walked and hashed while docker answers (what fails here fails again,
+    # and is told, in the first build worker)
+    threading.Thread(
+        target=_hash_ahead,
+        args=(hashes, source.root / matrix.context, source.root / matrix.dockerfile),
+        name="hash-ahead",
+        daemon=True,
+    ).start()
     # one query for every base and tag; it also raises the clear error when no engine answers
     inspected = engine.inspect_images([*(v.base_image for v in chosen), *tags])
     said(f"builder: {engine.description}")
@@ -259,7 +274,7 @@ def build_images(
             no_cache=no_cache,
             keep_going=keep_going,
             inspected=inspected,
-            hashes=HashCache(logs / HASHES),
+            hashes=hashes,
             build_args=build_args or {},
         )
         order = schedule(matrix, chosen, read_durations(logs)) if jobs > 1 else chosen

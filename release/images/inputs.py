@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -35,6 +36,7 @@ __all__ = [
 DIGEST_LABEL = "org.release.input-digest"
 SOURCE_LABEL = "org.opencontainers.image.source"  # where it was cloned from: not an input
 _STATE_DIR = ".git/release/"  # logs and records, when the context includes .git
+_SHA256 = re.compile("[0-9a-f]{64}")
 HASHES = "hashes.json"  # in the logs dir: each context file's sha256, by path/size/mtime/inode
 _RACY_NS = 2_000_000_000  # a file modified this recently may change again within its mtime
 
@@ -150,7 +152,7 @@ class HashCache:
                 self._listings[key] = _context_part(context, dockerfile, self)
             return self._listings[key]
 
-    def sha256(self, path: Path, rel: str, st: os.stat_result) -> bytes:
+    def sha256(self, path: str, rel: str, st: os.stat_result) -> bytes:
         key = (st.st_size, st.st_mtime_ns, st.st_ino)
         with self._lock:
             entry = self._new.get(rel) or self._old.get(rel)
@@ -158,8 +160,8 @@ class HashCache:
             with self._lock:
                 self._new[rel] = entry
             return bytes.fromhex(entry[3])
-        digest = hashlib.sha256(path.read_bytes()).digest()
-        after = path.stat()
+        digest = _file_sha256(path)
+        after = os.stat(path)
         if (after.st_size, after.st_mtime_ns, after.st_ino) == key and (
             time.time_ns() - st.st_mtime_ns > _RACY_NS
         ):
@@ -186,15 +188,14 @@ def _read_hashes(path: Path) -> dict[str, tuple[int, int, int, str]]:
     if not isinstance(files, dict):
         return {}
     out: dict[str, tuple[int, int, int, str]] = {}
+    sha256 = _SHA256.fullmatch
     for rel, entry in files.items():
-        if (
-            isinstance(entry, list)
-            and len(entry) == 4
-            and all(isinstance(n, int) and not isinstance(n, bool) for n in entry[:3])
-            and isinstance(entry[3], str)
-            and re.fullmatch("[0-9a-f]{64}", entry[3])
-        ):
-            out[str(rel)] = (entry[0], entry[1], entry[2], entry[3])
+        if type(entry) is list and len(entry) == 4:
+            size, mtime, inode, digest = entry
+            # ints, not bools (whose type is bool); a digest as sha256 writes it
+            ints = type(size) is type(mtime) is type(inode) is int
+            if ints and type(digest) is str and sha256(digest):
+                out[rel] = (size, mtime, inode, digest)
     return out
 
 
@@ -212,19 +213,28 @@ def _state_prefixes(context: Path) -> tuple[str, ...]:
 def _context_part(context: Path, dockerfile: Path, cache: HashCache | None) -> list[bytes]:
     parts: list[bytes] = []
     skipped = _state_prefixes(context)
+    root = os.fspath(context)
     for rel in _context_rels(context, dockerfile):
-        path = context / rel
         if rel.startswith(skipped):
             continue
-        st = path.stat()
+        path = os.path.join(root, rel)  # strings, not Paths: thousands of files
+        st = os.lstat(path)
+        link = stat.S_ISLNK(st.st_mode)
+        if link:
+            st = os.stat(path)  # the mode is its target's
         parts.append(f"file {rel} {st.st_mode & 0o111:o}\n".encode())
-        if path.is_symlink():
-            parts.append(str(path.readlink()).encode())
+        if link:
+            parts.append(str(Path(os.readlink(path))).encode())  # as pathlib spells it
         elif cache is not None:
             parts.append(cache.sha256(path, rel, st))
         else:
-            parts.append(hashlib.sha256(path.read_bytes()).digest())
+            parts.append(_file_sha256(path))
     return parts
+
+
+def _file_sha256(path: str) -> bytes:
+    with open(path, "rb") as file:
+        return hashlib.sha256(file.read()).digest()
 
 
 def input_digest(

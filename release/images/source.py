@@ -33,7 +33,15 @@ from release.core.versions import ReleaseVersion, image_tag_for, parse_version
 from release.flows.context import ReleaseContext
 from release.images.inputs import SOURCE_LABEL, context_filter
 
-__all__ = ["BuildSource", "dev_version", "listing", "read_source", "uncommitted", "with_local"]
+__all__ = [
+    "BuildSource",
+    "dev_version",
+    "explicit_version",
+    "listing",
+    "read_source",
+    "uncommitted",
+    "with_local",
+]
 
 _SHOWN = 3  # paths a message names before "and N more"
 
@@ -107,7 +115,7 @@ def with_local(version: str, *parts: str) -> str:
     return version + ("." if "+" in version else "+") + ".".join(parts)
 
 
-def _explicit(text: str) -> str:
+def explicit_version(text: str) -> str:
     """A release spelling (any of ours), or any PEP 440 version for ad-hoc builds."""
     from packaging.version import InvalidVersion, Version
 
@@ -202,7 +210,7 @@ def read_source(
     repo = ctx.repo
     revision = repo.head()
     if version is not None:
-        found, tagged, uncounted = _explicit(version), True, False
+        found, tagged, uncounted = explicit_version(version), True, False
     else:
         found, tagged, uncounted = _version_at(ctx, revision)
     changed = uncommitted(ctx)

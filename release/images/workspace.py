@@ -20,11 +20,12 @@ from release.adapters.engine import ContainerEngine
 from release.adapters.process import atomic_write
 from release.adapters.state import image_state_dir
 from release.core.matrix import ImageMatrix, Variant
+from release.core.versions import image_tag_for
 from release.errors import ConfigError, RefusedError, ReleaseError
 from release.flows.context import ReleaseContext
 from release.images.build import BuildResult, BuildStatus, build_images
 from release.images.manifest import record_builds, smoke_data, snapshot_data, write_part
-from release.images.source import BuildSource, read_source
+from release.images.source import BuildSource, explicit_version, read_source
 
 if TYPE_CHECKING:  # imported where used: a build needs neither
     from release.images.smoke_checks import SmokeReport
@@ -67,8 +68,15 @@ class Workspace:
         matrix = ctx.config.matrix
         if matrix is None:
             raise ConfigError("[tool.release.images] is missing: no image matrix to build")
+        engine = ContainerEngine.detect()
+        if version is not None:  # the tags are known: docker answers while git reads
+            tagged = image_tag_for(explicit_version(version))
+            engine.inspect_ahead(
+                [v.base_image for v in matrix.variants]
+                + [matrix.tag(v, tagged) for v in matrix.variants]
+            )
         source = read_source(ctx, version, allow_dirty=allow_dirty, allow_shallow=allow_shallow)
-        return cls(ctx, matrix, source, ContainerEngine.detect())
+        return cls(ctx, matrix, source, engine)
 
     @property
     def state_dir(self) -> Path:
