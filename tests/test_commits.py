@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
+import subprocess
+import sys
 
 import pytest
 
@@ -361,3 +364,24 @@ def test_parsed_commits_are_whole_commits() -> None:
     assert c == made and hash(c) == hash(made) and repr(c) == repr(made)
     with pytest.raises(dataclasses.FrozenInstanceError):
         c.title = "changed"  # type: ignore[misc]
+
+
+def test_a_person_hashes_as_its_fields_and_travels_without_its_hash() -> None:
+    person = Person("Ada Lovelace", "ada@example.com")
+    assert hash(person) == hash(("Ada Lovelace", "ada@example.com")) == hash(person)
+    assert {person: 1}[Person("Ada Lovelace", "ada@example.com")] == 1
+    assert Person("Ada Lovelace", "ADA@example.com") != person
+    # another process hashes strings otherwise: its copy works out its own hash
+    code = (
+        "import pickle, sys\n"
+        "person = pickle.loads(sys.stdin.buffer.read())\n"
+        "print(hash(person) == hash((person.name, person.email)), sorted(vars(person)))"
+    )
+    other = subprocess.run(
+        [sys.executable, "-c", code],
+        input=pickle.dumps(person),
+        capture_output=True,
+        check=True,
+        env={"PYTHONHASHSEED": "1234"},
+    )
+    assert other.stdout.decode().split() == ["True", "['_hash',", "'email',", "'name']"]
