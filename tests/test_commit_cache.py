@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from release.adapters.commit_cache import FORMAT, CommitCache, cache_key, cache_path, cache_policy
+from release.adapters.commit_cache import (
+    EARLIER_KEPT,
+    FORMAT,
+    CommitCache,
+    cache_key,
+    cache_path,
+    cache_policy,
+)
 from release.core.commits import make_commit
 from release.core.config import Config
 from release.errors import ConfigError
@@ -147,14 +154,22 @@ DAMAGE: list[tuple[str, Callable[[bytes, str], bytes]]] = [
     ("a length that lies", lambda data, key: data.replace(b"\n", b"0\n", 1)),
     ("a payload of another shape", lambda data, key: _header(marshal.dumps("x"), key) + marshal.dumps("x")),
     ("records of another shape", lambda data, key: _reshaped(data, key)),
+    ("earlier people of another shape", lambda data, key: _earlier_reshaped(data, key)),
     ("bytes marshal cannot read", lambda data, key: _header(b"\xff" * 64, key) + b"\xff" * 64),
 ]  # fmt: skip
 
 
 def _reshaped(data: bytes, key: str) -> bytes:
     """The same shas, each with a record that does not unpack, under a right header."""
-    _, records = marshal.loads(data[data.index(b"\n") + 1 :])
-    payload = marshal.dumps(([], {sha: (1,) for sha in records}))
+    _, records, earlier = marshal.loads(data[data.index(b"\n") + 1 :])
+    payload = marshal.dumps(([], {sha: (1,) for sha in records}, earlier))
+    return _header(payload, key) + payload
+
+
+def _earlier_reshaped(data: bytes, key: str) -> bytes:
+    """Earlier people as a list, not a tuple of lines, under a right header."""
+    people, records, earlier = marshal.loads(data[data.index(b"\n") + 1 :])
+    payload = marshal.dumps((people, records, {sha: list(v) for sha, v in earlier.items()}))
     return _header(payload, key) + payload
 
 
@@ -310,3 +325,36 @@ def test_cached_commits_equal_parsed_ones(tmp_path: Path) -> None:
     assert [vars(c) for c in again.take(shas) or []] == [vars(c) for c in reversed(parsed)]
     assert not CommitCache.load(path, "another").records
     assert sorted(again.records) == sorted(c.sha for c in parsed)
+
+
+_EARLIER = "%aN%x1f%aE%x1f%(trailers:key=Co-authored-by,valueonly,separator=%x1d)"
+
+
+def test_the_people_before_the_range_are_read_once_and_kept(history: SampleEngine) -> None:
+    """Who had changes before the range (for "New Contributors") is read with git log over
+    all the history before it: kept in the cache for the commit the range starts after,
+    as git gives it, and read from there on the next run."""
+    uncached = notes(history, *SINCE, env=OFF)
+    new = "Zoë Ünal made their first contribution"
+    assert new in uncached
+    assert notes(history, *SINCE) == uncached  # cold: read from git, then kept
+    since = history.repo.rev("main~12")
+    assert since is not None
+    cache = CommitCache.load(_path(history), _key(history))
+    by_git = history.repo.run("log", f"--format={_EARLIER}", since).stdout.splitlines()
+    assert cache.earlier == {since: tuple(sorted(set(by_git)))}
+    # a changed entry shows in the notes: the warm run read it, and did not ask git
+    cache.keep_earlier(since, [*cache.earlier[since], "Zoë Ünal\x1fzoe@example.com\x1f"])
+    cache.save()
+    warm = notes(history, *SINCE)
+    assert new not in warm and warm.replace("\n", "") != uncached.replace("\n", "")
+    assert notes(history, *SINCE, env=OFF) == uncached
+
+
+def test_earlier_people_are_kept_for_the_last_few_starts(history: SampleEngine) -> None:
+    starts = [f"main~{n}" for n in range(12, 12 - EARLIER_KEPT - 2, -1)]
+    for start in starts:
+        notes(history, "--since", start)
+    cache = CommitCache.load(_path(history), _key(history))
+    kept = [history.repo.rev(start) for start in starts[-EARLIER_KEPT:]]
+    assert list(cache.earlier) == kept

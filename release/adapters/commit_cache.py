@@ -6,7 +6,10 @@ checkout; linked worktrees share it, as they share the commits).
 What: a header line, ``release-commits <format> <key> <length> <crc32>``, then one
 ``marshal`` payload: the people seen (name, email) and, by sha, every field parsing
 gives (:class:`~release.core.commits.Commit`, the whole body included), so a cached
-commit equals the parsed one.
+commit equals the parsed one; and, for the last few commits a range of notes started
+at, who had changes before it (the distinct lines of ``git log`` of authors and
+co-author trailers over all the history up to it, which is what makes a short range's
+notes slow on a long history).
 
 The key is a digest of everything parsing depends on: this format, the Python version
 (marshal's), the package version, the source of the modules that parse (commits,
@@ -41,7 +44,8 @@ from release.errors import ConfigError
 __all__ = ["ENV", "CommitCache", "cache_key", "cache_path", "cache_policy"]
 
 ENV = "RELEASE_NOTES_CACHE"
-FORMAT = 1
+FORMAT = 2
+EARLIER_KEPT = 4  # commits whose earlier people are kept
 _MAGIC = b"release-commits"
 _PARSERS = (commits, categories, config)  # what a commit's fields are worked out by
 _ON = ("1", "on", "yes", "true")
@@ -92,6 +96,7 @@ class CommitCache:
         self.key = key
         self.people: list[tuple[str, str]] = []
         self.records: dict[str, _Record] = {}
+        self.earlier: dict[str, tuple[str, ...]] = {}  # commit -> people before it, as read
         self.changed = False  # what the file holds is not what this holds
         self._persons: list[Person] | None = None
         self._index: dict[tuple[str, str], int] | None = None
@@ -108,13 +113,15 @@ class CommitCache:
         payload = _payload(data, key)
         if payload is not None:
             try:
-                people, records = marshal.loads(payload)
+                people, records, earlier = marshal.loads(payload)
                 if (
                     isinstance(people, list)
                     and isinstance(records, dict)
                     and all(type(p) is tuple and len(p) == 2 for p in people)
+                    and isinstance(earlier, dict)
+                    and all(type(v) is tuple for v in earlier.values())
                 ):
-                    cache.people, cache.records = people, records
+                    cache.people, cache.records, cache.earlier = people, records, earlier
                     return cache
             except (EOFError, ValueError, TypeError):
                 pass
@@ -175,12 +182,21 @@ class CommitCache:
             self.changed = True
         self._persons = None
 
+    def keep_earlier(self, commit: str, lines: Iterable[str]) -> None:
+        """Who had changes before ``commit`` (the distinct lines read), kept for the last
+        :data:`EARLIER_KEPT` commits asked about."""
+        self.earlier.pop(commit, None)
+        self.earlier[commit] = tuple(sorted(set(lines)))
+        while len(self.earlier) > EARLIER_KEPT:
+            del self.earlier[next(iter(self.earlier))]
+        self.changed = True
+
     def save(self) -> None:
         """Write what this holds, if it changed, at once; a git directory that cannot be
         written is left as it is."""
         if not self.changed:
             return
-        payload = marshal.dumps((self.people, self.records))
+        payload = marshal.dumps((self.people, self.records, self.earlier))
         header = b"%s %d %s %d %d\n" % (
             _MAGIC,
             FORMAT,

@@ -11,7 +11,6 @@ import gc
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from release.adapters.git import GitRead
 from release.core.commits import LOG_FORMAT, Commit, Person, parse_log, parse_person
 from release.core.notes import Notes, build_notes, cancel_reverts
 from release.core.people import People
@@ -158,10 +157,12 @@ def notes_for_range(ctx: ReleaseContext, rng: NotesRange, *, cached: bool = Fals
     until = f"{rng.until}^{{commit}}"
     spec = f"{rng.since}^{{commit}}..{until}" if rng.since else until
     aliases = ctx.config.alias_map()
-    before = ctx.repo.start_people(f"{rng.since}^{{commit}}") if rng.since else None
+    since = f"{rng.since}^{{commit}}" if rng.since else None
     with (
         _no_cycle_collection(),
-        contextlib.closing(RangeCommits(ctx.repo, spec, aliases, cached=cached)) as reading,
+        contextlib.closing(
+            RangeCommits(ctx.repo, spec, aliases, cached=cached, since=since)
+        ) as reading,
     ):
         exclude = _shipped(ctx, rng) if rng.exclude_from else set()
         try:
@@ -175,21 +176,23 @@ def notes_for_range(ctx: ReleaseContext, rng: NotesRange, *, cached: bool = Fals
             since=rng.since,
             until=rng.until,
             exclude_identities=exclude,
-            people=_people(ctx, commits, before, reading.mailmap),
+            people=_people(
+                ctx, commits, reading.people_before() if since else None, reading.mailmap
+            ),
             aliases=aliases,
         )
 
 
 def _people(
-    ctx: ReleaseContext, commits: list[Commit], before: GitRead | None, mailmap: bool | None
+    ctx: ReleaseContext, commits: list[Commit], before: list[str] | None, mailmap: bool | None
 ) -> People:
     """How the range's people are credited: the config's bots and name merging, co-authors
     through .mailmap (``mailmap``: whether there is one, when already known), and (with a
-    start) who had changes before it."""
+    start) who had changes before it (``before``: the lines of ``start_people``)."""
     people = People(ctx.config.bots, ctx.config.merge_by_name)
     earlier: list[Person] = []
     if before is not None:
-        for line in before.out().splitlines():
+        for line in before:
             name, email, co = [*line.split("\x1f"), "", ""][:3]
             earlier.append(Person(name, email))
             earlier += [parse_person(text) for text in co.split("\x1d") if text.strip()]

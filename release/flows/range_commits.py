@@ -28,26 +28,43 @@ class RangeCommits:
     ``cached``: use the commit cache as its policy allows (``release notes`` only; tasks
     that change the repository leave its git directory to their journals).
     ``mailmap``: whether a mailmap applies, when reading the range found it out (else None).
+    ``since``: the commit the range starts after, whose earlier people
+    (:meth:`people_before`) are read at once, or taken from the cache.
     """
 
     def __init__(
-        self, repo: GitRepo, spec: str, aliases: Mapping[str, str], *, cached: bool = False
+        self,
+        repo: GitRepo,
+        spec: str,
+        aliases: Mapping[str, str],
+        *,
+        cached: bool = False,
+        since: str | None = None,
     ) -> None:
         self.repo, self.spec, self.aliases = repo, spec, aliases
         self.mailmap: bool | None = None
         self._stream: GitLog | None = None
         self._shas: GitRead | None = None
         self._cache: CommitCache | None = None
+        self._before: GitRead | None = None
+        self._earlier: tuple[str, ...] | None = None
+        self._since: str | None = None  # its sha, when the cache is used
         read, self._write = cache_policy(os.environ) if cached else (False, False)
         path = cache_path(repo.common_dir)
         if (read or self._write) and repo.replaces_objects():
             read = self._write = False
+        if since is not None and (read or self._write):
+            self._since = repo.rev(since)
         unused = None
         if read and path.is_file():
             self._shas = repo.start_range_shas(spec)  # runs while the cache is read
             self._cache = CommitCache.load(path, self._key())
+            if self._since is not None:
+                self._earlier = self._cache.earlier.get(self._since)
             if not self._cache.records:  # nothing to take from it: read the range whole
                 unused, self._shas = self._shas, None
+        if since is not None and self._earlier is None:
+            self._before = repo.start_people(since)
         if self._shas is None:
             self._stream = repo.log_stream(
                 "--no-merges", "--end-of-options", spec, fmt=LOG_FORMAT, sep=RECORD_END
@@ -65,9 +82,7 @@ class RangeCommits:
         if self._stream is not None:
             parsed = list(parse_records(self._stream, self.aliases))
             if self._write:
-                cache = self._cache or CommitCache(cache_path(self.repo.common_dir), self._key())
-                cache.add(parsed)
-                cache.save()
+                self._writable().add(parsed)
             return parsed
         assert self._shas is not None and self._cache is not None
         shas = self._shas.out().split()
@@ -82,13 +97,32 @@ class RangeCommits:
             text = self.repo.start_commit_log(shas, LOG_FORMAT).out()
             found = list(parse_log(text, self.aliases))
             cache.add(found)
-        if self._write:
-            cache.save()
         return found
 
+    def people_before(self) -> list[str]:
+        """What :meth:`GitRepo.start_people` reads for ``since`` (its distinct lines, when
+        they come from the cache)."""
+        if self._earlier is not None:
+            return list(self._earlier)
+        assert self._before is not None, "people_before needs since"
+        lines = self._before.out().splitlines()
+        self._before = None
+        if self._write and self._since is not None:
+            self._writable().keep_earlier(self._since, lines)
+        return lines
+
+    def _writable(self) -> CommitCache:
+        if self._cache is None:
+            self._cache = CommitCache(cache_path(self.repo.common_dir), self._key())
+        return self._cache
+
     def close(self) -> None:
+        """Stop what still runs; write the cache (once, with all that was read)."""
         if self._stream is not None:
             self._stream.close()
-        if self._shas is not None:
-            self._shas.result()
-            self._shas = None
+        for running in (self._shas, self._before):
+            if running is not None:
+                running.result()
+        self._shas = self._before = None
+        if self._write and self._cache is not None:
+            self._cache.save()
