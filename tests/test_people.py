@@ -48,3 +48,29 @@ def test_a_list_asked_again_is_credited_the_same() -> None:
         asked.append((author, co_authors))
     assert once.credit(alice, (bob, bot)) == ((alice, Person("Robert", "bob@example.com")), False)
     assert once.of(alias) == once.of(alice)
+
+
+# vllm-ascend #4588: the author with GitHub's address, and a co-author trailer in their
+# own name with the address git's documentation shows, which other people used too
+HERIZHEN = Person("herizhen", "59841270+herizhen@users.noreply.github.com")
+HERIZHEN_TRAILER = Person("herizhen", "you@example.com")
+
+
+def test_a_name_outweighs_an_address_someone_else_used_first() -> None:
+    identities = Identities(People())
+    earlier = Person("Lee Wong", "you@example.com")
+    assert identities.credited([earlier]) == (earlier,)
+    assert identities.credited([HERIZHEN]) == (HERIZHEN,)
+    assert identities.credited([HERIZHEN, HERIZHEN_TRAILER]) == (HERIZHEN,)
+    assert identities.of(HERIZHEN_TRAILER) == identities.of(HERIZHEN) != identities.of(earlier)
+    # an address alone still joins spellings of one person
+    renamed = Person("Lee W.", "you@example.com")
+    assert identities.of(renamed) == identities.of(earlier)
+
+
+def test_without_merging_by_name_the_address_decides() -> None:
+    identities = Identities(People(merge_by_name=False))
+    earlier = Person("Lee Wong", "you@example.com")
+    identities.credited([earlier])
+    assert identities.of(HERIZHEN_TRAILER) == identities.of(earlier)
+    assert identities.of(HERIZHEN) != identities.of(earlier)

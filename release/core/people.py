@@ -65,9 +65,9 @@ def _bot_pattern(bots: tuple[str, ...]) -> Callable[[str], object]:
 
 class Identities:
     """Contributors of one run: each person gets the number of the first person seen
-    sharing a key with them (an email or, when merging by name, a name). What a person
-    maps to and their number are worked out once per spelling (a person's number never
-    changes once given)."""
+    sharing a key with them (an email or, when merging by name, a name; the name when the
+    two point at different people). What a person maps to and their number are worked out
+    once per spelling (a person's number never changes once given)."""
 
     def __init__(self, people: People) -> None:
         self.people = people
@@ -85,7 +85,9 @@ class Identities:
 
     def _number(self, person: Person) -> int:
         keys = self.people.keys(person)
-        found = next((self._ids[k] for k in keys if k in self._ids), None)
+        # the name first: an address can be one that others used as well (a placeholder
+        # such as you@example.com in a co-author trailer), a name given is the person's own
+        found = next((self._ids[k] for k in reversed(keys) if k in self._ids), None)
         if found is None:
             found, self._next = self._next, self._next + 1
         for key in keys:
