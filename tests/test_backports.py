@@ -147,6 +147,23 @@ def test_changed_lines_match_across_a_move_and_a_changed_context() -> None:
     assert by_lines({"m": main}, {"b": Counter({"+def empty(prompt):": 1})}) == {}
 
 
+def test_changed_lines_are_trimmed_counted_and_headers_left_out() -> None:
+    patch = (
+        "--- a/x.py\n+++ b/x.py\n@@ -1 +1,9 @@\n"
+        "+\tvalue  =\t1   \r\n"  # tabs, a run of spaces, trailing spaces and CR
+        "+value = 1\n"
+        "+    value = 1\n"
+        "+  }\n+\n+   \n"  # brackets and blank lines say nothing
+        "-old()\n"
+        "+++ a line that reads as a header is left out, as before\n"
+        "++x\n"
+        "-\u00e9t\u00e9 = 2\n"
+    )
+    assert backports.changed_lines(patch) == Counter(
+        {"+value = 1": 3, "-old()": 1, "++x": 1, "-\u00e9t\u00e9 = 2": 1}
+    )
+
+
 def _c(sha: str, subject: str, body: str = ""):
     return make_commit(sha * 40, "A", "a@example.com", subject, body, {})
 

@@ -244,21 +244,24 @@ def by_message(main: Iterable[Message], branch: Iterable[Message]) -> dict[str, 
     return found
 
 
-# an added or removed line with a letter or digit in it (brackets and blank lines say
-# nothing), not a file header
-_CHANGED = re.compile(r"^(?![-+]{3} )([-+])[^\S\n]*(\S.*?)\s*$", re.M)
-_HAS_WORD = re.compile(r"[^\W_]")
+# an added or removed line, not a file header; what follows the sign is taken whole (one
+# quick scan to the line's end) and trimmed after
+_CHANGED = re.compile(r"^(?![-+]{3} )([-+])(.*)$", re.M)
+_HAS_WORD = re.compile(r"[^\W_]")  # brackets and blank lines say nothing
 _SHA_LINE = re.compile(r"^[0-9a-f]{40}$", re.M)
 
 
 def changed_lines(patch: str) -> Counter[str]:
-    """The added and removed lines of a patch, each kept with its sign, without the
-    spaces at either end (re-indented code still matches)."""
-    return Counter(
-        sign + " ".join(text.split())
-        for sign, text in _CHANGED.findall(patch)
-        if _HAS_WORD.search(text)
-    )
+    """The added and removed lines of a patch with a letter or digit in them, each kept
+    with its sign, without the spaces at either end and with runs of spaces as one
+    (re-indented code still matches). Each distinct line is trimmed once: a patch of
+    generated files repeats many."""
+    has_word = _HAS_WORD.search
+    lines: Counter[str] = Counter()
+    for (sign, text), count in Counter(_CHANGED.findall(patch)).items():
+        if has_word(text):
+            lines[sign + " ".join(text.split())] += count
+    return lines
 
 
 def patches(text: str) -> dict[str, Counter[str]]:
