@@ -461,6 +461,11 @@ GITHUB_REVERTS = {
     "title-cut-short": ('Revert "[Bugfix] Fix the batch li…', ""),
     "unclosed-quote": ('Revert "[Bugfix] Fix the batch limit', ""),
     "by-title-only": ('Revert "Fix the batch limit"', ""),
+    # a revert bot's (vllm-ascend #14287): the reverted PR after the quote, then its own
+    "bot-numbers-after-quote": (
+        '[Revert] Revert "[Bugfix] Fix the batch limit" (#1) (#9001)',
+        "Revert of PR #1 (merged onto `main`).\n\nOriginal PR: #1\n",
+    ),
 }
 
 
@@ -483,6 +488,19 @@ def test_a_revert_found_by_pr_number_wins_over_a_same_title() -> None:
         c(3, 'Revert "Retry" (#3)', "Reverts org/engine#1"),
     )
     assert [e.pr for e in notes.entries] == [2]
+
+
+def test_the_first_of_two_numbers_after_the_quote_is_the_reverted_pr() -> None:
+    notes = notes_of(
+        c(1, "[CI] Add a nightly test (#1)"),
+        c(2, "[CI] Add a nightly test (#2)"),  # relanded under the same title
+        c(3, '[Revert] Revert "[CI] Add a nightly test" (#1) (#3)'),
+    )
+    assert [e.pr for e in notes.entries] == [2]
+    assert set(notes.cancelled) == {sha(1), sha(3)}
+    # one number after the quote is the revert's own
+    alone = notes_of(c(1, "[CI] Add a nightly test (#1)"), c(3, 'Revert "Add a nightly test" (#3)'))
+    assert alone.entries == () and set(alone.cancelled) == {sha(1), sha(3)}
 
 
 def test_reapply_is_a_revert_of_the_revert() -> None:

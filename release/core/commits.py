@@ -40,12 +40,13 @@ REASON_TRAILER = "Cherry-pick-reason"
 CHANGELOG_TRAILER = "Release-changelog"
 
 _PREFIXES = re.compile(r"(?:\s*\[[^\]]*\]\s*)+")  # every leading prefix at once
-# 'Revert "<subject>"', optionally followed by the revert's own PR number (vLLM style).
 # 'Revert "<subject>"', after category prefixes, optionally with the revert's own PR number
-# (vLLM style); the closing quote may be missing (GitHub cuts long titles). git's
-# 'Reapply "<subject>"' reverts the revert of <subject>.
+# (vLLM style); the closing quote may be missing (GitHub cuts long titles). With two
+# numbers after the quote, the first is the reverted one's ('Revert "<title>" (#N) (#M)',
+# as revert bots write it). git's 'Reapply "<subject>"' reverts the revert of <subject>.
 _REVERT = re.compile(
-    r'^(?:\s*\[[^\]]*\])*\s*(?P<kind>Revert|Reapply)\s+"(?P<subject>.*?)(?:"(?:\s*\(#\d+\))?)?\s*$'
+    r'^(?:\s*\[[^\]]*\])*\s*(?P<kind>Revert|Reapply)\s+"(?P<subject>.*?)'
+    r'(?:"(?:(?P<reverted>\s*\(#\d+\))(?=\s*\(#\d+\)\s*$))?(?:\s*\(#\d+\))?)?\s*$'
 )
 # GitHub's revert body: "Reverts org/repo#123" (or "Reverts #123").
 _REVERTS_PR = re.compile(r"^Reverts (?:[\w.-]+/[\w.-]+)?#([0-9]{1,9})\b", re.MULTILINE)
@@ -321,6 +322,7 @@ class _Parser:
             reverted = revert["subject"]
             if revert["kind"] == "Reapply":  # git's name for reverting 'Revert "X"'
                 reverted = f'Revert "{reverted}"'
+            reverted += revert["reverted"] or ""  # 'Revert "X" (#N)' has X (#N)'s number
         category, title, pr, prefixes = self.subject(revert["subject"] if revert else subject)
         if revert:
             # A revert is listed under what it reverts, but keeps its own PR number.
