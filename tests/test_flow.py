@@ -437,6 +437,10 @@ def test_promote_then_a_post_release(cut_engine: SampleEngine) -> None:
     state = status(engine)
     assert state["untagged_commits"] == 1
     assert state["next_command"] == "release tag --version 0.1.0.post1"
+    # what the post release will say, in either view: what came since the final
+    final_view = release(engine, "notes", "--view", "final").stdout
+    assert final_view == release(engine, "notes").stdout
+    assert "Return 400" in final_view and "#109" not in final_view
     post = release(engine, "tag", "--version", "0.1.0.post1")
     assert post.stdout.startswith("tagged v0.1.0.post1\n")
     text = tag_message(engine, "v0.1.0.post1")

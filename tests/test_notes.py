@@ -402,9 +402,11 @@ def test_views_since_previous_rc_and_since_last_final(cycle: Cycle, cli) -> None
     final = cli(cycle.root, "notes", "--until", "v0.1.0", "--view", "final")
     assert rc_view.stdout != final_view.stdout
     assert final_view.stdout == final.stdout  # the final is the last rc's commit
-    # on the branch after promote: nothing since the final, everything since no final
+    # on the branch after promote (its changelog commit follows the final): the release
+    # is out, so either view is since the final, what a post release would bring
     assert cli(cycle.root, "notes").stdout == "No changes.\n"
-    assert cli(cycle.root, "notes", "--view", "final").stdout == final.stdout
+    assert cli(cycle.root, "notes", "--view", "final").stdout == "No changes.\n"
+    assert cli(cycle.root, "notes", "--view", "final", "--until", "v0.1.0").stdout == final.stdout
 
 
 def test_notes_to_a_file(cycle: Cycle, cli, tmp_path: Path) -> None:

@@ -87,6 +87,9 @@ def default_range(ctx: ReleaseContext, until: str, view: str = "rc") -> NotesRan
     ours = [t for t in ctx.release_tags(release, tags) if t.local]
     if view == "rc" and ours:
         return NotesRange(ours[-1].name, until)
+    finals = [t for t in ours if not t.version.is_rc]
+    if finals:  # the release is out: what follows is a post release, since its last final
+        return NotesRange(finals[-1].name, until)
     previous = ctx.previous_final(release, tags)
     return NotesRange(
         previous.name if previous else None, until, previous.name if previous else None
