@@ -88,3 +88,25 @@ def test_stream_across_reads_and_characters(engine: SampleEngine) -> None:
         expected = engine.repo.log("-3", "main", fmt="%B%x1e").split(sep)
         with engine.repo.log_stream("-3", "main", fmt="%B%x1e", sep=sep) as pieces:
             assert list(pieces) == expected
+
+
+@pytest.mark.parametrize(("part", "running"), [(1, 1), (2, 2), (3, 5), (100, 2)])
+def test_patches_in_parts_are_the_patches_of_the_whole_list(
+    engine: SampleEngine, part: int, running: int
+) -> None:
+    repo = engine.repo
+    shas = repo.rev_list("--reverse", "main")[:7]
+    whole = repo.start_patches(shas).out()
+    parts = list(repo.patches_in_parts(shas, part=part, running=running))
+    assert len(parts) == -(-len(shas) // part)
+    assert "\n".join(parts) == whole
+    assert [line for line in "\n".join(parts).splitlines() if line in shas] == shas
+
+
+def test_patches_in_parts_given_up_half_way(engine: SampleEngine) -> None:
+    repo = engine.repo
+    shas = repo.rev_list("--reverse", "main")[:6]
+    parts = repo.patches_in_parts(shas, part=1, running=3)
+    assert next(parts).startswith(shas[0])
+    parts.close()  # the parts still read end with it: nothing is left running
+    assert list(parts) == []

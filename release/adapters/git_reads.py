@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -94,6 +95,26 @@ class GitReads:
         return self.start(
             "diff-tree", "-p", "-U0", "-r", "-M", "--root", "--stdin", stdin=stdin
         )  # fmt: skip
+
+    def patches_in_parts(
+        self, shas: Sequence[str], part: int = 200, running: int = 2
+    ) -> Iterator[str]:
+        """:meth:`start_patches` of ``shas``, ``part`` commits at a time and ``running``
+        parts read by git at once: each part's output comes as soon as it is read, while
+        git reads the next (a long list's patches are parsed as they come, on another core
+        than git's)."""
+        parts = [shas[n : n + part] for n in range(0, len(shas), part)]
+        reading = deque(self.start_patches(p) for p in parts[:running])
+        try:
+            for later in parts[running:]:
+                done = reading.popleft()
+                reading.append(self.start_patches(later))
+                yield done.out()
+            while reading:
+                yield reading.popleft().out()
+        finally:  # given up half way: the parts still read end before this does
+            for left in reading:
+                left.result()
 
     def patch_ids(self, shas: Sequence[str]) -> dict[str, str]:
         """Commit -> its patch id (``git patch-id --stable``: what ``git cherry`` compares);

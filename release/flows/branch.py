@@ -303,7 +303,9 @@ class ReleaseBranch:
         pairs = {sha: others for sha, others in pairs.items() if others}
         if pairs:
             both = list(dict.fromkeys([*pairs, *(b for bs in pairs.values() for b in bs)]))
-            lines = backports.patches(self.ctx.repo.start_patches(both).out())
+            lines = {}
+            for text in self.ctx.repo.patches_in_parts(both):
+                lines.update(backports.patches(text))
             main_lines = {sha: lines.get(sha, Counter()) for sha in pairs}
             found.update(backports.by_lines(main_lines, lines, pairs))
         return found
