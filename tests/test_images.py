@@ -31,7 +31,7 @@ import pytest
 from release.adapters.engine import ContainerEngine
 from release.errors import EngineError
 from release.images.inputs import context_files
-from release.sample import make_sample_engine
+from release.sample import SampleEngine, make_sample_engine
 from tests.conftest import CliResult, repo_state, run_cli
 from tests.docker_support import (
     REQUIRE_ENV,
@@ -546,6 +546,25 @@ def test_an_inspect_ahead_raises_where_its_answer_is_taken(fake_cli: FakeCli) ->
     engine.inspect_ahead(["org/engine:v1"])  # no error here
     with pytest.raises(EngineError, match="no Docker Engine is reachable"):
         engine.inspect_images(["org/engine:v1"])
+
+
+def test_only_a_workspace_for_an_image_task_asks_ahead(
+    fake_cli: FakeCli, cut_engine_copy: SampleEngine
+) -> None:
+    from release.images.workspace import Workspace
+
+    root = cut_engine_copy.root
+
+    def inspects() -> list[str]:
+        return [c for c in fake_cli.calls() if c.startswith("image inspect")]
+
+    Workspace.open(root, "0.1.0rc1")  # push, pull, a dry run: no question to the engine
+    assert inspects() == []
+    ws = Workspace.open(root, "0.1.0rc1", inspect=True)
+    tags = [ws.image(v) for v in ws.matrix.variants]
+    bases = [v.base_image for v in ws.matrix.variants]
+    assert ws.engine.inspect_images([*bases, *tags]) == dict.fromkeys([*bases, *tags])
+    assert inspects() == ["image inspect " + " ".join(dict.fromkeys([*bases, *tags]))]
 
 
 # -- the sample engine: build, smoke, snapshot ------------------------------------------------

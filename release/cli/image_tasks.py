@@ -21,7 +21,7 @@ def _ids(variant: str | None) -> list[str] | None:
 
 
 def _workspace(  # type: ignore[no-untyped-def]
-    version: str | None, allow_dirty: bool, allow_shallow: bool
+    version: str | None, allow_dirty: bool, allow_shallow: bool, *, inspect: bool = False
 ):
     from release.images.workspace import Workspace
 
@@ -30,6 +30,7 @@ def _workspace(  # type: ignore[no-untyped-def]
         version,
         allow_dirty=allow_dirty,
         allow_shallow=allow_shallow,
+        inspect=inspect,
     )
 
 
@@ -71,7 +72,7 @@ def build(
     from release.images import workspace
 
     workspace.build(
-        _workspace(version, allow_dirty, allow_shallow),
+        _workspace(version, allow_dirty, allow_shallow, inspect=True),
         _ids(variant),
         jobs=jobs,
         keep_going=keep_going,
@@ -101,7 +102,7 @@ def smoke(
     """Smoke-test each variant's image (builds it first if missing)."""
     from release.images import workspace
 
-    ws = _workspace(version, allow_dirty, allow_shallow)
+    ws = _workspace(version, allow_dirty, allow_shallow, inspect=True)
     workspace.smoke(ws, _ids(variant), say=say, as_json=json, note=_to_stderr)
 
 
@@ -128,7 +129,7 @@ def snapshot(
     record the runtime state (not on CUDA 12.x variants)."""
     from release.images import workspace
 
-    ws = _workspace(version, allow_dirty, allow_shallow)
+    ws = _workspace(version, allow_dirty, allow_shallow, inspect=not dry_run)
     ids = _ids(variant) or list(ws.matrix.snapshot_ids())
     if dry_run:
         workspace.snapshot_plan(ws, ids, say=say)

@@ -52,6 +52,7 @@ def _run(session: Any, root: Path, action: Callable[..., Any], variant: str) -> 
                 opts.version,
                 allow_dirty=opts.allow_dirty,
                 allow_shallow=opts.allow_shallow,
+                inspect=True,  # every session's action starts by asking about its images
             )
             action(ws, opts, variant, session.log)
     except ReleaseError as err:

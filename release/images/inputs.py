@@ -234,7 +234,7 @@ def _context_part(context: Path, dockerfile: Path, cache: HashCache | None) -> l
 
 def _file_sha256(path: str) -> bytes:
     with open(path, "rb") as file:
-        return hashlib.sha256(file.read()).digest()
+        return hashlib.file_digest(file, "sha256").digest()
 
 
 def input_digest(

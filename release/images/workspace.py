@@ -63,13 +63,16 @@ class Workspace:
         *,
         allow_dirty: bool = False,
         allow_shallow: bool = False,
+        inspect: bool = False,
     ) -> Workspace:
+        """``inspect``: the task's first question to the engine is about the matrix's
+        bases and tags (build, smoke, snapshot): asked at once, answered while git reads."""
         ctx = ReleaseContext(path)
         matrix = ctx.config.matrix
         if matrix is None:
             raise ConfigError("[tool.release.images] is missing: no image matrix to build")
         engine = ContainerEngine.detect()
-        if version is not None:  # the tags are known: docker answers while git reads
+        if inspect and version is not None:  # the tags are known
             tagged = image_tag_for(explicit_version(version))
             engine.inspect_ahead(
                 [v.base_image for v in matrix.variants]
