@@ -13,9 +13,14 @@ It prints, for the main branch (``--main``, default ``origin/main``):
   in a shared clone, so nothing is written into the repository measured;
 - pick byte-equality: the last ``--picks`` main commits picked with ``--reason`` onto a
   branch at the oldest of them, each message compared with what plain
-  ``git cherry-pick -x`` writes plus the trailer.
+  ``git cherry-pick -x`` writes plus the trailer;
+- ``release pick --dry-run`` of every main commit since a release branch's branch point
+  (``--release-branch``, default the newest ``releases/*``), adapted-backport detection
+  included, against ``git cherry`` of the same branch and main, with the patch cache cold
+  and warm; the plan must be the same either way.
 
-Usage: ``python benchmarks/real_history.py [--repo PATH] [--main REF] [--rounds N]``.
+Usage: ``python benchmarks/real_history.py [--repo PATH] [--main REF] [--rounds N]
+[--release-branch NAME]``.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from release.core.notes import build_notes, cancel_reverts
 
 ENV_VAR = "RELEASE_REAL_HISTORY"
 TRAILER = b"Cherry-pick-reason: regression\n"
-CACHE_ON = {**os.environ, "RELEASE_NOTES_CACHE": "1"}  # written on CI runners too, here
+CACHE_ON = {**os.environ, "RELEASE_REPO_CACHE": "1"}  # written on CI runners too, here
 
 
 def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
@@ -83,6 +88,24 @@ def _output(argv: list[str], cwd: Path) -> bytes:
     return subprocess.run(argv, cwd=cwd, env=CACHE_ON, capture_output=True, check=True).stdout
 
 
+def _cold_and_warm(
+    release: list[str], raw: list[str], cwd: Path, cache: Path, rounds: int
+) -> list[tuple[str, tuple[float, float]]]:
+    """(state, (median ms of ours, of the raw command)) with the cache cold (removed before
+    each run), then warm; the runs alternate, so load on the machine falls on both."""
+    figures = []
+    for state in ("cold", "warm"):
+        _median_ms(release, cwd, 1)  # warm-up: bytecode, the cache
+        ours, base = [], []
+        for _ in range(rounds):
+            if state == "cold":
+                cache.unlink(missing_ok=True)
+            ours.append(_median_ms(release, cwd, 1))
+            base.append(_median_ms(raw, cwd, 1))
+        figures.append((state, (statistics.median(ours), statistics.median(base))))
+    return figures
+
+
 def notes_speed(repo: Path, main: str, rounds: int) -> None:
     tip = git(repo, "rev-parse", f"{main}^{{commit}}").strip()
     root = git(repo, "rev-list", "--max-parents=0", tip).split()[-1]
@@ -103,15 +126,7 @@ def notes_speed(repo: Path, main: str, rounds: int) -> None:
             cache.unlink(missing_ok=True)
             cold, warm = (_output(release, clone) for _ in range(2))
             print(f"same notes with a cold and a warm cache: {'yes' if cold == warm else 'NO'}")
-            for state in ("cold", "warm"):
-                _median_ms(release, clone, 1)  # warm-up: bytecode, the cache
-                ours, base = [], []
-                for _ in range(rounds):  # alternating, so load on the machine falls on both
-                    if state == "cold":
-                        cache.unlink(missing_ok=True)
-                    ours.append(_median_ms(release, clone, 1))
-                    base.append(_median_ms(raw, clone, 1))
-                a, b = statistics.median(ours), statistics.median(base)
+            for state, (a, b) in _cold_and_warm(release, raw, clone, cache, rounds):
                 print(
                     f"release notes, {label} of {main}, {state} cache: {a:.0f} ms vs git log "
                     f"{b:.0f} ms = {a / b:.2f}x"
@@ -163,21 +178,73 @@ def pick_bytes(repo: Path, main: str, count: int) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def newest_release_branch(repo: Path) -> str | None:
+    names = git(
+        repo, "for-each-ref", "--sort=-version:refname", "--format=%(refname:lstrip=3)",
+        "refs/remotes/origin/releases/",
+    ).split()  # fmt: skip
+    return names[0] if names else None
+
+
+def pick_speed(repo: Path, main: str, branch: str | None, rounds: int) -> None:
+    branch = branch or newest_release_branch(repo)
+    if branch is None:
+        print("pick --dry-run: skipped (no origin/releases/* branch)")
+        return
+    work = Path(tempfile.mkdtemp(prefix="release-real-"))
+    try:
+        clone = work / "clone"
+        subprocess.run(
+            ["git", "clone", "--quiet", "--shared", "--branch", branch, str(repo), str(clone)],
+            check=True,
+        )
+        git(clone, "branch", "--quiet", "-f", "main", main)
+        base = git(clone, "merge-base", "main", branch).strip()
+        shas = git(clone, "rev-list", "--no-merges", "--reverse", f"{base}..main").split()
+        picks = work / "picks"
+        picks.write_text("".join(f"{sha}\n" for sha in shas))
+        release = [sys.executable, "-m", "release", "pick", "--dry-run", "--allow-feature",
+                   "--file", str(picks)]  # fmt: skip
+        raw = ["git", "cherry", branch, "main"]
+        cache = clone / ".git" / "release" / "patches.cache"
+        cache.unlink(missing_ok=True)
+        cold, warm = (_output(release, clone) for _ in range(2))
+        print(f"pick --dry-run of {len(shas)} candidates onto {branch}: "
+              f"{cold.decode().splitlines()[0]}")  # fmt: skip
+        print(f"same plan with a cold and a warm patch cache: {'yes' if cold == warm else 'NO'}")
+        for state, (a, b) in _cold_and_warm(release, raw, clone, cache, rounds):
+            print(
+                f"release pick --dry-run, {len(shas)} candidates, {state} cache: {a:.0f} ms vs "
+                f"git cherry {b:.0f} ms = {a / b:.2f}x"
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repo", default=os.environ.get(ENV_VAR))
     parser.add_argument("--main", default="origin/main")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--picks", type=int, default=8)
+    parser.add_argument("--release-branch", default=None)
+    parser.add_argument(
+        "--only", choices=("notes", "picks", "pick-speed"), default=None,
+        help="run one part (default: all)",
+    )  # fmt: skip
     args = parser.parse_args()
     repo = Path(args.repo) if args.repo else None
     if repo is None or (not (repo / ".git").exists() and not (repo / "HEAD").exists()):
         print(f"real history: skipped (no clone at {repo or '$' + ENV_VAR}; set {ENV_VAR} to a "
               "clone of vllm-project/vllm-gaudi, with its remote branches and tags)")  # fmt: skip
         return 0
-    categories_and_people(repo, args.main)
-    notes_speed(repo, args.main, args.rounds)
-    pick_bytes(repo, args.main, args.picks)
+    if args.only in (None, "notes"):
+        categories_and_people(repo, args.main)
+        notes_speed(repo, args.main, args.rounds)
+    if args.only in (None, "picks"):
+        pick_bytes(repo, args.main, args.picks)
+    if args.only in (None, "pick-speed"):
+        pick_speed(repo, args.main, args.release_branch, args.rounds)
     return 0
 
 

@@ -52,7 +52,7 @@ ENV = {
     **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
     **GIT_ENV,
     "NO_COLOR": "1",
-    "RELEASE_NOTES_CACHE": "1",  # the commit cache is written on CI runners too, here
+    "RELEASE_REPO_CACHE": "1",  # the commit cache is written on CI runners too, here
 }
 PICK_BRANCH = "releases/v0.32.0"
 

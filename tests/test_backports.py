@@ -253,10 +253,9 @@ def test_pick_leaves_a_held_commit_alone_and_repick_takes_it(cut_engine_copy: Sa
     assert "asked by --repick although likely already backported" in steps[0]["detail"]
 
 
-def test_a_backport_into_a_moved_file_is_found_by_its_changed_lines(
-    cut_engine_copy: SampleEngine,
-) -> None:
-    engine = cut_engine_copy
+def moved_file_backport(engine: SampleEngine) -> tuple[str, str]:
+    """(a fix on main, its copy on the release branch): the branch moved the file first and
+    the copy words its messages differently; no -x line, no number, another title."""
     handler = "\n\ndef empty_prompt(request):\n    prompt = request.get('prompt')\n    if not prompt:\n        return {'error': 'empty prompt', 'status': 400}\n    return None\n"
     git(engine, "switch", "--quiet", "main")
     server = engine.root / "tinyengine" / "server.py"
@@ -270,7 +269,14 @@ def test_a_backport_into_a_moved_file_is_found_by_its_changed_lines(
     moved = engine.root / "tinyengine" / "api" / "server.py"
     moved.write_text(moved.read_text() + handler.replace("empty prompt", "prompt is empty"))
     git(engine, "commit", "--quiet", "-am", "Answer 400 when there is nothing to complete")
-    copy = git(engine, "rev-parse", "HEAD")
+    return fix, git(engine, "rev-parse", "HEAD")
+
+
+def test_a_backport_into_a_moved_file_is_found_by_its_changed_lines(
+    cut_engine_copy: SampleEngine,
+) -> None:
+    engine = cut_engine_copy
+    fix, copy = moved_file_backport(engine)
     steps = plan(engine, fix)
     assert steps[0][:2] == ("hold", fix)
     assert steps[0][2].startswith(f"likely already backported as {copy[:12]} (")

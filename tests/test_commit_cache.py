@@ -28,14 +28,14 @@ from release.sample import ALICE, BOB, CAROL, Change, SampleEngine, add_commit
 
 from .conftest import run_cli
 
-OFF = {"RELEASE_NOTES_CACHE": "0"}
+OFF = {"RELEASE_REPO_CACHE": "0"}
 
 
 @pytest.fixture(autouse=True)
 def _no_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     """The tests say where they want CI and the setting; the runner's own do not leak in."""
     monkeypatch.delenv("CI", raising=False)
-    monkeypatch.delenv("RELEASE_NOTES_CACHE", raising=False)
+    monkeypatch.delenv("RELEASE_REPO_CACHE", raising=False)
 
 
 @pytest.fixture
@@ -113,7 +113,7 @@ def test_cold_warm_and_no_cache_give_the_same_notes(
 
 def test_the_warm_run_reads_the_cache_and_the_setting_turns_it_off(history: SampleEngine) -> None:
     """A record changed in the file (with the file's own key and checksum) shows in the
-    notes: the warm run read it. With RELEASE_NOTES_CACHE=0 it is not read."""
+    notes: the warm run read it. With RELEASE_REPO_CACHE=0 it is not read."""
     uncached = notes(history, *SINCE, env=OFF)
     notes(history, *SINCE)
     cache = CommitCache.load(_path(history), _key(history))
@@ -268,7 +268,7 @@ def test_a_linked_worktree_uses_the_common_git_directory(history: SampleEngine) 
     [
         pytest.param({}, True, id="default"),
         pytest.param({"CI": "true"}, False, id="CI"),
-        pytest.param({"CI": "true", "RELEASE_NOTES_CACHE": "1"}, True, id="CI, asked for"),
+        pytest.param({"CI": "true", "RELEASE_REPO_CACHE": "1"}, True, id="CI, asked for"),
         pytest.param({"CI": "false"}, True, id="CI=false"),
         pytest.param(OFF, False, id="off"),
     ],
@@ -282,11 +282,11 @@ def test_where_the_cache_is_written(
 
 
 def test_a_bad_setting_is_bad_input(history: SampleEngine) -> None:
-    result = run_cli(history.root, "notes", *SINCE, env={"RELEASE_NOTES_CACHE": "maybe"})
+    result = run_cli(history.root, "notes", *SINCE, env={"RELEASE_REPO_CACHE": "maybe"})
     assert result.code == 2
-    assert result.stderr.startswith("error: RELEASE_NOTES_CACHE='maybe'")
+    assert result.stderr.startswith("error: RELEASE_REPO_CACHE='maybe'")
     with pytest.raises(ConfigError):
-        cache_policy({"RELEASE_NOTES_CACHE": "maybe"})
+        cache_policy({"RELEASE_REPO_CACHE": "maybe"})
     assert cache_policy({}) == (True, True)
     assert cache_policy({"CI": "1"}) == (True, False)
 

@@ -18,32 +18,28 @@ as it maps them). Another key, a length or checksum that does not match, a paylo
 does not unpack: the file is ignored and written anew, atomically (readers see the old
 file or the new one). The header is checked before anything is unpacked.
 
-When: read unless ``RELEASE_NOTES_CACHE=0``; written unless ``RELEASE_NOTES_CACHE=0``,
+When: read unless ``RELEASE_REPO_CACHE=0``; written unless ``RELEASE_REPO_CACHE=0``,
 or on CI (``CI`` set, as CI services set it: a one-off checkout gains nothing and its
-git directory may be shared or read-only) unless ``RELEASE_NOTES_CACHE=1``. A git
+git directory may be shared or read-only) unless ``RELEASE_REPO_CACHE=1``. A git
 directory that cannot be written is left as it is, silently.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import marshal
 import sys
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from release import __version__
-from release.adapters.process import atomic_write
+from release.adapters.cache_file import digest_of, read_payload, write_payload
 from release.core import categories, commits, config
 from release.core.commits import Commit, Person, assemble_commit
 from release.errors import ConfigError
 
 __all__ = ["ENV", "CommitCache", "cache_key", "cache_path", "cache_policy"]
 
-ENV = "RELEASE_NOTES_CACHE"
+ENV = "RELEASE_REPO_CACHE"
 FORMAT = 2
 EARLIER_KEPT = 4  # commits whose earlier people are kept
 _MAGIC = b"release-commits"
@@ -57,7 +53,7 @@ def cache_path(common_dir: Path) -> Path:
 
 
 def cache_policy(env: Mapping[str, str]) -> tuple[bool, bool]:
-    """(read, write) the cache, from ``RELEASE_NOTES_CACHE`` and ``CI``."""
+    """(read, write) the cache, from ``RELEASE_REPO_CACHE`` and ``CI``."""
     setting = env.get(ENV, "").strip().lower()
     if setting in _OFF:
         return False, False
@@ -71,16 +67,12 @@ def cache_policy(env: Mapping[str, str]) -> tuple[bool, bool]:
 
 def cache_key(aliases: Mapping[str, str], mailmap: str) -> str:
     """A digest of what parsing a commit depends on (see the module's doc)."""
-    digest = hashlib.sha256()
-    digest.update(repr((FORMAT, marshal.version, sys.version_info[:2], __version__)).encode())
-    for module in (*_PARSERS, sys.modules[__name__]):
-        source = module.__file__
-        with contextlib.suppress(OSError, TypeError):
-            digest.update(Path(source).read_bytes() if source else b"")
-        digest.update(b"\0")
-    digest.update(repr(sorted(aliases.items())).encode("utf-8", "surrogateescape"))
-    digest.update(mailmap.encode())
-    return digest.hexdigest()
+    return digest_of(
+        FORMAT,
+        (*_PARSERS, sys.modules[__name__]),
+        repr(sorted(aliases.items())).encode("utf-8", "surrogateescape"),
+        mailmap.encode(),
+    )
 
 
 # A record: author and co-authors as indexes into the people, then the other fields in
@@ -106,11 +98,7 @@ class CommitCache:
         """What ``path`` holds for ``key``; empty (to be written anew) when it holds
         nothing usable: missing, another key, damaged, foreign."""
         cache = cls(path, key)
-        try:
-            data = path.read_bytes()
-        except OSError:
-            data = b""
-        payload = _payload(data, key)
+        payload, there = read_payload(path, _MAGIC, FORMAT, key)
         if payload is not None:
             try:
                 people, records, earlier = marshal.loads(payload)
@@ -125,7 +113,7 @@ class CommitCache:
                     return cache
             except (EOFError, ValueError, TypeError):
                 pass
-        cache.changed = bool(data)
+        cache.changed = there
         return cache
 
     def __contains__(self, sha: str) -> bool:
@@ -197,32 +185,8 @@ class CommitCache:
         if not self.changed:
             return
         payload = marshal.dumps((self.people, self.records, self.earlier))
-        header = b"%s %d %s %d %d\n" % (
-            _MAGIC,
-            FORMAT,
-            self.key.encode(),
-            len(payload),
-            zlib.crc32(payload),
-        )
-        with contextlib.suppress(OSError):
-            atomic_write(self.path, header + payload)
+        if write_payload(self.path, _MAGIC, FORMAT, self.key, payload):
             self.changed = False
-
-
-def _payload(data: bytes, key: str) -> memoryview | None:
-    """The payload of a file written for ``key``, whole and undamaged; else None."""
-    end = data.find(b"\n", 0, 256)
-    if end < 0:
-        return None
-    fields = data[:end].split(b" ")
-    if len(fields) != 5 or fields[0] != _MAGIC or fields[1] != b"%d" % FORMAT:
-        return None
-    if fields[2] != key.encode() or not (fields[3].isdigit() and fields[4].isdigit()):
-        return None
-    payload = memoryview(data)[end + 1 :]  # not a copy
-    if len(payload) != int(fields[3]) or zlib.crc32(payload) != int(fields[4]):
-        return None
-    return payload
 
 
 def _commit(sha: str, record: _Record, persons: list[Person]) -> Commit:

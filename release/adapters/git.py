@@ -317,12 +317,6 @@ class GitRepo(GitReads):
         pairs = (line.split("\t", 1) for line in result.stdout.splitlines())
         return {ref: sha for sha, ref in pairs}
 
-    def cherry(self, upstream: str, head: str, limit: str) -> set[str]:
-        """Commits of ``head`` after ``limit`` whose patch ``upstream`` has (``git cherry``'s
-        ``-`` lines: the same change, whatever its message or sha)."""
-        text = self.out("cherry", upstream, head, limit)
-        return {line[2:].strip() for line in text.splitlines() if line.startswith("- ")}
-
     def authorship(self, sha: str) -> tuple[str, str, str]:
         """(author name, email, ISO date) of a commit."""
         name, email, date = self.out("show", "-s", "--format=%an%x1f%ae%x1f%aI", sha).split("\x1f")

@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING
 
 from release.adapters.git_process import GitRead, GitResult
 
-__all__ = ["GitReads"]
+__all__ = ["GitReads", "cherry_marked", "files_changed"]
+
+_PATCHES = ("diff-tree", "-p", "-U0", "-r", "-M", "-l1000", "--root", "--stdin")
 
 
 class GitReads:
@@ -90,11 +92,10 @@ class GitReads:
     def start_patches(self, shas: Sequence[str]) -> GitRead:
         """Each commit's patch against its first parent, led by its sha on a line of its own
         (``git diff-tree -p --stdin``; no context lines; renames found, so a moved file shows
-        its changes, not all its lines)."""
+        its changes, not all its lines; the rename limit given, not taken from the
+        configuration, so a commit's patch reads the same everywhere)."""
         stdin = "".join(f"{sha}\n" for sha in shas)
-        return self.start(
-            "diff-tree", "-p", "-U0", "-r", "-M", "--root", "--stdin", stdin=stdin
-        )  # fmt: skip
+        return self.start(*_PATCHES, stdin=stdin)
 
     def patches_in_parts(
         self, shas: Sequence[str], part: int = 200, running: int = 2
@@ -116,6 +117,11 @@ class GitReads:
             for left in reading:
                 left.result()
 
+    def start_cherry(self, upstream: str, head: str, limit: str) -> GitRead:
+        """``git cherry``: which commits of ``head`` after ``limit`` have their patch in
+        ``upstream`` (read with :func:`cherry_marked`)."""
+        return self.start("cherry", upstream, head, limit)
+
     def patch_ids(self, shas: Sequence[str]) -> dict[str, str]:
         """Commit -> its patch id (``git patch-id --stable``: what ``git cherry`` compares);
         a commit that changes nothing has none."""
@@ -128,6 +134,44 @@ class GitReads:
         ids = self.run("patch-id", "--stable", stdin=patches + "\n").stdout
         pairs = (line.split() for line in ids.splitlines())
         return {sha: pid for pid, sha in pairs}
+
+
+def cherry_marked(text: str) -> set[str]:
+    """The commits ``git cherry`` marks ``-``: the same change is upstream, whatever its
+    message or sha."""
+    return {line[2:].strip() for line in text.splitlines() if line.startswith("- ")}
+
+
+_GITLINK = "160000"
+
+
+def files_changed(text: str, *, by_sha: bool) -> dict[str, frozenset[str]]:
+    """Commit -> the files it changes, from ``-z --raw`` output; commits start with their
+    sha (:meth:`GitRepo.start_files_of`) or with a record separator
+    (:meth:`GitRepo.start_files_log`, keyed by count).
+
+    The sets are what git's patch ids hash first, made coarser so that two commits git
+    could match always have the same set: whitespace is dropped from file names (as git
+    does), each file counts once, submodules not at all.
+    """
+    out: dict[str, set[str]] = {}
+    current: set[str] = set()
+    tokens = text.split("\0")
+    index = 0
+    while index < len(tokens):
+        token = tokens[index].lstrip("\n")
+        index += 1
+        if token.startswith(":"):  # ":<mode> <mode> <sha> <sha> <status>", then its paths
+            fields = token[1:].split(" ")
+            paths = tokens[index : index + (2 if fields[-1][:1] in ("R", "C") else 1)]
+            index += len(paths)
+            if _GITLINK not in fields[:2]:
+                current.update("".join(p.split()) for p in paths)
+        elif by_sha and token:
+            current = out.setdefault(token, set())
+        elif token == "\x1e":
+            current = out.setdefault(str(len(out)), set())
+    return {key: frozenset(paths) for key, paths in out.items()}
 
 
 def _read(path: Path) -> bytes:

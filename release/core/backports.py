@@ -24,10 +24,12 @@ the change is not there (:func:`undone`).
 from __future__ import annotations
 
 import re
+import zlib
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TypeVar
 
 from release.core.commits import Commit, pr_number, title_key
 
@@ -35,12 +37,17 @@ __all__ = [
     "CONTAINED_THRESHOLD",
     "LINES_THRESHOLD",
     "Evidence",
+    "Facts",
     "Message",
+    "by_counts",
     "by_lines",
     "by_message",
     "changed_lines",
+    "joint_shared",
     "normalized_title",
     "patches",
+    "shared_lines",
+    "signature",
     "similarity",
     "undone",
 ]
@@ -91,6 +98,8 @@ _TRAIL = re.compile(
     re.I,
 )
 _NOT_WORD = re.compile(r"[^0-9a-z]+")
+_Line = TypeVar("_Line", str, int)  # a changed line, as text or as its signature
+Facts = tuple[int | None, tuple[int, ...], str]  # Message.pr, .refs and .title
 
 
 def normalized_title(subject: str) -> str:
@@ -119,6 +128,20 @@ class Message:
     def of(cls, commit: Commit) -> Message:
         return cls(commit.sha, commit.subject, commit.body)
 
+    @classmethod
+    def known(cls, sha: str, subject: str, body: str, facts: Facts) -> Message:
+        """A message whose :attr:`facts` were worked out before (by a run that read it)."""
+        message = cls(sha, subject, body)
+        pr, refs, title = facts
+        message.__dict__.update(pr=pr, refs=frozenset(refs), title=title)
+        return message
+
+    @property
+    def facts(self) -> Facts:
+        """What this module reads from the message: its PR number, the numbers it says it
+        carries, its normalized title."""
+        return self.pr, tuple(sorted(self.refs)), self.title
+
     @cached_property
     def pr(self) -> int | None:
         found = pr_number(self.subject)
@@ -139,8 +162,10 @@ class Message:
                 after = _AFTER_PORT.match(text[word.end() :])
                 if after:
                     numbers.add(int(after.group(1)))
-        if self.body:
-            for listed in _BODY_PORT.findall(self.body):  # "from #1210 and #1244"
+        body = self.body
+        lower = body.lower()  # no port word, no need to look further: most bodies
+        if "port" in lower or "pick" in lower:
+            for listed in _BODY_PORT.findall(body):  # "from #1210 and #1244"
                 numbers.update(int(n) for n in _NUMBER.findall(listed))
         if self.pr is not None:
             numbers.discard(self.pr)
@@ -276,7 +301,19 @@ def patches(text: str) -> dict[str, Counter[str]]:
     }
 
 
-def _shared(a: Counter[str], b: Counter[str]) -> int:
+def signature(lines: Counter[str]) -> Counter[int]:
+    """Changed lines as numbers, what :func:`by_lines` compares (and what is kept of a patch
+    between runs): each line's CRC-32 and Adler-32, as one 64-bit number (two different
+    lines would have to agree in both checksums to be taken for one)."""
+    crc32, adler32 = zlib.crc32, zlib.adler32
+    signed: Counter[int] = Counter()
+    for line, count in lines.items():
+        data = line.encode("utf-8", "surrogateescape")
+        signed[crc32(data) | adler32(data) << 32] += count
+    return signed
+
+
+def _shared(a: Mapping[_Line, int], b: Mapping[_Line, int]) -> int:
     """How many changed lines two commits have in common (counted as often as both have
     them); the keys are intersected first, which is quick when there are none."""
     if len(b) < len(a):
@@ -285,7 +322,7 @@ def _shared(a: Counter[str], b: Counter[str]) -> int:
     return sum(min(a[line], b[line]) for line in common) if common else 0
 
 
-def similarity(main: Counter[str], branch: Counter[str]) -> float:
+def similarity(main: Mapping[_Line, int], branch: Mapping[_Line, int]) -> float:
     """How much of the main commit's change the branch commit makes too: its share of the
     main commit's changed lines (0 when they share fewer than a handful). A branch commit
     that carries more (a squash of several, a resolved conflict) still scores."""
@@ -294,54 +331,104 @@ def similarity(main: Counter[str], branch: Counter[str]) -> float:
     shared = _shared(main, branch)
     if shared < _MIN_SHARED:
         return 0.0
-    return shared / main.total()
+    return shared / sum(main.values())
+
+
+def shared_lines(
+    main: Mapping[str, Mapping[_Line, int]],
+    branch: Mapping[str, Mapping[_Line, int]],
+    pairs: Mapping[str, Iterable[str]] | None = None,
+) -> dict[str, dict[str, int]]:
+    """Main commit -> branch commit -> how many changed lines the two share, for each pair
+    (``pairs``, default: every branch commit with every main commit)."""
+    empty: dict[_Line, int] = {}
+    return {
+        sha: {
+            other: _shared(lines, branch.get(other, empty))
+            for other in (branch if pairs is None else pairs.get(sha, ()))
+        }
+        for sha, lines in main.items()
+    }
+
+
+def joint_shared(main: Mapping[_Line, int], parts: Iterable[Mapping[_Line, int]]) -> int:
+    """How many of a main commit's changed lines several branch commits make together."""
+    return _shared(main, _joined(parts))
 
 
 def by_lines(
-    main: Mapping[str, Counter[str]],
-    branch: Mapping[str, Counter[str]],
+    main: Mapping[str, Mapping[_Line, int]],
+    branch: Mapping[str, Mapping[_Line, int]],
     pairs: Mapping[str, Iterable[str]] | None = None,
+) -> dict[str, Evidence]:
+    """:func:`by_counts` of the changed lines of main and branch commits."""
+    sizes = {sha: sum(lines.values()) for sha, lines in branch.items()}
+    totals = {sha: sum(lines.values()) for sha, lines in main.items()}
+    return by_counts(
+        shared_lines(main, branch, pairs),
+        totals,
+        sizes,
+        lambda sha, others: joint_shared(main[sha], (branch[b] for b in others)),
+    )
+
+
+def by_counts(
+    shared: Mapping[str, Mapping[str, int]],
+    totals: Mapping[str, int],
+    sizes: Mapping[str, int],
+    joint: Callable[[str, list[str]], int],
 ) -> dict[str, Evidence]:
     """Main commit -> the branch commit sharing the most of its changed lines, when that
     share reaches :data:`LINES_THRESHOLD`, or else a branch commit of at least
-    :data:`_MIN_CONTAINED` lines that is almost all part of it. ``pairs``: the branch
-    commits worth comparing with each main commit (default: all)."""
+    :data:`_MIN_CONTAINED` lines that is almost all part of it.
+
+    ``shared``: main commit -> branch commit -> lines they share, the branch commits in the
+    order they are weighed (:func:`shared_lines`); ``totals`` and ``sizes``: the number of
+    changed lines of each main and branch commit; ``joint``: how many of a main commit's
+    lines several branch commits make together (:func:`joint_shared`), asked only when more
+    than one branch commit is made mostly of its lines."""
     found: dict[str, Evidence] = {}
-    for sha, lines in main.items():
-        total = lines.total()
+    for sha, counts in shared.items():
+        total = totals.get(sha, 0)
+        if not total:
+            continue
         best, score, part = None, 0.0, None
         mostly_this: list[str] = []  # branch commits made mostly of this one's lines
-        for other in branch if pairs is None else pairs.get(sha, ()):
-            theirs = branch.get(other)
-            if not theirs or not total:
+        for other, common in counts.items():
+            if common < _MIN_SHARED:
                 continue
-            shared = _shared(lines, theirs)
-            if shared < _MIN_SHARED:
-                continue
-            if shared / total > score:
-                best, score = other, shared / total
-            if part is None and shared >= max(_MIN_CONTAINED, CONTAINED_THRESHOLD * theirs.total()):
-                part = (other, shared)
-            if shared >= _HALF * theirs.total():
+            size = sizes[other]
+            if common / total > score:
+                best, score = other, common / total
+            if part is None and common >= max(_MIN_CONTAINED, CONTAINED_THRESHOLD * size):
+                part = (other, common)
+            if common >= _HALF * size:
                 mostly_this.append(other)
         if best is not None and score >= LINES_THRESHOLD:
             found[sha] = Evidence(best, "lines", f"{round(100 * score)}% of its changed lines")
         elif (
             len(mostly_this) > 1
-            and (joint := _shared(lines, sum((branch[b] for b in mostly_this), Counter())) / total)
-            >= LINES_THRESHOLD
-        ):  # a squash on main of several branch commits
+            and (together := joint(sha, mostly_this) / total) >= LINES_THRESHOLD
+        ):
+            # a squash on main of several branch commits
             found[sha] = Evidence(
                 mostly_this[0],
                 "lines",
-                f"{round(100 * joint)}% of its changed lines, with "
+                f"{round(100 * together)}% of its changed lines, with "
                 + ", ".join(b[:12] for b in mostly_this[1:]),
             )
         elif part is not None:
-            other, shared = part
+            other, common = part
             found[sha] = Evidence(
                 other,
                 "lines",
-                f"a part of it: {shared} of its changed lines, nearly all of that commit",
+                f"a part of it: {common} of its changed lines, nearly all of that commit",
             )
     return found
+
+
+def _joined(parts: Iterable[Mapping[_Line, int]]) -> Counter[_Line]:
+    joined: Counter[_Line] = Counter()
+    for part in parts:
+        joined.update(part)
+    return joined

@@ -11,6 +11,7 @@ import gc
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
+from release.adapters.git_reads import cherry_marked
 from release.core.commits import LOG_FORMAT, Commit, Person, parse_log, parse_person
 from release.core.notes import Notes, build_notes, cancel_reverts
 from release.core.people import People
@@ -117,8 +118,12 @@ def _shipped(ctx: ReleaseContext, rng: NotesRange) -> set[str]:
     assert rng.exclude_from is not None
     shipped, reverted = _branch_picks(ctx, rng.exclude_from, rng.until)
     if rng.since is not None:
-        same_patch = ctx.repo.cherry(
-            f"{rng.exclude_from}^{{commit}}", f"{rng.until}^{{commit}}", f"{rng.since}^{{commit}}"
+        same_patch = cherry_marked(
+            ctx.repo.start_cherry(
+                f"{rng.exclude_from}^{{commit}}",
+                f"{rng.until}^{{commit}}",
+                f"{rng.since}^{{commit}}",
+            ).out()
         )
         shipped |= same_patch - reverted
     return shipped

@@ -21,7 +21,8 @@ from release.core.commits import REASON_TRAILER
 from release.core.messages import with_pick_line, with_trailer
 from release.core.plan import Plan, short
 from release.errors import ConflictError, RefusedError, ReleaseError
-from release.flows.branch import ReleaseBranch, resolve_candidates
+from release.flows.branch import ReleaseBranch
+from release.flows.candidates import resolve_candidates
 from release.flows.context import ReleaseContext
 from release.flows.pick_journal import (
     Conflict,
@@ -42,12 +43,16 @@ def read_pick_state(
     requests: list[PickRequest],
     allow_feature: bool,
     repick: Sequence[str] = (),
+    *,
+    remember: bool = False,
 ) -> tuple[PickState, ReleaseBranch]:
     """What the plan needs. ``repick``: commits (sha or ``#PR``) to pick even though they
-    are likely backported already; each is picked as if asked for too."""
+    are likely backported already; each is picked as if asked for too. ``remember``: keep
+    what was read of the commits' changes in the patch cache (a dry run: nothing else in
+    the repository changes)."""
     branch, _ = ctx.current_release()
     tip = ctx.repo.rev("HEAD")  # the branch is checked out: its tip is HEAD
-    info = ReleaseBranch(ctx, branch, ctx.main_sha(), tip)
+    info = ReleaseBranch(ctx, branch, ctx.main_sha(), tip, remember=remember)
     asked = {r.ref for r in requests}
     extra = [PickRequest(ref) for ref in dict.fromkeys(repick) if ref not in asked]
     candidates = resolve_candidates(ctx, [*requests, *extra], info)
@@ -230,7 +235,7 @@ def pick(
     ctx.require_settled(own_pick=journal is not None)  # a killed pick's cherry-pick is ours
     ctx.require_full_history("pick")
     if dry_run:
-        state, _ = read_pick_state(ctx, requests, allow_feature, repick)
+        state, _ = read_pick_state(ctx, requests, allow_feature, repick, remember=True)
         return plan_pick(state), []
     with repo_lock(ctx.repo.common_dir, "pick", notify=say):
         picker = Picker(ctx, say)

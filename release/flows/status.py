@@ -11,7 +11,8 @@ from release.core.commits import RECORD_END, pick_fields
 from release.core.manifest import ManifestError, merge, missing, variant_rules, variant_summary
 from release.core.versions import next_rc
 from release.errors import GitError, RefusedError, ReleaseError
-from release.flows.branch import ReleaseBranch, resolve_candidates
+from release.flows.branch import ReleaseBranch
+from release.flows.candidates import resolve_candidates
 from release.flows.context import ReleaseContext, TagInfo
 from release.flows.manifest_store import parts_root, published, read_parts
 from release.flows.pick_journal import read_journal
@@ -111,7 +112,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     pending: list[dict[str, Any]] = []
     untagged = 0
     if main is not None and head is not None:
-        info = ReleaseBranch(ctx, branch, main, head)  # type: ignore[arg-type]
+        info = ReleaseBranch(ctx, branch, main, head, remember=True)  # type: ignore[arg-type]
         # only what a pick needs: its sha, subject and body (the -x lines and the reason)
         text = repo.log(f"{info.base}..HEAD", fmt="%H%x1f%s%x1f%b%x1e")
         for record in text.split(RECORD_END):

@@ -1,0 +1,252 @@
+"""Main commits likely on the release branch already, though no ``-x`` line names them and
+``git cherry`` does not see them: backports adapted to the branch, found by PR numbers and
+title, then by changed lines (:mod:`release.core.backports`).
+
+What a commit changes (its files, its changed lines) is read from git once and kept in
+the patch cache (:mod:`release.adapters.patch_cache`) where the run may write it: on a
+long real history the patches of most of main are compared, and git takes seconds to diff
+them. :class:`Changes` answers from the cache first.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from array import array
+from bisect import bisect_left, bisect_right
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from release.adapters.commit_cache import cache_policy
+from release.adapters.git import GitRepo
+from release.adapters.patch_cache import PatchCache, patch_cache_key, patch_cache_path
+from release.core import backports
+from release.core.backports import Evidence, Facts, Message
+from release.core.commits import Commit
+
+__all__ = ["Changes", "likely_backports"]
+
+_FEW = 16  # common lines counted by bisection; more, by counting the whole signature
+FilesOf = Callable[[Sequence[str]], Mapping[str, frozenset[str]]]
+
+
+class Changes:
+    """The files and line signatures of commits: from the patch cache where it holds them,
+    else read from git and, when ``remember`` and the cache policy allow, kept."""
+
+    def __init__(self, repo: GitRepo, *, remember: bool) -> None:
+        self.repo = repo
+        read, write = cache_policy(os.environ)
+        write = write and remember
+        if (read or write) and repo.replaces_objects():
+            read = write = False
+        path = patch_cache_path(repo.common_dir)
+        self._cache: PatchCache | None = None
+        if read and path.is_file():
+            self._cache = PatchCache.load(path, patch_cache_key())
+        elif write:
+            self._cache = PatchCache(path, patch_cache_key())
+        self._write = write
+        # a shallow clone's boundary commits show as adding every file: not kept
+        self._unsure = repo.shallow_boundary() if write else set()
+        self._totals: dict[str, int] = {}  # commit -> its number of changed lines
+
+    def messages(self, texts: Mapping[str, tuple[str, str]]) -> list[Message]:
+        """Commit (subject, body) -> its :class:`Message`, with what it says of backports
+        from the cache where held (working it out is regular expressions over every
+        message)."""
+        cache = self._cache
+        out: list[Message] = []
+        new: dict[str, Facts] = {}
+        for sha, (subject, body) in texts.items():
+            facts = cache.facts_of(sha) if cache is not None else None
+            if facts is None:
+                message = Message(sha, subject, body)
+                new[sha] = message.facts
+            else:
+                message = Message.known(sha, subject, body, facts)
+            out.append(message)
+        if new and self._write and cache is not None:
+            cache.add_facts({sha: f for sha, f in new.items() if sha not in self._unsure})
+        return out
+
+    def cherry_of(self, key: str) -> set[str] | None:
+        """What ``git cherry`` marked for ``key`` (branch tip, main, merge-base), if kept."""
+        return self._cache.cherry_of(key) if self._cache is not None else None
+
+    def keep_cherry(self, key: str, marked: set[str]) -> None:
+        if self._write and self._cache is not None:
+            self._cache.keep_cherry(key, marked)
+
+    def known_files(self, shas: Iterable[str]) -> dict[str, frozenset[str]]:
+        """Those of ``shas`` whose files the cache holds."""
+        cache = self._cache
+        if cache is None or not cache.files:
+            return {}
+        found = {sha: cache.files_of(sha) for sha in shas}
+        return {sha: files for sha, files in found.items() if files is not None}
+
+    def keep_files(self, files: Mapping[str, frozenset[str]]) -> None:
+        if self._write and self._cache is not None:
+            self._cache.add_files({s: f for s, f in files.items() if s not in self._unsure})
+
+    def lines(self, shas: Sequence[str]) -> dict[str, Counter[int]]:
+        """Commit -> the signature of its changed lines (:func:`backports.signature`)."""
+        found: dict[str, Counter[int]] = {}
+        for sha, held in self._held(shas).items():
+            found[sha] = Counter(held)
+            self._totals[sha] = len(held)
+        missing = [sha for sha in shas if sha not in found]
+        return {**found, **self._read(missing)} if missing else found
+
+    def lines_within(
+        self, shas: Sequence[str], within: set[int]
+    ) -> tuple[dict[str, dict[int, int]], dict[str, int]]:
+        """(commit -> those of its signature's lines that are ``within``, for the commits
+        that have any; commit -> its number of changed lines). What a commit shares with
+        others whose lines are all ``within`` is counted from these alone."""
+        part: dict[str, dict[int, int]] = {}
+        totals: dict[str, int] = {}
+        held = self._held(shas)
+        for sha, hashes in held.items():
+            totals[sha] = self._totals[sha] = len(hashes)
+            common = within.intersection(hashes)  # one pass in C
+            if len(common) > _FEW:  # counted in one pass (in C) too
+                counts = Counter(hashes)
+                part[sha] = {h: counts[h] for h in common}
+            elif common:  # each one's count: its run in the sorted hashes
+                part[sha] = {h: bisect_right(hashes, h) - bisect_left(hashes, h) for h in common}
+        missing = [sha for sha in shas if sha not in held]
+        for sha, lines in self._read(missing).items():
+            totals[sha] = lines.total()  # _read noted it
+            common = within.intersection(lines)
+            if common:
+                part[sha] = {h: lines[h] for h in common}
+        return part, totals
+
+    def shared(self, pairs: Mapping[str, Sequence[str]]) -> dict[str, dict[str, int]]:
+        """Main commit -> branch commit -> how many changed lines they share, for each of
+        ``pairs`` (:func:`backports.shared_lines`); the pairs compared before are taken from
+        the cache, and only the others read lines. Of a main commit only the lines its
+        branch commits have are counted (:meth:`lines_within`)."""
+        cache = self._cache
+        known = {sha: cache.shared_with(sha) for sha in pairs} if cache is not None else {}
+        todo: dict[str, list[str]] = {}
+        for sha, others in pairs.items():
+            held = known.get(sha, {})
+            left = [b for b in others if b not in held]
+            if left:
+                todo[sha] = left
+        new: dict[str, dict[str, int]] = {}
+        if todo:
+            branch = self.lines(list(dict.fromkeys(b for bs in todo.values() for b in bs)))
+            part, _ = self.lines_within(list(todo), set().union(*branch.values()))
+            new = backports.shared_lines(part, branch, todo)
+            for sha, others in todo.items():  # no line in common: none shared
+                new.setdefault(sha, dict.fromkeys(others, 0))
+            if self._write and cache is not None:
+                unsure = self._unsure
+                cache.add_shared(
+                    {
+                        sha: {b: n for b, n in counts.items() if b not in unsure}
+                        for sha, counts in new.items()
+                        if sha not in unsure
+                    }
+                )
+        return {
+            sha: {b: new[sha][b] if b in new.get(sha, {}) else known[sha][b] for b in others}
+            for sha, others in pairs.items()
+        }
+
+    def totals(self, shas: Iterable[str]) -> dict[str, int]:
+        """Commit -> its number of changed lines, for ``shas`` at least: from the cache or
+        what this run read."""
+        shas = list(shas)
+        cache = self._cache
+        for sha in shas:
+            if sha not in self._totals and cache is not None:
+                total = cache.total_of(sha)
+                if total is not None:
+                    self._totals[sha] = total
+        missing = [sha for sha in shas if sha not in self._totals]
+        if missing:
+            self.lines(missing)
+        return self._totals
+
+    def joint(self, sha: str, others: list[str]) -> int:
+        """:func:`backports.joint_shared` of main commit ``sha`` and branch commits."""
+        lines = self.lines([sha, *others])
+        return backports.joint_shared(lines[sha], (lines[b] for b in others))
+
+    def _held(self, shas: Sequence[str]) -> dict[str, array[int]]:
+        cache = self._cache
+        if cache is None or not cache.lines:
+            return {}
+        found = {sha: cache.lines_of(sha) for sha in shas}
+        return {sha: hashes for sha, hashes in found.items() if hashes is not None}
+
+    def _read(self, shas: Sequence[str]) -> dict[str, Counter[int]]:
+        """The signatures of ``shas``, from git (a commit with no patch has none)."""
+        if not shas:
+            return {}
+        read: dict[str, Counter[int]] = {sha: Counter() for sha in shas}
+        for text in self.repo.patches_in_parts(shas):
+            for sha, lines in backports.patches(text).items():
+                read[sha] = backports.signature(lines)
+        for sha, signed in read.items():
+            self._totals[sha] = signed.total()
+        if self._write and self._cache is not None:
+            self._cache.add_lines({s: v for s, v in read.items() if s not in self._unsure})
+        return read
+
+    def save(self) -> None:
+        """Write the cache, when this run may and learnt something."""
+        if self._write and self._cache is not None:
+            self._cache.save()
+
+
+def likely_backports(
+    shas: Sequence[str],
+    messages: Mapping[str, tuple[str, str]],
+    live: Sequence[Commit],
+    files_of: FilesOf,
+    changes: Changes,
+) -> dict[str, Evidence]:
+    """Main commits (of ``shas``) likely on the branch, with the evidence: by PR numbers
+    and title (:func:`backports.by_message`), then by changed lines, compared only with
+    branch commits that change a file of the same name (a moved file keeps its name).
+    ``messages``: subject and body of every main commit asked about (which one a port's
+    quoted numbers belong to); ``live``: the branch commits that stand (not reverted), bar
+    ``-x`` picks, which carry the one commit they name."""
+    if not live:
+        return {}
+    main = changes.messages(messages)
+    branch = changes.messages({c.sha: (c.subject, c.body) for c in live})
+    wanted = set(shas)
+    found = {
+        sha: evidence
+        for sha, evidence in backports.by_message(main, branch).items()
+        if sha in wanted
+    }
+    rest = [sha for sha in shas if sha not in found]
+    if not rest:
+        return found
+    unnamed = [c.sha for c in live]
+    names = {
+        sha: frozenset(posixpath.basename(path) for path in paths)
+        for sha, paths in files_of([*rest, *unnamed]).items()
+    }
+    touching: dict[str, list[str]] = {}  # file name -> the branch commits changing it
+    for b in unnamed:
+        for name in names.get(b, ()):
+            touching.setdefault(name, []).append(b)
+    pairs = {
+        sha: list(dict.fromkeys(b for name in names.get(sha, ()) for b in touching.get(name, ())))
+        for sha in rest
+    }
+    pairs = {sha: others for sha, others in pairs.items() if others}
+    if pairs:
+        shared = changes.shared(pairs)
+        totals = changes.totals([*pairs, *dict.fromkeys(b for bs in pairs.values() for b in bs)])
+        found.update(backports.by_counts(shared, totals, totals, changes.joint))
+    return found

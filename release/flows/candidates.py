@@ -1,0 +1,119 @@
+"""What a pick request (a sha or ``#PR``) resolves to: main's commits, each with what the
+release branch already has of it (:class:`release.flows.branch.ReleaseBranch`), its
+category, and its place in main's order. Nothing here changes the repository.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from release.core.commits import pr_number, subject_parser
+from release.core.plan import short
+from release.errors import RefusedError, UsageError
+from release.flows.branch import ReleaseBranch
+from release.flows.context import ReleaseContext
+from release.flows.pick_plan import PR_REF, SHA_REF, Candidate, PickRequest
+
+__all__ = ["commits_by_pr", "resolve_candidates"]
+
+
+def commits_by_pr(text: str, wanted: set[int]) -> dict[int, list[str]]:
+    """Main commits whose subject ends with ``(#N)``, for each wanted N, from
+    ``git log --format=%H%x1f%s`` (a revert's own number ends its subject too:
+    ``Revert "..." (#N)``)."""
+    by_pr: dict[int, list[str]] = {}
+    for line in text.splitlines():
+        sha, _, subject = line.partition("\x1f")
+        found = pr_number(subject)
+        if found is not None and found[0] in wanted:
+            by_pr.setdefault(found[0], []).append(sha)
+    return by_pr
+
+
+def _refuse_ambiguous(ctx: ReleaseContext, prefix: str, what: str) -> None:
+    candidates = ctx.repo.ambiguous(prefix) if SHA_REF.match(prefix) else []
+    if candidates:
+        shown = ", ".join(short(c) for c in candidates[:4])
+        raise UsageError(
+            f"{what}{prefix!r} is ambiguous: it could be {shown}; give more of the sha"
+        )
+
+
+def resolve_candidates(
+    ctx: ReleaseContext, requests: Iterable[PickRequest], info: ReleaseBranch
+) -> list[Candidate]:
+    requests = list(requests)
+    if not requests:
+        return []
+    full = [r.ref.lower() for r in requests if len(r.ref) == 40 and SHA_REF.match(r.ref)]
+    info.prefetch(full)
+    info.prefetch_files(full)
+    wanted = {int(number[1]) for r in requests if (number := PR_REF.match(r.ref))}
+    pr_log = ctx.repo.start_subjects(info.main) if wanted else None
+    order = info.main_order
+    by_pr = commits_by_pr(pr_log.out(), wanted) if pr_log else {}
+    # Full shas of main's commits are looked up here; anything else is asked of git, at once.
+    asked = list(
+        dict.fromkeys(
+            r.ref
+            for r in requests
+            if SHA_REF.match(r.ref) and not (len(r.ref) == 40 and r.ref.lower() in order)
+        )
+    )
+    answers = dict(zip(asked, ctx.repo.revs(asked), strict=True))
+    resolved: list[tuple[PickRequest, str]] = []
+    for request in requests:
+        pr_match = PR_REF.match(request.ref)
+        if pr_match:
+            shas = by_pr.get(int(pr_match[1]), [])
+            if not shas:
+                raise RefusedError(
+                    f"no commit on {ctx.config.main_branch} ends with '(#{pr_match[1]})'; is #{pr_match[1]} merged?"
+                )
+            if len(shas) > 1:
+                raise RefusedError(
+                    f"#{pr_match[1]} matches {len(shas)} commits on {ctx.config.main_branch} "
+                    f"({', '.join(short(s) for s in shas)}); pick by sha"
+                )
+            resolved.append((request, shas[0]))
+        else:
+            sha = None
+            if SHA_REF.match(request.ref):
+                ref = request.ref.lower()
+                sha = ref if len(ref) == 40 and ref in order else answers[request.ref]
+            if sha is None:
+                _refuse_ambiguous(ctx, request.ref, "")
+                raise UsageError(f"{request.ref!r} is not a commit in this repository")
+            resolved.append((request, sha))
+    about = info.about(list(dict.fromkeys(sha for _, sha in resolved)))
+    on_main = [sha for _, sha in resolved if sha in order]
+    presence = info.assess(
+        on_main,
+        {sha: (about[sha][1], about[sha][2]) for sha in on_main},
+        merges={sha for sha in on_main if about[sha][0] > 1},
+    )
+    category_of = subject_parser(ctx.config.alias_map())
+    before_cut: dict[str, bool] = {}
+    out: list[Candidate] = []
+    for request, sha in resolved:
+        parents, subject, _ = about[sha]
+        category = category_of(subject)[0]
+        position = order.get(sha)
+        skip = likely = again = None
+        if position is None:
+            if sha not in before_cut:
+                before_cut[sha] = ctx.repo.is_ancestor(sha, info.base)
+            if before_cut[sha]:
+                position, skip = -1, "already on the branch (before the cut)"
+            else:
+                raise RefusedError(
+                    f"{short(sha)} '{subject}' is not on {ctx.config.main_branch}; only merged commits are picked"
+                )
+        else:
+            found = presence[sha]
+            skip, again = found.there, found.again
+            likely = found.likely.describe() if found.likely else None
+        out.append(
+            Candidate(request, sha, subject, category, position, parents, skip, likely, again)
+        )
+    return out
