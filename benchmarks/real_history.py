@@ -16,8 +16,9 @@ It prints, for the main branch (``--main``, default ``origin/main``):
   ``git cherry-pick -x`` writes plus the trailer;
 - ``release pick --dry-run`` of every main commit since a release branch's branch point
   (``--release-branch``, default the newest ``releases/*``), adapted-backport detection
-  included, against ``git cherry`` of the same branch and main, with the patch cache cold
-  and warm; the plan must be the same either way.
+  included, against ``git cherry`` of the same branch and main, with the patch cache cold,
+  warm, and warm after the branch gained a commit (as after a pick: git cherry's answer
+  and the new commit's pairs are worked out again); the plan must be the same either way.
 
 Usage: ``python benchmarks/real_history.py [--repo PATH] [--main REF] [--rounds N]
 [--release-branch NAME]``.
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import itertools
 import os
 import shutil
 import statistics
@@ -34,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from release.core.commits import LOG_FORMAT, parse_log
@@ -89,17 +92,25 @@ def _output(argv: list[str], cwd: Path) -> bytes:
 
 
 def _cold_and_warm(
-    release: list[str], raw: list[str], cwd: Path, cache: Path, rounds: int
+    release: list[str],
+    raw: list[str],
+    cwd: Path,
+    cache: Path,
+    rounds: int,
+    moved: Callable[[], None] | None = None,
 ) -> list[tuple[str, tuple[float, float]]]:
     """(state, (median ms of ours, of the raw command)) with the cache cold (removed before
-    each run), then warm; the runs alternate, so load on the machine falls on both."""
+    each run), then warm, then (with ``moved``) warm but with the branch moved by one
+    commit before each run; the runs alternate, so load on the machine falls on both."""
     figures = []
-    for state in ("cold", "warm"):
+    for state in ("cold cache", "warm cache", *(("warm cache, branch moved",) if moved else ())):
         _median_ms(release, cwd, 1)  # warm-up: bytecode, the cache
         ours, base = [], []
         for _ in range(rounds):
-            if state == "cold":
+            if state == "cold cache":
                 cache.unlink(missing_ok=True)
+            elif moved is not None and state.endswith("moved"):
+                moved()
             ours.append(_median_ms(release, cwd, 1))
             base.append(_median_ms(raw, cwd, 1))
         figures.append((state, (statistics.median(ours), statistics.median(base))))
@@ -128,7 +139,7 @@ def notes_speed(repo: Path, main: str, rounds: int) -> None:
             print(f"same notes with a cold and a warm cache: {'yes' if cold == warm else 'NO'}")
             for state, (a, b) in _cold_and_warm(release, raw, clone, cache, rounds):
                 print(
-                    f"release notes, {label} of {main}, {state} cache: {a:.0f} ms vs git log "
+                    f"release notes, {label} of {main}, {state}: {a:.0f} ms vs git log "
                     f"{b:.0f} ms = {a / b:.2f}x"
                 )
     finally:
@@ -212,9 +223,17 @@ def pick_speed(repo: Path, main: str, branch: str | None, rounds: int) -> None:
         print(f"pick --dry-run of {len(shas)} candidates onto {branch}: "
               f"{cold.decode().splitlines()[0]}")  # fmt: skip
         print(f"same plan with a cold and a warm patch cache: {'yes' if cold == warm else 'NO'}")
-        for state, (a, b) in _cold_and_warm(release, raw, clone, cache, rounds):
+        count = itertools.count()
+
+        def moved() -> None:  # what a pick does to the branch: one commit more
+            (clone / "RELEASE-BENCH.txt").write_text(f"{next(count)}\n")
+            git(clone, "add", "RELEASE-BENCH.txt")
+            git(clone, "-c", "user.name=R", "-c", "user.email=r@example.com", "commit",
+                "--quiet", "-m", "A commit of the release branch's own")  # fmt: skip
+
+        for state, (a, b) in _cold_and_warm(release, raw, clone, cache, rounds, moved):
             print(
-                f"release pick --dry-run, {len(shas)} candidates, {state} cache: {a:.0f} ms vs "
+                f"release pick --dry-run, {len(shas)} candidates, {state}: {a:.0f} ms vs "
                 f"git cherry {b:.0f} ms = {a / b:.2f}x"
             )
     finally:
