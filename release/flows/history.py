@@ -198,12 +198,15 @@ def _people(
     through .mailmap (``mailmap``: whether there is one, when already known), and (with a
     start) who had changes before it (``before``: the lines of ``start_people``)."""
     people = People(ctx.config.bots, ctx.config.merge_by_name)
-    earlier: list[Person] = []
+    earlier: dict[Person, None] = {}  # each person once (many lines name the same ones)
     if before is not None:
+        trailers: dict[str, None] = {}
         for line in before:
             name, email, co = [*line.split("\x1f"), "", ""][:3]
-            earlier.append(Person(name, email))
-            earlier += [parse_person(text) for text in co.split("\x1d") if text.strip()]
+            earlier[Person(name, email)] = None
+            if co:
+                trailers.update(dict.fromkeys(co.split("\x1d")))
+        earlier.update(dict.fromkeys(parse_person(t) for t in trailers if t.strip()))
     if ctx.repo.has_mailmap() if mailmap is None else mailmap:
         contacts = [f"{p.name} <{p.email}>" for c in commits for p in c.co_authors]
         contacts += [f"{p.name} <{p.email}>" for p in earlier]
