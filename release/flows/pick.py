@@ -255,12 +255,14 @@ def pick(
         ]
         if queue:
             report += picker.run_queue(PickJournal(state.branch, state.head, queue))
-            _confirm(info, [i.sha for i in queue if not _became_empty(report, i)])
+            empty = _became_empty(report)
+            _confirm(info, [i.sha for i in queue if short(i.sha) not in empty])
         return plan, report
 
 
-def _became_empty(report: list[str], item: QueuedPick) -> bool:
-    return any(line.startswith(f"skipped {short(item.sha)}") for line in report)
+def _became_empty(report: list[str]) -> set[str]:
+    """The short shas of the picks the report says were skipped (their change was there)."""
+    return {line.split(" ", 2)[1] for line in report if line.startswith("skipped ")}
 
 
 def continue_pick(ctx: ReleaseContext, *, say: Say = print) -> list[str]:
