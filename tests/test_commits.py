@@ -385,3 +385,49 @@ def test_a_person_hashes_as_its_fields_and_travels_between_processes() -> None:
         env={"PYTHONHASHSEED": "1234"},
     )
     assert other.stdout.decode().split() == ["True", "ada@example.com"]
+
+
+def test_the_quick_letter_test_never_changes_which_category_a_typo_is_read_as() -> None:
+    """near_category skips spellings whose letters are too far apart for the edit limit;
+    on hundreds of made-up typos of the default spellings it answers as comparing every
+    spelling by edit distance does."""
+    import random
+    import string
+
+    from release.core import categories
+
+    aliases = Config().alias_map()
+
+    def by_distance_alone(prefix: str) -> str | None:
+        key = categories.prefix_key(prefix)
+        if len(key) < 4 or categories._NOISE.match(prefix):
+            return None
+        limit = 2 if len(key) >= 9 else 1
+        found = {c for s, c in aliases.items() if categories._within(key, s, limit)}
+        return found.pop() if len(found) == 1 else None
+
+    rnd = random.Random(7)
+    spellings = sorted(aliases)
+    answered = set()
+    for _ in range(800):
+        word = list(rnd.choice(spellings))
+        for _ in range(rnd.randint(0, 3)):  # inserts, deletes, substitutions, swaps
+            at, letter, op = (
+                rnd.randrange(len(word)),
+                rnd.choice(string.ascii_lowercase),
+                rnd.randint(0, 3),
+            )
+            if op == 0:
+                word.insert(at, letter)
+            elif op == 1 and len(word) > 1:
+                del word[at]
+            elif op == 2:
+                word[at] = letter
+            elif at + 1 < len(word):
+                word[at], word[at + 1] = word[at + 1], word[at]
+        typo = "".join(word)
+        expected = by_distance_alone(typo)
+        assert categories.near_category(typo, aliases) == expected, typo
+        answered.add(expected)
+    assert len(answered) > 5  # typos of many categories were read, and some not at all
+    assert None in answered

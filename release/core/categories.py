@@ -69,8 +69,22 @@ def near_category(prefix: str, aliases: Mapping[str, str]) -> str | None:
     if len(key) < 4 or _NOISE.match(prefix):
         return None
     limit = 2 if len(key) >= 9 else 1
-    found = {c for spelling, c in aliases.items() if _within(key, spelling, limit)}
+    chars = set(key)
+    found = {
+        c
+        for spelling, c in aliases.items()
+        if abs(len(spelling) - len(key)) <= limit
+        and _few_apart(chars, set(spelling), limit)
+        and _within(key, spelling, limit)
+    }
     return found.pop() if len(found) == 1 else None
+
+
+def _few_apart(a: set[str], b: set[str], limit: int) -> bool:
+    """Whether two spellings' letters allow ``limit`` edits between them: an edit brings in
+    at most one letter the other lacks, and takes away at most one (a quick test that
+    spares most of the distance computations)."""
+    return len(a - b) <= limit and len(b - a) <= limit
 
 
 def _within(a: str, b: str, limit: int) -> bool:
