@@ -554,3 +554,37 @@ def test_picks_with_reasons_converge(
         assert engine.repo.out("rev-parse", "HEAD").strip() == head
     else:
         assert _outcome(engine, head) == expected
+
+
+def test_recovery_removes_the_files_a_killed_pick_wrote_and_keeps_the_users_own(
+    ten: tuple[SampleEngine, str],
+) -> None:
+    """A pick killed after git wrote a new file but before it added it leaves the file
+    untracked, which ``reset --hard`` does not touch (the race behind the "at-pick" kill
+    point). Recovery removes such a file when it holds exactly what a queued commit adds,
+    and the directory git made for it; a file of the user's own at such a path stays."""
+    from release.flows.context import ReleaseContext
+    from release.flows.pick import Picker
+    from release.flows.pick_journal import PickJournal, QueuedPick
+
+    engine, head = ten
+    first, second = engine.shas[201], engine.shas[202]
+    added = {
+        sha: engine.repo.out(
+            "diff-tree", "--no-commit-id", "-r", "--diff-filter=A", "--name-only", sha
+        ).split()
+        for sha in (first, second)
+    }
+    (left,), (own,) = added[first], added[second]
+    (engine.root / left).parent.mkdir(parents=True, exist_ok=True)
+    (engine.root / left).write_bytes(engine.repo.out("show", f"{first}:{left}").encode() + b"\n")
+    (engine.root / own).write_text("my own notes, not the fix\n")
+    said: list[str] = []
+    picker = Picker(ReleaseContext(engine.root), said.append)
+    queue = (QueuedPick(first, "fix 1", None), QueuedPick(second, "fix 2", None))
+    picker._remove_left_files(PickJournal(engine.repo.current_branch(), head, queue))
+    assert not (engine.root / left).exists()
+    assert (engine.root / own).read_text() == "my own notes, not the fix\n"
+    assert said == [f"removed {left}, left by the interrupted pick"]
+    if Path(left).parent != Path(own).parent:
+        assert not (engine.root / left).parent.exists()

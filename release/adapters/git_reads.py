@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,7 +32,13 @@ class GitReads:
 
         def start(self, *args: str, stdin: str | None = None) -> GitRead: ...
 
-        def run(self, *args: str, check: bool = True, stdin: str | None = None) -> GitResult: ...
+        def run(
+            self,
+            *args: str,
+            check: bool = True,
+            env: Mapping[str, str] | None = None,
+            stdin: str | None = None,
+        ) -> GitResult: ...
 
     def start_range_shas(self, spec: str) -> GitRead:
         """The non-merge commits of ``spec``, one sha a line, in the order ``git log`` lists
@@ -121,6 +127,38 @@ class GitReads:
         """``git cherry``: which commits of ``head`` after ``limit`` have their patch in
         ``upstream`` (read with :func:`cherry_marked`)."""
         return self.start("cherry", upstream, head, limit)
+
+    def added_blobs(self, shas: Sequence[str]) -> dict[str, set[str]]:
+        """Path -> the blobs these commits add at it (files new in a commit)."""
+        if not shas:
+            return {}
+        stdin = "".join(f"{sha}\n" for sha in shas)
+        text = self.run(
+            "diff-tree", "--stdin", "-r", "--no-renames", "--diff-filter=A", "-z", "--root",
+            stdin=stdin,
+        ).stdout  # fmt: skip
+        added: dict[str, set[str]] = {}
+        tokens = text.split("\0")
+        for index, token in enumerate(tokens[:-1]):
+            fields = token.lstrip("\n").split(" ")
+            if token.lstrip("\n").startswith(":") and len(fields) == 5:
+                added.setdefault(tokens[index + 1], set()).add(fields[3])
+        return added
+
+    def untracked(self, paths: Sequence[str]) -> list[str]:
+        """Those of ``paths`` that are files in the work tree git does not track (ignored
+        ones too), each path taken literally."""
+        if not paths:
+            return []
+        text = self.run(
+            "ls-files", "--others", "-z", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"}
+        ).stdout
+        return [path for path in text.split("\0") if path]
+
+    def blob_ids(self, paths: Sequence[str]) -> list[str]:
+        """The blob each work-tree file would be stored as (its attributes' filters applied),
+        in the order given."""
+        return self.run("hash-object", "--", *paths).stdout.split() if paths else []
 
     def patch_ids(self, shas: Sequence[str]) -> dict[str, str]:
         """Commit -> its patch id (``git patch-id --stable``: what ``git cherry`` compares);

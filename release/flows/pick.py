@@ -119,9 +119,27 @@ class Picker:
         if self.repo.sequencer_active() or self.repo.cherry_pick_head():
             self.repo.cherry_pick_quit()
         self.repo.reset_hard()
+        self._remove_left_files(journal)
         if journal.queue:  # killed between a pick and its trailer
             _with_reason(self.ctx, journal.queue[0].sha, journal.queue[0].reason)
         self.say(f"recovered an interrupted pick: {branch} is at {short(self.repo.head())}")
+
+    def _remove_left_files(self, journal: PickJournal) -> None:
+        """Remove the files a killed pick wrote that git had not added yet (``reset --hard``
+        leaves untracked files): new in a queued commit, untracked now, and with that
+        commit's content, so a file of the user's own at such a path is kept."""
+        added = self.repo.added_blobs([item.sha for item in journal.queue])
+        left = self.repo.untracked(sorted(added))
+        for path, blob in zip(left, self.repo.blob_ids(left), strict=True):
+            if blob not in added.get(path, ()):
+                continue
+            file = self.repo.root / path
+            file.unlink()
+            for parent in file.parents:  # the directories git made for it, now empty
+                if parent == self.repo.root or any(parent.iterdir()):
+                    break
+                parent.rmdir()
+            self.say(f"removed {path}, left by the interrupted pick")
 
     def run_queue(self, journal: PickJournal) -> list[str]:
         """Apply the queued commits; returns the lines that report them."""
