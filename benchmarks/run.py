@@ -199,7 +199,7 @@ class Bench:
         commands = [(ours_cmd, self.repo), (["git", "cherry", branch, "main", cut], self.repo)]
         self.log(f"already-picked detection over {len(candidates):,} commits ...")
         ours, cherry = self.rounds(commands, self.reps)
-        name = f"pick --dry-run, {len(candidates):,} candidates ({skipped:,} picked)"
+        name = f"pick --dry-run, {len(candidates):,} candidates ({skipped:,} picked), warm"
         return [Figure(name, ours, "git cherry (same range)", cherry, 1.5)]
 
     def startup(self) -> list[Figure]:
