@@ -15,7 +15,7 @@ import pytest
 from release.adapters.patch_cache import CHERRY_KEPT, PatchCache, patch_cache_key, patch_cache_path
 from release.flows.branch import EARLY_CHERRY
 from release.sample import SampleEngine
-from tests.conftest import run_cli
+from tests.conftest import repo_state, run_cli
 from tests.test_backports import git, moved_file_backport
 
 OFF = {"RELEASE_REPO_CACHE": "0"}
@@ -161,3 +161,42 @@ def test_what_the_cache_holds_reads_back_the_same(tmp_path: Path) -> None:
     assert back.shared_with("a" * 40) == {"b" * 40: 5}
     assert list(back.cherry) == [f"tip{n} main base" for n in range(2, CHERRY_KEPT + 2)]
     assert PatchCache.load(path, "another key").lines == {}
+
+
+def test_a_cache_file_that_cannot_be_written_changes_nothing(busy) -> None:
+    engine, shas, *_ = busy
+    uncached = _plan(engine, *shas, env=OFF)
+    _path(engine).mkdir(parents=True)  # a directory where the file would be
+    assert _plan(engine, *shas) == uncached
+    assert _plan(engine, *shas) == uncached
+
+
+@pytest.mark.parametrize("args", [("--dry-run",), ()], ids=["dry-run", "pick"])
+def test_a_file_where_the_state_directory_would_be_is_refused_clearly(
+    cut_engine_copy: SampleEngine, args: tuple[str, ...]
+) -> None:
+    engine = cut_engine_copy
+    (engine.repo.common_dir / "release").write_text("not a directory\n", encoding="utf-8")
+    before = repo_state(engine.root)
+    result = run_cli(engine.root, "pick", "#109", *args)
+    assert result.code == 3, result.output
+    assert "Traceback" not in result.output
+    assert ".git/release" in result.stderr and "move aside what is in the way" in result.stderr
+    assert repo_state(engine.root) == before
+
+
+def test_with_replaced_commits_the_cache_is_not_used(cut_engine_copy: SampleEngine) -> None:
+    """``git replace`` changes what git says of a sha: a copy replaced by a commit without
+    the change no longer holds the fix back, cache or not."""
+    engine = cut_engine_copy
+    fix, copy = moved_file_backport(engine)
+    assert _actions(_plan(engine, fix))[fix] == "hold"  # and the cache is written
+    parent_tree = git(engine, "rev-parse", f"{copy}^^{{tree}}")
+    raw = git(engine, "cat-file", "commit", copy)
+    tree = raw.split("\n", 1)[0].split()[1]
+    replacement = raw.replace(f"tree {tree}", f"tree {parent_tree}", 1) + "\n"
+    new = engine.repo.run("hash-object", "-t", "commit", "-w", "--stdin", stdin=replacement).stdout
+    git(engine, "replace", copy, new.strip())
+    replaced = _plan(engine, fix)
+    assert _actions(replaced)[fix] == "cherry-pick"
+    assert replaced == _plan(engine, fix, env=OFF)

@@ -73,6 +73,11 @@ def _open_locked(directory: Path, path: Path) -> tuple[int, str]:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except FileNotFoundError:  # the directory went away between mkdir and open
             continue
+        except OSError as err:  # a file where the directory should be, no permission
+            raise RefusedError(
+                f"cannot take the lock {path} ({err.strerror}); {directory} must be a "
+                "directory this tool can write: look at it, then move aside what is in the way"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -41,6 +41,11 @@ class StateFile:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return None
+        except OSError as err:  # a file where the directory should be, a directory here
+            raise RefusedError(
+                f"cannot read {self.path} ({err.strerror}); look at {self.path.parent}, "
+                "then move aside what is in the way"
+            ) from None
         try:
             data = json.loads(text)
         except ValueError:
