@@ -191,8 +191,7 @@ class Changes:
             return {}
         read: dict[str, Counter[int]] = {sha: Counter() for sha in shas}
         for text in self.repo.patches_in_parts(shas):
-            for sha, lines in backports.patches(text).items():
-                read[sha] = backports.signature(lines)
+            read.update(backports.signatures(text))
         for sha, signed in read.items():
             self._totals[sha] = signed.total()
         if self._write and self._cache is not None:
