@@ -123,6 +123,10 @@ class GitReads:
             for left in reading:
                 left.result()
 
+    def start_merge_base(self, a: str, b: str) -> GitRead:
+        """``git merge-base a b``: their best common ancestor (fails when they have none)."""
+        return self.start("merge-base", a, b)
+
     def start_cherry(self, upstream: str, head: str, limit: str) -> GitRead:
         """``git cherry``: which commits of ``head`` after ``limit`` have their patch in
         ``upstream`` (read with :func:`cherry_marked`)."""

@@ -70,7 +70,11 @@ class ReleaseBranch:
         self.branch = branch
         self.ref = f"refs/heads/{branch}"  # by full name: a tag called like it changes nothing
         self.main = main
-        base = ctx.repo.merge_base(self.ref, main)
+        finding = ctx.repo.start_merge_base(self.ref, main)
+        # the patch cache is read while git finds the base
+        self._changes: Changes | None = Changes(ctx.repo, remember=remember)
+        found = finding.result()
+        base = found.stdout.strip() if found.ok else None
         if base is None:
             raise RefusedError(f"{branch} shares no history with {ctx.config.main_branch}")
         self.base = base
@@ -86,7 +90,6 @@ class ReleaseBranch:
         self._files: dict[str, frozenset[str]] = {}  # commit -> the files it changes
         self._pending: dict[str, GitRead] = {}
         self._asked: dict[str, frozenset[str]] = {}  # what the pending per-commit reads cover
-        self._changes: Changes | None = None
 
     def moved(self) -> None:
         """The branch has new commits: forget what was read of it (main and the merge-base
