@@ -36,7 +36,7 @@ from pathlib import Path
 
 from release.adapters import git_reads
 from release.adapters.cache_file import digest_of, read_payload, write_payload
-from release.core import backports, commits
+from release.core import backports, commits, patch_lines
 from release.core.backports import Facts
 
 __all__ = ["CHERRY_KEPT", "PatchCache", "patch_cache_key", "patch_cache_path"]
@@ -52,7 +52,7 @@ def patch_cache_path(common_dir: Path) -> Path:
 
 
 def patch_cache_key() -> str:
-    return digest_of(FORMAT, (backports, commits, git_reads, sys.modules[__name__]))
+    return digest_of(FORMAT, (backports, commits, patch_lines, git_reads, sys.modules[__name__]))
 
 
 class PatchCache:
