@@ -16,6 +16,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TypeVar
 
 from release.adapters.commit_cache import cache_policy
 from release.adapters.git import GitRepo
@@ -27,6 +28,7 @@ from release.core.commits import Commit
 __all__ = ["Changes", "likely_backports"]
 
 _FEW = 16  # common lines counted by bisection; more, by counting the whole signature
+_V = TypeVar("_V")
 FilesOf = Callable[[Sequence[str]], Mapping[str, frozenset[str]]]
 
 
@@ -46,7 +48,7 @@ class Changes:
             self._cache = PatchCache.load(path, patch_cache_key())
         elif write:
             self._cache = PatchCache(path, patch_cache_key())
-        self._write = write
+        self._keep = self._cache if write else None  # what learns what this run read
         # a shallow clone's boundary commits show as adding every file: not kept
         self._unsure = repo.shallow_boundary() if write else set()
         self._totals: dict[str, int] = {}  # commit -> its number of changed lines
@@ -66,8 +68,8 @@ class Changes:
             else:
                 message = Message.known(sha, subject, body, facts)
             out.append(message)
-        if new and self._write and cache is not None:
-            cache.add_facts({sha: f for sha, f in new.items() if sha not in self._unsure})
+        if new and self._keep is not None:
+            self._keep.add_facts(self._sure(new))
         return out
 
     def cherry_of(self, key: str) -> set[str] | None:
@@ -75,8 +77,8 @@ class Changes:
         return self._cache.cherry_of(key) if self._cache is not None else None
 
     def keep_cherry(self, key: str, marked: set[str]) -> None:
-        if self._write and self._cache is not None:
-            self._cache.keep_cherry(key, marked)
+        if self._keep is not None:
+            self._keep.keep_cherry(key, marked)
 
     def known_files(self, shas: Iterable[str]) -> dict[str, frozenset[str]]:
         """Those of ``shas`` whose files the cache holds."""
@@ -87,8 +89,8 @@ class Changes:
         return {sha: files for sha, files in found.items() if files is not None}
 
     def keep_files(self, files: Mapping[str, frozenset[str]]) -> None:
-        if self._write and self._cache is not None:
-            self._cache.add_files({s: f for s, f in files.items() if s not in self._unsure})
+        if self._keep is not None:
+            self._keep.add_files(self._sure(files))
 
     def lines(self, shas: Sequence[str]) -> dict[str, Counter[int]]:
         """Commit -> the signature of its changed lines (:func:`backports.signature`)."""
@@ -99,17 +101,15 @@ class Changes:
         missing = [sha for sha in shas if sha not in found]
         return {**found, **self._read(missing)} if missing else found
 
-    def lines_within(
-        self, shas: Sequence[str], within: set[int]
-    ) -> tuple[dict[str, dict[int, int]], dict[str, int]]:
-        """(commit -> those of its signature's lines that are ``within``, for the commits
-        that have any; commit -> its number of changed lines). What a commit shares with
-        others whose lines are all ``within`` is counted from these alone."""
+    def lines_within(self, shas: Sequence[str], within: set[int]) -> dict[str, dict[int, int]]:
+        """Commit -> those of its signature's lines that are ``within``, for the commits
+        that have any (their number of changed lines is noted for :meth:`totals`). What a
+        commit shares with others whose lines are all ``within`` is counted from these
+        alone."""
         part: dict[str, dict[int, int]] = {}
-        totals: dict[str, int] = {}
         held = self._held(shas)
         for sha, hashes in held.items():
-            totals[sha] = self._totals[sha] = len(hashes)
+            self._totals[sha] = len(hashes)
             common = within.intersection(hashes)  # one pass in C
             if len(common) > _FEW:  # counted in one pass (in C) too
                 counts = Counter(hashes)
@@ -118,11 +118,10 @@ class Changes:
                 part[sha] = {h: bisect_right(hashes, h) - bisect_left(hashes, h) for h in common}
         missing = [sha for sha in shas if sha not in held]
         for sha, lines in self._read(missing).items():
-            totals[sha] = lines.total()  # _read noted it
             common = within.intersection(lines)
             if common:
                 part[sha] = {h: lines[h] for h in common}
-        return part, totals
+        return part
 
     def shared(self, pairs: Mapping[str, Sequence[str]]) -> dict[str, dict[str, int]]:
         """Main commit -> branch commit -> how many changed lines they share, for each of
@@ -140,18 +139,13 @@ class Changes:
         new: dict[str, dict[str, int]] = {}
         if todo:
             branch = self.lines(list(dict.fromkeys(b for bs in todo.values() for b in bs)))
-            part, _ = self.lines_within(list(todo), set().union(*branch.values()))
+            part = self.lines_within(list(todo), set().union(*branch.values()))
             new = backports.shared_lines(part, branch, todo)
             for sha, others in todo.items():  # no line in common: none shared
                 new.setdefault(sha, dict.fromkeys(others, 0))
-            if self._write and cache is not None:
-                unsure = self._unsure
-                cache.add_shared(
-                    {
-                        sha: {b: n for b, n in counts.items() if b not in unsure}
-                        for sha, counts in new.items()
-                        if sha not in unsure
-                    }
+            if self._keep is not None:
+                self._keep.add_shared(
+                    {sha: self._sure(counts) for sha, counts in self._sure(new).items()}
                 )
         return {
             sha: {b: new[sha][b] if b in new.get(sha, {}) else known[sha][b] for b in others}
@@ -194,14 +188,18 @@ class Changes:
             read.update(backports.signatures(text))
         for sha, signed in read.items():
             self._totals[sha] = signed.total()
-        if self._write and self._cache is not None:
-            self._cache.add_lines({s: v for s, v in read.items() if s not in self._unsure})
+        if self._keep is not None:
+            self._keep.add_lines(self._sure(read))
         return read
+
+    def _sure(self, by_sha: Mapping[str, _V]) -> dict[str, _V]:
+        """``by_sha`` without the commits whose change may read otherwise later."""
+        return {sha: value for sha, value in by_sha.items() if sha not in self._unsure}
 
     def save(self) -> None:
         """Write the cache, when this run may and learnt something."""
-        if self._write and self._cache is not None:
-            self._cache.save()
+        if self._keep is not None:
+            self._keep.save()
 
 
 def likely_backports(

@@ -24,12 +24,7 @@ from release.errors import RefusedError
 from release.flows.backport_evidence import Changes, likely_backports
 from release.flows.context import ReleaseContext
 
-__all__ = [
-    "EARLY_CHERRY",
-    "Presence",
-    "ReleaseBranch",
-    "files_changed",
-]
+__all__ = ["EARLY_CHERRY", "Presence", "ReleaseBranch"]
 
 EARLY_CHERRY = 64  # commits asked for at once from which git cherry is started at once
 
@@ -66,13 +61,12 @@ class ReleaseBranch:
         remember: bool = False,
     ) -> None:
         self.ctx = ctx
-        self.remember = remember
         self.branch = branch
         self.ref = f"refs/heads/{branch}"  # by full name: a tag called like it changes nothing
         self.main = main
         finding = ctx.repo.start_merge_base(self.ref, main)
-        # the patch cache is read while git finds the base
-        self._changes: Changes | None = Changes(ctx.repo, remember=remember)
+        # what commits change, from the patch cache: read while git finds the base
+        self.changes = Changes(ctx.repo, remember=remember)
         found = finding.result()
         base = found.stdout.strip() if found.ok else None
         if base is None:
@@ -197,13 +191,6 @@ class ReleaseBranch:
 
     def _reverted(self, copy: str) -> str:
         return f"was on the branch as {short(copy)}, reverted by {short(self.undone[copy])}"
-
-    @property
-    def changes(self) -> Changes:
-        """What commits change, from the patch cache where it holds them."""
-        if self._changes is None:
-            self._changes = Changes(self.ctx.repo, remember=self.remember)
-        return self._changes
 
     @property
     def patch_equivalent(self) -> set[str]:
@@ -343,8 +330,7 @@ class ReleaseBranch:
         self.prefetch_cherry(open_)  # git cherry runs while the likely ones are found
         likely = self._likely(open_, messages) if open_ else {}
         there = self.already_there(shas, merges)
-        if self.remember:
-            self.changes.save()
+        self.changes.save()  # when this run may write the cache
         return {
             sha: Presence(there[sha], None if there[sha] else likely.get(sha), self._again.get(sha))
             for sha in shas
