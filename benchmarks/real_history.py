@@ -9,8 +9,10 @@ It prints, for the main branch (``--main``, default ``origin/main``):
 - contributors: distinct author emails, and people after mapping and merging;
 - ``release notes`` over the last 300 commits of main, and over all of it, against
   ``git log`` of the same range and fields (median wall time of alternating rounds,
-  after a warm-up), with the commit cache cold (removed before each run) and warm; run
-  in a shared clone, so nothing is written into the repository measured;
+  after a warm-up): with both caches cold (removed before each run); with the commit
+  cache warm but the notes cache removed (a range not printed before); and with both
+  warm (the same notes again); run in a shared clone, so nothing is written into the
+  repository measured;
 - pick byte-equality: the last ``--picks`` main commits picked with ``--reason`` onto a
   branch at the oldest of them, each message compared with what plain
   ``git cherry-pick -x`` writes plus the trailer;
@@ -91,26 +93,33 @@ def _output(argv: list[str], cwd: Path) -> bytes:
     return subprocess.run(argv, cwd=cwd, env=CACHE_ON, capture_output=True, check=True).stdout
 
 
-def _cold_and_warm(
-    release: list[str],
-    raw: list[str],
-    cwd: Path,
-    cache: Path,
-    rounds: int,
-    moved: Callable[[], None] | None = None,
+State = tuple[str, Callable[[], None] | None]  # (name, what runs before each round)
+
+
+def _removing(*paths: Path) -> Callable[[], None]:
+    def remove() -> None:
+        for path in paths:
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+
+    return remove
+
+
+def _in_states(
+    release: list[str], raw: list[str], cwd: Path, states: list[State], rounds: int
 ) -> list[tuple[str, tuple[float, float]]]:
-    """(state, (median ms of ours, of the raw command)) with the cache cold (removed before
-    each run), then warm, then (with ``moved``) warm but with the branch moved by one
-    commit before each run; the runs alternate, so load on the machine falls on both."""
+    """(state, (median ms of ours, of the raw command)) for each state, whose ``before``
+    runs before each round (removing a cache, moving the branch); the runs alternate, so
+    load on the machine falls on both."""
     figures = []
-    for state in ("cold cache", "warm cache", *(("warm cache, branch moved",) if moved else ())):
+    for state, before in states:
         _median_ms(release, cwd, 1)  # warm-up: bytecode, the cache
         ours, base = [], []
         for _ in range(rounds):
-            if state == "cold cache":
-                cache.unlink(missing_ok=True)
-            elif moved is not None and state.endswith("moved"):
-                moved()
+            if before is not None:
+                before()
             ours.append(_median_ms(release, cwd, 1))
             base.append(_median_ms(raw, cwd, 1))
         figures.append((state, (statistics.median(ours), statistics.median(base))))
@@ -129,15 +138,21 @@ def notes_speed(repo: Path, main: str, rounds: int) -> None:
             check=True,
         )
         cache = clone / ".git" / "release" / "commits.cache"
+        kept = clone / ".git" / "release" / "notes"  # whole outputs
+        states: list[State] = [
+            ("cold caches", _removing(cache, kept)),
+            ("commit cache warm, notes not kept", _removing(kept)),
+            ("warm caches (the same notes again)", None),
+        ]
         # all of main: since its first commit (both tools read the same range)
         for label, since in (("last 300 commits", f"{tip}~300"), (f"all {count} commits", root)):
             release = [sys.executable, "-m", "release", "notes", "--since", since, "--until", tip]
             spec = f"{since}..{tip}"
             raw = ["git", "log", f"--format={LOG_FORMAT}", "--no-merges", spec, "--"]
-            cache.unlink(missing_ok=True)
+            _removing(cache, kept)()
             cold, warm = (_output(release, clone) for _ in range(2))
-            print(f"same notes with a cold and a warm cache: {'yes' if cold == warm else 'NO'}")
-            for state, (a, b) in _cold_and_warm(release, raw, clone, cache, rounds):
+            print(f"same notes with cold and warm caches: {'yes' if cold == warm else 'NO'}")
+            for state, (a, b) in _in_states(release, raw, clone, states, rounds):
                 print(
                     f"release notes, {label} of {main}, {state}: {a:.0f} ms vs git log "
                     f"{b:.0f} ms = {a / b:.2f}x"
@@ -231,7 +246,12 @@ def pick_speed(repo: Path, main: str, branch: str | None, rounds: int) -> None:
             git(clone, "-c", "user.name=R", "-c", "user.email=r@example.com", "commit",
                 "--quiet", "-m", "A commit of the release branch's own")  # fmt: skip
 
-        for state, (a, b) in _cold_and_warm(release, raw, clone, cache, rounds, moved):
+        states: list[State] = [
+            ("cold cache", _removing(cache)),
+            ("warm cache", None),
+            ("warm cache, branch moved", moved),
+        ]
+        for state, (a, b) in _in_states(release, raw, clone, states, rounds):
             print(
                 f"release pick --dry-run, {len(shas)} candidates, {state}: {a:.0f} ms vs "
                 f"git cherry {b:.0f} ms = {a / b:.2f}x"

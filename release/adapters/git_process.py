@@ -8,6 +8,8 @@ first line. Only :mod:`release.adapters.git` uses this module.
 from __future__ import annotations
 
 import functools
+import os
+import shutil
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -18,7 +20,7 @@ from release.adapters import process
 from release.adapters.process import Result
 from release.errors import GitError
 
-__all__ = ["GIT", "GitLog", "GitRead", "GitResult", "execute", "failed"]
+__all__ = ["GIT", "GitLog", "GitRead", "GitResult", "executable_stamp", "execute", "failed"]
 
 # Every command's text comes out in UTF-8 (what the parsers read), also for commits
 # written under another i18n.commitEncoding; raw bytes are read with cat-file.
@@ -67,6 +69,20 @@ def _gitpython() -> Any:
     import git  # lazy: ~60 ms
 
     return git
+
+
+def executable_stamp() -> str:
+    """Which git runs the commands: its path, size and modification time ("" when it is
+    not found), so what a cache keeps from one git is not read under another."""
+    name = str(_gitpython().Git.GIT_PYTHON_GIT_EXECUTABLE or "git")
+    found = shutil.which(name)
+    if found is None:
+        return ""
+    try:
+        stat = os.stat(found)
+    except OSError:
+        return ""
+    return f"{os.path.realpath(found)} {stat.st_size} {stat.st_mtime_ns}"
 
 
 def _trimmed(result: Result) -> Result:

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from release.adapters.git_process import GitRead, GitResult
+from release.adapters.git_process import GitRead, GitResult, executable_stamp
 
 __all__ = ["GitReads", "cherry_marked", "files_changed"]
 
@@ -84,6 +84,16 @@ class GitReads:
         if loose.is_dir() and any(loose.iterdir()):
             return True
         return b" refs/replace/" in _read(self.common_dir / "packed-refs")
+
+    def grafted(self) -> bool:
+        """Whether a grafts file gives commits other parents than they name (then a range
+        is not fixed by the commits at its ends)."""
+        graft_file = os.environ.get("GIT_GRAFT_FILE")
+        return (Path(graft_file) if graft_file else self.common_dir / "info" / "grafts").exists()
+
+    def git_stamp(self) -> str:
+        """Which git answers (see :func:`~release.adapters.git_process.executable_stamp`)."""
+        return executable_stamp()
 
     def shallow_boundary(self) -> set[str]:
         """The commits a shallow clone has without their parents (``.git/shallow``): a walk

@@ -335,8 +335,8 @@ def notes(
     output: str | None = None,
 ) -> None:
     """Release notes grouped by category, PRs linked, authors credited, reverts cancelled."""
-    from release.core.notes import render_json, render_markdown
-    from release.flows.history import NotesRange, default_range, notes_for_range
+    from release.flows.history import NotesRange, default_range
+    from release.flows.notes_output import notes_output
 
     if format not in ("md", "json"):
         raise UsageError(f"--format {format!r}: use md or json")
@@ -344,13 +344,8 @@ def notes(
         raise UsageError(f"--view {view!r}: use rc or final")
     ctx = _context()
     rng = NotesRange(since, until) if since is not None else default_range(ctx, until, view)
-    result = notes_for_range(ctx, rng, cached=True)
-    text = (
-        render_json(result, repo_url=ctx.repo_url)
-        if format == "json"
-        else render_markdown(result, repo_url=ctx.repo_url)
-    )
-    for prefix, category in result.guessed:
+    text, guessed = notes_output(ctx, rng, format)
+    for prefix, category in guessed:
         error_line = f"note: [{prefix}] is no known spelling; read as {category} (one edit away)"
         print(error_line, file=sys.stderr)
     if output:

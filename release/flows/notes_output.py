@@ -1,0 +1,90 @@
+"""What ``release notes`` prints for a range: the output kept by the notes cache
+(:mod:`release.adapters.notes_cache`) when a run with the same inputs was kept, else the
+notes built (:func:`release.flows.history.notes_for_range`), rendered and kept.
+
+A range's commits are fixed by the commits its ends resolve to: a commit's sha fixes its
+message and its ancestry. So a run's inputs, all in the digest an output is kept under,
+are:
+
+- the ends, and the ref whose release's picks are left out, as written (they are printed
+  in JSON) and as resolved;
+- the format;
+- the whole configuration (categories, bots, name merging ...);
+- the URL that PR links use (configured, or read from the remote's URL);
+- the mailmap (what ``%aN``/``%aE`` and ``git check-mailmap`` apply: the work tree's
+  ``.mailmap``, ``mailmap.file`` and ``mailmap.blob``, settings and contents);
+- git itself (its executable's path, size and time).
+
+Where a sha does not fix what git says of a range (``git replace`` refs, a grafts file),
+the cache is neither read nor written; a shallow clone is refused before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+from release.adapters.commit_cache import cache_policy
+from release.adapters.notes_cache import Guessed, NotesCache, code_key, notes_cache_dir
+from release.core.notes import render_json, render_markdown
+from release.flows.context import ReleaseContext
+from release.flows.history import NotesRange, notes_for_range
+
+__all__ = ["notes_output"]
+
+
+def notes_output(ctx: ReleaseContext, rng: NotesRange, fmt: str) -> tuple[str, Guessed]:
+    """The notes of ``rng`` rendered in ``fmt`` (``md`` or ``json``), and the category
+    spellings they guessed: kept from an earlier run of the same inputs, or built."""
+    ctx.require_full_history("notes")
+    kept = _kept(ctx, rng, fmt)
+    if kept is not None:
+        cache, inputs = kept
+        found = cache.get(inputs)
+        if found is not None:
+            return found
+    notes = notes_for_range(ctx, rng, cached=True)
+    if fmt == "json":
+        text = render_json(notes, repo_url=ctx.repo_url)
+    else:
+        text = render_markdown(notes, repo_url=ctx.repo_url)
+    if kept is not None:
+        cache, inputs = kept
+        cache.put(inputs, text, notes.guessed)
+    return text, notes.guessed
+
+
+def _kept(ctx: ReleaseContext, rng: NotesRange, fmt: str) -> tuple[NotesCache, str] | None:
+    """The notes cache and this run's key (a digest of the code and of every input); None
+    where no output may be kept (turned off, refs that do not resolve here, history a sha
+    does not fix)."""
+    read, write = cache_policy(os.environ)
+    if not read:  # (never written unread)
+        return None
+    repo = ctx.repo
+    refs = [rng.since, rng.until, rng.exclude_from]
+    named = [ref for ref in refs if ref is not None]
+    if any(not ref or ref.startswith("-") for ref in named):
+        return None  # the build says why
+    if repo.replaces_objects() or repo.grafted():
+        return None
+    code = code_key()
+    if code is None:
+        return None
+    shas = repo.revs(named)
+    if None in shas:
+        return None  # not a commit here: the build says so
+    digest = hashlib.sha256()
+    for part in (
+        code,
+        fmt,
+        repr(refs),
+        repr(shas),
+        repr(ctx.config),
+        ctx.repo_url,
+        repo.mailmap_fingerprint(),
+        repo.git_stamp(),
+    ):
+        digest.update(part.encode("utf-8", "surrogateescape"))
+        digest.update(b"\0")
+    return NotesCache(notes_cache_dir(repo.common_dir), writable=write), digest.hexdigest()
