@@ -158,6 +158,18 @@ def test_the_previous_final_is_an_input(cut_engine_copy: SampleEngine) -> None:
     assert "#111" not in after
 
 
+def test_another_git_builds_the_notes_anew(history: SampleEngine, tmp_path: Path) -> None:  # noqa: F811
+    uncached = notes(history, *RANGE, env=OFF)
+    notes(history, *RANGE)
+    _plant(history)
+    wrapper = tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\nexec {shutil.which("git")} "$@"\n', encoding="utf-8")
+    wrapper.chmod(0o755)
+    assert notes(history, *RANGE, env={"GIT_PYTHON_GIT_EXECUTABLE": str(wrapper)}) == uncached
+    assert notes(history, *RANGE).startswith("PLANTED")  # the first git's output is still kept
+
+
 @pytest.mark.parametrize("how", ["replace", "grafts"])
 def test_where_a_sha_does_not_fix_the_history_nothing_is_kept(
     history: SampleEngine,  # noqa: F811
