@@ -7,7 +7,9 @@ and bypassed where a sha does not fix what git says.
 from __future__ import annotations
 
 import marshal
+import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -207,6 +209,16 @@ def test_only_the_last_few_outputs_are_kept(history: SampleEngine) -> None:  # n
     kept = sorted(_dir(history).iterdir(), key=lambda p: p.stat().st_mtime_ns, reverse=True)
     texts = [entry[0] for entry in map(_kept(history).get, (p.name for p in kept)) if entry]
     assert texts == outputs[::-1][:KEPT]  # the first range's output is gone
+
+
+def test_what_a_killed_write_left_is_removed_once_old(history: SampleEngine) -> None:  # noqa: F811
+    notes(history, "--since", "main~3", "--until", "main")
+    old, fresh = (_dir(history) / f".{c * 64}-x1y2z3w4" for c in "ab")
+    for path in (old, fresh):
+        path.write_bytes(b"release-notes 1 ")  # a write cut short
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    notes(history, *RANGE)  # writes an output: what is old goes
+    assert not old.exists() and fresh.exists()  # (a write under way is left alone)
 
 
 @pytest.mark.parametrize(

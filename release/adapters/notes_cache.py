@@ -25,6 +25,7 @@ import contextlib
 import marshal
 import os
 import re
+import time
 from pathlib import Path
 
 from release.adapters.cache_file import digest_of, read_payload, write_payload
@@ -37,6 +38,8 @@ _MAGIC = b"release-notes"
 _PACKAGE = Path(__file__).resolve().parent.parent
 _CODE = ("core", "flows", "adapters", "cli")  # what builds, reads and prints the notes
 _NAME = re.compile(r"[0-9a-f]{64}")
+_SCRATCH = re.compile(r"\.[0-9a-f]{64}-\w+")  # atomic_write's scratch file for an output
+_SCRATCH_AGE = 600
 
 Guessed = tuple[tuple[str, str], ...]  # (spelling as written, category read)
 
@@ -92,10 +95,15 @@ class NotesCache:
             self._prune()
 
     def _prune(self) -> None:
+        """Remove all but the :data:`KEPT` newest outputs, and what a write killed midway
+        left (a scratch file, by :func:`~release.adapters.process.atomic_write`'s name for
+        it, untouched for :data:`_SCRATCH_AGE` seconds: a write under way is not removed)."""
         with contextlib.suppress(OSError):
             files = [(p.stat().st_mtime_ns, p) for p in self.directory.iterdir()]
             kept = sorted((f for f in files if _NAME.fullmatch(f[1].name)), reverse=True)
-            for _, path in kept[KEPT:]:
+            stale = time.time_ns() - _SCRATCH_AGE * 1_000_000_000
+            left = [p for t, p in files if _SCRATCH.fullmatch(p.name) and t < stale]
+            for path in [*(p for _, p in kept[KEPT:]), *left]:
                 path.unlink(missing_ok=True)
 
 
