@@ -168,7 +168,8 @@ def test_another_git_builds_the_notes_anew(history: SampleEngine, tmp_path: Path
     wrapper.parent.mkdir()
     wrapper.write_text(f'#!/bin/sh\nexec {shutil.which("git")} "$@"\n', encoding="utf-8")
     wrapper.chmod(0o755)
-    assert notes(history, *RANGE, env={"GIT_PYTHON_GIT_EXECUTABLE": str(wrapper)}) == uncached
+    path = f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}"
+    assert notes(history, *RANGE, env={"PATH": path}) == uncached
     assert notes(history, *RANGE).startswith("PLANTED")  # the first git's output is still kept
 
 

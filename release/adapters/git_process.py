@@ -1,5 +1,5 @@
-"""How one git command is run: made by GitPython's command interface (which finds the git
-executable and sets the C locale, so git's messages are in English) and waited for by
+"""How one git command is run: made by GitPython's command interface (which runs git in
+the C locale, so git's messages are in English) and waited for by
 :mod:`release.adapters.process`. Output is decoded with ``surrogateescape`` (file names
 round-trip) and loses one final newline; a failure reads as :class:`GitError` with git's
 first line. Only :mod:`release.adapters.git` uses this module.
@@ -72,10 +72,10 @@ def _gitpython() -> Any:
 
 
 def executable_stamp() -> str:
-    """Which git runs the commands: its path, size and modification time ("" when it is
-    not found), so what a cache keeps from one git is not read under another."""
-    name = str(_gitpython().Git.GIT_PYTHON_GIT_EXECUTABLE or "git")
-    found = shutil.which(name)
+    """Which git runs the commands (the first ``git`` on ``PATH``: commands are started
+    by that name): its path, size and modification time ("" when it is not found), so
+    what a cache keeps from one git is not read under another."""
+    found = shutil.which(GIT[0])
     if found is None:
         return ""
     try:
