@@ -173,6 +173,23 @@ def test_another_git_builds_the_notes_anew(history: SampleEngine, tmp_path: Path
     assert notes(history, *RANGE).startswith("PLANTED")  # the first git's output is still kept
 
 
+def test_linked_worktrees_share_the_cache_not_their_inputs(history: SampleEngine) -> None:  # noqa: F811
+    """A linked worktree keeps its outputs in the common git directory; its own .mailmap
+    (a work tree file) makes its notes its own."""
+    linked = history.root.parent / "linked"
+    history.repo.run("worktree", "add", "--quiet", "--detach", str(linked), "main")
+    here = notes(history, *RANGE)
+    (linked / ".mailmap").write_text(
+        "Robert Okafor <bob@example.com> Bob Okafor <bob@example.com>\n", encoding="utf-8"
+    )
+    there = run_cli(linked, "notes", *RANGE)
+    assert there.code == 0, there.output
+    assert "by Robert Okafor" in there.stdout and there.stdout not in here
+    assert there.stdout == run_cli(linked, "notes", *RANGE, env=OFF).stdout
+    assert len(_kept(history)) == 2  # both kept where the main checkout keeps its own
+    assert notes(history, *RANGE) == here
+
+
 @pytest.mark.parametrize("how", ["replace", "grafts"])
 def test_where_a_sha_does_not_fix_the_history_nothing_is_kept(
     history: SampleEngine,  # noqa: F811
