@@ -19,8 +19,8 @@ It prints, for the main branch (``--main``, default ``origin/main``):
 - ``release pick --dry-run`` of every main commit since a release branch's branch point
   (``--release-branch``, default the newest ``releases/*``), adapted-backport detection
   included, against ``git cherry`` of the same branch and main, with the patch cache cold,
-  warm, and warm after the branch gained a commit (as after a pick: git cherry's answer
-  and the new commit's pairs are worked out again); the plan must be the same either way.
+  warm, and warm after the branch gained a commit (as after a pick: the new commit's
+  pairs and patch id are compared with main); the plan must be the same either way.
 
 Usage: ``python benchmarks/real_history.py [--repo PATH] [--main REF] [--rounds N]
 [--release-branch NAME]``.

@@ -200,3 +200,33 @@ def test_with_replaced_commits_the_cache_is_not_used(cut_engine_copy: SampleEngi
     replaced = _plan(engine, fix)
     assert _actions(replaced)[fix] == "cherry-pick"
     assert replaced == _plan(engine, fix, env=OFF)
+
+
+def test_after_the_branch_gains_commits_only_they_are_compared_with_main(busy) -> None:
+    """git cherry's answer for an earlier tip of the branch is kept; once the branch has
+    gained commits, only they are compared with main, and what they match is added to it.
+    A main commit put in the kept answer by hand shows as picked: the kept answer was
+    used. Once the branch is rewritten (the earlier tip no longer in its history), git
+    cherry runs whole again."""
+    engine, shas, same, _, _ = busy
+    first = _actions(_plan(engine, *shas))
+    planted, copied = (
+        git(engine, "log", "-1", "--format=%H", f"--grep=Note {n} ", "main") for n in (0, 1)
+    )
+    assert first[planted] == first[copied] == "cherry-pick" and same not in (planted, copied)
+    cache = PatchCache.load(_path(engine), patch_cache_key())
+    (key,) = cache.cherry
+    cache.cherry[key] = (*cache.cherry[key], planted)  # "already there", says the cache
+    cache.changed = True
+    cache.save()
+    tip = git(engine, "rev-parse", "HEAD")
+    git(engine, "cherry-pick", copied)  # the same patch, no -x: only git's patch ids say so
+    actions = _actions(_plan(engine, *shas))
+    assert actions[copied] == "skip" and actions[planted] == "skip"
+    uncached = _actions(_plan(engine, *shas, env=OFF))
+    assert uncached[copied] == "skip" and uncached[planted] == "cherry-pick"
+    git(engine, "reset", "--quiet", "--hard", f"{tip}~1")  # rewritten: the tip is gone
+    git(engine, "cherry-pick", copied)
+    rewritten = _plan(engine, *shas)
+    assert _actions(rewritten)[planted] == "cherry-pick" and _actions(rewritten)[copied] == "skip"
+    assert rewritten == _plan(engine, *shas, env=OFF)

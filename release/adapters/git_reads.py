@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from release.adapters.git_process import GitRead, GitResult, executable_stamp
 
-__all__ = ["GitReads", "cherry_marked", "files_changed"]
+__all__ = ["GitReads", "cherry_equal", "cherry_marked", "files_changed"]
 
 _PATCHES = ("diff-tree", "-p", "-U0", "-r", "-M", "-l1000", "--root", "--stdin")
 
@@ -142,6 +142,16 @@ class GitReads:
         ``upstream`` (read with :func:`cherry_marked`)."""
         return self.start("cherry", upstream, head, limit)
 
+    def start_cherry_since(self, earlier: str, tip: str, main: str) -> GitRead:
+        """Which commits of ``main`` since its merge-base with ``tip`` have their patch in
+        a commit of ``earlier..tip`` (read with :func:`cherry_equal`): with ``git cherry``'s
+        answer for ``earlier``, an ancestor of ``tip``, its answer for ``tip`` (the same
+        patch ids, ``git rev-list --cherry-mark``, over only the new commits)."""
+        return self.start(
+            "rev-list", "--cherry-mark", "--right-only", "--no-merges",
+            f"{tip}...{main}", f"^{earlier}", "--",
+        )  # fmt: skip
+
     def added_blobs(self, shas: Sequence[str]) -> dict[str, set[str]]:
         """Path -> the blobs these commits add at it (files new in a commit)."""
         if not shas:
@@ -192,6 +202,12 @@ def cherry_marked(text: str) -> set[str]:
     """The commits ``git cherry`` marks ``-``: the same change is upstream, whatever its
     message or sha."""
     return {line[2:].strip() for line in text.splitlines() if line.startswith("- ")}
+
+
+def cherry_equal(text: str) -> set[str]:
+    """The commits ``git rev-list --cherry-mark`` marks ``=``: their patch is on the other
+    side."""
+    return {line[1:].strip() for line in text.splitlines() if line.startswith("=")}
 
 
 _GITLINK = "160000"

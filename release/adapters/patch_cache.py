@@ -13,7 +13,8 @@ lines they share (a fact of the two commits: a later run compares only the pairs
 not seen, for a new commit on either side); and what a commit's message says of backports
 (its PR number, the numbers it carries, its normalized title); and, for the last few
 (branch tip, main, merge-base) asked about, which main commits ``git cherry`` marked as
-having their patch on the branch (a fact of those three commits).
+having their patch on the branch (a fact of those three commits; for a later tip of the
+same branch, the answer of an earlier one plus what the commits gained since match).
 
 The key is a digest of this format, the Python and package versions and the source of
 the modules that read and sign patches and messages (the git options included). A commit is not kept
@@ -137,6 +138,17 @@ class PatchCache:
     def cherry_of(self, key: str) -> set[str] | None:
         found = self.cherry.get(key)
         return set(found) if type(found) is tuple else None
+
+    def earlier_cherry(self, key: str) -> list[tuple[str, set[str]]]:
+        """(tip, what ``git cherry`` marked) kept for other tips with ``key``'s main and
+        merge-base, newest first."""
+        tip, _, rest = key.partition(" ")
+        found = []
+        for kept, marked in reversed(self.cherry.items()):
+            other, _, same = kept.partition(" ")
+            if same == rest and other != tip and type(marked) is tuple:
+                found.append((other, set(marked)))
+        return found
 
     def keep_cherry(self, key: str, marked: set[str]) -> None:
         """What ``git cherry`` marked for ``key``, kept for the last

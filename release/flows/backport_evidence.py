@@ -76,6 +76,11 @@ class Changes:
         """What ``git cherry`` marked for ``key`` (branch tip, main, merge-base), if kept."""
         return self._cache.cherry_of(key) if self._cache is not None else None
 
+    def earlier_cherry(self, key: str) -> list[tuple[str, set[str]]]:
+        """(tip, what ``git cherry`` marked) kept for earlier tips of the same branch point
+        and main (:meth:`PatchCache.earlier_cherry`)."""
+        return self._cache.earlier_cherry(key) if self._cache is not None else []
+
     def keep_cherry(self, key: str, marked: set[str]) -> None:
         if self._keep is not None:
             self._keep.keep_cherry(key, marked)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from release.adapters.git import GitRead
-from release.adapters.git_reads import cherry_marked, files_changed
+from release.adapters.git_reads import cherry_equal, cherry_marked, files_changed
 from release.core import backports
 from release.core.backports import Evidence
 from release.core.commits import LOG_FORMAT, Commit, parse_log
@@ -76,6 +76,8 @@ class ReleaseBranch:
         self._cherry: set[str] | None = set() if tip == base else None
         # what git cherry's answer is kept under: the three commits it is a fact of
         self._cherry_key = f"{tip} {main} {base}" if tip and tip != base else None
+        self._tip = tip
+        self._cherry_since: set[str] | None = None  # an earlier tip's answer, to add to
         self._branch_files: set[frozenset[str]] | None = None
         self._picked: set[str] | None = None
         self._commits: list[Commit] | None = None
@@ -89,7 +91,8 @@ class ReleaseBranch:
         """The branch has new commits: forget what was read of it (main and the merge-base
         stay: the branch only gained commits)."""
         self._cherry = self._branch_files = self._picked = None
-        self._cherry_key = None  # the new tip is not known here
+        self._cherry_key = self._tip = None  # the new tip is not known here
+        self._cherry_since = None
         self._commits = self._undone = None
         self._again = {}
         for what in ("picked", "files", "diff", "cherry"):
@@ -198,19 +201,33 @@ class ReleaseBranch:
         if self._cherry is None and "cherry" not in self._pending:
             self._begin_cherry()
         if self._cherry is None:
-            self._cherry = cherry_marked(self._pending.pop("cherry").out())
+            out = self._pending.pop("cherry").out()
+            if self._cherry_since is not None:  # the new commits' finds, added
+                self._cherry = self._cherry_since | cherry_equal(out)
+            else:
+                self._cherry = cherry_marked(out)
             if self._cherry_key:
                 self.changes.keep_cherry(self._cherry_key, self._cherry)
         return self._cherry
 
     def _begin_cherry(self) -> None:
         """Start ``git cherry``, unless the patch cache holds its answer for these very
-        commits (branch tip, main, merge-base): the answer is a fact of them."""
-        known = self.changes.cherry_of(self._cherry_key) if self._cherry_key else None
+        commits (branch tip, main, merge-base): the answer is a fact of them. With an
+        answer kept for an earlier tip of the branch (the same main and merge-base; as
+        after a pick), only the commits the branch gained since are compared, and what
+        they match is added to it."""
+        key = self._cherry_key
+        known = self.changes.cherry_of(key) if key else None
         if known is not None:
             self._cherry = known
-        else:
-            self._pending["cherry"] = self.ctx.repo.start_cherry(self.ref, self.main, self.base)
+            return
+        repo, tip = self.ctx.repo, self._tip
+        for earlier, marked in self.changes.earlier_cherry(key) if key and tip else ():
+            if tip and repo.is_ancestor(earlier, tip):
+                self._pending["cherry"] = repo.start_cherry_since(earlier, tip, self.main)
+                self._cherry_since = marked
+                return
+        self._pending["cherry"] = repo.start_cherry(self.ref, self.main, self.base)
 
     def _could_match(self, shas: Sequence[str]) -> bool:
         """Whether ``git cherry`` could find any of ``shas`` (main commits) on the branch:
