@@ -302,10 +302,11 @@ def test_a_bad_setting_is_bad_input(history: SampleEngine) -> None:
 def test_tag_and_promote_leave_the_git_directory_to_their_journals(
     cut_engine_copy: SampleEngine,
 ) -> None:
-    """Only ``release notes`` uses the cache: tag writes its notes without one."""
+    """Only ``release notes`` uses the caches: tag writes its notes without them."""
     result = run_cli(cut_engine_copy.root, "tag")
     assert result.code == 0, result.output
     assert not _path(cut_engine_copy).exists()
+    assert not notes_cache_dir(cut_engine_copy.repo.common_dir).exists()
 
 
 def test_cached_commits_equal_parsed_ones(tmp_path: Path) -> None:
