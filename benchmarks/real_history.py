@@ -126,6 +126,11 @@ def _in_states(
     return figures
 
 
+def _report(what: str, raw: str, figures: list[tuple[str, tuple[float, float]]]) -> None:
+    for state, (ours, base) in figures:
+        print(f"{what}, {state}: {ours:.0f} ms vs {raw} {base:.0f} ms = {ours / base:.2f}x")
+
+
 def notes_speed(repo: Path, main: str, rounds: int) -> None:
     tip = git(repo, "rev-parse", f"{main}^{{commit}}").strip()
     root = git(repo, "rev-list", "--max-parents=0", tip).split()[-1]
@@ -152,11 +157,8 @@ def notes_speed(repo: Path, main: str, rounds: int) -> None:
             _removing(cache, kept)()
             cold, warm = (_output(release, clone) for _ in range(2))
             print(f"same notes with cold and warm caches: {'yes' if cold == warm else 'NO'}")
-            for state, (a, b) in _in_states(release, raw, clone, states, rounds):
-                print(
-                    f"release notes, {label} of {main}, {state}: {a:.0f} ms vs git log "
-                    f"{b:.0f} ms = {a / b:.2f}x"
-                )
+            figures = _in_states(release, raw, clone, states, rounds)
+            _report(f"release notes, {label} of {main}", "git log", figures)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -251,11 +253,8 @@ def pick_speed(repo: Path, main: str, branch: str | None, rounds: int) -> None:
             ("warm cache", None),
             ("warm cache, branch moved", moved),
         ]
-        for state, (a, b) in _in_states(release, raw, clone, states, rounds):
-            print(
-                f"release pick --dry-run, {len(shas)} candidates, {state}: {a:.0f} ms vs "
-                f"git cherry {b:.0f} ms = {a / b:.2f}x"
-            )
+        figures = _in_states(release, raw, clone, states, rounds)
+        _report(f"release pick --dry-run, {len(shas)} candidates", "git cherry", figures)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -88,10 +88,7 @@ class Changes:
     def known_files(self, shas: Iterable[str]) -> dict[str, frozenset[str]]:
         """Those of ``shas`` whose files the cache holds."""
         cache = self._cache
-        if cache is None or not cache.files:
-            return {}
-        found = {sha: cache.files_of(sha) for sha in shas}
-        return {sha: files for sha, files in found.items() if files is not None}
+        return _held_by(cache.files_of, shas) if cache is not None and cache.files else {}
 
     def keep_files(self, files: Mapping[str, frozenset[str]]) -> None:
         if self._keep is not None:
@@ -179,10 +176,7 @@ class Changes:
 
     def _held(self, shas: Sequence[str]) -> dict[str, array[int]]:
         cache = self._cache
-        if cache is None or not cache.lines:
-            return {}
-        found = {sha: cache.lines_of(sha) for sha in shas}
-        return {sha: hashes for sha, hashes in found.items() if hashes is not None}
+        return _held_by(cache.lines_of, shas) if cache is not None and cache.lines else {}
 
     def _read(self, shas: Sequence[str]) -> dict[str, Counter[int]]:
         """The signatures of ``shas``, from git (a commit with no patch has none)."""
@@ -205,6 +199,12 @@ class Changes:
         """Write the cache, when this run may and learnt something."""
         if self._keep is not None:
             self._keep.save()
+
+
+def _held_by(lookup: Callable[[str], _V | None], shas: Iterable[str]) -> dict[str, _V]:
+    """Sha -> what ``lookup`` holds for it, for those it holds anything for."""
+    found = {sha: lookup(sha) for sha in shas}
+    return {sha: value for sha, value in found.items() if value is not None}
 
 
 def likely_backports(
@@ -233,13 +233,13 @@ def likely_backports(
     rest = [sha for sha in shas if sha not in found]
     if not rest:
         return found
-    unnamed = [c.sha for c in live]
+    standing = [c.sha for c in live]
     names = {
         sha: frozenset(posixpath.basename(path) for path in paths)
-        for sha, paths in files_of([*rest, *unnamed]).items()
+        for sha, paths in files_of([*rest, *standing]).items()
     }
     touching: dict[str, list[str]] = {}  # file name -> the branch commits changing it
-    for b in unnamed:
+    for b in standing:
         for name in names.get(b, ()):
             touching.setdefault(name, []).append(b)
     pairs = {

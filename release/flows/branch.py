@@ -74,9 +74,7 @@ class ReleaseBranch:
         self.base = base
         self._order: dict[str, int] | None = None
         self._cherry: set[str] | None = set() if tip == base else None
-        # what git cherry's answer is kept under: the three commits it is a fact of
-        self._cherry_key = f"{tip} {main} {base}" if tip and tip != base else None
-        self._tip = tip
+        self._tip = tip  # the branch's commit, when known
         self._cherry_since: set[str] | None = None  # an earlier tip's answer, to add to
         self._branch_files: set[frozenset[str]] | None = None
         self._picked: set[str] | None = None
@@ -91,7 +89,7 @@ class ReleaseBranch:
         """The branch has new commits: forget what was read of it (main and the merge-base
         stay: the branch only gained commits)."""
         self._cherry = self._branch_files = self._picked = None
-        self._cherry_key = self._tip = None  # the new tip is not known here
+        self._tip = None  # the new tip is not known here
         self._cherry_since = None
         self._commits = self._undone = None
         self._again = {}
@@ -210,23 +208,30 @@ class ReleaseBranch:
                 self.changes.keep_cherry(self._cherry_key, self._cherry)
         return self._cherry
 
+    @property
+    def _cherry_key(self) -> str | None:
+        """What git cherry's answer is kept under: the three commits it is a fact of
+        (branch tip, main, merge-base); None when the tip is not known."""
+        tip = self._tip
+        return f"{tip} {self.main} {self.base}" if tip and tip != self.base else None
+
     def _begin_cherry(self) -> None:
         """Start ``git cherry``, unless the patch cache holds its answer for these very
         commits (branch tip, main, merge-base): the answer is a fact of them. With an
         answer kept for an earlier tip of the branch (the same main and merge-base; as
         after a pick), only the commits the branch gained since are compared, and what
         they match is added to it."""
-        key = self._cherry_key
-        known = self.changes.cherry_of(key) if key else None
-        if known is not None:
-            self._cherry = known
-            return
-        repo, tip = self.ctx.repo, self._tip
-        for earlier, marked in self.changes.earlier_cherry(key) if key and tip else ():
-            if tip and repo.is_ancestor(earlier, tip):
-                self._pending["cherry"] = repo.start_cherry_since(earlier, tip, self.main)
-                self._cherry_since = marked
+        repo, key, tip = self.ctx.repo, self._cherry_key, self._tip
+        if key and tip:
+            known = self.changes.cherry_of(key)
+            if known is not None:
+                self._cherry = known
                 return
+            for earlier, marked in self.changes.earlier_cherry(key):
+                if repo.is_ancestor(earlier, tip):
+                    self._pending["cherry"] = repo.start_cherry_since(earlier, tip, self.main)
+                    self._cherry_since = marked
+                    return
         self._pending["cherry"] = repo.start_cherry(self.ref, self.main, self.base)
 
     def _could_match(self, shas: Sequence[str]) -> bool:

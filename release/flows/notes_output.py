@@ -37,7 +37,8 @@ def notes_output(ctx: ReleaseContext, rng: NotesRange, fmt: str) -> tuple[str, G
     """The notes of ``rng`` rendered in ``fmt`` (``md`` or ``json``), and the category
     spellings they guessed: kept from an earlier run of the same inputs, or built."""
     ctx.require_full_history("notes")
-    kept = _kept(ctx, rng, fmt)
+    repo_url = ctx.repo_url  # (read from the remote's URL when not configured)
+    kept = _kept(ctx, rng, fmt, repo_url)
     if kept is not None:
         cache, inputs = kept
         found = cache.get(inputs)
@@ -45,16 +46,18 @@ def notes_output(ctx: ReleaseContext, rng: NotesRange, fmt: str) -> tuple[str, G
             return found
     notes = notes_for_range(ctx, rng, cached=True)
     if fmt == "json":
-        text = render_json(notes, repo_url=ctx.repo_url)
+        text = render_json(notes, repo_url=repo_url)
     else:
-        text = render_markdown(notes, repo_url=ctx.repo_url)
+        text = render_markdown(notes, repo_url=repo_url)
     if kept is not None:
         cache, inputs = kept
         cache.put(inputs, text, notes.guessed)
     return text, notes.guessed
 
 
-def _kept(ctx: ReleaseContext, rng: NotesRange, fmt: str) -> tuple[NotesCache, str] | None:
+def _kept(
+    ctx: ReleaseContext, rng: NotesRange, fmt: str, repo_url: str
+) -> tuple[NotesCache, str] | None:
     """The notes cache and this run's key (a digest of the code and of every input); None
     where no output may be kept (turned off, refs that do not resolve here, history a sha
     does not fix)."""
@@ -81,7 +84,7 @@ def _kept(ctx: ReleaseContext, rng: NotesRange, fmt: str) -> tuple[NotesCache, s
         repr(refs),
         repr(shas),
         repr(ctx.config),
-        ctx.repo_url,
+        repo_url,
         repo.mailmap_fingerprint(),
         repo.git_stamp(),
     ):
