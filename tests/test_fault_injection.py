@@ -398,6 +398,26 @@ def test_continue_converges(
     _assert_converged(engine, head, twin)
 
 
+@pytest.mark.parametrize("lock", ["MERGE_MSG.lock", "AUTO_MERGE.lock", "ORIG_HEAD.lock"])
+def test_continue_converges_past_a_lock_git_held_when_killed(
+    lock: str, ten: tuple[SampleEngine, str], twin: Outcome, tmp_path: Path
+) -> None:
+    """git holds these a moment while it picks (the message, a conflict's merge result) or
+    resets; a kill in that moment leaves the lock, which no hook can stop on, so it is
+    planted after a real kill inside the fourth commit. Left there, the re-run's
+    cherry-pick fails ("could not lock '.git/MERGE_MSG'", seen at the at-pick kill point)."""
+    engine, head = ten
+    point = POINTS["mid-commit-4"]
+    _assert_interrupted(_run_killed(engine, point, tmp_path)[0], point, tmp_path, engine, head)
+    (engine.repo.git_dir / lock).write_text("")
+
+    result = run_cli(engine.root, "pick", "--continue", timeout=DEADLINE)
+
+    assert result.code == 0, result.output
+    assert f"removed {lock} left by the interrupted pick" in result.stdout
+    _assert_converged(engine, head, twin)
+
+
 @pytest.mark.parametrize("point_id", ["at-pick", "mid-commit-4", "ref-locked-3", "after-commit-10"])
 def test_abort_returns_to_the_original_head(
     point_id: str, ten: tuple[SampleEngine, str], tmp_path: Path
@@ -588,3 +608,87 @@ def test_recovery_removes_the_files_a_killed_pick_wrote_and_keeps_the_users_own(
     assert said == [f"removed {left}, left by the interrupted pick"]
     if Path(left).parent != Path(own).parent:
         assert not (engine.root / left).parent.exists()
+
+
+def test_recovery_removes_a_file_the_kill_cut_short_and_keeps_an_older_one(
+    ten: tuple[SampleEngine, str],
+) -> None:
+    """git creates a new file, then writes it: a kill in between leaves it empty, or with
+    only its first part (what failed CI once, at the "at-pick" kill point: the re-run's
+    cherry-pick refused to overwrite it). Recovery removes such a file when it was written
+    after the journal; the same bytes in a file older than the pick are the user's."""
+    from release.flows.context import ReleaseContext
+    from release.flows.pick import Picker
+    from release.flows.pick_journal import PickJournal, QueuedPick
+
+    engine, head = ten
+    shas = [engine.shas[n] for n in (201, 202, 203)]
+    paths = [
+        engine.repo.out("diff-tree", "--no-commit-id", "-r", "--diff-filter=A", "--name-only", s)
+        for s in shas
+    ]
+    contents = [
+        subprocess.run(
+            ["git", "cat-file", "blob", f"{s}:{p}"],
+            cwd=engine.root,
+            capture_output=True,
+            check=True,
+        ).stdout
+        for s, p in zip(shas, paths, strict=True)
+    ]
+    assert len(set(paths)) == 3 and all(len(c) > 4 for c in contents)
+    older = engine.root / paths[2]
+    older.parent.mkdir(parents=True, exist_ok=True)
+    older.write_bytes(contents[2][:4])
+    os.utime(older, ns=(time.time_ns() - 10**10,) * 2)  # there before the pick began
+    said: list[str] = []
+    picker = Picker(ReleaseContext(engine.root), said.append)
+    queue = tuple(QueuedPick(s, f"fix {n}", None) for n, s in enumerate(shas))
+    journal = picker.journal.write(PickJournal(engine.repo.current_branch(), head, queue))
+    for path, data in zip(paths[:2], (b"", contents[1][:4]), strict=True):
+        (engine.root / path).parent.mkdir(parents=True, exist_ok=True)
+        (engine.root / path).write_bytes(data)
+
+    picker._remove_left_files(journal)
+
+    assert not (engine.root / paths[0]).exists() and not (engine.root / paths[1]).exists()
+    assert older.read_bytes() == contents[2][:4]
+    assert sorted(said) == sorted(f"removed {p}, left by the interrupted pick" for p in paths[:2])
+
+
+def test_a_users_file_in_the_way_stops_the_pick_with_gits_reason(
+    ten: tuple[SampleEngine, str], twin: Outcome
+) -> None:
+    """An untracked file of the user's own where the third picked commit adds one: git
+    picks the first two, then refuses to begin the third. The run says what it picked and
+    git's reason (its ``error:`` line and the path, not its last ``fatal: cherry-pick
+    failed``), leaves no git sequence behind, keeps the file, and the re-run once the file
+    is moved away goes on from the third and ends where an uninterrupted pick does."""
+    engine, head = ten
+    shas = [engine.shas[200 + n] for n in FIXES]
+    (path,) = engine.repo.out(
+        "diff-tree", "--no-commit-id", "-r", "--diff-filter=A", "--name-only", shas[2]
+    ).split()
+    own = engine.root / path
+    own.parent.mkdir(parents=True, exist_ok=True)
+    own.write_text("my own draft\n")
+
+    result = run_cli(engine.root, "pick", PICKS, timeout=DEADLINE)
+
+    assert result.code == 3, result.output
+    assert [line.split()[:2] for line in result.stdout.splitlines()] == [
+        ["picked", shas[0][:10]],
+        ["picked", shas[1][:10]],
+    ]
+    assert f"would not begin {shas[2][:10]}" in result.stderr
+    assert f"would be overwritten by merge: {path};" in result.stderr
+    assert "fatal" not in result.stderr
+    assert engine.repo.count(f"{head}..HEAD") == 2
+    assert not (engine.repo.git_dir / "sequencer").exists()
+    assert own.read_text() == "my own draft\n"
+    own.unlink()
+    again = run_cli(engine.root, "pick", "--continue", timeout=DEADLINE)
+    assert again.code == 0, again.output
+    assert "skipped" not in again.stdout
+    assert again.stdout.count("picked ") == len(FIXES) - 2
+    _assert_converged(engine, head, twin)

@@ -110,3 +110,30 @@ def test_patches_in_parts_given_up_half_way(engine: SampleEngine) -> None:
     assert next(parts).startswith(shas[0])
     parts.close()  # the parts still read end with it: nothing is left running
     assert list(parts) == []
+
+
+def test_checkout_form_is_what_a_checkout_writes(tmp_path: Path) -> None:
+    """The bytes git writes for a blob at a path, line-ending conversion included, compared
+    with what ``git checkout`` really writes; a path with no such blob has none."""
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+        return done.stdout.decode().strip()
+
+    git("init", "--quiet")
+    (tmp_path / ".gitattributes").write_text("*.txt text eol=crlf\n")
+    (tmp_path / "a b.txt").write_bytes(b"one\ntwo\n")
+    (tmp_path / "raw.bin").write_bytes(b"one\ntwo\n\n")
+    (tmp_path / "empty").write_bytes(b"")
+    git("add", ".")
+    git("-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "--quiet", "-m", "c")
+    for path in ("a b.txt", "raw.bin", "empty"):
+        (tmp_path / path).unlink()
+    git("checkout", "--", ".")
+    repo = GitRepo(tmp_path)
+
+    for path in ("a b.txt", "raw.bin", "empty"):
+        form = repo.checkout_form(git("rev-parse", f"HEAD:{path}"), path)
+        assert form == (tmp_path / path).read_bytes()
+    assert repo.checkout_form("1" * 40, "a b.txt") is None
+    assert (tmp_path / "a b.txt").read_bytes() == b"one\r\ntwo\r\n"

@@ -134,10 +134,11 @@ class GitRepo(GitReads):
 
     def lock_files(self, *refs: str) -> list[Path]:
         """The lock files git makes while it changes this work tree (index, HEAD, a
-        stopped pick's state) and the given refs (full names), where git keeps each: a
-        killed git leaves them behind."""
+        pick's message and state, ``reset``'s ORIG_HEAD) and the given refs (full names),
+        where git keeps each: a killed git leaves them behind."""
         here, common = self.git_dir, self.common_dir
-        found = [here / "index.lock", here / "HEAD.lock", here / "CHERRY_PICK_HEAD.lock"]
+        names = ("index", "HEAD", "CHERRY_PICK_HEAD", "MERGE_MSG", "AUTO_MERGE", "ORIG_HEAD")
+        found = [here / f"{name}.lock" for name in names]
         found.append(common / "packed-refs.lock")
         return found + [common / f"{ref}.lock" for ref in dict.fromkeys(refs)]
 

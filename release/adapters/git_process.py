@@ -8,6 +8,7 @@ first line. Only :mod:`release.adapters.git` uses this module.
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import shutil
 import subprocess
@@ -20,7 +21,16 @@ from release.adapters import process
 from release.adapters.process import Result
 from release.errors import GitError
 
-__all__ = ["GIT", "GitLog", "GitRead", "GitResult", "executable_stamp", "execute", "failed"]
+__all__ = [
+    "GIT",
+    "GitLog",
+    "GitRead",
+    "GitResult",
+    "cause",
+    "executable_stamp",
+    "execute",
+    "failed",
+]
 
 # Every command's text comes out in UTF-8 (what the parsers read), also for commits
 # written under another i18n.commitEncoding; raw bytes are read with cat-file.
@@ -114,6 +124,18 @@ def execute(
 def failed(args: Sequence[str], result: Result) -> GitError:
     reason = process.first_line(result.stderr) or result.stdout
     return GitError(f"git {' '.join(args[:3])} failed: {reason}")
+
+
+def cause(stderr: str, default: str = "") -> str:
+    """What git says went wrong: its first ``error:`` line with the indented lines under it
+    (the paths it names), where its last line may only say that the command failed
+    ("fatal: cherry-pick failed"); else its last line."""
+    lines = stderr.splitlines()
+    for at, line in enumerate(lines):
+        if line.startswith("error: "):
+            named = itertools.takewhile(lambda more: more.startswith("\t"), lines[at + 1 :])
+            return " ".join([line.removeprefix("error: ").strip(), *(n.strip() for n in named)])
+    return process.last_line(stderr, default)
 
 
 class GitRead:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -183,6 +184,17 @@ class GitReads:
         """The blob each work-tree file would be stored as (its attributes' filters applied),
         in the order given."""
         return self.run("hash-object", "--", *paths).stdout.split() if paths else []
+
+    def checkout_form(self, blob: str, path: str) -> bytes | None:
+        """The bytes git writes to the work tree for ``blob`` at ``path`` (the path's
+        attributes' filters and line endings applied); None when git cannot say."""
+        if "\n" in path:
+            return None
+        result = self.run("cat-file", "--batch", "--filters", stdin=f"{blob} {path}\n", check=False)
+        header, found, content = result.stdout.partition("\n")  # the batch's last LF is gone
+        if not result.ok or not found or header.split()[1:2] != ["blob"]:
+            return None
+        return content.encode(sys.getfilesystemencoding(), "surrogateescape")
 
     def patch_ids(self, shas: Sequence[str]) -> dict[str, str]:
         """Commit -> its patch id (``git patch-id --stable``: what ``git cherry`` compares);

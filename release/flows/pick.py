@@ -14,7 +14,9 @@ A killed run leaves the journal; the next run (the same command, ``--continue`` 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from typing import NoReturn
 
+from release.adapters.git_process import cause
 from release.adapters.lock import repo_lock, require_ended
 from release.adapters.process import last_line
 from release.core.commits import REASON_TRAILER
@@ -127,11 +129,12 @@ class Picker:
     def _remove_left_files(self, journal: PickJournal) -> None:
         """Remove the files a killed pick wrote that git had not added yet (``reset --hard``
         leaves untracked files): new in a queued commit, untracked now, and with that
-        commit's content, so a file of the user's own at such a path is kept."""
+        commit's content, or the first part of it when the kill cut the write short, so a
+        file of the user's own at such a path is kept."""
         added = self.repo.added_blobs([item.sha for item in journal.queue])
         left = self.repo.untracked(sorted(added))
         for path, blob in zip(left, self.repo.blob_ids(left), strict=True):
-            if blob not in added.get(path, ()):
+            if blob not in added[path] and not self._cut_short(path, added[path]):
                 continue
             file = self.repo.root / path
             file.unlink()
@@ -140,6 +143,20 @@ class Picker:
                     break
                 parent.rmdir()
             self.say(f"removed {path}, left by the interrupted pick")
+
+    def _cut_short(self, path: str, blobs: set[str]) -> bool:
+        """The file at ``path`` is what git began to write for one of ``blobs`` when it was
+        killed: written since the journal was, and shorter than and the start of the bytes
+        git writes for that blob (an empty file, if the kill came right after the open)."""
+        file = self.repo.root / path
+        since = self.journal.written_ns()
+        if since is None or file.is_symlink() or file.stat().st_mtime_ns < since:
+            return False
+        data = file.read_bytes()
+        forms = (self.repo.checkout_form(blob, path) for blob in sorted(blobs))
+        return any(
+            form is not None and len(data) < len(form) and form.startswith(data) for form in forms
+        )
 
     def run_queue(self, journal: PickJournal) -> list[str]:
         """Apply the queued commits; returns the lines that report them."""
@@ -155,6 +172,7 @@ class Picker:
                     break
                 group.append(item)
             journal = self.journal.write(journal.advanced(queue))
+            before = self.repo.head()
             result = self.repo.cherry_pick([i.sha for i in group])
             if result.ok:
                 _with_reason(self.ctx, group[0].sha, reason)
@@ -162,11 +180,9 @@ class Picker:
                 queue = queue[len(group) :]
                 continue
             stopped = self.repo.cherry_pick_head()
-            if stopped is None:
-                raise RefusedError(
-                    "git cherry-pick failed before applying anything: "
-                    f"{last_line(result.stderr, 'no reason given')}; re-run to retry, or --abort"
-                )
+            if stopped is None:  # git gave up before it began the next pick
+                done = self.repo.count(f"{before}..HEAD")
+                self._refused(journal, queue, report + _picked(group[:done]), done, result.stderr)
             index = next((k for k, i in enumerate(group) if i.sha == stopped), 0)
             report += _picked(group[:index])
             queue = queue[index:]
@@ -180,6 +196,29 @@ class Picker:
             queue = queue[1:]
         self.journal.clear()
         return report
+
+    def _refused(
+        self,
+        journal: PickJournal,
+        queue: tuple[QueuedPick, ...],
+        report: list[str],
+        done: int,
+        stderr: str,
+    ) -> NoReturn:
+        """git refused to begin ``queue[done]`` (an untracked file in the way, a lock): it
+        changed nothing of it, so the journal goes on from there; say what was picked,
+        then why."""
+        if self.repo.sequencer_active():
+            self.repo.cherry_pick_quit()
+        self.journal.write(journal.advanced(queue[done:]))
+        for line in report:
+            self.say(line)
+        current = queue[done]
+        raise RefusedError(
+            f"git cherry-pick would not begin {short(current.sha)} '{current.subject}': "
+            f"{cause(stderr, 'no reason given')}; {journal.branch} is at "
+            f"{short(self.repo.head())} (fix the cause, then re-run, or release pick --abort)"
+        )
 
     def _stopped(self, journal: PickJournal, queue: tuple[QueuedPick, ...], why: str) -> str:
         """git stopped on ``queue[0]``: back to before it, then raise, or (its change is

@@ -145,6 +145,14 @@ class Journal:
         self.file.write(stamped.to_dict())
         return stamped
 
+    def written_ns(self) -> int | None:
+        """When the journal was last written (its mtime; None without one): every file the
+        run that wrote it went on to write is at least as new."""
+        try:
+            return self.file.path.stat().st_mtime_ns
+        except FileNotFoundError:
+            return None
+
     def clear(self) -> None:
         self.file.clear()
 
