@@ -158,8 +158,9 @@ class Picker:
             form is not None and len(data) < len(form) and form.startswith(data) for form in forms
         )
 
-    def run_queue(self, journal: PickJournal) -> list[str]:
-        """Apply the queued commits; returns the lines that report them."""
+    def run_queue(self, journal: PickJournal, head: str | None = None) -> list[str]:
+        """Apply the queued commits; returns the lines that report them. ``head``: where
+        HEAD is now, when the caller knows."""
         queue = journal.queue
         report: list[str] = []
         while queue:
@@ -172,7 +173,7 @@ class Picker:
                     break
                 group.append(item)
             journal = self.journal.write(journal.advanced(queue))
-            before = self.repo.head()
+            before, head = head or self.repo.head(), None
             result = self.repo.cherry_pick([i.sha for i in group])
             if result.ok:
                 _with_reason(self.ctx, group[0].sha, reason)
@@ -311,7 +312,7 @@ def pick(
             if s.action in ("skip", "hold")
         ]
         if queue:
-            report += picker.run_queue(PickJournal(state.branch, state.head, queue))
+            report += picker.run_queue(PickJournal(state.branch, state.head, queue), state.head)
             empty = _became_empty(report)
             _confirm(info, [i.sha for i in queue if short(i.sha) not in empty])
         return plan, report
