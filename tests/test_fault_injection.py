@@ -692,3 +692,31 @@ def test_a_users_file_in_the_way_stops_the_pick_with_gits_reason(
     assert "skipped" not in again.stdout
     assert again.stdout.count("picked ") == len(FIXES) - 2
     _assert_converged(engine, head, twin)
+
+
+def test_a_failure_after_the_last_pick_keeps_the_picks_and_their_reason(
+    ten: tuple[SampleEngine, str],
+) -> None:
+    """git picked every commit it was given and still failed: nothing is begun again, the
+    last pick gets its reason trailer as after a run that ended well, the journal goes on
+    after it, and the refusal says git's reason."""
+    from release.core.commits import REASON_TRAILER
+    from release.errors import RefusedError
+    from release.flows.context import ReleaseContext
+    from release.flows.pick import Picker
+    from release.flows.pick_journal import PickJournal, QueuedPick
+
+    engine, head = ten
+    first, second = engine.shas[201], engine.shas[202]
+    engine.repo.run("cherry-pick", "-x", first)
+    picker = Picker(ReleaseContext(engine.root), lambda line: None)
+    queue = (QueuedPick(first, "fix 1", "CVE-1"), QueuedPick(second, "fix 2", None))
+    journal = picker.journal.write(PickJournal(engine.repo.current_branch(), head, queue))
+
+    with pytest.raises(RefusedError, match="failed after the last pick: it broke; "):
+        picker._refused(journal, queue, [], 1, 1, "error: it broke\nfatal: cherry-pick failed\n")
+
+    assert engine.repo.message().rstrip().endswith(f"{REASON_TRAILER}: CVE-1")
+    assert engine.repo.count(f"{head}..HEAD") == 1
+    saved = picker.journal.read()
+    assert saved is not None and saved.queue == queue[1:]

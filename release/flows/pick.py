@@ -181,9 +181,10 @@ class Picker:
                 queue = queue[len(group) :]
                 continue
             stopped = self.repo.cherry_pick_head()
-            if stopped is None:  # git gave up before it began the next pick
-                done = self.repo.count(f"{before}..HEAD")
-                self._refused(journal, queue, report + _picked(group[:done]), done, result.stderr)
+            if stopped is None:  # git gave up before it began the next pick (or after all)
+                done = min(self.repo.count(f"{before}..HEAD"), len(group))
+                report += _picked(group[:done])
+                self._refused(journal, queue, report, done, len(group), result.stderr)
             index = next((k for k, i in enumerate(group) if i.sha == stopped), 0)
             report += _picked(group[:index])
             queue = queue[index:]
@@ -204,21 +205,27 @@ class Picker:
         queue: tuple[QueuedPick, ...],
         report: list[str],
         done: int,
+        ran: int,
         stderr: str,
     ) -> NoReturn:
-        """git refused to begin ``queue[done]`` (an untracked file in the way, a lock): it
-        changed nothing of it, so the journal goes on from there; say what was picked,
-        then why."""
+        """git, given the first ``ran`` of ``queue``, refused to begin ``queue[done]`` (an
+        untracked file in the way, a lock) and changed nothing of it, or failed after
+        picking them all: the journal goes on from there; say what was picked, then why."""
+        if done == ran:  # the last pick carries its reason, as after a pick that ended well
+            _with_reason(self.ctx, queue[done - 1].sha, queue[done - 1].reason)
         if self.repo.sequencer_active():
             self.repo.cherry_pick_quit()
         self.journal.write(journal.advanced(queue[done:]))
         for line in report:
             self.say(line)
+        at = f"{journal.branch} is at {short(self.repo.head())}"
+        why = cause(stderr, "no reason given")
+        if done == ran:
+            raise RefusedError(f"git cherry-pick failed after the last pick: {why}; {at}")
         current = queue[done]
         raise RefusedError(
             f"git cherry-pick would not begin {short(current.sha)} '{current.subject}': "
-            f"{cause(stderr, 'no reason given')}; {journal.branch} is at "
-            f"{short(self.repo.head())} (fix the cause, then re-run, or release pick --abort)"
+            f"{why}; {at} (fix the cause, then re-run, or release pick --abort)"
         )
 
     def _stopped(self, journal: PickJournal, queue: tuple[QueuedPick, ...], why: str) -> str:
