@@ -137,3 +137,24 @@ def test_checkout_form_is_what_a_checkout_writes(tmp_path: Path) -> None:
         assert form == (tmp_path / path).read_bytes()
     assert repo.checkout_form("1" * 40, "a b.txt") is None
     assert (tmp_path / "a b.txt").read_bytes() == b"one\r\ntwo\r\n"
+
+
+def test_cause_is_gits_error_line_and_the_paths_it_names() -> None:
+    from release.adapters.git_process import cause
+
+    paths = [f"dir/file {n}.py" for n in range(7)]
+    stderr = (
+        "error: The following untracked working tree files would be overwritten by merge:\n"
+        + "".join(f"\t{p}\n" for p in paths)
+        + "Please move or remove them before you merge.\nAborting\nfatal: cherry-pick failed\n"
+    )
+    assert cause(stderr) == (
+        "The following untracked working tree files would be overwritten by merge: "
+        + " ".join(paths[:5])
+        + " and 2 more"
+    )
+    assert cause("error: could not lock '.git/MERGE_MSG': File exists\nfatal: x\n") == (
+        "could not lock '.git/MERGE_MSG': File exists"
+    )
+    assert cause("warning: w\nfatal: cherry-pick failed\n") == "fatal: cherry-pick failed"
+    assert cause("", "no reason given") == "no reason given"

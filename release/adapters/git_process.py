@@ -128,14 +128,19 @@ def failed(args: Sequence[str], result: Result) -> GitError:
 
 def cause(stderr: str, default: str = "") -> str:
     """What git says went wrong: its first ``error:`` line with the indented lines under it
-    (the paths it names), where its last line may only say that the command failed
-    ("fatal: cherry-pick failed"); else its last line."""
+    (the paths it names, the first five), where its last line may only say that the
+    command failed ("fatal: cherry-pick failed"); else its last line."""
     lines = stderr.splitlines()
     for at, line in enumerate(lines):
         if line.startswith("error: "):
-            named = itertools.takewhile(lambda more: more.startswith("\t"), lines[at + 1 :])
-            return " ".join([line.removeprefix("error: ").strip(), *(n.strip() for n in named)])
+            named = [n.strip() for n in itertools.takewhile(_indented, lines[at + 1 :])]
+            more = [f"and {len(named) - 5} more"] if len(named) > 5 else []
+            return " ".join([line.removeprefix("error: ").strip(), *named[:5], *more])
     return process.last_line(stderr, default)
+
+
+def _indented(line: str) -> bool:
+    return line.startswith("\t")
 
 
 class GitRead:
