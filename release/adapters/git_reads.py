@@ -185,6 +185,11 @@ class GitReads:
         in the order given."""
         return self.run("hash-object", "--", *paths).stdout.split() if paths else []
 
+    def newest_messages(self, count: int) -> list[str]:
+        """The messages of HEAD and its first parents, ``count`` at most, newest first."""
+        text = self.run("log", f"-{count}", "--first-parent", "-z", "--format=%B", "HEAD").stdout
+        return text.split("\0")[:count]
+
     def checkout_form(self, blob: str, path: str) -> bytes | None:
         """The bytes git writes to the work tree for ``blob`` at ``path`` (the path's
         attributes' filters and line endings applied); None when git cannot say."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ends_with_trailer_block", "with_pick_line", "with_trailer"]
+__all__ = ["ends_with_trailer_block", "is_pick_of", "with_pick_line", "with_trailer"]
 
 _GIT_GENERATED = ("Signed-off-by: ", "(cherry picked from commit ")
 _SEPARATOR = re.compile(r"[A-Za-z0-9-]+[ \t]*:")  # a "Key:" line (git's find_separator)
@@ -92,6 +92,11 @@ def ends_with_trailer_block(message: str) -> bool:
             others += 1 + continuations
             continuations = 0
     return False
+
+
+def is_pick_of(message: str, sha: str) -> bool:
+    """Whether ``message`` has the line ``git cherry-pick -x`` adds for ``sha``."""
+    return f"(cherry picked from commit {sha})" in message
 
 
 def with_pick_line(message: str, sha: str) -> str:

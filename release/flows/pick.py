@@ -20,7 +20,7 @@ from release.adapters.git_process import cause
 from release.adapters.lock import repo_lock, require_ended
 from release.adapters.process import last_line
 from release.core.commits import REASON_TRAILER
-from release.core.messages import with_pick_line, with_trailer
+from release.core.messages import is_pick_of, with_pick_line, with_trailer
 from release.core.plan import Plan, short
 from release.errors import ConflictError, RefusedError, ReleaseError
 from release.flows.branch import ReleaseBranch
@@ -76,7 +76,7 @@ def _with_reason(ctx: ReleaseContext, sha: str, reason: str | None) -> None:
     if reason is None:
         return
     message = ctx.repo.raw_message()
-    if f"(cherry picked from commit {sha})" not in message:
+    if not is_pick_of(message, sha):
         return  # HEAD is not that pick: nothing of ours to amend
     if f"\n{REASON_TRAILER}: {reason}\n" in message:
         return
@@ -158,9 +158,8 @@ class Picker:
             form is not None and len(data) < len(form) and form.startswith(data) for form in forms
         )
 
-    def run_queue(self, journal: PickJournal, head: str | None = None) -> list[str]:
-        """Apply the queued commits; returns the lines that report them. ``head``: where
-        HEAD is now, when the caller knows."""
+    def run_queue(self, journal: PickJournal) -> list[str]:
+        """Apply the queued commits; returns the lines that report them."""
         queue = journal.queue
         report: list[str] = []
         while queue:
@@ -173,7 +172,6 @@ class Picker:
                     break
                 group.append(item)
             journal = self.journal.write(journal.advanced(queue))
-            before, head = head or self.repo.head(), None
             result = self.repo.cherry_pick([i.sha for i in group])
             if result.ok:
                 _with_reason(self.ctx, group[0].sha, reason)
@@ -182,7 +180,7 @@ class Picker:
                 continue
             stopped = self.repo.cherry_pick_head()
             if stopped is None:  # git gave up before it began the next pick (or after all)
-                done = min(self.repo.count(f"{before}..HEAD"), len(group))
+                done = self._applied(group)
                 report += _picked(group[:done])
                 self._refused(journal, queue, report, done, len(group), result.stderr)
             index = next((k for k, i in enumerate(group) if i.sha == stopped), 0)
@@ -198,6 +196,18 @@ class Picker:
             queue = queue[1:]
         self.journal.clear()
         return report
+
+    def _applied(self, group: Sequence[QueuedPick]) -> int:
+        """How many of ``group`` git picked before it gave up: the newest commits on the
+        branch are the picks of its first ones, in order."""
+        newest = self.repo.newest_messages(len(group))
+        for done in range(len(group), 0, -1):
+            picks = reversed(newest[:done])  # oldest first
+            if len(newest) >= done and all(
+                is_pick_of(m, i.sha) for i, m in zip(group, picks, strict=False)
+            ):
+                return done
+        return 0
 
     def _refused(
         self,
@@ -319,7 +329,7 @@ def pick(
             if s.action in ("skip", "hold")
         ]
         if queue:
-            report += picker.run_queue(PickJournal(state.branch, state.head, queue), state.head)
+            report += picker.run_queue(PickJournal(state.branch, state.head, queue))
             empty = _became_empty(report)
             _confirm(info, [i.sha for i in queue if short(i.sha) not in empty])
         return plan, report
@@ -381,7 +391,7 @@ def _ensure_pick_message(ctx: ReleaseContext, sha: str, reason: str | None) -> N
     """A hand-finished pick still carries the ``-x`` line and the reason trailer; every
     other byte of its message is kept."""
     message = ctx.repo.raw_message()
-    if f"(cherry picked from commit {sha})" not in message:
+    if not is_pick_of(message, sha):
         ctx.repo.commit(with_pick_line(message, sha), amend=True, cleanup="verbatim")
     _with_reason(ctx, sha, reason)
 
