@@ -21,12 +21,13 @@ from pathlib import Path
 from release.adapters import process
 from release.adapters.git_process import GitLog, GitRead, GitResult, execute, failed
 from release.adapters.git_reads import GitReads
+from release.adapters.git_remotes import GitRemotes
 from release.errors import GitError, UsageError
 
 __all__ = ["GitLog", "GitRead", "GitRepo", "GitResult"]
 
 
-class GitRepo(GitReads):
+class GitRepo(GitReads, GitRemotes):
     """A working copy, opened at (or above) a directory."""
 
     def __init__(self, path: Path | str = ".") -> None:
@@ -163,6 +164,14 @@ class GitRepo(GitReads):
         )
         return result.stdout.strip() if result.ok and result.stdout.strip() else None
 
+    def object_id(self, ref: str) -> str | None:
+        """The object ``ref`` names as it is (a tag object stays a tag); None when there is
+        no such object here."""
+        result = self.run(
+            "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{object}}", check=False
+        )
+        return result.stdout.strip() if result.ok and result.stdout.strip() else None
+
     def branch_exists(self, name: str) -> bool:
         return self.run("show-ref", "--verify", "--quiet", f"refs/heads/{name}", check=False).ok
 
@@ -226,26 +235,6 @@ class GitRepo(GitReads):
         )
         return set(text.splitlines())
 
-    def has_remote(self, remote: str) -> bool:
-        return remote in self.out("remote").split()
-
-    def remote_tags(self, remote: str) -> dict[str, str]:
-        """Tags on the remote (read with ls-remote; local refs are not touched)."""
-        result = self.run("ls-remote", "--tags", remote, check=False)
-        if not result.ok:
-            raise GitError(
-                f"cannot read tags of remote {remote!r}: {process.first_line(result.stderr)}"
-            )
-        tags: dict[str, str] = {}
-        for line in result.stdout.splitlines():
-            sha, ref = line.split("\t", 1)
-            name = ref.removeprefix("refs/tags/")
-            if name.endswith("^{}"):
-                tags[name[:-3]] = sha
-            else:
-                tags.setdefault(name, sha)
-        return tags
-
     def log(self, *range_args: str, fmt: str) -> str:
         return self.out("log", f"--format={fmt}", *range_args, "--")
 
@@ -277,9 +266,6 @@ class GitRepo(GitReads):
         result = self.run("config", "--get", key, check=False)
         return result.stdout.strip() if result.ok else None
 
-    def remote_url(self, remote: str) -> str | None:
-        return self.config_value(f"remote.{remote}.url")
-
     def refs(self) -> dict[str, str]:
         text = self.out("for-each-ref", "--format=%(refname) %(objectname)")
         pairs = (line.split(" ", 1) for line in text.splitlines())
@@ -307,16 +293,6 @@ class GitRepo(GitReads):
 
     def local_branches(self) -> list[str]:
         return self.out("for-each-ref", "--format=%(refname:lstrip=2)", "refs/heads").split()
-
-    def remote_refs(self, remote: str, *patterns: str) -> dict[str, str]:
-        """Ref name -> sha on ``remote`` (``git ls-remote``); :class:`GitError` when it
-        cannot be read."""
-        result = self.run("ls-remote", remote, *patterns, check=False)
-        if not result.ok:
-            reason = process.last_line(result.stderr, "no answer")
-            raise GitError(f"cannot reach {remote}: {reason}")
-        pairs = (line.split("\t", 1) for line in result.stdout.splitlines())
-        return {ref: sha for sha, ref in pairs}
 
     def authorship(self, sha: str) -> tuple[str, str, str]:
         """(author name, email, ISO date) of a commit."""
@@ -432,10 +408,8 @@ class GitRepo(GitReads):
         if self.rev(ref) != sha:
             self.run("update-ref", ref, sha, mutating=True)
 
-    def push_atomic(self, remote: str, refspecs: Sequence[str]) -> GitResult:
-        return self.run(
-            "push", "--atomic", "--porcelain", remote, *refspecs, check=False, mutating=True
-        )
+    def set_ref(self, ref: str, sha: str) -> None:
+        self.run("update-ref", ref, sha, mutating=True)
 
 
 _NO_OPTIONAL_LOCKS = {"GIT_OPTIONAL_LOCKS": "0"}  # what --no-optional-locks sets
