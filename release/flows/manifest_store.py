@@ -18,7 +18,7 @@ from typing import Any
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref, read_note
 from release.adapters.state import image_state_dir
-from release.core.manifest import PART_SCHEMA, ManifestError, check, loads
+from release.core.manifest import PART_SCHEMA, ManifestError, check, loads, of_tag
 
 __all__ = ["MANIFEST_DIR_ENV", "parts_root", "published", "read_parts"]
 
@@ -55,8 +55,10 @@ def read_parts(dirs: Iterable[Path], version: str) -> list[dict[str, Any]]:
 
 
 def published(repo: GitRepo, tag: str, commit: str) -> dict[str, Any] | None:
-    """``tag``'s published manifest, checked; None when it has none."""
+    """``tag``'s published manifest, checked against the schema and against the tag (it
+    must name ``tag`` and its ``commit``); None when it has none."""
     text = read_note(repo, tag, commit)
     if text is None:
         return None
-    return loads(text, f"the manifest of {tag} ({notes_ref(tag)})")
+    what = f"the manifest of {tag} ({notes_ref(tag)})"
+    return of_tag(loads(text, what), tag, commit, what)
