@@ -35,13 +35,17 @@ NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent.sock"}
 SAMPLE_NAME = "example/tinyengine"
 TAGS = ("v0.31.0rc1", "v0.31.0rc2", "v0.31.0")
 VARIANTS = ("cu128", "cu129", "cu130")
+ALLOW_HOST = (
+    "--allow-host cap-add=SYS_ADMIN,cap-add=SYS_PTRACE,cap-add=NET_ADMIN,cap-add=SYS_TIME,"
+    "security-opt=seccomp=unconfined,security-opt=apparmor=unconfined"
+)
 IMAGE_COMMANDS = (
     "images.build --jobs 2",
     "images.smoke",
     "images.snapshot",
     "manifest",
-    "reproduce v0.31.0rc1",
-    "reproduce v0.31.0rc1 --variant cu130",
+    f"reproduce v0.31.0rc1 {ALLOW_HOST}",
+    f"reproduce v0.31.0rc1 --variant cu130 {ALLOW_HOST}",
 )
 
 
@@ -97,6 +101,9 @@ def test_the_rehearsal_tells_the_story_end_to_end(
         "rehearsal passed" in out and "FAIL" not in out and "not run" not in out.split("== 10.")[1]
     )
     assert len(steps(out)) == 10
+    # the tester is asked before the tag's snapshot options run on their machine
+    assert "(tester) $ release reproduce v0.31.0rc1\n" in out
+    assert f"they run only with your consent to each: add {ALLOW_HOST} (nothing was built)" in out
     rows = table(out)
     for variant, row in rows.items():
         assert row["smoked"] == "passed", row

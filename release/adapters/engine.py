@@ -31,7 +31,7 @@ from release.adapters.engine_cli import START_HINT, choose_cli
 from release.adapters.process import Result
 from release.errors import EngineError
 
-__all__ = ["MANAGED_LABEL", "ContainerEngine", "RunResult"]
+__all__ = ["MANAGED_LABEL", "ContainerEngine", "RunResult", "gpu_present"]
 
 MANAGED_LABEL = "org.release.managed"
 RunResult = Result  # what every engine command answers
@@ -198,9 +198,8 @@ class ContainerEngine:
         return str(data["Id"]) if data else None
 
     def gpu_usable(self) -> bool:
-        """Whether a container can be given a GPU here: an NVIDIA device and the engine's
-        ``nvidia`` runtime."""
-        if not os.path.exists("/dev/nvidiactl"):
+        """Whether a container can be given a GPU here: a device and the ``nvidia`` runtime."""
+        if not gpu_present():
             return False
         result = self.run(["info", "--format", "{{json .Runtimes}}"], check=False, timeout=30)
         return "nvidia" in result.stdout
@@ -393,6 +392,11 @@ class ContainerEngine:
 
 
 _MISSING = re.compile(r"No such (?:image|object): (\S+)")
+
+
+def gpu_present() -> bool:
+    """Whether a GPU check would get ``--gpus all`` here (the device; no engine asked)."""
+    return os.path.exists("/dev/nvidiactl")
 
 
 def _structure_test_binary() -> str:

@@ -87,13 +87,17 @@ def manifest(
 
 
 @task(
+    iterable=["allow_host"],
     help={
         "variant": "only these variants (comma separated; default: every one the manifest has)",
+        "allow-host": "a container option of the tag's that reaches into this host, allowed "
+        "(e.g. cap-add=SYS_ADMIN; repeat it, or comma separate them): without each one the "
+        "tag asks for, nothing is built",
         "standin": "build on a stand-in where the recorded base cannot be had (the verdict says so)",
         "keep": "keep the temporary checkout and the rebuilt images",
         "cache": "let the builder use its cache (default: every layer is built again)",
         "jobs": "variants built at once",
-    }
+    },
 )
 @entry
 def reproduce(
@@ -104,6 +108,7 @@ def reproduce(
     keep: bool = False,
     cache: bool = False,
     jobs: int = 1,
+    allow_host: list[str] | None = None,
 ) -> None:
     """Rebuild a tag's images from its sources and compare them with its manifest (exit 1 on drift)."""
     from invoke.exceptions import Exit
@@ -118,6 +123,7 @@ def reproduce(
         keep=keep,
         cache=cache,
         jobs=jobs,
+        allow_host=allow_host or (),
         say=say,
     )
     say(found.summary())

@@ -88,7 +88,6 @@ class _Run:
     keep_going: bool = False
     inspected: Mapping[str, dict[str, Any] | None] = field(default_factory=dict)
     hashes: HashCache | None = None
-    build_args: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # by variant id
     build_seconds: dict[str, float] = field(default_factory=dict)
     stop: threading.Event = field(default_factory=threading.Event)
     interrupted: threading.Event = field(default_factory=threading.Event)
@@ -124,9 +123,7 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
         )
         # a base made here has no registry digest: its content stands for it on every machine
         base = replace(base, content=image_content_digest(engine, base.id).digest)
-        args = dict(
-            run.build_args.get(variant.id) or matrix.build_args_for(variant, source.version)
-        )
+        args = matrix.build_args_for(variant, source.version)
         labels = labels_for(variant, source, base)
         context = source.root / matrix.context
         dockerfile = source.root / matrix.dockerfile
@@ -232,14 +229,12 @@ def build_images(
     keep_going: bool = False,
     force: bool = False,
     no_cache: bool = False,
-    build_args: Mapping[str, Mapping[str, str]] | None = None,
     say: Callable[[str], None] = print,
     after: Callable[[BuildResult], object] | None = None,
 ) -> list[BuildResult]:
     """Build ``variants`` of ``source``; a source that may not be built (a dirty tree or a
     shallow clone without the flag that allows it) is refused before anything is done.
-    ``build_args`` replaces the matrix's args of the variants it names (``reproduce``
-    builds with the args a manifest recorded). ``after`` is called with each variant
+    ``after`` is called with each variant
     built or found unchanged, in its worker as soon as it is done (recording one variant
     overlaps the builds still running); what it raises is raised once all have ended."""
     if source.refusal:
@@ -275,7 +270,6 @@ def build_images(
             keep_going=keep_going,
             inspected=inspected,
             hashes=hashes,
-            build_args=build_args or {},
         )
         order = schedule(matrix, chosen, read_durations(logs)) if jobs > 1 else chosen
         futures: dict[str, Future[BuildResult]] = {}

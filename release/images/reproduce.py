@@ -1,19 +1,32 @@
 """``release reproduce <tag>``: an rc tester's check that the published images are what the
 tag's sources make.
 
-1. The tag and its manifest (``refs/notes/release/<tag>``) are fetched from the remote; a
-   local tag that differs from the remote's is refused, not overwritten.
+The tag, its note and its tree come from a remote anyone with push rights can write, so
+all three are untrusted (the design's trust model):
+
+1. The tag and its manifest (``refs/notes/release/<tag>``) are read from the remote
+   (:mod:`release.flows.published_tag`): their objects are fetched, and no ref, file or
+   setting of this repository changes; a local tag that differs from the remote's is
+   refused.
 2. The tagged commit is checked out in a temporary clone that shares this repository's
-   objects (``git clone --shared``): this checkout, its branch, index and work tree are
-   never touched, and the clone's remote URL is this one's, so the image says the same
-   source.
-3. Each variant is rebuilt there with the args the manifest recorded, without the build
-   cache (``--cache`` allows it), under the tag ``<name>-reproduce:<tag>[-<variant>]``:
-   the rc's own tags are never moved. The recorded base is used when this engine has it
-   or can pull it; a stand-in is made only when the rc was built on one, or when asked
-   (``--standin``), and the verdict says so.
-4. Smoke runs on each rebuild, and the snapshot where the tag's rule gives one.
-5. The verdict, field by field (:mod:`release.core.verdict`). Any drift fails the run.
+   objects (``git clone --shared``), where the tag and note refs are made: this checkout,
+   its branch, index and work tree are never touched, and the clone's remote URL is this
+   one's, so the image says the same source.
+3. The tag's commit is the only source of what is built: its ``[tool.release.images]``
+   gives the args, base and version (for a final, those of the rc it was promoted from,
+   whose images it is). The manifest is evidence to compare with: one that names another
+   tag or commit, or records a version, a commit time, an image, variants, bases or build
+   args the tag's configuration does not give, is refused before anything is built.
+4. Container options from the tag that reach into this host (``--privileged``, devices,
+   GPUs, added capabilities, seccomp or AppArmor off: :mod:`release.core.host_access`)
+   are refused before anything is built unless the tester allows each (``allow_host``).
+5. Each variant is rebuilt without the build cache (``cache`` allows it), under
+   ``<name>-reproduce-<run>:<tag>[-<variant>]``, a name of this run's own: the rc's tags
+   never move, and two runs at once do not share an image. The recorded base is used when
+   this engine has it or can pull it; a stand-in is made only when the rc was built on one,
+   or when asked (``standin``), and the verdict says so.
+6. Smoke runs on each rebuild, and the snapshot where the tag's rule gives one.
+7. The verdict, field by field (:mod:`release.core.verdict`). Any drift fails the run.
 
 The temporary clone and the rebuilt images are removed afterwards (Ctrl-C and SIGTERM
 included) unless ``keep``.
@@ -23,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -31,15 +45,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from release.adapters.engine import ContainerEngine
+from release.adapters.engine import ContainerEngine, gpu_present
 from release.adapters.git import GitRepo
-from release.adapters.git_notes import fetch_note, notes_ref
-from release.core.manifest import ManifestError, omitted_snapshot, variant_rules
+from release.adapters.git_notes import notes_ref
+from release.core.host_access import asked_by, consent, spelt
+from release.core.manifest import ManifestError, not_built_so, omitted_snapshot, variant_rules
 from release.core.matrix import ImageMatrix, Variant
 from release.core.verdict import FieldVerdict, State, compare_variant, table
 from release.errors import ConfigError, RefusedError, ReleaseError, UsageError
 from release.flows.context import ReleaseContext
 from release.flows.manifest_store import published
+from release.flows.published_tag import PublishedTag, pin, read_published
 from release.images.build import BuildStatus, build_images
 from release.images.manifest import built_data, smoke_data, snapshot_data
 from release.images.source import BuildSource, read_source
@@ -47,7 +63,7 @@ from release.images.source import BuildSource, read_source
 __all__ = ["Reproduction", "reproduce"]
 
 Say = Callable[[str], None]
-SUFFIX = "-reproduce"  # the rebuilt images' repository: NAME-reproduce:<tag>[-<variant>]
+SUFFIX = "-reproduce"  # the rebuilt images' repository: NAME-reproduce-<run>:<tag>[-<variant>]
 
 
 @dataclass
@@ -69,39 +85,27 @@ class Reproduction:
         return f"reproduce {self.tag}: match ({len(self.verdicts)} variant(s))"
 
 
-def _fetch(ctx: ReleaseContext, tag: str, say: Say) -> list[str]:
-    """The tag and its manifest from the remote; what the reader must know, as notices."""
-    repo, remote = ctx.repo, ctx.config.remote
-    if not repo.has_remote(remote):
-        return [f"no remote {remote!r}: the tag and manifest here are used as they are"]
-    ref = f"refs/tags/{tag}"
-    # not --quiet: a rejected tag is said only on stderr
-    got = repo.run("fetch", "--no-tags", remote, f"{ref}:{ref}", check=False)
-    if not got.ok:
-        said = (got.stderr.strip().splitlines() or ["?"])[-1]
-        if "clobber" in got.stderr or "rejected" in got.stderr:
-            raise RefusedError(
-                f"the tag {tag} here is not {remote}'s ({said}): reproduce checks what was "
-                f"published; delete the local tag (git tag -d {tag}) and run it again"
-            )
-        if repo.rev(ref) is None:
-            raise UsageError(f"no tag {tag} here, and fetching it from {remote} failed: {said}")
-        return [f"{remote} did not answer ({said}): the tag and manifest here are used"]
-    if not fetch_note(repo, remote, tag):
-        return [f"{remote} has no manifest for {tag}: the one here, if any, is used"]
-    say(f"fetched {tag} and its manifest ({notes_ref(tag)}) from {remote}")
-    return []
+@dataclass(frozen=True)
+class _Rebuild:
+    """What the tag's own configuration says to build, once the manifest agrees with it."""
+
+    matrix: ImageMatrix  # the tag's, under this run's image name
+    source: BuildSource  # the checkout, at the version whose images the manifest records
+    variants: tuple[Variant, ...]
+    recorded: Mapping[str, Any]  # the manifest's variants
 
 
 @contextmanager
-def _clone(ctx: ReleaseContext, commit: str, keep: bool, say: Say) -> Iterator[Path]:
-    """A clean temporary checkout of ``commit`` sharing this repository's objects."""
+def _clone(ctx: ReleaseContext, tag: PublishedTag, keep: bool, say: Say) -> Iterator[Path]:
+    """A clean temporary checkout of ``tag`` sharing this repository's objects, with the
+    tag and its note as they were read."""
     top = Path(tempfile.mkdtemp(prefix="release-reproduce-"))
     try:
         dest = top / "src"
         ctx.repo.run("clone", "--quiet", "--shared", "--no-checkout", str(ctx.root), str(dest))
         clone = GitRepo(dest)
-        clone.run("checkout", "--quiet", "--detach", commit)
+        pin(clone, tag)
+        clone.run("checkout", "--quiet", "--detach", tag.commit)
         url = ctx.repo.remote_url(ctx.config.remote)
         clone.run("remote", "remove", "origin")
         if url:
@@ -112,6 +116,71 @@ def _clone(ctx: ReleaseContext, commit: str, keep: bool, say: Say) -> Iterator[P
             say(f"kept the checkout at {top / 'src'}")
         else:
             shutil.rmtree(top, ignore_errors=True)
+
+
+def _versions(here: ReleaseContext, tag: str, manifest: Mapping[str, Any]) -> tuple[str, str]:
+    """(the tag's version, the version its images were built as): the same for an rc; for
+    a final, the rc's it was promoted from."""
+    version = here.config.tag.parse_any(tag)
+    if version is None:
+        raise UsageError(
+            f"{tag} is not a release tag of its repository (tag = {here.config.tag.template!r})"
+        )
+    came = manifest.get("promoted_from")
+    if came is None:
+        return version.pep440(), version.pep440()
+    rc = here.config.tag.parse_any(came["tag"])
+    if rc is None or rc.base != version.base or not rc.is_rc:
+        raise ManifestError(
+            f"the manifest of {tag} says it was promoted from {came['tag']!r}, which is not an "
+            f"rc of {version.pep440()}"
+        )
+    return version.pep440(), rc.pep440()
+
+
+def _rebuild_of(
+    here: ReleaseContext, tag: str, manifest: Mapping[str, Any], variants: Sequence[str]
+) -> _Rebuild:
+    """What to build, from the tag's configuration; the manifest refused where it records
+    what that configuration would not give."""
+    matrix = here.config.matrix
+    if matrix is None:
+        raise ConfigError(f"{tag} has no [tool.release.images]: no images to reproduce")
+    version, built_as = _versions(here, tag, manifest)
+    source = read_source(here, built_as, allow_shallow=True)
+    disagree = not_built_so(manifest, matrix, version=version, build=built_as, epoch=source.epoch)
+    if disagree:
+        raise ManifestError(
+            f"the manifest of {tag} ({notes_ref(tag)}) records what the tag does not build: "
+            + "; ".join(disagree)
+            + ". It is not this tag's manifest, or it was changed after it was published; "
+            "nothing was built"
+        )
+    recorded: dict[str, Any] = manifest["variants"]
+    unknown = [v for v in variants if v not in recorded]
+    if unknown:
+        raise UsageError(
+            f"the manifest of {tag} has no variant {', '.join(unknown)} "
+            f"(it has: {', '.join(recorded)})"
+        )
+    run = f"{matrix.name}{SUFFIX}-{secrets.token_hex(4)}"
+    chosen = tuple(matrix.variant(v) for v in (variants or recorded))
+    return _Rebuild(replace(matrix, name=run), source, chosen, recorded)
+
+
+def _allowed(rebuild: _Rebuild, tag: str, allowed: frozenset[str]) -> None:
+    """Refuse before building when the tag's containers would reach into this host in a
+    way the tester has not allowed, option by option."""
+    asked = asked_by(rebuild.matrix, rebuild.variants, gpu=gpu_present())
+    wanted = [o for options in asked.values() for o in options if o not in allowed]
+    if not wanted:
+        return
+    shown = "; ".join(f"{what}: {' '.join(options)}" for what, options in asked.items())
+    raise RefusedError(
+        f"{tag}'s configuration gives its containers access to this host ({shown}); "
+        f"they run only with your consent to each: add --allow-host {spelt(dict.fromkeys(wanted))}"
+        " (nothing was built)"
+    )
 
 
 def _check_bases(
@@ -187,83 +256,92 @@ def reproduce(
     keep: bool = False,
     cache: bool = False,
     jobs: int = 1,
+    allow_host: Sequence[str] = (),
     say: Say = print,
 ) -> Reproduction:
-    """Rebuild ``tag``'s images from its sources and compare them with its manifest."""
+    """Rebuild ``tag``'s images from its sources and compare them with its manifest.
+    ``allow_host``: the host-reaching container options the tester allows (``--allow-host``
+    values); every one the tag asks for must be among them."""
+    allowed = consent(allow_host)
     ctx = ReleaseContext(path)
-    outcome = Reproduction(tag, notices=_fetch(ctx, tag, say))
-    commit = ctx.repo.rev(f"refs/tags/{tag}^{{commit}}")
-    if commit is None:
-        raise UsageError(f"no tag {tag} here or on {ctx.config.remote}")
-    manifest = published(ctx.repo, tag, commit)
-    if manifest is None:
-        raise ManifestError(
-            f"{tag} has no manifest ({notes_ref(tag)}), here or on {ctx.config.remote}: it "
-            "was not published (release manifest --push records it)"
-        )
-    recorded: dict[str, Any] = manifest["variants"]
-    unknown = [v for v in variants if v not in recorded]
-    if unknown:
-        raise UsageError(
-            f"the manifest of {tag} has no variant {', '.join(unknown)} "
-            f"(it has: {', '.join(recorded)})"
-        )
-    engine = ContainerEngine.detect()
-    with _clone(ctx, commit, keep, say) as top:
-        here = ReleaseContext(top / "src")
-        matrix = here.config.matrix
-        if matrix is None:
-            raise ConfigError(f"{tag} has no [tool.release.images]: no images to reproduce")
-        source = read_source(here, allow_shallow=True)
-        if source.version != manifest["version"]:
+    remote = ctx.config.remote
+    found = read_published(ctx.repo, remote, tag)
+    outcome = Reproduction(tag)
+    _notice(outcome, found.notices, say)
+    if not found.notices:
+        say(f"read {tag} and its manifest ({notes_ref(tag)}) from {remote}; nothing here changed")
+    with _clone(ctx, found, keep, say) as top:
+        manifest = published(GitRepo(top / "src"), tag, found.commit)
+        if manifest is None:
             raise ManifestError(
-                f"the manifest of {tag} is of {manifest['version']}, the tag builds "
-                f"{source.version}: it was published for another release"
+                f"{tag} has no manifest ({notes_ref(tag)}), here or on {remote}: it "
+                "was not published (release manifest --push records it)"
             )
-        chosen = [matrix.variant(v) for v in (variants or recorded)]
-        outcome.notices += _check_bases(engine, chosen, recorded, standin)
-        for notice in outcome.notices:
-            say(notice)
-        rebuild = replace(matrix, name=matrix.name + SUFFIX)
-        # every tag this run may make, removed afterwards whether or not it got that far
-        images = [rebuild.tag(v, source.image_version) for v in chosen]
-        try:
-            results = build_images(
-                engine,
-                rebuild,
-                chosen,
-                source,
-                logs=top / "logs",
-                jobs=jobs,
-                keep_going=True,
-                force=True,
-                no_cache=not cache,
-                build_args={v.id: recorded[v.id]["build"]["build_args"] for v in chosen},
-                say=say,
-            )
-            for variant, result in zip(chosen, results, strict=True):
-                if result.status is not BuildStatus.BUILT or result.image_id is None:
-                    why = result.error or result.status.value
-                    outcome.verdicts[variant.id] = [FieldVerdict("build", State.DRIFT, (why,))]
-                    continue
-                entry = {"build": built_data(engine, result, variant.cuda_text)}
-                entry |= _rebuilt(
-                    engine, rebuild, variant, source, result.tags[0], top / "snapshots", say
-                )
-                outcome.verdicts[variant.id] = compare_variant(
-                    recorded[variant.id],
-                    entry,
-                    config_args=matrix.build_args_for(variant, source.version),
-                )
-        finally:
-            if keep:
-                say(f"kept the rebuilt images: {', '.join(images)}")
-            else:
-                for image in images:
-                    _remove(engine, image)
+        rebuild = _rebuild_of(ReleaseContext(top / "src"), tag, manifest, variants)
+        _allowed(rebuild, tag, allowed)
+        engine = ContainerEngine.detect()
+        _notice(outcome, _check_bases(engine, rebuild.variants, rebuild.recorded, standin), say)
+        _verdicts(engine, rebuild, outcome, top, jobs=jobs, cache=cache, keep=keep, say=say)
     for line in table(outcome.verdicts):
         say(line)
     return outcome
+
+
+def _notice(outcome: Reproduction, notices: Sequence[str], say: Say) -> None:
+    """What the reader must know about how the verdict is reached, said as it is known."""
+    outcome.notices += notices
+    for notice in notices:
+        say(notice)
+
+
+def _verdicts(
+    engine: ContainerEngine,
+    rebuild: _Rebuild,
+    outcome: Reproduction,
+    top: Path,
+    *,
+    jobs: int,
+    cache: bool,
+    keep: bool,
+    say: Say,
+) -> None:
+    """Build, smoke and snapshot each variant, and compare it with what was recorded."""
+    matrix, source = rebuild.matrix, rebuild.source
+    # every tag this run may make, removed afterwards whether or not it got that far
+    images = [matrix.tag(v, source.image_version) for v in rebuild.variants]
+    try:
+        results = build_images(
+            engine,
+            matrix,
+            rebuild.variants,
+            source,
+            logs=top / "logs",
+            jobs=jobs,
+            keep_going=True,
+            force=True,
+            no_cache=not cache,
+            say=say,
+        )
+        for variant, result in zip(rebuild.variants, results, strict=True):
+            if result.status is not BuildStatus.BUILT or result.image_id is None:
+                why = result.error or result.status.value
+                outcome.verdicts[variant.id] = [FieldVerdict("build", State.DRIFT, (why,))]
+                continue
+            entry = {"build": built_data(engine, result, variant.cuda_text)}
+            entry |= _rebuilt(
+                engine, matrix, variant, source, result.tags[0], top / "snapshots", say
+            )
+            outcome.verdicts[variant.id] = compare_variant(
+                rebuild.recorded[variant.id],
+                entry,
+                config_args=matrix.build_args_for(variant, source.version),
+            )
+    finally:
+        if keep:
+            say(f"kept the rebuilt images: {', '.join(images)}")
+        else:
+            for image in images:
+                _remove(engine, image)
 
 
 def _remove(engine: ContainerEngine, image: str) -> None:

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from release.adapters.git import GitRepo
 from release.core.config import load_config
+from release.core.host_access import asked_by, spelt
 from release.core.matrix import ImageMatrix
 from release.errors import ConfigError, ReleaseError
 from release.sample import SampleEngine
@@ -188,8 +189,19 @@ class Rehearsal:
             f"the tester's clone has {TAGS.rc1} on the maintainer's commit",
             tagged is not None and tagged == self.repo.rev(f"{TAGS.rc1}^{{commit}}"),
         )
+        blocked = self.no_manifest(TAGS.rc1)
+        if not blocked:  # the tag's container options reach into the host: asked, not taken
+            asked = t.release(self.tester, "reproduce", TAGS.rc1, expect=None)
+            t.check(
+                f"without the tester's consent, {TAGS.rc1}'s snapshot options are refused "
+                "before anything is built (exit 3)",
+                asked.code == 3 and f"--allow-host {self.allow_host()}" in asked.stderr,
+            )
         outcome = self.image_command(
-            self.tester, "reproduce", ("reproduce", TAGS.rc1), blocked=self.no_manifest(TAGS.rc1)
+            self.tester,
+            "reproduce",
+            ("reproduce", TAGS.rc1, "--allow-host", self.allow_host()),
+            blocked=blocked,
         )
         ids = self.matrix().ids
         self.ledger.reproduced = self.verdicts(outcome, ids, "reproduce")
@@ -234,8 +246,16 @@ class Rehearsal:
         t.note(f"{DRIFT_VARIANT}'s base, as [tool.release.images.variants] names it: {ref}")
         blocked = self.no_manifest(TAGS.rc1)
         why = docker.not_run if not docker.ready else blocked
+        args = (
+            "reproduce",
+            TAGS.rc1,
+            "--variant",
+            DRIFT_VARIANT,
+            "--allow-host",
+            self.allow_host(),
+        )
         if why:
-            self.skip("drift", ("reproduce", TAGS.rc1, "--variant", DRIFT_VARIANT), why)
+            self.skip("drift", args, why)
             t.check(f"reproduce on a changed {DRIFT_VARIANT} base says drift", None, why)
             return
         swap, outcome = None, None
@@ -244,7 +264,7 @@ class Rehearsal:
                 outcome = self.image_command(
                     self.tester,
                     "drift",
-                    ("reproduce", TAGS.rc1, "--variant", DRIFT_VARIANT),
+                    args,
                     expect=1,
                 )
         except ReleaseError as err:
@@ -298,6 +318,13 @@ class Rehearsal:
 
     def ran(self, key: str) -> bool:
         return not self.ledger.steps.get(key, "").startswith("not run")
+
+    def allow_host(self) -> str:
+        """The tester's consent to the sample's snapshot options (CRIU's capabilities)."""
+        matrix = self.matrix()
+        return spelt(
+            o for opts in asked_by(matrix, matrix.variants, gpu=False).values() for o in opts
+        )
 
     def no_manifest(self, tag: str) -> str:
         if manifest_of(self.repo, tag)[0] is None:
