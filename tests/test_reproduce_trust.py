@@ -153,6 +153,22 @@ def test_a_tag_without_a_manifest_is_refused_in_one_line(
     assert result.stderr.count("\n") == 1
 
 
+def test_a_lightweight_tag_is_read_as_an_annotated_one(
+    maintainer: SampleEngine, tester: Path, tmp_path: Path
+) -> None:
+    """vllm-gaudi's first tags are lightweight (a ref to the commit, no tag object, so
+    ``ls-remote`` lists no peeled line): read the same way, up to the same refusal."""
+    maintainer.repo.run("tag", "v0.1.0rc2")
+    publish(maintainer, "v0.1.0rc2", json.dumps(faithful(maintainer.repo, "v0.1.0rc2", "0.1.0rc2")))
+    result, _ = reproduce(tester, tmp_path, "v0.1.0rc2")
+    assert result.code == 3, result.output
+    assert (
+        "read v0.1.0rc2 and its manifest (refs/notes/release/v0.1.0rc2) from origin"
+        in result.stdout
+    )
+    assert "access to this host (snapshot: --cap-add=SYS_ADMIN" in result.stderr
+
+
 def test_a_refused_run_leaves_the_testers_own_manifest_note_as_it_was(
     maintainer: SampleEngine, tester: Path, tmp_path: Path
 ) -> None:

@@ -270,12 +270,16 @@ def reproduce(
     _notice(outcome, found.notices, say)
     if not found.notices:
         say(f"read {tag} and its manifest ({notes_ref(tag)}) from {remote}; nothing here changed")
+    if found.note is None:
+        raise ManifestError(
+            f"{tag} has no manifest ({notes_ref(tag)}), here or on {remote}: it "
+            "was not published (release manifest --push records it)"
+        )
     with _clone(ctx, found, keep, say) as top:
         manifest = published(GitRepo(top / "src"), tag, found.commit)
         if manifest is None:
             raise ManifestError(
-                f"{tag} has no manifest ({notes_ref(tag)}), here or on {remote}: it "
-                "was not published (release manifest --push records it)"
+                f"{notes_ref(tag)} has no note on {tag}'s commit {found.commit[:12]}"
             )
         rebuild = _rebuild_of(ReleaseContext(top / "src"), tag, manifest, variants)
         _allowed(rebuild, tag, allowed)
