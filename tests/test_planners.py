@@ -14,6 +14,7 @@ from release.core.config import Config
 from release.core.notes import build_notes
 from release.core.versions import ReleaseVersion, next_rc, parse_version
 from release.errors import RefusedError, ReleaseError, UsageError, VersionError
+from release.flows.candidates import commits_by_pr
 from release.flows.context import TagInfo
 from release.flows.cut import CutState, plan_cut
 from release.flows.pick_plan import Candidate, PickRequest, PickState, parse_requests, plan_pick
@@ -331,6 +332,13 @@ def test_parse_requests(commits, file_text: str | None, reason: str | None, expe
 )
 def test_parse_requests_refuses(commits, file_text, reason, message: str) -> None:
     assert refusal(UsageError, parse_requests, commits, file_text, reason) == message
+
+
+def test_a_pr_number_is_found_in_a_subject_with_a_carriage_return_or_a_form_feed() -> None:
+    log = "a\x1fFix the parser\rfor good (#5)\nb\x1fFix x\x0cy (#6)\n"
+    assert commits_by_pr(log, {5, 6}) == {5: ["a"], 6: ["b"]}
+    # nor can a subject hand another sha to a PR number
+    assert commits_by_pr("a\x1fFix\rbbbb\x1fForged (#7)\n", {7}) == {7: ["a"]}
 
 
 # -- push ------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ def commits_by_pr(text: str, wanted: set[int]) -> dict[int, list[str]]:
     ``git log --format=%H%x1f%s`` (a revert's own number ends its subject too:
     ``Revert "..." (#N)``)."""
     by_pr: dict[int, list[str]] = {}
-    for line in text.splitlines():
+    for line in text.split("\n"):  # git ends each with \n; a subject may hold \r or \x0c
         sha, _, subject = line.partition("\x1f")
         found = pr_number(subject)
         if found is not None and found[0] in wanted:
