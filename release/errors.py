@@ -31,8 +31,8 @@ class ReleaseError(Exception):
         super().__init__(self.message)
 
     def one_line(self) -> str:
-        text = self.message.replace("\n", " ")
-        return f"{text} ({self.hint})" if self.hint else text
+        text = f"{self.message} ({self.hint})" if self.hint else self.message
+        return text.replace("\n", " ")
 
 
 class UsageError(ReleaseError):

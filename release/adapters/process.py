@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol, TypeVar
 
+from release.core.terminal_text import escaped
 from release.errors import ReleaseError
 
 __all__ = [
@@ -113,9 +114,10 @@ def popen(
 
 
 def echo(argv: Sequence[str]) -> None:
-    """``+ argv`` on stderr when ``RELEASE_ECHO`` is set (what a command is about to run)."""
+    """``+ argv`` on stderr when ``RELEASE_ECHO`` is set (what a command is about to run):
+    one line, its arguments' control characters escaped (a tag message is an argument)."""
     if os.environ.get("RELEASE_ECHO"):
-        print("+ " + " ".join(argv), file=sys.stderr, flush=True)
+        print("+ " + " ".join(map(escaped, argv)), file=sys.stderr, flush=True)
 
 
 # Processes with a group of their own that are still running: :func:`stop_all` ends them.

@@ -1,9 +1,18 @@
-"""Terminal output: plain lines when piped, rich colour on a terminal."""
+"""Terminal output: plain lines when piped, rich colour on a terminal.
+
+Every line said here has its control characters escaped but the newlines between lines
+(:mod:`release.core.terminal_text`): whatever untrusted text a line holds, and whether it
+goes to a terminal or a CI log (which shows colours and cursor moves too), it cannot move
+the cursor, erase a line or change colours. rich gets the line as ``Text``, never as
+markup.
+"""
 
 from __future__ import annotations
 
 import sys
 from typing import Any
+
+from release.core.terminal_text import escaped
 
 __all__ = ["error", "say", "show_plan"]
 
@@ -20,6 +29,7 @@ def _rich(stream: Any) -> Any:
 
 def say(line: str, *, stream: Any = None) -> None:
     stream = stream or sys.stdout
+    line = escaped(line, keep_newlines=True)
     console = _rich(stream)
     if console is None:
         print(line, file=stream, flush=True)  # piped (a CI log): each line as it is said
@@ -31,7 +41,8 @@ def say(line: str, *, stream: Any = None) -> None:
 
 
 def error(message: str) -> None:
-    say(f"error: {message}", stream=sys.stderr)
+    """``error: <message>`` on stderr, one line whatever the message quotes."""
+    say(f"error: {escaped(message)}", stream=sys.stderr)
 
 
 def show_plan(lines: list[str], *, dry_run: bool) -> None:

@@ -1,5 +1,7 @@
 """``release manifest``: merge the build, smoke and snapshot parts of a release into its
-manifest, check it is complete, and record it with the tag."""
+manifest, check it is complete, and record it with the tag. The summary shows the
+manifest's fields as single-line fields, control characters escaped (parts come from CI
+artifacts: :mod:`release.core.terminal_text`)."""
 
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ def manifest(
     """Merge the release's manifest from its parts, check it is complete, record it with the tag."""
     from release.adapters.git_notes import notes_ref
     from release.core.manifest import missing, variant_rules, variant_summary
+    from release.core.terminal_text import escaped
     from release.errors import UsageError
     from release.images.manifest import Checkout, assemble, publish, push_manifest
 
@@ -56,16 +59,17 @@ def manifest(
         print(_json.dumps(document, indent=2, sort_keys=True))
     else:
         tag = document.get("tag") or "(untagged)"
-        say(f"manifest of {document['version']} {tag} at {document['commit'][:10]}")
+        of, at = escaped(str(document["version"])), escaped(str(document["commit"])[:10])
+        say(f"manifest of {of} {escaped(tag)} at {at}")
         for variant, entry_ in document["variants"].items():
-            row = variant_summary(entry_)
+            row = {k: escaped(v) for k, v in variant_summary(entry_).items()}
             say(
-                f"  {variant}: built {row['built']}, smoke {row['smoked']}, "
+                f"  {escaped(variant)}: built {row['built']}, smoke {row['smoked']}, "
                 f"snapshot {row['snapshot']}"
             )
     if partial:
         for gap in missing(document, variant_rules(ws.matrix)):
-            say(f"missing: {gap}")
+            say(f"missing: {escaped(gap)}")
         return
     tag = document.get("tag")
     if not tag:

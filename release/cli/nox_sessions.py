@@ -11,6 +11,8 @@ build step). Sessions are tagged ``images`` and ``<id>`` and need no virtualenv.
 Posargs: ``--version V``, ``--force``, ``--baseline FILE`` (snapshot), ``--json`` (smoke),
 and for every session ``--allow-dirty`` and ``--allow-shallow`` (a build of uncommitted
 changes, or in a shallow clone, is refused without them: :mod:`release.images.source`).
+What a session logs has its control characters escaped but the newlines between lines,
+and its error line all of them (:mod:`release.core.terminal_text`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ def _options(posargs: list[str]) -> argparse.Namespace:
 
 def _run(session: Any, root: Path, action: Callable[..., Any], variant: str) -> None:
     from release.cli.entry import sigterm_stops
+    from release.core.terminal_text import escaped
     from release.errors import ReleaseError, Terminated
     from release.images.workspace import Workspace
 
@@ -54,9 +57,9 @@ def _run(session: Any, root: Path, action: Callable[..., Any], variant: str) -> 
                 allow_shallow=opts.allow_shallow,
                 inspect=True,  # every session's action starts by asking about its images
             )
-            action(ws, opts, variant, session.log)
+            action(ws, opts, variant, lambda line: session.log(escaped(line, keep_newlines=True)))
     except ReleaseError as err:
-        session.error(err.one_line())
+        session.error(escaped(err.one_line()))
     except Terminated:
         session.error("terminated; re-run the session to continue where it stopped")
 

@@ -25,6 +25,7 @@ from release.cli.console import say, show_plan
 from release.cli.entry import entry
 from release.cli.image_tasks import images
 from release.cli.manifest_tasks import manifest, reproduce
+from release.core.terminal_text import escaped
 from release.errors import UsageError
 
 __all__ = ["ns"]
@@ -346,12 +347,12 @@ def notes(
     rng = NotesRange(since, until) if since is not None else default_range(ctx, until, view)
     text, guessed = notes_output(ctx, rng, format)
     for prefix, category in guessed:
-        error_line = f"note: [{prefix}] is no known spelling; read as {category} (one edit away)"
-        print(error_line, file=sys.stderr)
+        line = f"note: [{escaped(prefix)}] is no known spelling; read as {escaped(category)}"
+        say(line + " (one edit away)", stream=sys.stderr)
     if output:
         Path(output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    else:  # a document to a pipe or a file; to a terminal, with its controls escaped
+        sys.stdout.write(escaped(text, keep_newlines=True) if sys.stdout.isatty() else text)
 
 
 @task(

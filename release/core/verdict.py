@@ -5,6 +5,10 @@ Docker Engine 20.10's builder stamps every layer with the time it was made, what
 ``SOURCE_DATE_EPOCH`` says, so two builds of the same sources get two ids. A different
 id is then *expected*, not drift, and the content digest (the filesystem with timestamps
 normalized) is what says whether the image is the same.
+
+Every name, key and value in the lines made here is a single-line field with its control
+characters escaped (:mod:`release.core.terminal_text`): a manifest or a rebuild's check
+name cannot print a line of its own, such as a forged ``reproduce ...: match``.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from release.core.terminal_text import escaped
 
 __all__ = ["IMAGE_ID_NOTE", "FieldVerdict", "State", "compare_variant", "dict_changes", "table"]
 
@@ -46,18 +52,18 @@ def dict_changes(old: Mapping[str, Any], new: Mapping[str, Any], limit: int = 12
     lines = []
     for key in sorted(old.keys() | new.keys()):
         if key not in new:
-            lines.append(f"- {key} {_short(old[key])}")
+            lines.append(f"- {escaped(key)} {_short(old[key])}")
         elif key not in old:
-            lines.append(f"+ {key} {_short(new[key])}")
+            lines.append(f"+ {escaped(key)} {_short(new[key])}")
         elif old[key] != new[key]:
-            lines.append(f"~ {key} {_short(old[key])} -> {_short(new[key])}")
+            lines.append(f"~ {escaped(key)} {_short(old[key])} -> {_short(new[key])}")
     if len(lines) > limit:
         lines = [*lines[:limit], f"... {len(lines) - limit} more"]
     return lines
 
 
 def _short(value: Any) -> str:
-    text = str(value)
+    text = escaped(str(value))
     if text.startswith("sha256:"):
         return text[7:19]
     return text[:12] if len(text) == 64 and all(c in "0123456789abcdef" for c in text) else text
@@ -95,7 +101,7 @@ def _base(old: Mapping[str, Any], new: Mapping[str, Any]) -> FieldVerdict:
         return verdict
 
     def said(base: Mapping[str, Any]) -> str:
-        return f"{base['ref']}{' (stand-in)' if base['standin'] else ''}"
+        return f"{escaped(str(base['ref']))}{' (stand-in)' if base['standin'] else ''}"
 
     if said(old) == said(new):
         return verdict
@@ -149,13 +155,14 @@ def table(verdicts: Mapping[str, Sequence[FieldVerdict]], limit: int = 8) -> lis
     """The verdict per variant, a field a line, differences indented under it."""
     lines = []
     for variant, fields in verdicts.items():
-        drifted = [f.name for f in fields if f.drift]
+        names = [escaped(f.name) for f in fields]
+        drifted = [name for name, f in zip(names, fields, strict=True) if f.drift]
         head = f"DRIFT in {', '.join(drifted)}" if drifted else "match"
-        lines.append(f"{variant}: {head}")
-        width = max(len(f.name) for f in fields)
-        for f in fields:
-            lines.append(f"  {f.name:<{width}}  {f.state.value}")
-            lines += [f"  {'':<{width}}    {d}" for d in f.differences[:limit]]
+        lines.append(f"{escaped(variant)}: {head}")
+        width = max(map(len, names))
+        for name, f in zip(names, fields, strict=True):
+            lines.append(f"  {name:<{width}}  {f.state.value}")
+            lines += [f"  {'':<{width}}    {escaped(d)}" for d in f.differences[:limit]]
             if len(f.differences) > limit:
                 lines.append(f"  {'':<{width}}    ... {len(f.differences) - limit} more")
     return lines

@@ -9,6 +9,8 @@ picked commit must read as on the branch.
 On a conflict the branch and work tree are left as they were before the failing commit.
 A killed run leaves the journal; the next run (the same command, ``--continue`` or
 ``--abort``) first brings the work tree back to a commit boundary (:meth:`Picker.recover`).
+The report's lines show commit subjects as single-line fields, control characters
+escaped (:mod:`release.core.terminal_text`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from release.adapters.process import last_line
 from release.core.commits import REASON_TRAILER
 from release.core.messages import is_pick_of, with_pick_line, with_trailer
 from release.core.plan import Plan, short
+from release.core.terminal_text import escaped
 from release.errors import ConflictError, RefusedError, ReleaseError
 from release.flows.branch import ReleaseBranch
 from release.flows.candidates import resolve_candidates
@@ -86,7 +89,7 @@ def _with_reason(ctx: ReleaseContext, sha: str, reason: str | None) -> None:
 
 
 def _picked(items: Iterable[QueuedPick]) -> list[str]:
-    return [f"picked {short(i.sha)} {i.subject}" for i in items]
+    return [f"picked {short(i.sha)} {escaped(i.subject)}" for i in items]
 
 
 class Picker:
@@ -142,7 +145,7 @@ class Picker:
                 if parent == self.repo.root or any(parent.iterdir()):
                     break
                 parent.rmdir()
-            self.say(f"removed {path}, left by the interrupted pick")
+            self.say(f"removed {escaped(path)}, left by the interrupted pick")
 
     def _cut_short(self, path: str, blobs: set[str]) -> bool:
         """The file at ``path`` is what git began to write for one of ``blobs`` when it was
@@ -256,7 +259,7 @@ class Picker:
                 "(fix the cause, then re-run, or release pick --abort)"
             )
         if not unmerged:
-            return f"skipped {short(current.sha)} {current.subject} (its change is already on the branch)"
+            return f"skipped {short(current.sha)} {escaped(current.subject)} (its change is already on the branch)"
         conflict = Conflict(current.sha, current.subject, tuple(unmerged))
         self.journal.write(journal.stopped(queue, conflict))
         raise ConflictError(
@@ -324,7 +327,7 @@ def pick(
         queue = _queue(plan)
         report = [
             f"{'skipped' if s.action == 'skip' else 'held'} {short(s.data['sha'])} "
-            f"{s.data['subject']} ({s.data['why']})"
+            f"{escaped(s.data['subject'])} ({escaped(s.data['why'])})"
             for s in plan.steps
             if s.action in ("skip", "hold")
         ]
@@ -383,7 +386,7 @@ def _finish_conflict(
             "resolve, git add, then release pick --continue"
         )
     ctx.require_clean()
-    report = [f"picked {short(sha)} {conflict.subject} (resolved by hand)"]
+    report = [f"picked {short(sha)} {escaped(conflict.subject)} (resolved by hand)"]
     return report + picker.run_queue(journal.advanced(journal.queue[1:]))
 
 

@@ -4,7 +4,9 @@ Requests come from the command line and a picks file (:func:`parse_requests`); t
 candidates they resolve to (:mod:`release.flows.branch`) are ordered by main, what is
 already on the branch is skipped, what is likely there already (an adapted backport) is
 held back unless ``--repick`` names it, and merges and feature work are refused
-(:func:`plan_pick`).
+(:func:`plan_pick`). A step's detail shows commit subjects and the evidence about them as
+single-line fields, control characters escaped (:mod:`release.core.terminal_text`); its
+data keeps them as git has them.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from release.core.config import PICK_REASONS
 from release.core.plan import Plan, Step, short
+from release.core.terminal_text import escaped
 from release.errors import RefusedError, UsageError
 
 __all__ = [
@@ -109,7 +112,7 @@ def plan_pick(state: PickState) -> Plan:
             )
         if c.category in state.feature_categories and not state.allow_feature:
             raise RefusedError(
-                f"{short(c.sha)} '{c.subject}' is feature work ({c.category}); release branches take "
+                f"{short(c.sha)} '{escaped(c.subject)}' is feature work ({c.category}); release branches take "
                 "fixes only (pass --allow-feature to override)"
             )
     seen: set[str] = set()
@@ -120,15 +123,16 @@ def plan_pick(state: PickState) -> Plan:
             continue
         seen.add(c.sha)
         data: dict[str, Any] = {"sha": c.sha, "subject": c.subject, "reason": c.request.reason}
+        subject, likely = escaped(c.subject), escaped(c.likely or "")
         if c.skip:
             steps.append(
-                Step("skip", f"skip {short(c.sha)} {c.subject} ({c.skip})", {**data, "why": c.skip})
+                Step("skip", f"skip {short(c.sha)} {subject} ({c.skip})", {**data, "why": c.skip})
             )
         elif c.likely and c.sha not in state.repick:
             steps.append(
                 Step(
                     "hold",
-                    f"hold {short(c.sha)} {c.subject}: {c.likely}; "
+                    f"hold {short(c.sha)} {subject}: {likely}; "
                     f"--repick {short(c.sha)} picks it anyway",
                     {**data, "why": c.likely},
                 )
@@ -136,15 +140,13 @@ def plan_pick(state: PickState) -> Plan:
         else:
             notes = [f"[{c.request.reason}]"] if c.request.reason else []
             if c.again:
-                notes.append(f"(picked again: it {c.again})")
+                notes.append(f"(picked again: it {escaped(c.again)})")
                 data["again"] = c.again
             if c.likely:
-                notes.append(f"(asked by --repick although {c.likely})")
+                notes.append(f"(asked by --repick although {likely})")
                 data["likely"] = c.likely
             why = "".join(f" {note}" for note in notes)
-            steps.append(
-                Step("cherry-pick", f"cherry-pick -x {short(c.sha)} {c.subject}{why}", data)
-            )
+            steps.append(Step("cherry-pick", f"cherry-pick -x {short(c.sha)} {subject}{why}", data))
     counts = {
         action: sum(1 for s in steps if s.action == action)
         for action in ("cherry-pick", "skip", "hold")

@@ -1,4 +1,9 @@
-"""``status``: where the release stands and what to run next. Reads only."""
+"""``status``: where the release stands and what to run next. Reads only.
+
+Its lines show names, subjects, reasons, paths, manifest fields and notes that come from
+git, the work tree, a picks file and a tag's manifest: each is a single-line field, its
+control characters escaped (:mod:`release.core.terminal_text`), so none can forge a line.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from typing import Any
 from release.adapters.files import read_text
 from release.core.commits import RECORD_END, pick_fields
 from release.core.manifest import ManifestError, merge, missing, variant_rules, variant_summary
+from release.core.terminal_text import escaped
 from release.core.versions import next_rc
 from release.errors import GitError, RefusedError, ReleaseError
 from release.flows.branch import ReleaseBranch
@@ -223,16 +229,17 @@ def _with_next(s: Status, ctx: ReleaseContext, post: str | None = None) -> Statu
 
 def render_status(s: Status) -> list[str]:
     lines = [
-        f"branch:   {s.branch or '(detached)'}" + (f"  (release {s.release})" if s.release else "")
+        f"branch:   {escaped(s.branch or '(detached)')}"
+        + (f"  (release {s.release})" if s.release else "")
     ]
     if s.release is None:
         if s.release_branches:
-            lines.append("release branches: " + ", ".join(s.release_branches))
+            lines.append("release branches: " + ", ".join(map(escaped, s.release_branches)))
     else:
         if s.tags:
             pushed = "" if s.remote_checked else " (remote not checked)"
             shown = [
-                t["name"]
+                escaped(t["name"])
                 + (pushed if not s.remote_checked else "" if t["remote"] else " (not pushed)")
                 + ("" if t["local"] else " (remote only)")
                 for t in s.tags[-4:]
@@ -245,29 +252,30 @@ def render_status(s: Status) -> list[str]:
             lines.append(f"untagged: {s.untagged_commits} commit(s) since the last tag")
         lines.append(f"picks:    {len(s.picks_done)} done, {len(s.picks_pending)} pending")
         for p in s.picks_done[-10:]:
-            reason = f" [{p['reason']}]" if p["reason"] else ""
-            lines.append(f"  done     {p['from'][:10]} {p['subject']}{reason}")
+            reason = f" [{escaped(p['reason'])}]" if p["reason"] else ""
+            lines.append(f"  done     {escaped(p['from'][:10])} {escaped(p['subject'])}{reason}")
         for p in s.picks_pending:
-            held = f" (held: {p['likely']})" if p.get("likely") else ""
-            lines.append(f"  pending  {p['sha'][:10]} {p['subject']}{held}")
+            held = f" (held: {escaped(p['likely'])})" if p.get("likely") else ""
+            lines.append(f"  pending  {p['sha'][:10]} {escaped(p['subject'])}{held}")
         if s.pick_in_progress:
             conflict = s.pick_in_progress.get("conflict")
             where = (
-                f" stopped on {conflict['sha'][:10]} ({', '.join(conflict['files'])})"
+                f" stopped on {escaped(conflict['sha'][:10])}"
+                f" ({', '.join(map(escaped, conflict['files']))})"
                 if conflict
                 else ""
             )
             lines.append(f"in progress: pick{where}, {s.pick_in_progress['remaining']} left")
     if s.images is not None:
-        lines.append(f"images:   {s.images['tag']} (manifest: {s.images['manifest']})")
+        lines.append(f"images:   {escaped(s.images['tag'])} (manifest: {s.images['manifest']})")
         width = max(len(v) for v in s.images["variants"])
         for variant, row in s.images["variants"].items():
+            built, smoked, snapshot = (escaped(row[k]) for k in ("built", "smoked", "snapshot"))
             lines.append(
-                f"  {variant:<{width}}  built {row['built']}, smoke {row['smoked']}, "
-                f"snapshot {row['snapshot']}"
+                f"  {variant:<{width}}  built {built}, smoke {smoked}, snapshot {snapshot}"
             )
     if s.dirty:
-        lines.append(f"dirty:    {', '.join(s.dirty[:5])}")
-    lines += [f"note:     {n}" for n in s.notes]
-    lines.append(f"next:     {s.next_command}")
+        lines.append(f"dirty:    {', '.join(map(escaped, s.dirty[:5]))}")
+    lines += [f"note:     {escaped(n)}" for n in s.notes]
+    lines.append(f"next:     {escaped(s.next_command)}")
     return lines

@@ -8,7 +8,9 @@ failed build leaves no half-tagged image. A dirty work tree or a shallow clone i
 only when allowed (:mod:`release.images.source`), and the image's labels say so
 (:mod:`release.images.labels`). The image a rebuilt tag pointed at before is
 removed once nothing uses it. One ``docker image inspect`` answers for every base and
-target tag up front (it is also the check that an engine answers).
+target tag up front (it is also the check that an engine answers). A failed build's error
+and its log's last lines are the builder's words: they are shown as single-line fields,
+control characters escaped (:mod:`release.core.terminal_text`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from release.adapters.engine import ContainerEngine
 from release.adapters.image_content import image_content_digest
 from release.adapters.process import last_line
 from release.core.matrix import ImageMatrix, Variant
+from release.core.terminal_text import escaped
 from release.errors import EngineError, RefusedError, ReleaseError
 from release.images.heartbeat import heartbeat_interval, log_tail
 from release.images.inputs import DIGEST_LABEL, HASHES, HashCache, input_digest
@@ -63,6 +66,10 @@ class BuildResult:
     build_args: Mapping[str, str] = field(default_factory=dict)
     log_tail: tuple[str, ...] = ()  # a failed build's last log lines, read as it failed
 
+    def tail_lines(self) -> list[str]:
+        """The log's last lines as shown under the summary line (the builder's words)."""
+        return [f"      {escaped(line)}" for line in self.log_tail]
+
     def line(self) -> str:
         text = f"build({self.variant}): {self.status.value}"
         if self.status in (BuildStatus.BUILT, BuildStatus.UNCHANGED):
@@ -72,7 +79,8 @@ class BuildResult:
             if self.standin_base:
                 text += " [on a stand-in base]"
         elif self.status is BuildStatus.FAILED:
-            text += f": {self.error}" + (f" (log: {self.log})" if self.log else "")
+            text += f": {escaped(str(self.error))}"
+            text += f" (log: {escaped(str(self.log))})" if self.log else ""
         return text
 
 

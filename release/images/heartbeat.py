@@ -3,7 +3,9 @@ line per build still running (elapsed time, current step, the last line of its l
 CI job that kills a step after minutes of silence does not kill a long build.
 
 The interval is ``heartbeat`` in ``[tool.release.images]``; ``RELEASE_HEARTBEAT``
-overrides it. Also here: the last lines of a build log, read without reading it all.
+overrides it. Also here: the last lines of a build log, read without reading it all; the
+line a heartbeat shows has its control characters escaped (what a build prints is not
+ours: :mod:`release.core.terminal_text`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from release.core.terminal_text import escaped
 from release.errors import ConfigError
 
 __all__ = ["HEARTBEAT_ENV", "Heartbeat", "elapsed", "heartbeat_interval", "log_tail"]
@@ -66,7 +69,7 @@ def last_log_line(log: Path | None) -> str:
     tail = log_tail(log, 1)
     if not tail:
         return ""
-    line = tail[0].strip()
+    line = escaped(tail[0].strip())
     return line if len(line) <= _WIDTH else line[: _WIDTH - 3] + "..."
 
 

@@ -1,6 +1,8 @@
 """Build progress: plain lines when piped (each flushed as it is said, for CI logs), with a
 heartbeat line per running build every ``heartbeat`` seconds (:mod:`release.images.heartbeat`);
-a live line per variant on a terminal (rich): its step, elapsed time and its log's last line."""
+a live line per variant on a terminal (rich): its step, elapsed time and its log's last line.
+rich shows each as plain text (no markup is read), the log's line with its control
+characters escaped (:func:`release.images.heartbeat.last_log_line`)."""
 
 from __future__ import annotations
 
@@ -63,7 +65,7 @@ class Progress:
             by_task: dict[Any, str] = {}
             self._live = RichProgress(
                 SpinnerColumn(),
-                TextColumn("{task.description}"),
+                TextColumn("{task.description}", markup=False),
                 TimeElapsedColumn(),
                 _log_column(lambda task: self._logs.get(by_task.get(task, ""))),
                 console=console,

@@ -51,6 +51,7 @@ from release.adapters.git_notes import notes_ref
 from release.core.host_access import asked_by, consent, spelt
 from release.core.manifest import ManifestError, not_built_so, omitted_snapshot, variant_rules
 from release.core.matrix import ImageMatrix, Variant
+from release.core.terminal_text import escaped
 from release.core.verdict import FieldVerdict, State, compare_variant, table
 from release.errors import ConfigError, RefusedError, ReleaseError, UsageError
 from release.flows.context import ReleaseContext
@@ -81,8 +82,8 @@ class Reproduction:
 
     def summary(self) -> str:
         if self.drifted:
-            return f"reproduce {self.tag}: DRIFT in {', '.join(self.drifted)}"
-        return f"reproduce {self.tag}: match ({len(self.verdicts)} variant(s))"
+            return f"reproduce {escaped(self.tag)}: DRIFT in {escaped(', '.join(self.drifted))}"
+        return f"reproduce {escaped(self.tag)}: match ({len(self.verdicts)} variant(s))"
 
 
 @dataclass(frozen=True)
@@ -201,18 +202,18 @@ def _check_bases(
             continue
         if base["standin"]:
             notices.append(
-                f"{variant.id}: the rc was built on a stand-in for {base['ref']}; one is made "
+                f"{variant.id}: the rc was built on a stand-in for {escaped(base['ref'])}; one is made "
                 "here the same way (the base row compares their content)"
             )
         elif standin:
             notices.append(
-                f"{variant.id}: the recorded base {base['ref']} cannot be had here: built on "
+                f"{variant.id}: the recorded base {escaped(base['ref'])} cannot be had here: built on "
                 "a stand-in, as asked (--standin); its base row says how it differs"
             )
         else:
             raise RefusedError(
-                f"the recorded base of {variant.id}, {base['ref']} (content "
-                f"{base['content_digest'][:19]}), is not here and cannot be pulled: load it "
+                f"the recorded base of {variant.id}, {escaped(base['ref'])} (content "
+                f"{escaped(base['content_digest'][:19])}), is not here and cannot be pulled: load it "
                 "(docker load), or pass --standin to build on a stand-in, which the verdict "
                 "will show"
             )

@@ -5,7 +5,10 @@ being built; ``CUDA_VERSION`` and ``/usr/local/cuda/version.json`` match the var
 labels and env are right; the entrypoint answers ``--help``; plus the checks in
 ``[tool.release.images.smoke]``. Each check is one container-structure-test config, but
 for ``serve`` checks (:mod:`release.images.serve_check`), which start the image's server.
-A check that needs a GPU and has none is *not run*, never passed.
+A check that needs a GPU and has none is *not run*, never passed. A result's lines show
+its name, detail and log lines as single-line fields, their control characters escaped
+(:mod:`release.core.terminal_text`): a check name is the config's, a detail and a log
+are the container's.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from release.core.matrix import Check, ImageMatrix, Variant
+from release.core.terminal_text import escaped
 from release.images.source import BuildSource
 
 __all__ = [
@@ -56,11 +60,11 @@ class CheckResult:
 
     def lines(self) -> list[str]:
         failed = self.status is not CheckStatus.PASSED
-        detail = f" - {self.detail}" if self.detail and failed else ""
-        out = [f"  {self.status.value:9} {self.name} ({self.seconds:.1f}s){detail}"]
+        detail = f" - {escaped(self.detail)}" if self.detail and failed else ""
+        out = [f"  {self.status.value:9} {escaped(self.name)} ({self.seconds:.1f}s){detail}"]
         if self.log and failed:
             out.append("            its last log lines:")
-            out += [f"            | {line}" for line in self.log]
+            out += [f"            | {escaped(line)}" for line in self.log]
         return out
 
 

@@ -5,7 +5,9 @@ baseline.
 
 The record is kept under ``.git/release/snapshots/<version>/<variant>.json``; the
 baseline is a file given, else the record of the highest earlier version of the
-same variant.
+same variant. What the runtime and the probe said (the round trip's reason and log, the
+state's values and keys) is shown as single-line fields, control characters escaped
+(:mod:`release.core.terminal_text`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from packaging.version import InvalidVersion, Version
 from release.adapters.engine import ContainerEngine
 from release.adapters.process import atomic_write
 from release.core.matrix import ImageMatrix, Variant
+from release.core.terminal_text import escaped
 from release.errors import EngineError, UsageError
 from release.images.inventory import probe_state
 from release.images.roundtrip import RoundTrip, image_command, round_trip
@@ -52,22 +55,25 @@ class SnapshotReport:
         out = [f"snapshot({self.variant}): {self.record['image']}{marker}"]
         out.append(
             f"  checkpoint/restore round trip: {'passed' if self.passed else 'FAILED'}"
-            + (f" - {self.trip.reason}" if self.trip.reason else "")
+            + (f" - {escaped(self.trip.reason)}" if self.trip.reason else "")
         )
         if self.trip.log and not self.passed:
-            out += [f"    | {line}" for line in self.trip.log]
+            out += [f"    | {escaped(line)}" for line in self.trip.log]
         state = self.record["state"]
+        cuda, driver = (
+            escaped(str(v)) for v in (state["cuda"].get("version.json"), state["driver"])
+        )
         out.append(
             f"  recorded: {len(state['libraries'])} shared libraries, "
-            f"{len(state['python']['packages'])} Python packages, CUDA {state['cuda'].get('version.json')}, "
-            f"driver: {state['driver']} -> {self.path}"
+            f"{len(state['python']['packages'])} Python packages, CUDA {cuda}, "
+            f"driver: {driver} -> {escaped(str(self.path))}"
         )
         if self.baseline is None:
             out.append("  baseline: none (first record of this variant)")
         elif not self.diff:
-            out.append(f"  no change against {self.baseline}")
+            out.append(f"  no change against {escaped(str(self.baseline))}")
         else:
-            out.append(f"  {len(self.diff)} change(s) against {self.baseline}:")
+            out.append(f"  {len(self.diff)} change(s) against {escaped(str(self.baseline))}:")
             out += [f"    {line}" for line in self.diff[:limit]]
             if len(self.diff) > limit:
                 out.append(f"    ... {len(self.diff) - limit} more")
@@ -90,12 +96,13 @@ def diff_states(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     before, after = _flatten(old), _flatten(new)
     lines = []
     for key in sorted(before.keys() | after.keys()):
+        was, now = escaped(str(before.get(key))), escaped(str(after.get(key)))
         if key not in after:
-            lines.append(f"removed {key} (was {before[key]})")
+            lines.append(f"removed {escaped(key)} (was {was})")
         elif key not in before:
-            lines.append(f"added   {key} = {after[key]}")
+            lines.append(f"added   {escaped(key)} = {now}")
         elif before[key] != after[key]:
-            lines.append(f"changed {key}: {before[key]} -> {after[key]}")
+            lines.append(f"changed {escaped(key)}: {was} -> {now}")
     return lines
 
 

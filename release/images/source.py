@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from release.core.references import repository_url
+from release.core.terminal_text import escaped
 from release.core.versions import ReleaseVersion, image_tag_for, parse_version
 from release.flows.context import ReleaseContext
 from release.images.inputs import SOURCE_LABEL, context_filter
@@ -94,9 +95,10 @@ class BuildSource:
 
 
 def listing(paths: tuple[str, ...] | list[str]) -> str:
-    """A few paths, then how many more."""
+    """A few paths, then how many more: one line, whatever the work tree's file names hold
+    (:mod:`release.core.terminal_text`)."""
     more = len(paths) - _SHOWN
-    return ", ".join(paths[:_SHOWN]) + (f" and {more} more" if more > 0 else "")
+    return ", ".join(map(escaped, paths[:_SHOWN])) + (f" and {more} more" if more > 0 else "")
 
 
 def dev_version(last: ReleaseVersion | None, distance: int) -> str:

@@ -122,8 +122,8 @@ def build(
     say("summary:")
     for r in results:
         say("  " + r.line())
-        for line in r.log_tail:  # a failed build: what its log said last
-            say("      " + line)
+        for line in r.tail_lines():  # a failed build: what its log said last
+            say(line)
     if failed:
         raise ImagesFailed(
             f"{len(failed)} of {len(results)} variant(s) failed to build: "

@@ -408,7 +408,7 @@ def rehearse(*, keep: bool = False, workdir: str | None = None, say: Say = print
             rehearsal.result()
     finally:
         rehearsal.tidy(keep)
-    return _verdict(rehearsal, say)
+    return _verdict(rehearsal, rehearsal.t.say)
 
 
 def _verdict(rehearsal: Rehearsal, say: Say) -> bool:

@@ -3,7 +3,9 @@ indented under them, steps headed with the time since the start, and checks kept
 
 Every ``release`` command runs as its own process (``python -m release``), exactly as it
 would from a shell, with ``RELEASE_REPO`` pointing at the directory it is typed in; the
-environment is the caller's, less what would pull the run out of its sandbox.
+environment is the caller's, less what would pull the run out of its sandbox. Every line
+the terminal says has its control characters escaped but the newlines between lines
+(:mod:`release.core.terminal_text`): the commands' output is shown, never obeyed.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 
 from release.adapters import process
 from release.adapters.git import GitRepo
+from release.core.terminal_text import escaped
 from release.errors import ReleaseError
 
 __all__ = ["Check", "Outcome", "Say", "StepFailed", "StepTime", "Terminal", "clock_text", "shown"]
@@ -77,6 +80,8 @@ class Terminal:
 
     def __post_init__(self) -> None:
         self.start = self.clock()
+        told = self.say
+        self.say = lambda line: told(escaped(line, keep_newlines=True))
 
     @property
     def elapsed(self) -> float:
