@@ -258,6 +258,25 @@ def test_a_replaced_commit_is_read_from_git(history: SampleEngine) -> None:
     assert replaced == notes(history, *SINCE, env=OFF)
 
 
+@pytest.mark.parametrize("where", ["info/grafts", "GIT_GRAFT_FILE"])
+def test_with_grafts_who_came_before_the_range_is_read_from_git(
+    history: SampleEngine, where: str, tmp_path: Path
+) -> None:
+    """A grafts file gives a commit other parents: the history before the range, and so who
+    is new in it, is not what was kept for that sha. The cache is not used then."""
+    before = notes(history, *SINCE)  # the people before main~12 kept, for its sha
+    first = before.count("made their first contribution")
+    since = history.repo.rev("main~12")
+    graft = (
+        history.repo.common_dir / "info" / "grafts" if where == "info/grafts" else tmp_path / "g"
+    )
+    graft.write_text(f"{since}\n", encoding="ascii")  # main~12 has no parent now
+    env = {} if where == "info/grafts" else {"GIT_GRAFT_FILE": str(graft)}
+    grafted = notes(history, *SINCE, env=env)
+    assert grafted == notes(history, *SINCE, env={**env, **OFF})
+    assert grafted.count("made their first contribution") > first, grafted
+
+
 def test_a_linked_worktree_uses_the_common_git_directory(history: SampleEngine) -> None:
     worktree = history.root.parent / "linked"
     history.repo.run("worktree", "add", "--quiet", "--detach", str(worktree), "main")

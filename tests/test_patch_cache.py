@@ -202,6 +202,28 @@ def test_with_replaced_commits_the_cache_is_not_used(cut_engine_copy: SampleEngi
     assert replaced == _plan(engine, fix, env=OFF)
 
 
+def test_with_grafts_the_cache_is_not_used(cut_engine_copy: SampleEngine) -> None:
+    """A grafts file gives a commit other parents: the branch's history, and its commits'
+    patches against their parents, are not what was kept for their shas (git cherry's
+    answer is kept under the same tip, main and merge-base). A plain cherry-pick grafted
+    out of the branch's history, its change now part of the next commit's patch, is no
+    longer "already there", cache or not."""
+    engine = cut_engine_copy
+    fix = engine.shas[109]
+    start = git(engine, "rev-parse", "HEAD")
+    git(engine, "cherry-pick", fix)  # a copy git cherry finds by patch id
+    (path,) = git(engine, "diff-tree", "--no-commit-id", "--name-only", "-r", fix).split()
+    with (engine.root / path).open("a") as handle:
+        handle.write("# 0.1.0\n")
+    git(engine, "commit", "--quiet", "-am", "Note the release in the server")
+    assert _actions(_plan(engine, fix))[fix] == "skip"  # and the cache is written
+    tip = git(engine, "rev-parse", "HEAD")
+    (engine.repo.common_dir / "info" / "grafts").write_text(f"{tip} {start}\n")
+    grafted = _plan(engine, fix)
+    assert _actions(grafted)[fix] == "cherry-pick"
+    assert grafted == _plan(engine, fix, env=OFF)
+
+
 def test_after_the_branch_gains_commits_only_they_are_compared_with_main(busy) -> None:
     """git cherry's answer for an earlier tip of the branch is kept; once the branch has
     gained commits, only they are compared with main, and what they match is added to it.

@@ -1,6 +1,7 @@
 """Reads in bulk of commits, messages and patches: a range's commits by sha for the notes,
-what ``git log`` output depends on besides the commits (``.mailmap``, replacement objects,
-a shallow clone's boundary), and the patches that compare a release branch with main.
+what ``git log`` output depends on besides the commits (``.mailmap``, replacement objects
+and grafts, a shallow clone's boundary), and the patches that compare a release branch
+with main.
 
 A mixin of :class:`release.adapters.git.GitRepo`: every read goes through its
 :meth:`~release.adapters.git.GitRepo.start` and :meth:`~release.adapters.git.GitRepo.run`.
@@ -73,10 +74,18 @@ class GitReads:
             return ""
         return hashlib.sha256(b"\0\0".join(parts)).hexdigest()
 
-    def replaces_objects(self) -> bool:
-        """Whether ``git replace`` refs may change what ``git log`` shows for a sha (then a
-        commit's sha does not fix its message). Read from the ref store, without git; a ref
-        store this cannot read (reftable) counts as yes."""
+    def rewrites_history(self) -> bool:
+        """Whether the history a sha names may not be the one its objects say: ``git
+        replace`` refs (another message, tree or parents for a sha) or a grafts file (other
+        parents: another history before a commit, another patch against its parent). What
+        is kept by sha (parsed commits, who came before a range, patches, git cherry's
+        answers, whole notes) is then neither read nor written. Read from the ref store and
+        the file system, without git."""
+        return self._replaces_objects() or self._grafted()
+
+    def _replaces_objects(self) -> bool:
+        """``git replace`` refs may change what ``git log`` shows for a sha. A ref store
+        this cannot read (reftable) counts as yes."""
         if os.environ.get("GIT_NO_REPLACE_OBJECTS") is not None:
             return False
         if os.environ.get("GIT_REPLACE_REF_BASE") or (self.common_dir / "reftable").exists():
@@ -86,11 +95,14 @@ class GitReads:
             return True
         return b" refs/replace/" in _read(self.common_dir / "packed-refs")
 
-    def grafted(self) -> bool:
-        """Whether a grafts file gives commits other parents than they name (then a range
-        is not fixed by the commits at its ends)."""
+    def _grafted(self) -> bool:
+        """A grafts file gives commits other parents than they name: ``$GIT_GRAFT_FILE``
+        (relative to the work tree, where git runs), else ``info/grafts`` of the common git
+        directory. git honours it with replace refs turned off too."""
         graft_file = os.environ.get("GIT_GRAFT_FILE")
-        return (Path(graft_file) if graft_file else self.common_dir / "info" / "grafts").exists()
+        return (
+            self.root / graft_file if graft_file else self.common_dir / "info" / "grafts"
+        ).exists()
 
     def git_stamp(self) -> str:
         """Which git answers (see :func:`~release.adapters.git_process.executable_stamp`)."""

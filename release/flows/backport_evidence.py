@@ -40,7 +40,7 @@ class Changes:
         self.repo = repo
         read, write = cache_policy(os.environ)
         write = write and remember
-        if (read or write) and repo.replaces_objects():
+        if (read or write) and repo.rewrites_history():
             read = write = False
         path = patch_cache_path(repo.common_dir)
         self._cache: PatchCache | None = None

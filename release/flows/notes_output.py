@@ -69,7 +69,7 @@ def _kept(
     named = [ref for ref in refs if ref is not None]
     if any(not ref or ref.startswith("-") for ref in named):
         return None  # the build says why
-    if repo.replaces_objects() or repo.grafted():
+    if repo.rewrites_history():
         return None
     code = code_key()
     if code is None:

@@ -51,7 +51,7 @@ class RangeCommits:
         self._since: str | None = None  # its sha, when the cache is used
         read, self._write = cache_policy(os.environ) if cached else (False, False)
         path = cache_path(repo.common_dir)
-        if (read or self._write) and repo.replaces_objects():
+        if (read or self._write) and repo.rewrites_history():
             read = self._write = False
         if since is not None and (read or self._write):
             self._since = repo.rev(since)
