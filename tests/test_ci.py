@@ -15,7 +15,7 @@ from typing import Any
 import invoke.vendor.yaml as yaml
 import pytest
 
-from release.core.config import load_config
+from release.adapters.config_file import load_config
 from release.core.matrix import ImageMatrix, parse_images
 from release.core.pipelines import (
     PARTS_DIR,

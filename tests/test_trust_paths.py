@@ -1,0 +1,317 @@
+"""Paths the tool is given, as an attacker would give them (DESIGN.md §11): nothing read
+from a tag or a tree is followed out of the tree, and every output path is a regular file
+in an existing directory. Each hole is shown through the CLI where a command meets it: one
+line on stderr, the right exit code, the repository (and whatever lies outside it) as it
+was. A FIFO never holds a command up (each run has a timeout, so a regression fails)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import stat
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from release.adapters.files import read_tree_file, read_tree_text
+from release.core.config import config_from_text
+from release.core.matrix import parse_images
+from release.errors import ConfigError, UsageError
+
+from .conftest import repo_state, run_cli
+from .test_matrix import sample_table
+
+USAGE, MANIFEST = 2, 7
+FAST = 30  # seconds: a command that blocks on a FIFO fails the test instead of hanging it
+DEEP = "[" * 100_000
+
+PYPROJECT = """\
+[tool.release]
+main-branch = "main"
+
+[tool.release.images]
+name = "org/engine"
+dockerfile = "{dockerfile}"
+context = "{context}"
+
+[[tool.release.images.variants]]
+id = "cu130"
+cuda = "13.0.1"
+base-image = "nvidia/cuda:13.0.1-base-ubuntu24.04"
+"""
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=root, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def engine_repo(
+    tmp_path: Path,
+    *,
+    context: str = ".",
+    dockerfile: str = "docker/Dockerfile",
+    links: dict[str, str] | None = None,
+    pyproject: str | None = None,
+) -> Path:
+    """An engine with an image matrix, committed and tagged v0.31.0rc1; ``links``: symlinks
+    committed with it (path -> target)."""
+    root = tmp_path / "engine"
+    (root / "docker").mkdir(parents=True)
+    (root / "docker" / "Dockerfile").write_text("FROM scratch\n", encoding="utf-8")
+    text = pyproject or PYPROJECT.format(context=context, dockerfile=dockerfile)
+    (root / "pyproject.toml").write_text(text, encoding="utf-8")
+    for path, target in (links or {}).items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).symlink_to(target)
+    git(root, "init", "--quiet", "--initial-branch=main")
+    git(root, "add", "--all")
+    git(root, "commit", "--quiet", "-m", "engine")
+    git(root, "tag", "-a", "v0.31.0rc1", "-m", "v0.31.0rc1")
+    return root
+
+
+def host(tmp_path: Path) -> Path:
+    """A directory outside the repository standing for the host's files (``/etc``)."""
+    where = tmp_path / "host"
+    where.mkdir(exist_ok=True)
+    (where / "passwd").write_text("root:x:0:0::/root:/bin/sh\n", encoding="utf-8")
+    (where / "pyproject.toml").write_text('[tool.release]\nremote = "host"\n', encoding="utf-8")
+    (where / "Dockerfile").write_text("FROM host\n", encoding="utf-8")
+    return where
+
+
+def listing(root: Path) -> dict[str, object]:
+    """Every entry under ``root``: its type, and a regular file's bytes."""
+    out: dict[str, object] = {}
+    for path in sorted(root.rglob("*")):
+        st = path.lstat()
+        out[str(path.relative_to(root))] = (
+            path.read_bytes() if stat.S_ISREG(st.st_mode) else stat.S_IFMT(st.st_mode)
+        )
+    return out
+
+
+def device(path: Path) -> Path:
+    """A character device like ``/dev/null`` (1, 3), made here: the real one is never touched."""
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("making a device node needs root")
+    return path
+
+
+@contextlib.contextmanager
+def unix_socket(path: Path) -> Iterator[Path]:
+    """A socket bound at ``path``, by its name from its directory (a socket's path is short)."""
+    with socket.socket(socket.AF_UNIX) as sock:
+        cwd = Path.cwd()
+        os.chdir(path.parent)
+        try:
+            sock.bind(path.name)
+        finally:
+            os.chdir(cwd)
+        yield path
+
+
+def one_line(stderr: str) -> str:
+    lines = stderr.splitlines()
+    assert len(lines) == 1, f"expected one line on stderr, got:\n{stderr}"
+    assert lines[0].startswith("error: ") and "Traceback" not in stderr, lines[0]
+    return lines[0]
+
+
+def refused(root: Path, *args: str, code: int, says: str, env: dict[str, str] | None = None) -> str:
+    """``release ARGS`` refuses in one line saying ``says``, and changes nothing."""
+    before = repo_state(root)
+    result = run_cli(root, *args, env=env, timeout=FAST)
+    line = one_line(result.stderr)
+    assert result.code == code, f"exit {result.code}, expected {code}: {line}"
+    assert says in line, line
+    assert repo_state(root) == before
+    return line
+
+
+# -- reading a file of the tree ------------------------------------------------------------
+
+
+def test_a_committed_pyproject_symlink_out_of_the_tree_is_not_the_config(
+    tmp_path: Path,
+) -> None:
+    outside = host(tmp_path)
+    root = engine_repo(tmp_path)
+    (root / "pyproject.toml").unlink()
+    (root / "pyproject.toml").symlink_to(outside / "pyproject.toml")
+    git(root, "commit", "--quiet", "-am", "config elsewhere")
+    line = refused(root, "status", code=USAGE, says="pyproject.toml leads outside the work tree")
+    assert str(outside / "pyproject.toml") in line
+    (root / "pyproject.toml").unlink()
+    (root / "pyproject.toml").symlink_to("/dev/zero")  # read whole, a MemoryError once
+    refused(root, "status", code=USAGE, says="leads outside the work tree (/dev/zero)")
+
+
+def test_a_pyproject_symlink_inside_the_tree_is_read(tmp_path: Path) -> None:
+    root = engine_repo(tmp_path)
+    (root / "config").mkdir()
+    (root / "pyproject.toml").rename(root / "config" / "pyproject.toml")
+    (root / "pyproject.toml").symlink_to("config/pyproject.toml")
+    result = run_cli(root, "images.matrix", timeout=FAST)
+    assert result.code == 0, result.stderr
+    assert "org/engine:v{version}" in result.stdout
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory"])
+def test_a_pyproject_that_is_no_regular_file_is_refused_without_blocking(
+    tmp_path: Path, kind: str
+) -> None:
+    root = engine_repo(tmp_path)
+    target = root / "special"
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "device":
+        device(target)
+    else:
+        target.mkdir()
+    (root / "pyproject.toml").unlink()
+    (root / "pyproject.toml").symlink_to("special")
+    says = {"fifo": "a FIFO", "device": "a device", "directory": "a directory"}[kind]
+    refused(root, "status", code=USAGE, says=f"pyproject.toml is {says}, not a regular file")
+
+
+def test_a_pyproject_nested_too_deeply_is_a_config_error(tmp_path: Path) -> None:
+    root = engine_repo(tmp_path)
+    (root / "pyproject.toml").write_text("x = " + DEEP, encoding="utf-8")
+    refused(root, "status", code=USAGE, says="pyproject.toml: not valid TOML: nested too deeply")
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        config_from_text("[tool.release]\nbots = " + DEEP)
+
+
+@pytest.mark.parametrize("key", ["picks-file", "changelog"])
+def test_a_picks_file_or_changelog_that_is_a_fifo_never_blocks(tmp_path: Path, key: str) -> None:
+    text = PYPROJECT.format(context=".", dockerfile="docker/Dockerfile")
+    text = text.replace('main-branch = "main"', f'main-branch = "main"\n{key} = "notes/file.txt"')
+    root = engine_repo(tmp_path, pyproject=text)
+    (root / "notes").mkdir()
+    if key == "changelog":  # a file the tool writes is never a symlink
+        os.mkfifo(root / "notes" / "file.txt")
+    else:
+        os.mkfifo(root / "notes" / "real")
+        (root / "notes" / "file.txt").symlink_to("real")  # inside the tree: still a FIFO
+    refused(root, "status", code=USAGE, says="not a regular file")
+
+
+def test_read_tree_file_refuses_what_is_not_a_file_of_the_tree(tmp_path: Path) -> None:
+    outside = host(tmp_path)
+    root = tmp_path / "tree"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "ok.txt").write_text("ok\n", encoding="utf-8")
+    (root / "inside").symlink_to("sub/ok.txt")
+    (root / "out").symlink_to(outside / "passwd")
+    (root / "via").symlink_to(outside)  # a directory component leading out
+    os.mkfifo(root / "fifo")
+    device(root / "null")
+    with unix_socket(root / "sock"):
+        cases = {
+            "out": "leads outside the work tree",
+            "via/passwd": "leads outside the work tree",
+            "sub/../../host/passwd": "leads outside the work tree",
+            "fifo": "is a FIFO",
+            "null": "is a device",
+            "sock": "is a socket",
+            "sub": "is a directory",
+        }
+        for rel, says in cases.items():
+            with pytest.raises(UsageError, match=says):
+                read_tree_file(root, rel, rel)
+    assert read_tree_file(root, "inside", "inside") == b"ok\n"
+    assert read_tree_file(root, "sub/missing", "missing") is None
+    with pytest.raises(UsageError, match="3 bytes, more than the 2 read here"):
+        read_tree_file(root, "sub/ok.txt", "small", limit=2)
+    (root / "bad.txt").write_bytes(b"caf\xe9\n")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        read_tree_text(root, "bad.txt", "bad.txt", error=ConfigError)
+
+
+# -- the context and the Dockerfile --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "says"),
+    [
+        ("context", "/etc", "must be a path inside the work tree"),
+        ("context", "~/src", "must be a path inside the work tree"),
+        ("context", "../other", "leads out of the work tree"),
+        ("dockerfile", "docker/../../Dockerfile", "leads out of the work tree"),
+        ("dockerfile", "/etc/passwd", "must be a path inside the work tree"),
+        ("context", ".git", "inside the git directory"),
+        ("dockerfile", "docker/Docker\nfile", "not a usable file name"),
+        ("context", "a\0b", "not a usable file name"),
+    ],
+)
+def test_context_and_dockerfile_are_validated_on_load(key: str, value: str, says: str) -> None:
+    table = sample_table()
+    table[key] = value
+    with pytest.raises(ConfigError) as caught:
+        parse_images(table)
+    assert f"[tool.release.images] {key}: {value!r}" in str(caught.value)
+    assert says in str(caught.value)
+
+
+def test_bake_with_an_absolute_context_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    root = engine_repo(tmp_path, context="/etc")
+    out = tmp_path / "docker-bake.json"
+    refused(root, "bake", "--out", str(out), code=USAGE, says="context: '/etc' must be a path")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("links", "context", "dockerfile", "says"),
+    [
+        ({"docker-host": "{host}"}, "docker-host", "docker/Dockerfile", "context 'docker-host'"),
+        ({"up": "{host}"}, ".", "up/Dockerfile", "dockerfile 'up/Dockerfile'"),
+        ({"Dockerfile": "{host}/Dockerfile"}, ".", "Dockerfile", "dockerfile 'Dockerfile'"),
+    ],
+    ids=["context-symlink", "dockerfile-directory-symlink", "dockerfile-symlink"],
+)
+def test_a_committed_symlink_out_of_the_tree_is_no_build_input(
+    tmp_path: Path, links: dict[str, str], context: str, dockerfile: str, says: str
+) -> None:
+    outside = host(tmp_path)
+    links = {path: target.format(host=outside) for path, target in links.items()}
+    root = engine_repo(tmp_path, context=context, dockerfile=dockerfile, links=links)
+    out = tmp_path / "docker-bake.json"
+    before = listing(outside)
+    no_engine = {"DOCKER": str(tmp_path / "no-docker")}  # refused before any engine is asked
+    for args in (("bake", "--out", str(out)), ("images.build",), ("images.smoke",)):
+        line = refused(
+            root, *args, code=USAGE, says=f"{says} leads outside the work tree", env=no_engine
+        )
+        assert str(outside) in line
+    assert not out.exists()
+    assert listing(outside) == before
+
+
+def test_a_dockerfile_or_dockerignore_that_is_no_regular_file_is_refused(tmp_path: Path) -> None:
+    root = engine_repo(tmp_path, dockerfile="docker/Dockerfile.fifo")
+    os.mkfifo(root / "docker" / "Dockerfile.fifo")
+    out = tmp_path / "docker-bake.json"
+    refused(root, "bake", "--out", str(out), code=USAGE, says="is a FIFO, not a regular file")
+    root = engine_repo(tmp_path / "second", links={".dockerignore": "/dev/zero"})
+    refused(root, "bake", "--out", str(out), code=USAGE, says="leads outside the work tree")
+    assert not out.exists()
+
+
+def test_bake_writes_the_matrix_paths_never_a_host_path(tmp_path: Path) -> None:
+    root = engine_repo(tmp_path, context="docker", dockerfile="docker/Dockerfile")
+    (root / "docker" / "engine").symlink_to(".")  # a symlink that stays inside is fine
+    out = tmp_path / "docker-bake.json"
+    result = run_cli(root, "bake", "--out", str(out), "--allow-dirty", timeout=FAST)
+    assert result.code == 0, result.stderr
+    target = json.loads(out.read_text(encoding="utf-8"))["target"]["cu130"]
+    assert (target["context"], target["dockerfile"]) == ("docker", "Dockerfile")
+    assert str(tmp_path) not in out.read_text(encoding="utf-8")
