@@ -12,15 +12,16 @@ import os
 import socket
 import stat
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from release.adapters.files import read_tree_file, read_tree_text
+from release.adapters.files import output_path, read_tree_file, read_tree_text
 from release.core.config import config_from_text
 from release.core.matrix import parse_images
 from release.errors import ConfigError, UsageError
+from release.sample import SampleEngine
 
 from .conftest import repo_state, run_cli
 from .test_matrix import sample_table
@@ -315,3 +316,141 @@ def test_bake_writes_the_matrix_paths_never_a_host_path(tmp_path: Path) -> None:
     target = json.loads(out.read_text(encoding="utf-8"))["target"]["cu130"]
     assert (target["context"], target["dockerfile"]) == ("docker", "Dockerfile")
     assert str(tmp_path) not in out.read_text(encoding="utf-8")
+
+
+# -- output paths --------------------------------------------------------------------------
+
+
+def _special(kind: str) -> Callable[[Path], Path]:
+    def make(path: Path) -> Path:
+        if kind == "device":
+            return device(path)
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "directory":
+            path.mkdir()
+        else:
+            (path.parent / "elsewhere").write_text("not ours\n", encoding="utf-8")
+            path.symlink_to(path.parent / "elsewhere")
+        return path
+
+    return make
+
+
+SPECIAL = {
+    "device": "is a device, not a regular file",
+    "fifo": "is a FIFO, not a regular file",
+    "directory": "is a directory, not a regular file",
+    "symlink": "is a symbolic link; name the file itself",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SPECIAL))
+def test_bake_and_ci_never_replace_what_is_not_a_regular_file(tmp_path: Path, kind: str) -> None:
+    root = engine_repo(tmp_path)
+    made = tmp_path / "out"
+    made.mkdir()
+    bake_file = _special(kind)(made / "docker-bake.json")
+    (made / "ci").mkdir()
+    _special(kind)(made / "ci" / "pipeline.yml")
+    before = listing(made)
+    refused(root, "bake", "--out", str(bake_file), code=USAGE, says=SPECIAL[kind])
+    refused(
+        root,
+        "ci",
+        "--format",
+        "buildkite",
+        "--out",
+        str(made / "ci"),
+        code=USAGE,
+        says=SPECIAL[kind],
+    )
+    assert listing(made) == before
+    if kind == "device":
+        assert stat.S_ISCHR(bake_file.lstat().st_mode)  # still the device, not a file
+
+
+def test_a_missing_directory_is_an_error_not_made(tmp_path: Path) -> None:
+    root = engine_repo(tmp_path)
+    gone = tmp_path / "gone"
+    refused(root, "bake", "--out", str(gone / "b.json"), code=USAGE, says="no directory")
+    refused(root, "ci", "--format", "github", "--out", str(gone), code=USAGE, says="no directory")
+    assert not gone.exists()
+
+
+def test_ci_writes_its_default_places_in_the_repository_made_when_missing(tmp_path: Path) -> None:
+    root = engine_repo(tmp_path)
+    (root / "src").mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    from_sub = run_cli(root / "src", "ci", "--format", "github", timeout=FAST)
+    assert from_sub.code == 0, from_sub.stderr
+    assert (root / ".github" / "workflows" / "images.yml").is_file()
+    by_env = run_cli(
+        elsewhere, "ci", "--format", "buildkite", env={"RELEASE_REPO": str(root)}, timeout=FAST
+    )
+    assert by_env.code == 0, by_env.stderr
+    assert (root / ".buildkite" / "pipeline.yml").is_file()
+    assert not list((root / "src").iterdir()) and not list(elsewhere.iterdir())
+
+
+@pytest.mark.parametrize(("fmt", "directory"), [("github", ".github"), ("buildkite", ".buildkite")])
+def test_ci_never_writes_through_a_committed_symlink_out_of_the_repository(
+    tmp_path: Path, fmt: str, directory: str
+) -> None:
+    outside = host(tmp_path)
+    (outside / "workflows").mkdir()
+    root = engine_repo(tmp_path, links={directory: str(outside)})
+    before = listing(outside)
+    line = refused(root, "ci", "--format", fmt, code=USAGE, says="leads outside the repository")
+    assert str(outside) in line
+    named = refused(
+        root, "ci", "--format", fmt, "--out", str(root / directory), code=USAGE, says="outside"
+    )
+    assert str(outside) in named
+    assert listing(outside) == before
+
+
+def test_output_path_takes_a_new_or_regular_file_in_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "old.json").write_text("{}\n", encoding="utf-8")
+    assert output_path(tmp_path / "old.json", "--out") == tmp_path / "old.json"
+    assert output_path(tmp_path / "new.json", "--out") == tmp_path / "new.json"
+    deep = tmp_path / "a" / "b" / "c.yml"
+    with pytest.raises(UsageError, match="no directory"):
+        output_path(deep, "--out")
+    assert output_path(deep, "--out", made=True) == deep and not deep.parent.exists()
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    with pytest.raises(UsageError, match="is not a directory"):
+        output_path(tmp_path / "file" / "x.json", "--out", made=True)
+
+
+def test_manifest_out_is_checked_before_the_parts_are_read(
+    cut_engine_copy: SampleEngine,
+) -> None:
+    engine = cut_engine_copy
+    engine.repo.run("tag", "-a", "v0.1.0rc1", "-m", "v0.1.0rc1")
+    null = device(engine.root.parent / "null")
+    refused(engine.root, "manifest", "--out", str(null), code=USAGE, says="is a device")
+    gone = engine.root.parent / "gone" / "manifest.json"
+    refused(engine.root, "manifest", "--out", str(gone), code=USAGE, says="no directory")
+    assert stat.S_ISCHR(null.lstat().st_mode)
+
+
+@pytest.mark.parametrize("kind", ["missing-directory", "directory", "device", "fifo"])
+def test_notes_output_is_checked_before_the_notes_are_built(
+    cut_engine_copy: SampleEngine, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RELEASE_REPO_CACHE", "1")  # a run that goes on keeps its notes
+    monkeypatch.delenv("CI", raising=False)
+    engine = cut_engine_copy
+    where = engine.root.parent / "out"
+    where.mkdir()
+    target = where / "gone" / "notes.md"
+    if kind != "missing-directory":
+        target = _special(kind)(where / "notes.md")
+    says = "no directory" if kind == "missing-directory" else SPECIAL[kind]
+    refused(engine.root, "notes", "--output", str(target), code=USAGE, says=says)
+    kept = run_cli(engine.root, "notes", "--output", str(where / "kept.md"), timeout=FAST)
+    assert kept.code == 0, kept.stderr
+    assert (where / "kept.md").read_text(encoding="utf-8").startswith("#")
+    assert (engine.repo.git_dir / "release" / "notes").is_dir()  # what a refusal never wrote

@@ -10,6 +10,10 @@
   (a FIFO, a device, a directory, a socket) and a file over a size limit. The type is
   checked before the file is opened and again on what was opened (non-blocking), so a FIFO
   never holds a read up.
+- :func:`output_path`: a file the user names for output, checked before any work is done:
+  it is a regular file or nothing (never a device, a FIFO, a directory, a socket, nor a
+  symlink), in a directory that exists (only the tool's own default places are made), and
+  a path inside ``tree`` does not lead out of it through a symlink.
 
 Writing is :func:`release.adapters.process.atomic_write`.
 """
@@ -26,6 +30,7 @@ from release.errors import ReleaseError, UsageError
 __all__ = [
     "MAX_TREE_FILE",
     "TextFile",
+    "output_path",
     "read_regular",
     "read_text",
     "read_tree_file",
@@ -147,3 +152,45 @@ def read_tree_text(
     """:func:`read_tree_file` as UTF-8 text (a byte-order mark read past)."""
     data = read_tree_file(root, rel, what, error=error)
     return None if data is None else _decode(data, what, error)
+
+
+def output_path(path: Path, what: str, *, tree: Path | None = None, made: bool = False) -> Path:
+    """``path``, checked as a file to write before any work is done. Refused
+    (:class:`UsageError`): a symlink, or anything but a regular file, at ``path`` (a
+    device such as ``/dev/null`` is never replaced); a directory that is not there, unless
+    ``made`` (the tool's own default places, which the write makes); and, for a path in
+    ``tree``, a directory that leads out of it through a symlink."""
+    shown = f"{what} {path}"
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        pass  # its directory is looked at next
+    except OSError as err:
+        raise UsageError(f"{shown}: {err.strerror or err}") from None
+    else:
+        if stat.S_ISLNK(st.st_mode):
+            raise UsageError(f"{shown} is a symbolic link; name the file itself")
+        if not stat.S_ISREG(st.st_mode):
+            raise UsageError(f"{shown} is {_kind(st.st_mode)}, not a regular file")
+    parent = Path(os.path.abspath(path)).parent
+    existing = parent
+    while not os.path.lexists(existing):
+        existing = existing.parent
+    if existing != parent and not made:
+        raise UsageError(f"{shown}: there is no directory {parent}; make it first")
+    if not existing.is_dir():
+        raise UsageError(f"{shown}: {existing} is not a directory")
+    if tree is not None:
+        _within(shown, existing, tree)
+    return path
+
+
+def _within(shown: str, directory: Path, tree: Path) -> None:
+    """A directory written in that is in ``tree`` as spelt must be in it where it really is."""
+    base = os.path.realpath(tree)
+    spelt = os.fspath(directory)
+    if not (_inside(spelt, os.path.abspath(tree)) or _inside(spelt, base)):
+        return
+    real = os.path.realpath(directory)
+    if not _inside(real, base):
+        raise UsageError(f"{shown} leads outside the repository through a symlink ({real})")
