@@ -15,11 +15,13 @@ import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import invoke.vendor.yaml as yaml
 import pytest
 
 from release.adapters.files import output_path, read_tree_file, read_tree_text
 from release.core.config import config_from_text
 from release.core.matrix import parse_images
+from release.core.pipelines import github_workflow, pipeline_text, runner_label
 from release.errors import ConfigError, UsageError
 from release.sample import SampleEngine
 
@@ -454,3 +456,49 @@ def test_notes_output_is_checked_before_the_notes_are_built(
     assert kept.code == 0, kept.stderr
     assert (where / "kept.md").read_text(encoding="utf-8").startswith("#")
     assert (engine.repo.git_dir / "release" / "notes").is_dir()  # what a refusal never wrote
+
+
+# -- text in the generated YAML ------------------------------------------------------------
+
+INJECTED = "ubuntu-latest\non: {push: {}}\nevil: true"
+
+
+@pytest.mark.parametrize("runner", [INJECTED, "a\rb", "a\u2028evil: 1", "\x1b[2J", " "])
+def test_ci_runner_with_a_control_character_is_refused(tmp_path: Path, runner: str) -> None:
+    root = engine_repo(tmp_path)
+    refused(
+        root,
+        "ci",
+        "--format",
+        "github",
+        "--runner",
+        runner,
+        code=USAGE,
+        says="is not a runner label or queue name",
+    )
+    assert not (root / ".github").exists()
+    with pytest.raises(UsageError):
+        runner_label(runner, "--runner")
+
+
+@pytest.mark.parametrize("line", ["\n", "\r", "\u2028", "\u2029", "\x85"])
+def test_the_header_comment_stays_a_comment_whatever_it_carries(line: str) -> None:
+    matrix = parse_images(sample_table())
+    assert matrix is not None
+    made = ["release", "ci", "--runner", f"x{line}evil: true{line}jobs: {{}}"]
+    text = pipeline_text(matrix, "github", command=made)
+    parsed = yaml.safe_load(text)
+    assert parsed == github_workflow(matrix)
+    assert "evil" not in parsed
+    header = text.split("\nname: ", 1)[0]
+    assert all(row.startswith("#") for row in header.splitlines())
+
+
+def test_ci_setup_with_newlines_stays_one_value(tmp_path: Path) -> None:
+    root = engine_repo(tmp_path)
+    setup = "pip install .\nevil: true"
+    result = run_cli(root, "ci", "--format", "github", "--setup", setup, timeout=FAST)
+    assert result.code == 0, result.stderr
+    parsed = yaml.safe_load((root / ".github" / "workflows" / "images.yml").read_text())
+    assert "evil" not in parsed
+    assert parsed["jobs"]["manifest"]["steps"][1] == {"run": setup}

@@ -90,11 +90,19 @@ def ci(
     registry), then one that merges the manifest from every job's part."""
     from release.adapters.files import output_path
     from release.adapters.process import atomic_write
-    from release.core.pipelines import DEFAULT_SETUP, FORMATS, pipeline_jobs, pipeline_text
+    from release.core.pipelines import (
+        DEFAULT_SETUP,
+        FORMATS,
+        pipeline_jobs,
+        pipeline_text,
+        runner_label,
+    )
     from release.core.references import registry_prefix
 
     if format not in FORMATS:
         raise UsageError(f"--format {format!r}: use {' or '.join(FORMATS)}")
+    if runner is not None:
+        runner = runner_label(runner, "--runner")
     ctx = _context()
     matrix = ctx.config.matrix
     # the default places are the repository's (made when missing, never through a symlink
