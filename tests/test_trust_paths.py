@@ -20,9 +20,14 @@ import pytest
 
 from release.adapters.files import output_path, read_tree_file, read_tree_text
 from release.core.config import config_from_text
+from release.core.json_text import parse_json
+from release.core.manifest import PART_SCHEMA, ManifestError, loads
 from release.core.matrix import parse_images
 from release.core.pipelines import github_workflow, pipeline_text, runner_label
 from release.errors import ConfigError, UsageError
+from release.flows import manifest_store
+from release.flows.manifest_store import read_parts
+from release.images.inputs import HashCache
 from release.sample import SampleEngine
 
 from .conftest import repo_state, run_cli
@@ -502,3 +507,82 @@ def test_ci_setup_with_newlines_stays_one_value(tmp_path: Path) -> None:
     parsed = yaml.safe_load((root / ".github" / "workflows" / "images.yml").read_text())
     assert "evil" not in parsed
     assert parsed["jobs"]["manifest"]["steps"][1] == {"run": setup}
+
+
+# -- manifest parts and JSON ---------------------------------------------------------------
+
+
+def _parts(engine: SampleEngine) -> Path:
+    engine.repo.run("tag", "-a", "v0.1.0rc1", "-m", "v0.1.0rc1")
+    parts = engine.root.parent / "parts"
+    parts.mkdir()
+    return parts
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "symlink", "directory"])
+def test_a_parts_entry_that_is_no_regular_file_is_refused_without_blocking(
+    cut_engine_copy: SampleEngine, kind: str
+) -> None:
+    parts = _parts(cut_engine_copy)
+    entry = parts / "job-1" / "cu130.build.json"
+    entry.parent.mkdir()
+    _special(kind)(entry)
+    says = {"symlink": "a symbolic link, not a part"}.get(kind, SPECIAL[kind])
+    line = refused(
+        cut_engine_copy.root, "manifest", "--parts", str(parts), code=MANIFEST, says=says
+    )
+    assert str(entry) in line
+
+
+def test_a_deeply_nested_part_is_one_line(cut_engine_copy: SampleEngine) -> None:
+    parts = _parts(cut_engine_copy)
+    (parts / "cu130.build.json").write_text(DEEP, encoding="utf-8")
+    refused(
+        cut_engine_copy.root, "manifest", "--parts", str(parts), code=MANIFEST, says="nested too"
+    )
+
+
+def test_read_parts_bounds_size_depth_and_kind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    part = tmp_path / "cu130.build.json"
+    depth = 950  # parsed, and deeper than the schema's messages can show
+    head = f'{{"schema": "{PART_SCHEMA}", "version": "0.1.0", "data": '
+    part.write_text(head + "[" * depth + "]" * depth + "}", encoding="utf-8")
+    with pytest.raises(ManifestError, match="nested too deeply"):
+        read_parts([tmp_path], "0.1.0")
+    part.write_text('{"schema": "other"}', encoding="utf-8")
+    monkeypatch.setattr(manifest_store, "MAX_PART", 8)
+    with pytest.raises(ManifestError, match="more than the 8 read here"):
+        read_parts([tmp_path], "0.1.0")
+    monkeypatch.undo()
+    assert read_parts([tmp_path], "0.1.0") == []  # another kind of JSON: passed over
+    part.unlink()
+    with unix_socket(part), pytest.raises(ManifestError, match="is a socket"):
+        read_parts([tmp_path], "0.1.0")
+
+
+def test_a_deeply_nested_note_is_a_manifest_error(cut_engine_copy: SampleEngine) -> None:
+    engine = cut_engine_copy
+    engine.repo.run("tag", "-a", "v0.1.0rc1", "-m", "v0.1.0rc1")
+    engine.repo.run("notes", "--ref=refs/notes/release/v0.1.0rc1", "add", "-m", DEEP, "HEAD")
+    result = run_cli(engine.root, "status", timeout=FAST)
+    assert result.code == 0 and "Traceback" not in result.output, result.output
+    assert "not a release manifest (nested too deep to read)" in result.stdout
+    with pytest.raises(ManifestError, match="nested too deep"):
+        loads(DEEP, "a note")
+
+
+def test_json_read_back_by_the_tool_is_refused_or_dropped_when_nested_too_deeply(
+    tmp_path: Path, cut_engine_copy: SampleEngine
+) -> None:
+    with pytest.raises(ValueError, match="nested too deeply"):
+        parse_json(DEEP)
+    hashes = tmp_path / "hashes.json"
+    hashes.write_text(DEEP, encoding="utf-8")
+    HashCache(hashes).save()  # a cache nested too deeply is no cache, not a crash
+    engine = cut_engine_copy
+    journal = engine.repo.git_dir / "release" / "tag.json"
+    journal.parent.mkdir(exist_ok=True)
+    journal.write_text(DEEP, encoding="utf-8")
+    refused(engine.root, "tag", code=3, says="damaged")

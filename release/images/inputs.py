@@ -23,6 +23,7 @@ from pathlib import Path
 from release.adapters.files import read_regular, read_tree_text, tree_path
 from release.adapters.process import atomic_write
 from release.adapters.state import STATE_DIR_ENV
+from release.core.json_text import parse_json
 from release.errors import ConfigError
 
 __all__ = [
@@ -205,7 +206,7 @@ class HashCache:
 
 def _read_hashes(path: Path) -> dict[str, tuple[int, int, int, str]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     files = data.get("files") if isinstance(data, dict) and data.get("version") == 1 else None
