@@ -31,26 +31,14 @@ from release.images.inputs import HashCache
 from release.sample import SampleEngine
 
 from .conftest import repo_state, run_cli
+from .test_build_guards import PYPROJECT as GUARDED
 from .test_matrix import sample_table
 
 USAGE, MANIFEST = 2, 7
 FAST = 30  # seconds: a command that blocks on a FIFO fails the test instead of hanging it
 DEEP = "[" * 100_000
 
-PYPROJECT = """\
-[tool.release]
-main-branch = "main"
-
-[tool.release.images]
-name = "org/engine"
-dockerfile = "{dockerfile}"
-context = "{context}"
-
-[[tool.release.images.variants]]
-id = "cu130"
-cuda = "13.0.1"
-base-image = "nvidia/cuda:13.0.1-base-ubuntu24.04"
-"""
+PYPROJECT = GUARDED.replace('dockerfile = "docker/Dockerfile"', 'dockerfile = "{dockerfile}"')
 
 
 def git(root: Path, *args: str) -> str:
@@ -170,7 +158,7 @@ def test_a_pyproject_symlink_inside_the_tree_is_read(tmp_path: Path) -> None:
     (root / "pyproject.toml").symlink_to("config/pyproject.toml")
     result = run_cli(root, "images.matrix", timeout=FAST)
     assert result.code == 0, result.stderr
-    assert "org/engine:v{version}" in result.stdout
+    assert "release-test/guarded:v{version}" in result.stdout
 
 
 @pytest.mark.parametrize("kind", ["fifo", "device", "directory"])
@@ -320,7 +308,7 @@ def test_bake_writes_the_matrix_paths_never_a_host_path(tmp_path: Path) -> None:
     out = tmp_path / "docker-bake.json"
     result = run_cli(root, "bake", "--out", str(out), "--allow-dirty", timeout=FAST)
     assert result.code == 0, result.stderr
-    target = json.loads(out.read_text(encoding="utf-8"))["target"]["cu130"]
+    target = json.loads(out.read_text(encoding="utf-8"))["target"]["cu129"]
     assert (target["context"], target["dockerfile"]) == ("docker", "Dockerfile")
     assert str(tmp_path) not in out.read_text(encoding="utf-8")
 
