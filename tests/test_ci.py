@@ -15,7 +15,7 @@ from typing import Any
 import invoke.vendor.yaml as yaml
 import pytest
 
-from release.core.config import load_config
+from release.adapters.config_file import load_config
 from release.core.matrix import ImageMatrix, parse_images
 from release.core.pipelines import (
     PARTS_DIR,
@@ -144,6 +144,7 @@ def test_bake_task_writes_the_tagged_version_and_refuses_a_dirty_tree(tmp_path: 
     _git(repo, "commit", "-q", "-m", "engine")
     _git(repo, "tag", "-a", "v0.31.0rc1", "-m", "rc1")
     out = tmp_path / "bake" / "docker-bake.json"
+    out.parent.mkdir()  # a directory given is never made (tests/test_trust_paths.py)
     result = run_cli(repo, "bake", "--out", str(out))
     assert result.code == 0, result.stderr
     assert f"wrote {out}: 2 target(s) of org/engine" in result.stdout
@@ -293,6 +294,7 @@ def test_nothing_in_the_pipelines_writes_under_git() -> None:
 
 def test_ci_task_writes_each_format_and_refuses_an_unknown_one(tmp_path: Path) -> None:
     for fmt, name in (("buildkite", "pipeline.yml"), ("github", "images.yml")):
+        (tmp_path / fmt).mkdir()
         result = run_cli(ROOT, "ci", "--format", fmt, "--out", str(tmp_path / fmt))
         assert result.code == 0, result.stderr
         written = (tmp_path / fmt / name).read_text()

@@ -23,8 +23,8 @@ from typing import Any
 import invoke.vendor.yaml as yaml
 import pytest
 
+from release.adapters.config_file import load_config
 from release.adapters.engine import ContainerEngine
-from release.core.config import load_config
 from release.core.pipelines import pipeline_text
 from tests.conftest import run_cli
 from tests.docker_support import REQUIRE_ENV, purge, remove_repository

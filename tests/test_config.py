@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from release.core.config import DEFAULT_CATEGORIES, Config, config_from_mapping, load_config
+from release.adapters.config_file import load_config
+from release.core.config import DEFAULT_CATEGORIES, Config, config_from_mapping
 from release.core.versions import parse_version
 from release.errors import ConfigError
 

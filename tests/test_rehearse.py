@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
+from release.adapters.config_file import load_config
 from release.adapters.engine import ContainerEngine
 from release.adapters.git import GitRepo
-from release.core.config import load_config
 from release.core.manifest import loads
 from release.sample.rehearse_images import DRIFT_LABEL, DockerSide
 from release.sample.rehearse_report import Ledger, Tags, manifest_of, parse_verdicts, verify

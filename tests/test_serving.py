@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
+from release.adapters.config_file import load_config
 from release.adapters.engine import ContainerEngine
 from release.adapters.served import ask
-from release.core.config import load_config
 from release.core.matrix import parse_images
 from release.core.serving import Request, judge, parse_requests, parse_run_options
 from release.errors import ConfigError

@@ -20,6 +20,7 @@ from typing import Any
 
 from release.adapters import process
 from release.adapters.cache import user_cache_dir
+from release.core.json_text import parse_json
 from release.errors import EngineError
 
 __all__ = ["START_HINT", "choose_cli"]
@@ -128,7 +129,7 @@ class _ProbeCache:
         self.dirty: dict[str, Any] = {}
         try:
             self.path = user_cache_dir(env) / _PROBE_FILE
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = parse_json(self.path.read_text(encoding="utf-8"))
             if isinstance(data, dict) and data.get("schema") == _PROBE_SCHEMA:
                 clis = data.get("clis")
                 if isinstance(clis, dict):
@@ -184,7 +185,7 @@ class _ProbeCache:
             return
         try:
             try:  # keep what another process wrote meanwhile
-                on_disk = json.loads(self.path.read_text(encoding="utf-8"))
+                on_disk = parse_json(self.path.read_text(encoding="utf-8"))
                 clis = on_disk.get("clis") if on_disk.get("schema") == _PROBE_SCHEMA else None
             except (OSError, ValueError, AttributeError):
                 clis = None

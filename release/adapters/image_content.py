@@ -28,6 +28,7 @@ from release.adapters.cache import user_cache_dir
 from release.adapters.engine import ContainerEngine
 from release.adapters.process import atomic_write
 from release.core.content_digest import ALGORITHM, ContentDigest, content_records, digest_tar
+from release.core.json_text import parse_json
 from release.errors import EngineError
 
 __all__ = ["cache_path", "cached_digest", "image_content_digest", "image_content_records"]
@@ -67,7 +68,7 @@ def cache_path(image_id: str) -> Path:
 def cached_digest(image_id: str) -> ContentDigest | None:
     """The cached digest of ``image_id``; None when there is none to trust."""
     try:
-        data = json.loads(cache_path(image_id).read_text(encoding="utf-8"))
+        data = parse_json(cache_path(image_id).read_text(encoding="utf-8"))
         if not isinstance(data, dict):
             return None
         if data.get("image") != image_id or data.get("algorithm") != ALGORITHM:

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from release.core.json_text import parse_json
 from release.errors import LockedError, RefusedError
 
 __all__ = ["pid_alive", "process_group_alive", "repo_lock", "require_ended"]
@@ -108,7 +109,7 @@ def repo_lock(git_dir: Path, command: str, *, notify: Any = None) -> Iterator[No
     try:
         if previous and notify is not None:
             with contextlib.suppress(ValueError, KeyError, TypeError):
-                info = json.loads(previous)
+                info = parse_json(previous)
                 if not pid_alive(int(info["pid"])):
                     notify(
                         f"recovered a stale lock left by {info.get('command')} "

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from release.adapters.process import atomic_write
+from release.core.json_text import parse_json
 from release.errors import RefusedError
 
 __all__ = ["STATE_DIR_ENV", "StateFile", "image_state_dir"]
@@ -47,7 +48,7 @@ class StateFile:
                 "then move aside what is in the way"
             ) from None
         try:
-            data = json.loads(text)
+            data = parse_json(text)
         except ValueError:
             data = None
         if not isinstance(data, dict):

@@ -16,6 +16,8 @@ from release.errors import ConfigError, RefusedError, UsageError
 
 __all__ = ["bake", "ci"]
 
+DEFAULT_DIRS = {"buildkite": ".buildkite", "github": ".github/workflows"}  # by format
+
 
 def _context() -> Any:
     from release.flows.context import ReleaseContext
@@ -45,17 +47,18 @@ def bake(
     """Write a docker buildx bake file: a target per variant with the args and tags of
     images.build, and its labels but the base's name and digest (known once the builder
     resolves the base). Run `docker buildx bake -f FILE` at the repository root."""
+    from release.adapters.files import output_path
     from release.adapters.process import atomic_write
     from release.images.bake import bake_json
     from release.images.source import read_source
 
     ctx = _context()
+    path = output_path(Path(out), "--out", tree=ctx.root)
     source = read_source(ctx, version, allow_dirty=allow_dirty, allow_shallow=allow_shallow)
     if source.refusal:
         raise RefusedError(source.refusal)
     for line in source.lines():
         say(line)
-    path = Path(out)
     atomic_write(path, bake_json(ctx.config.matrix, source))
     say(f"wrote {path}: {len(ctx.config.matrix.variants)} target(s) of {ctx.config.matrix.name}")
 
@@ -63,7 +66,8 @@ def bake(
 @task(
     help={
         "format": "buildkite (a pipeline, pipeline.yml) or github (a workflow, images.yml)",
-        "out": "the directory to write it in (default .buildkite or .github/workflows)",
+        "out": "the directory to write it in, which must exist (default: .buildkite or "
+        ".github/workflows at the repository's root, made when missing)",
         "setup": "the command each job runs first to install release and nox "
         "(default: python3 -m pip install -q -e .)",
         "runner": "GitHub: the runs-on label (default ubuntu-latest); Buildkite: the agents' "
@@ -84,14 +88,27 @@ def ci(
     """Write a CI pipeline for the image matrix: a job per session of `nox -l -t images`
     (build, then smoke and snapshot from the built image, as an artifact or through a
     registry), then one that merges the manifest from every job's part."""
+    from release.adapters.files import output_path
     from release.adapters.process import atomic_write
-    from release.core.pipelines import DEFAULT_SETUP, FORMATS, pipeline_jobs, pipeline_text
+    from release.core.pipelines import (
+        DEFAULT_SETUP,
+        FORMATS,
+        pipeline_jobs,
+        pipeline_text,
+        runner_label,
+    )
     from release.core.references import registry_prefix
 
     if format not in FORMATS:
         raise UsageError(f"--format {format!r}: use {' or '.join(FORMATS)}")
-    matrix = _context().config.matrix
-    where = Path(out or (".buildkite" if format == "buildkite" else ".github/workflows"))
+    if runner is not None:
+        runner = runner_label(runner, "--runner")
+    ctx = _context()
+    matrix = ctx.config.matrix
+    # the default places are the repository's (made when missing, never through a symlink
+    # out of it); a directory given is taken as given, from where the command runs
+    where = Path(out) if out else ctx.root / DEFAULT_DIRS[format]
+    path = output_path(where / FORMATS[format], "--out", tree=ctx.root, made=not out)
     made = ["release", "ci", "--format", format]
     made += ["--setup", repr(setup)] if setup else []
     made += ["--runner", runner] if runner else []
@@ -101,7 +118,6 @@ def ci(
     text = pipeline_text(
         matrix, format, setup=setup or DEFAULT_SETUP, runner=runner, command=made, registry=registry
     )
-    path = where / FORMATS[format]
     atomic_write(path, text)
     jobs = pipeline_jobs(matrix)
     say(f"wrote {path}: {len(jobs)} jobs ({', '.join(j.label for j in jobs)})")

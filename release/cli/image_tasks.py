@@ -170,12 +170,10 @@ def pull(
 @entry
 def matrix(c: Context, json: bool = False) -> None:
     """Show the image matrix: variants, tags, build args and which sessions exist."""
-    from release.core.config import load_config
     from release.flows.context import ReleaseContext
     from release.images.workspace import matrix_json
 
-    root = ReleaseContext(os.environ.get("RELEASE_REPO", ".")).root
-    m = load_config(root).matrix
+    m = ReleaseContext(os.environ.get("RELEASE_REPO", ".")).config.matrix
     if m is None:
         say("no [tool.release.images] in this repository")
         return

@@ -42,7 +42,9 @@ def manifest(
     no_record: bool = False,
 ) -> None:
     """Merge the release's manifest from its parts, check it is complete, record it with the tag."""
+    from release.adapters.files import output_path
     from release.adapters.git_notes import notes_ref
+    from release.adapters.process import atomic_write
     from release.core.manifest import missing, variant_rules, variant_summary
     from release.core.terminal_text import escaped
     from release.errors import UsageError
@@ -51,10 +53,11 @@ def manifest(
     if no_record and push:
         raise UsageError("--no-record and --push: a manifest not recorded cannot be pushed")
     ws = Checkout.open(os.environ.get("RELEASE_REPO", "."), version)
+    target = output_path(Path(out), "--out", tree=ws.ctx.root) if out else None
     dirs = [Path(p) for p in (parts or "").split(",") if p]
     document = assemble(ws, dirs, partial=partial)
-    if out:
-        Path(out).write_text(_json.dumps(document, indent=2, sort_keys=True) + "\n", "utf-8")
+    if target is not None:
+        atomic_write(target, _json.dumps(document, indent=2, sort_keys=True) + "\n")
     if json:
         print(_json.dumps(document, indent=2, sort_keys=True))
     else:

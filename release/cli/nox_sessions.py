@@ -86,7 +86,7 @@ def image_sessions(root: str | Path | None = None) -> None:
     """Define ``build``, ``smoke`` and ``snapshot`` sessions for the repository at ``root``."""
     import nox
 
-    from release.core.config import load_config
+    from release.adapters.config_file import load_config
 
     base = Path(root) if root is not None else Path.cwd()
     matrix = load_config(base).matrix

@@ -336,6 +336,8 @@ def notes(
     output: str | None = None,
 ) -> None:
     """Release notes grouped by category, PRs linked, authors credited, reverts cancelled."""
+    from release.adapters.files import output_path
+    from release.adapters.process import atomic_write
     from release.flows.history import NotesRange, default_range
     from release.flows.notes_output import notes_output
 
@@ -344,13 +346,14 @@ def notes(
     if view not in ("rc", "final"):
         raise UsageError(f"--view {view!r}: use rc or final")
     ctx = _context()
+    target = output_path(Path(output), "--output", tree=ctx.root) if output else None
     rng = NotesRange(since, until) if since is not None else default_range(ctx, until, view)
     text, guessed = notes_output(ctx, rng, format)
     for prefix, category in guessed:
         line = f"note: [{escaped(prefix)}] is no known spelling; read as {escaped(category)}"
         say(line + " (one edit away)", stream=sys.stderr)
-    if output:
-        Path(output).write_text(text, encoding="utf-8")
+    if target is not None:
+        atomic_write(target, text)
     else:  # a document to a pipe or a file; to a terminal, with its controls escaped
         sys.stdout.write(escaped(text, keep_newlines=True) if sys.stdout.isatty() else text)
 

@@ -2,8 +2,8 @@
 
 Resolution is one cascade: built-in defaults, then the target's ``[tool.release]``.
 Unknown keys and bad values raise :class:`ConfigError` with one line naming the key
-(and a "did you mean" where one is close). Pure apart from :func:`load_config`,
-which reads the file.
+(and a "did you mean" where one is close). Pure: the file is read by
+:func:`release.adapters.config_file.load_config`, as a file of the work tree.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import difflib
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from release.core.tree_paths import tree_relative
 from release.core.versions import SCHEMES, ReleaseVersion, TagTemplate, ref_format_problem
 
 if TYPE_CHECKING:  # imported when there is a matrix to parse (its specifiers cost start-up time)
@@ -27,7 +27,7 @@ __all__ = [
     "PICK_REASONS",
     "Config",
     "config_from_mapping",
-    "load_config",
+    "config_from_text",
 ]
 
 # Canonical category -> spellings seen in commit subjects (matched case-insensitively,
@@ -182,21 +182,8 @@ def _nonempty(key: str, value: str | None) -> str | None:
 
 
 def _relative_path(key: str, value: str | None) -> str | None:
-    """A path in the work tree, as written: relative, not leaving it, not into ``.git``."""
-    if not value:
-        return value
-    parts = PurePosixPath(value.replace("\\", "/")).parts
-    if value.startswith(("/", "~")) or PurePosixPath(value).is_absolute():
-        raise ConfigError(
-            f"[tool.release] {key}: {value!r} must be a path inside the work tree, relative to it"
-        )
-    if ".." in parts:
-        raise ConfigError(f"[tool.release] {key}: {value!r} leads out of the work tree ('..')")
-    if parts[:1] == (".git",):
-        raise ConfigError(f"[tool.release] {key}: {value!r} is inside the git directory")
-    if any(ch in value for ch in "\0\n\r"):
-        raise ConfigError(f"[tool.release] {key}: {value!r} is not a usable file name")
-    return value
+    """A path in the work tree, as written (:func:`tree_relative`); "" and None pass."""
+    return tree_relative(f"[tool.release] {key}", value) if value else value
 
 
 def config_from_mapping(table: Mapping[str, Any]) -> Config:
@@ -310,25 +297,15 @@ def _flag(table: Mapping[str, Any], key: str, default: bool) -> bool:
     return value
 
 
-def load_config(root: Path) -> Config:
-    """Read ``[tool.release]`` from ``root/pyproject.toml``; defaults when absent."""
-    path = root / "pyproject.toml"
-    if not path.exists():
-        return Config()
-    try:
-        text = path.read_bytes().decode("utf-8-sig")  # a byte-order mark is read past
-    except IsADirectoryError:
-        raise ConfigError(f"{path} is a directory, not a file") from None
-    except UnicodeDecodeError as err:
-        raise ConfigError(
-            f"{path.name} is not UTF-8 text (byte {err.start}); save it as UTF-8"
-        ) from None
-    except OSError as err:
-        raise ConfigError(f"cannot read {path}: {err.strerror or err}") from None
+def config_from_text(text: str, name: str = "pyproject.toml") -> Config:
+    """``[tool.release]`` of a ``pyproject.toml`` given as text (``name`` says which file);
+    defaults when it has no such table."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise ConfigError(f"{path.name}: not valid TOML: {err}") from None
+        raise ConfigError(f"{name}: not valid TOML: {err}") from None
+    except RecursionError:  # tomllib reads nested arrays and tables by recursion
+        raise ConfigError(f"{name}: not valid TOML: nested too deeply") from None
     tool = data.get("tool", {})
     table = tool.get("release", {}) if isinstance(tool, Mapping) else {}
     return config_from_mapping(table)

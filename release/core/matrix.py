@@ -24,6 +24,7 @@ from release.core.serving import (
     parse_timeout,
     refuse_unknown,
 )
+from release.core.tree_paths import tree_relative
 from release.errors import ConfigError
 
 __all__ = [
@@ -175,6 +176,12 @@ def _string(
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{where}: expected a non-empty string, got {value!r}")
     return value
+
+
+def _tree_path(table: Mapping[str, Any], key: str, default: str) -> str:
+    """The context or the Dockerfile: a path in the work tree, relative to its root."""
+    where = _where(None, key)
+    return tree_relative(where, _string(table, key, where) or default)
 
 
 def _args(table: Mapping[str, Any], key: str, where: str) -> dict[str, str]:
@@ -417,8 +424,8 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
         raise ConfigError(f"{PREFIX} moving-tag: {moving!r} is not an image tag docker accepts")
     return ImageMatrix(
         name=name,
-        dockerfile=_string(table, "dockerfile", _where(None, "dockerfile")) or "Dockerfile",
-        context=_string(table, "context", _where(None, "context")) or ".",
+        dockerfile=_tree_path(table, "dockerfile", "Dockerfile"),
+        context=_tree_path(table, "context", "."),
         default_variant=default,
         variants=tuple(variants),
         snapshot=snapshot,

@@ -22,7 +22,7 @@ from typing import Any
 
 from release.core.matrix import ImageMatrix
 from release.core.yaml_text import dump_yaml
-from release.errors import ConfigError
+from release.errors import ConfigError, UsageError
 
 __all__ = [
     "FORMATS",
@@ -34,6 +34,7 @@ __all__ = [
     "github_workflow",
     "pipeline_jobs",
     "pipeline_text",
+    "runner_label",
 ]
 
 FORMATS = {"buildkite": "pipeline.yml", "github": "images.yml"}  # format -> file name
@@ -64,6 +65,16 @@ class Job:
     def archive(self) -> str:
         """The image artifact this job writes (build) or reads (smoke, snapshot)."""
         return f"image-{self.variant}.tar.gz"
+
+
+def runner_label(text: str, where: str) -> str:
+    """A GitHub ``runs-on`` label or a Buildkite queue: one line of printable text."""
+    if not text.strip() or any(not ch.isprintable() for ch in text):
+        raise UsageError(
+            f"{where} {text!r} is not a runner label or queue name (one line of printable "
+            "text, e.g. ubuntu-latest)"
+        )
+    return text
 
 
 def _key(kind: str, variant: str) -> str:

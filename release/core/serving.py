@@ -9,13 +9,13 @@ paths: ``choices.0.text``) and a regex on the body.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from math import inf
 from typing import Any
 
+from release.core.json_text import parse_json
 from release.errors import ConfigError
 
 __all__ = [
@@ -85,7 +85,7 @@ def judge(request: Request, status: int, body: str) -> str | None:
         return f"{request.what}: status {status}, expected {request.expect_status}: {_short(body)}"
     if request.expect_json:
         try:
-            document = json.loads(body)
+            document = parse_json(body)
         except ValueError:
             return f"{request.what}: the answer is not JSON: {_short(body)}"
         for path, expected in request.expect_json.items():

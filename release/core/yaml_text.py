@@ -3,7 +3,9 @@
 Block style for mappings and lists; every string is a double-quoted scalar (JSON's
 escapes are YAML's), so no value is read as a boolean, a number or a null by any YAML
 1.1 or 1.2 reader (``on``, ``yes``, ``12.9`` stay strings). Keys are plain only where
-that is unambiguous. Pure.
+that is unambiguous. A header comment stays one comment line each, whatever it carries: a
+character that is not printable (a newline, a carriage return, a Unicode line separator)
+is written escaped, so nothing in it can end the comment and start YAML. Pure.
 """
 
 from __future__ import annotations
@@ -73,7 +75,12 @@ def _lines(value: Any, indent: int) -> list[str]:
     return [pad + _scalar(value)]
 
 
+def _comment(text: str) -> str:
+    """``text`` with every character that is not printable escaped (``\\n``, ``\\u2028``)."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
 def dump_yaml(document: Mapping[str, Any], header: Sequence[str] = ()) -> str:
     """``document`` as YAML text, after ``header`` as comment lines."""
-    comments = [f"# {line}".rstrip() for line in header]
+    comments = [f"# {_comment(line)}".rstrip() for line in header]
     return "\n".join([*comments, *_lines(document, 0)]) + "\n"

@@ -8,9 +8,11 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
+from release.adapters.config_file import load_config
+from release.adapters.files import TextFile, read_tree_text, tree_path
 from release.adapters.git import GitRepo
 from release.core.commits import CHANGELOG_TRAILER
-from release.core.config import Config, load_config
+from release.core.config import Config
 from release.core.versions import ReleaseVersion, ref_format_problem
 from release.errors import ConfigError, GitError, RefusedError
 
@@ -54,20 +56,23 @@ class ReleaseContext:
         if not rel:
             return
         where = self.root / rel
-        resolved = where.resolve()
-        outside = not resolved.is_relative_to(self.root.resolve())
+        resolved = tree_path(self.root, rel, f"[tool.release] {key}: {rel!r}", error=ConfigError)
         in_git = any(
             resolved.is_relative_to(d.resolve()) for d in (self.repo.git_dir, self.repo.common_dir)
         )
         problem = (
-            "leads outside the work tree" if outside
-            else "leads into the git directory" if in_git
+            "leads into the git directory" if in_git
             else "is a symlink; point it at the file itself" if writes and where.is_symlink()
             else "is not a regular file" if where.exists() and not resolved.is_file()
             else None
         )  # fmt: skip
         if problem:
             raise ConfigError(f"[tool.release] {key}: {rel!r} {problem} ({resolved})")
+
+    def tree_text(self, rel: str, what: str) -> TextFile | None:
+        """The text of the work tree's file ``rel`` (the changelog, the picks file), read
+        as a file of the tree (:func:`read_tree_text`); None when there is none."""
+        return read_tree_text(self.root, rel, f"{what} {rel}")
 
     # -- branches ----------------------------------------------------------
     def branch_name(self, version: ReleaseVersion) -> str:

@@ -11,7 +11,6 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from release.adapters.files import read_text
 from release.core.commits import RECORD_END, pick_fields
 from release.core.manifest import ManifestError, merge, missing, variant_rules, variant_summary
 from release.core.terminal_text import escaped
@@ -132,10 +131,9 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
                     {"sha": sha, "from": picked_from[-1], "subject": subject, "reason": reason}
                 )
         done.reverse()
-        picks_path = ctx.root / ctx.config.picks_file
-        if picks_path.exists():
+        if (ctx.root / ctx.config.picks_file).exists():
             try:
-                picks = read_text(picks_path, "picks file")
+                picks = ctx.tree_text(ctx.config.picks_file, "picks file")
                 requests = parse_requests("", picks.text if picks else "")
                 for c in resolve_candidates(ctx, requests, info):
                     if not c.skip:

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from release.adapters.files import read_text
 from release.adapters.lock import repo_lock
 from release.adapters.process import atomic_write
 from release.core.commits import CHANGELOG_TRAILER
@@ -62,7 +61,8 @@ def _drop_new_changelog(ctx: ReleaseContext, text: str | None) -> None:
     if not ctx.config.changelog or text is None or ctx.repo.is_tracked(ctx.config.changelog):
         return
     path = ctx.root / ctx.config.changelog
-    found = read_text(path, "changelog") if path.is_file() and not path.is_symlink() else None
+    kept = path.is_file() and not path.is_symlink()
+    found = ctx.tree_text(ctx.config.changelog, "changelog") if kept else None
     if found is not None and found.restore(found.text) == text:
         path.unlink()
 

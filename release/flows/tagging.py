@@ -13,7 +13,6 @@ import datetime as _dt
 import os
 from collections.abc import Callable, Mapping
 
-from release.adapters.files import read_text
 from release.core import changelog as changelog_mod
 from release.core.notes import Notes, render_markdown
 from release.core.plan import Plan, Step, short
@@ -70,8 +69,7 @@ def _changelog(
 ) -> str | None:
     if not ctx.config.changelog:
         return None
-    path = ctx.root / ctx.config.changelog
-    found = read_text(path, "changelog")  # CRLF kept; a byte-order mark put back on write
+    found = ctx.tree_text(ctx.config.changelog, "changelog")  # CRLF kept; a BOM put back
     if found is not None and not ctx.repo.is_tracked(ctx.config.changelog):
         raise RefusedError(
             f"{ctx.config.changelog} is not committed (an untracked or ignored draft); "

@@ -32,7 +32,7 @@ from release.core.matrix import ImageMatrix, Variant
 from release.core.terminal_text import escaped
 from release.errors import EngineError, RefusedError, ReleaseError
 from release.images.heartbeat import heartbeat_interval, log_tail
-from release.images.inputs import DIGEST_LABEL, HASHES, HashCache, input_digest
+from release.images.inputs import DIGEST_LABEL, HASHES, HashCache, build_paths, input_digest
 from release.images.labels import labels_for
 from release.images.progress import Progress, flushing
 from release.images.schedule import read_durations, record_durations, schedule
@@ -92,6 +92,7 @@ class _Run:
     logs: Path
     force: bool
     progress: Progress
+    paths: tuple[Path, Path]  # the build context and the Dockerfile, checked (build_paths)
     no_cache: bool = False
     keep_going: bool = False
     inspected: Mapping[str, dict[str, Any] | None] = field(default_factory=dict)
@@ -133,8 +134,7 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
         base = replace(base, content=image_content_digest(engine, base.id).digest)
         args = matrix.build_args_for(variant, source.version)
         labels = labels_for(variant, source, base)
-        context = source.root / matrix.context
-        dockerfile = source.root / matrix.dockerfile
+        context, dockerfile = run.paths
         digest = input_digest(
             context,
             dockerfile,
@@ -247,6 +247,7 @@ def build_images(
     overlaps the builds still running); what it raises is raised once all have ended."""
     if source.refusal:
         raise RefusedError(source.refusal)
+    paths = build_paths(source.root, matrix.context, matrix.dockerfile)  # inside the tree
     heartbeat = heartbeat_interval(matrix.heartbeat)  # a bad RELEASE_HEARTBEAT stops it here
     chosen = list(variants)
     said = flushing(say)
@@ -256,7 +257,7 @@ def build_images(
     # and is told, in the first build worker)
     threading.Thread(
         target=_hash_ahead,
-        args=(hashes, source.root / matrix.context, source.root / matrix.dockerfile),
+        args=(hashes, *paths),
         name="hash-ahead",
         daemon=True,
     ).start()
@@ -274,6 +275,7 @@ def build_images(
             logs,
             force or no_cache,
             progress,
+            paths,
             no_cache=no_cache,
             keep_going=keep_going,
             inspected=inspected,

@@ -20,14 +20,18 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from release.adapters.files import read_regular, read_tree_text, tree_path
 from release.adapters.process import atomic_write
 from release.adapters.state import STATE_DIR_ENV
+from release.core.json_text import parse_json
+from release.errors import ConfigError
 
 __all__ = [
     "DIGEST_LABEL",
     "HASHES",
     "SOURCE_LABEL",
     "HashCache",
+    "build_paths",
     "context_files",
     "context_filter",
     "input_digest",
@@ -41,12 +45,33 @@ HASHES = "hashes.json"  # in the logs dir: each context file's sha256, by path/s
 _RACY_NS = 2_000_000_000  # a file modified this recently may change again within its mtime
 
 
+def build_paths(root: Path, context: str, dockerfile: str) -> tuple[Path, Path]:
+    """The build context and the Dockerfile ``[tool.release.images]`` names, under the work
+    tree at ``root``, as docker is given them. Refused in one line when either really lies
+    outside the tree (a symlink in it, ``docker -> /etc``), when the context is not a
+    directory or the Dockerfile not a regular file; a missing one is docker's to report."""
+    where = "[tool.release.images]"
+    real = tree_path(root, context, f"{where} context {context!r}", error=ConfigError)
+    if real.exists() and not real.is_dir():
+        raise ConfigError(f"{where} context {context!r} is not a directory")
+    what = f"{where} dockerfile {dockerfile!r}"
+    read_regular(tree_path(root, dockerfile, what, error=ConfigError), what, error=ConfigError)
+    return root / context, root / dockerfile
+
+
+def _dockerfile_bytes(dockerfile: Path) -> bytes:
+    data = read_regular(dockerfile, f"the Dockerfile {dockerfile}", error=ConfigError)
+    if data is None:
+        raise ConfigError(f"the Dockerfile {dockerfile} is not there")
+    return data
+
+
 def _ignore_patterns(context: Path) -> list[tuple[re.Pattern[str], bool]]:
-    path = context / ".dockerignore"
-    if not path.exists():
+    found = read_tree_text(context, ".dockerignore", str(context / ".dockerignore"))
+    if found is None:
         return []
     rules: list[tuple[re.Pattern[str], bool]] = []
-    for raw in path.read_text(encoding="utf-8").splitlines():
+    for raw in found.text.splitlines():
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -181,7 +206,7 @@ class HashCache:
 
 def _read_hashes(path: Path) -> dict[str, tuple[int, int, int, str]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     files = data.get("files") if isinstance(data, dict) and data.get("version") == 1 else None
@@ -262,7 +287,7 @@ def input_digest(
     )
     for part in parts:
         h.update(part)
-    h.update(b"dockerfile\n" + dockerfile.read_bytes())
+    h.update(b"dockerfile\n" + _dockerfile_bytes(dockerfile))
     for key, value in sorted(build_args.items()):
         h.update(f"arg {key}={value}\n".encode())
     for key, value in sorted(labels.items()):

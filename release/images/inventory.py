@@ -6,12 +6,12 @@ the shared libraries with their hashes.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
 from release.adapters.engine import ContainerEngine
+from release.core.json_text import parse_json
 from release.errors import EngineError
 
 __all__ = ["inventory_of", "probe_state"]
@@ -35,7 +35,7 @@ def probe_state(
         reason = "timed out" if run.timed_out else (run.stderr.strip().splitlines() or ["?"])[-1]
         raise EngineError(f"recording the runtime state of {what or image_id} failed: {reason}")
     try:
-        state: dict[str, Any] = json.loads(run.stdout)
+        state: dict[str, Any] = parse_json(run.stdout)
     except ValueError:
         raise EngineError(
             f"recording the runtime state of {what or image_id} failed: the probe printed no JSON"

@@ -18,6 +18,7 @@ from release.adapters.engine import ContainerEngine
 from release.adapters.git_notes import notes_ref, write_note
 from release.adapters.image_content import image_content_digest
 from release.adapters.process import atomic_write
+from release.core.json_text import parse_json
 from release.core.manifest import (
     ManifestError,
     Release,
@@ -156,7 +157,7 @@ def built_data(
 
 def _recorded_image(path: Path) -> str | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse_json(path.read_text(encoding="utf-8"))
         return str(data["data"]["image_id"])
     except (OSError, ValueError, KeyError, TypeError):
         return None

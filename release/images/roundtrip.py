@@ -21,7 +21,6 @@ Both containers are removed whatever happens, Ctrl-C and SIGTERM included.
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -31,6 +30,7 @@ from typing import Any
 
 from release.adapters.engine import ContainerEngine, RunResult
 from release.adapters.served import ServedContainer, serving_container
+from release.core.json_text import parse_json
 from release.core.matrix import SnapshotRule
 from release.errors import EngineError
 from release.images.serve_check import LOG_LINES, Failure, ask_all, healthy, start_argv
@@ -80,7 +80,7 @@ def _seconds(run: RunResult, wall: float) -> float:
     """The runtime's own figure (a JSON line with ``seconds``), else the wall time."""
     for line in reversed(run.stdout.strip().splitlines()):
         try:
-            said = json.loads(line)
+            said = parse_json(line)
         except ValueError:
             continue
         if isinstance(said, dict) and isinstance(said.get("seconds"), int | float):

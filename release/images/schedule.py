@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from release.adapters.process import atomic_write
+from release.core.json_text import parse_json
 from release.core.matrix import ImageMatrix, Variant
 
 __all__ = ["DURATIONS", "read_durations", "record_durations", "schedule"]
@@ -22,7 +23,7 @@ DURATIONS = "durations.json"  # in the logs dir: each variant's last build time,
 def read_durations(logs: Path) -> dict[str, float]:
     """Each variant's last build time (seconds) as recorded under ``logs``; {} when none."""
     try:
-        data = json.loads((logs / DURATIONS).read_text(encoding="utf-8"))
+        data = parse_json((logs / DURATIONS).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):

@@ -22,6 +22,7 @@ from packaging.version import InvalidVersion, Version
 
 from release.adapters.engine import ContainerEngine
 from release.adapters.process import atomic_write
+from release.core.json_text import parse_json
 from release.core.matrix import ImageMatrix, Variant
 from release.core.terminal_text import escaped
 from release.errors import EngineError, UsageError
@@ -189,6 +190,9 @@ def run_snapshot(
     if base_path is not None:
         if not base_path.exists():
             raise UsageError(f"--baseline {base_path}: no such file")
-        old = json.loads(base_path.read_text(encoding="utf-8"))
+        try:
+            old = parse_json(base_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:  # not UTF-8, not JSON, nested too deeply
+            raise UsageError(f"--baseline {base_path}: not a snapshot record ({err})") from None
         diff = diff_states(old.get("state", old), state)
     return SnapshotReport(variant.id, record, path, trip, base_path, diff)

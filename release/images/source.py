@@ -32,7 +32,7 @@ from release.core.references import repository_url
 from release.core.terminal_text import escaped
 from release.core.versions import ReleaseVersion, image_tag_for, parse_version
 from release.flows.context import ReleaseContext
-from release.images.inputs import SOURCE_LABEL, context_filter
+from release.images.inputs import SOURCE_LABEL, build_paths, context_filter
 
 __all__ = [
     "BuildSource",
@@ -152,19 +152,17 @@ def _version_at(ctx: ReleaseContext, revision: str) -> tuple[str, bool, bool]:
 def uncommitted(ctx: ReleaseContext) -> list[str]:
     """Paths that make a build of the work tree differ from the commit: tracked files
     changed or staged, and untracked files (ignored ones too) that docker would send with
-    the build context. Git's directory is never one of them."""
+    the build context. Git's directory is never one of them. A context or Dockerfile that
+    leads out of the work tree is refused here, before any build or bake file uses it
+    (:func:`build_paths`)."""
     repo = ctx.repo
     found = dict.fromkeys(repo.dirty_paths())
     matrix = ctx.config.matrix
     if matrix is not None:
         root = ctx.root
-        sends = context_filter(root / matrix.context, root / matrix.dockerfile)
-        inside = [
-            rel
-            for rel in (matrix.context, matrix.dockerfile)
-            if (root / rel).resolve().is_relative_to(root.resolve())
-        ]
-        found.update(dict.fromkeys(p for p in repo.untracked_files(*inside) if sends(root / p)))
+        sends = context_filter(*build_paths(root, matrix.context, matrix.dockerfile))
+        untracked = repo.untracked_files(matrix.context, matrix.dockerfile)
+        found.update(dict.fromkeys(p for p in untracked if sends(root / p)))
     return list(found)
 
 

@@ -32,8 +32,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from release.adapters.config_file import load_config
 from release.adapters.git import GitRepo
-from release.core.config import load_config
 from release.core.host_access import asked_by, spelt
 from release.core.matrix import ImageMatrix
 from release.errors import ConfigError, ReleaseError

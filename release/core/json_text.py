@@ -1,0 +1,23 @@
+"""JSON read from files and processes the tool does not control (manifest parts, state
+files under ``.git/release``, caches, what an image prints): one seam, so that a document
+nested too deeply for the parser is refused like any other that is not JSON. Pure.
+
+``json.loads`` raises ``RecursionError`` on ``"[" * 100000``; here that is a
+``ValueError``, which every reader already turns into its own one-line error (or, for a
+cache, into "nothing kept").
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["parse_json"]
+
+
+def parse_json(text: str | bytes) -> Any:
+    """``json.loads(text)``; a document nested too deeply to parse is a ``ValueError``."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply to be read") from None
