@@ -3,11 +3,12 @@ talk to the engine themselves, such as container-structure-test).
 
 Every call goes through :meth:`ContainerEngine.run`, which echoes the command when asked
 (``RELEASE_ECHO``), enforces a timeout, runs docker in a process group of its own (killed
-on timeout, Ctrl-C or any failure) and turns failures into :class:`EngineError`; one whose
-output is read as docker writes it goes through :meth:`~ContainerEngine.stream`, the same
-but for the timeout. Which CLI, and how it builds, is chosen once
-(:mod:`release.adapters.engine_cli`). Every container and image made here carries the
-``org.release.managed`` label, so nothing is left behind unnoticed. Workflows use the
+on timeout, Ctrl-C or any failure, and dying with this process) and turns failures into
+:class:`EngineError`; one whose output is read as docker writes it goes through
+:meth:`~ContainerEngine.stream`, the same but for the timeout. Which CLI, and how it
+builds, is chosen once (:mod:`release.adapters.engine_cli`). Every container and image
+made here is ``org.release.managed``, and every container names its owner: the next run
+removes what a killed one left (:mod:`release.adapters.leftovers`). Workflows use the
 named methods; they never spell docker argv.
 """
 
@@ -26,14 +27,14 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from release.adapters import process
+from release.adapters import leftovers, process
 from release.adapters.engine_cli import START_HINT, choose_cli
+from release.adapters.leftovers import MANAGED_LABEL
 from release.adapters.process import Result
 from release.errors import EngineError
 
 __all__ = ["MANAGED_LABEL", "ContainerEngine", "RunResult", "gpu_present"]
 
-MANAGED_LABEL = "org.release.managed"
 RunResult = Result  # what every engine command answers
 _Inspected = dict[str, dict[str, Any] | None]  # ref -> docker's data, None where missing
 _T = TypeVar("_T")
@@ -299,6 +300,13 @@ class ContainerEngine:
         # not --force: docker itself refuses if a tag or a container appeared meanwhile
         return self.run(["image", "rm", str(data["Id"])], check=False, timeout=60).ok
 
+    def new_container(self) -> tuple[str, list[str]]:
+        """A name for a container about to be made and its ``--name`` and ``--label`` options
+        (managed, this process's); the first call sweeps (:func:`.leftovers.sweep`)."""
+        leftovers.sweep(self)
+        name = f"release-{uuid.uuid4().hex[:12]}"
+        return name, ["--name", name, *leftovers.container_labels()]
+
     def run_container(
         self,
         image: str,
@@ -312,17 +320,8 @@ class ContainerEngine:
         extra: Sequence[str] = (),
     ) -> RunResult:
         """``docker run --rm`` with a name and labels; killed and removed on timeout or Ctrl-C."""
-        name = f"release-{uuid.uuid4().hex[:12]}"
-        args = [
-            "run",
-            "--rm",
-            "--name",
-            name,
-            "--label",
-            f"{MANAGED_LABEL}=true",
-            "--network",
-            "none",
-        ]
+        name, identity = self.new_container()
+        args = ["run", "--rm", *identity, "--network", "none"]
         for key, value in (labels or {}).items():
             args += ["--label", f"{key}={value}"]
         if stdin is not None:
@@ -350,11 +349,11 @@ class ContainerEngine:
         started (its file system is there to be read), no network, no pull. It is named and
         labelled before it exists, so leaving the block removes it whatever ends the block,
         a ``docker create`` cut short by Ctrl-C included."""
-        name = f"release-{uuid.uuid4().hex[:12]}"
+        name, identity = self.new_container()
         try:
             self.run(
-                ["create", "--name", name, "--label", f"{MANAGED_LABEL}=true",
-                 "--network", "none", "--pull", "never", "--entrypoint", "true", image],
+                ["create", *identity, "--network", "none", "--pull", "never",
+                 "--entrypoint", "true", image],
                 timeout=120,
             )  # fmt: skip
             yield name

@@ -10,6 +10,7 @@ Invariants:
   interrupt (or any exception, SIGTERM included) while waiting for it kills its group
   before re-raising; one in our own group (git) is stopped too (it saw a terminal's
   Ctrl-C, but not a SIGTERM sent to this process alone), and waited for;
+- one with its own group dies with the thread that started it (:mod:`.leftovers`);
 - output is decoded once, here (``errors``: ``"surrogateescape"`` keeps file names
   round-trippable, ``"replace"`` is for text shown to people), or handed as bytes to a
   parser of its own (:meth:`Stream.read_bytes`);
@@ -37,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol, TypeVar
 
+from release.adapters.leftovers import dies_with_parent
 from release.core.terminal_text import escaped
 from release.errors import ReleaseError
 
@@ -110,6 +112,7 @@ def popen(
         stdout=stdout,
         stderr=stderr,
         start_new_session=own_group,
+        preexec_fn=dies_with_parent() if own_group else None,
     )
 
 
@@ -180,8 +183,7 @@ def _kill(proc: subprocess.Popen[bytes], own_group: bool) -> None:
 
 
 def stop_all() -> None:
-    """Stop every process with a group of its own still running (after Ctrl-C, from the
-    main thread, while worker threads wait on them)."""
+    """Stop every process with a group of its own still running (Ctrl-C in the main thread)."""
     with _grouped_lock:
         procs = list(_grouped)
     for proc in procs:
@@ -264,8 +266,7 @@ def run(
 
 
 class Started:
-    """A process started at once, its output collected in the background (:meth:`result`
-    waits for it)."""
+    """A process begun at once, its output collected in the background; :meth:`result` waits."""
 
     def __init__(
         self,

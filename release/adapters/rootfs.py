@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from release.adapters import process
 from release.adapters.cache import file_lock, user_cache_dir
+from release.adapters.leftovers import scratch
 from release.errors import EngineError
 
 __all__ = ["apt_mirror", "rootfs_tarball", "scrub_rootfs"]
@@ -121,7 +121,7 @@ def _make(tarball: Path, suite: str, include: str, say: Callable[[str], None]) -
             "set RELEASE_DEBIAN_MIRROR to one"
         )
     say(f"making a Debian {suite} rootfs with debootstrap for stand-in base images (once, cached)")
-    with tempfile.TemporaryDirectory(prefix="release-rootfs-") as tmp:
+    with scratch("rootfs") as tmp:
         target = Path(tmp) / "rootfs"
         argv = [debootstrap, "--variant=minbase", f"--include={include}", suite, str(target)]
         made = process.run([*argv, mirror], error=EngineError, own_group=True)

@@ -13,12 +13,11 @@ import json
 import time
 import urllib.error
 import urllib.request
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from release.adapters.engine import MANAGED_LABEL, ContainerEngine, RunResult
+from release.adapters.engine import ContainerEngine, RunResult
 from release.errors import EngineError
 
 __all__ = ["Answer", "ServedContainer", "ask", "serving_container"]
@@ -131,8 +130,8 @@ def serving_container(
     """``image`` started detached, ``port`` published on a free port of 127.0.0.1. The
     container is named before it exists, so it is removed whatever ends the block, a
     ``docker run`` cut short by Ctrl-C included."""
-    name = f"release-{uuid.uuid4().hex[:12]}"
-    args = ["run", "--detach", "--name", name, "--label", f"{MANAGED_LABEL}=true"]
+    name, identity = engine.new_container()
+    args = ["run", "--detach", *identity]
     for key, value in (labels or {}).items():
         args += ["--label", f"{key}={value}"]
     args += ["--publish", f"127.0.0.1::{port}", "--pull", "never"]

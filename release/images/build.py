@@ -4,7 +4,9 @@ Per variant: make sure the base exists (or a stand-in), compute the input digest
 (:mod:`release.images.inputs`), and build only when no image with that digest is tagged
 already. Builds run in parallel (``jobs``, longest first: :mod:`release.images.schedule`);
 the image is built untagged and tagged by id only once complete, so an interrupted or
-failed build leaves no half-tagged image. A dirty work tree or a shallow clone is built
+failed build leaves no half-tagged image; one a killed run finished but never tagged is
+removed by the next build of the variant (its iid file, named with its owner, is left in
+the logs dir). A dirty work tree or a shallow clone is built
 only when allowed (:mod:`release.images.source`), and the image's labels say so
 (:mod:`release.images.labels`). The image a rebuilt tag pointed at before is
 removed once nothing uses it. One ``docker image inspect`` answers for every base and
@@ -27,6 +29,7 @@ from typing import Any
 
 from release.adapters.engine import ContainerEngine
 from release.adapters.image_content import image_content_digest
+from release.adapters.leftovers import left_by_dead, owned_name
 from release.adapters.process import last_line
 from release.core.matrix import ImageMatrix, Variant
 from release.core.terminal_text import escaped
@@ -145,6 +148,7 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
             run.hashes,
         )
         existing = run.image(tags[0])
+        _discard_killed(engine, run.logs, variant, (existing or {}).get("Id"))
         if existing and not run.force:
             have = ((existing.get("Config") or {}).get("Labels") or {}).get(DIGEST_LABEL)
             if have == digest:
@@ -165,7 +169,7 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
         run.progress.update(
             variant.id, "building" + (" on a stand-in base" if base.standin else ""), log=log
         )
-        iid = run.logs / f"build-{variant.id}.iid"
+        iid = _iid(run.logs, variant)
         iid.unlink(missing_ok=True)
         run.check_interrupted()
         outcome = engine.build(
@@ -185,6 +189,7 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
         run.build_seconds[variant.id] = outcome.seconds
         run.check_interrupted()  # a build that finished as Ctrl-C came is discarded, not tagged
         engine.tag(image_id, tags)
+        iid.unlink()  # tagged: no longer a build to discard
         previous = str(existing["Id"]) if existing and existing.get("Id") != image_id else None
         now = engine.inspect_images([tags[0], *([previous] if previous else [])])
         if (now.get(tags[0]) or {}).get("Id") != image_id:
@@ -332,10 +337,30 @@ def _build_then(
 def _discard_untagged(engine: ContainerEngine, logs: Path, variants: Sequence[Variant]) -> None:
     """After an interrupt: remove images that were built but never tagged."""
     for variant in variants:
-        iid = logs / f"build-{variant.id}.iid"
+        iid = _iid(logs, variant)
         if iid.exists():
             image = iid.read_text().strip()
             data = engine.inspect_image(image)
             if data is not None and not data.get("RepoTags"):
                 engine.remove_image(image)
             iid.unlink(missing_ok=True)
+
+
+def _iid(logs: Path, variant: Variant) -> Path:
+    """Where this run's build of ``variant`` writes the image id: named with this process,
+    so that the file of a killed run is known by its owner; removed once it is tagged."""
+    return logs / f"{owned_name(f'build-{variant.id}')}.iid"
+
+
+def _discard_killed(
+    engine: ContainerEngine, logs: Path, variant: Variant, tagged: str | None
+) -> None:
+    """Images that killed runs' builds of ``variant`` finished but never tagged (their iid
+    files are left): removed when untagged, managed and unused. No engine call unless one
+    is left."""
+    for left in left_by_dead(logs, f"build-{variant.id}"):
+        with contextlib.suppress(OSError):
+            image = left.read_text().strip()
+            if image and image != tagged:
+                engine.remove_if_dangling(image)
+            left.unlink()

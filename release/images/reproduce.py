@@ -29,7 +29,8 @@ all three are untrusted (the design's trust model):
 7. The verdict, field by field (:mod:`release.core.verdict`). Any drift fails the run.
 
 The temporary clone and the rebuilt images are removed afterwards (Ctrl-C and SIGTERM
-included) unless ``keep``.
+included) unless ``keep``; after SIGKILL, by the next run that makes a container
+(:mod:`release.adapters.leftovers`).
 """
 
 from __future__ import annotations
@@ -38,13 +39,13 @@ import contextlib
 import os
 import secrets
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from release.adapters import leftovers
 from release.adapters.engine import ContainerEngine, gpu_present
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref
@@ -100,7 +101,9 @@ class _Rebuild:
 def _clone(ctx: ReleaseContext, tag: PublishedTag, keep: bool, say: Say) -> Iterator[Path]:
     """A clean temporary checkout of ``tag`` sharing this repository's objects, with the
     tag and its note as they were read."""
-    top = Path(tempfile.mkdtemp(prefix="release-reproduce-"))
+    top = leftovers.scratch_dir("reproduce")  # a killed run's is removed by the next
+    if keep:
+        leftovers.keep(top)
     try:
         dest = top / "src"
         ctx.repo.run("clone", "--quiet", "--shared", "--no-checkout", str(ctx.root), str(dest))
@@ -314,6 +317,7 @@ def _verdicts(
     matrix, source = rebuild.matrix, rebuild.source
     # every tag this run may make, removed afterwards whether or not it got that far
     images = [matrix.tag(v, source.image_version) for v in rebuild.variants]
+    leftovers.record_images(top, images)  # a killed run's are removed by the next run
     try:
         results = build_images(
             engine,

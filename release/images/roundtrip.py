@@ -21,7 +21,6 @@ Both containers are removed whatever happens, Ctrl-C and SIGTERM included.
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from release.adapters.engine import ContainerEngine, RunResult
+from release.adapters.leftovers import scratch
 from release.adapters.served import ServedContainer, serving_container
 from release.core.json_text import parse_json
 from release.core.matrix import SnapshotRule
@@ -121,7 +121,7 @@ def round_trip(
         )
 
     try:
-        with tempfile.TemporaryDirectory(prefix="release-checkpoint-") as tmp:
+        with scratch("checkpoint") as tmp:
             saved = Path(tmp) / "checkpoint"
             with container() as first:
                 _step(first, [*runtime, "start", "--", *server], "starting the server", deadline)

@@ -12,13 +12,13 @@ and are reported as *not run* otherwise. Each check is told as it finishes.
 from __future__ import annotations
 
 import json
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from release.adapters.engine import ContainerEngine, RunResult
+from release.adapters.leftovers import scratch
 from release.adapters.process import last_line
 from release.core.matrix import ImageMatrix, Variant
 from release.errors import EngineError
@@ -177,7 +177,7 @@ def run_smoke(
         for line in result.lines():
             say(line)
 
-    with tempfile.TemporaryDirectory(prefix="release-smoke-") as tmp:
+    with scratch("smoke") as tmp:
         static_at = [i for i, c in enumerate(checks) if shares_a_run(c) is not None]
         shared = run_shared(engine, data["Id"], [checks[i] for i in static_at], Path(tmp))
         static = dict(zip(static_at, shared, strict=True)) if shared is not None else {}

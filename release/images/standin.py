@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from release.adapters.engine import MANAGED_LABEL, ContainerEngine
+from release.adapters.leftovers import scratch
 from release.adapters.process import last_line
 from release.adapters.rootfs import rootfs_tarball
 from release.core.references import repository
@@ -156,7 +156,7 @@ def ensure_base(
                     return _present(ref, pulled, "pulled")
             say(f"base {ref} is not here and cannot be pulled; making a labelled stand-in")
         _rootfs_image(engine, say)
-        with tempfile.TemporaryDirectory(prefix="release-standin-") as tmp:
+        with scratch("standin") as tmp:
             dockerfile = Path(tmp) / "Dockerfile"
             dockerfile.write_text(standin_dockerfile(ref, cuda), encoding="utf-8")
             iid = Path(tmp) / "iid"
