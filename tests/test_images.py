@@ -171,10 +171,12 @@ def make_engine_repo(
     dockerignore: bool = True,
     remote: str | None = None,
     files: dict[str, str] | None = None,
+    tables: str = "",
 ) -> Repo:
     """A small engine repository of our own: its Dockerfile fails or sleeps on a build arg.
     Without ``dockerignore`` its build context includes ``.git`` (where the build logs go).
-    ``files``: more files (or another Dockerfile), by path."""
+    ``files``: more files (or another Dockerfile), by path; ``tables``: more of the
+    config (TOML)."""
     name = unique_name()
     lines = [
         '[project]\nname = "testengine"\nversion = "0.0.0"\n',
@@ -192,6 +194,7 @@ def make_engine_repo(
         lines.append("[[tool.release.images.smoke.checks]]")
         lines += [f"{key} = {toml_value(value)}" for key, value in check.items()]
         lines.append("")
+    lines.append(tables)
     (root / "docker").mkdir(parents=True)
     (root / "pyproject.toml").write_text("\n".join(lines), encoding="utf-8")
     (root / "docker" / "Dockerfile").write_text(ENGINE_DOCKERFILE, encoding="utf-8")
@@ -312,7 +315,7 @@ def test_missing_engine_exits_6_saying_how_to_start_one(tmp_path: Path) -> None:
     assert re.search(
         r"Session build\(good\) aborted: no (Docker Engine is reachable|docker CLI)", result.stderr
     ), result.stderr
-    assert not (repo.state / "logs" / "build-good.iid").exists()
+    assert not list((repo.state / "logs").glob("build-good*.iid"))
 
 
 # -- choosing the CLI and batched queries, with a stand-in CLI (no engine needed) ---------------
@@ -1351,7 +1354,7 @@ def test_stopped_during_a_build_leaves_nothing(
     assert f"error: {says}; re-run the same command to continue" in stopped.output
     assert stopped.seconds < 20  # not the minutes the step sleeps
     assert docker.image_id(f"{interruptible.name}:v0.1.0-slow") is None
-    iid = interruptible.state / "logs" / "build-slow.iid"
+    iid = interruptible.state / "logs" / "build-slow."  # build-slow.OWNER.iid
     assert wait_until_gone(f"--iidfile {iid}") == []  # no docker build client left
     assert wait_until_gone(f"sleep {SLOW}") == []  # the build step stopped too
     assert managed_leftovers(docker, interruptible.head) == NOTHING_LEFT

@@ -234,11 +234,10 @@ def test_only_a_dead_owners_own_real_dirs_are_swept(tmp_path: Path, ended: Owner
 
 @dataclass
 class RecordingEngine:
-    """A stand-in engine: which images exist (with their labels) and which containers use
-    them; records what a sweep removes."""
+    """A stand-in engine: which images exist (with their labels); records what a sweep
+    removes."""
 
     images: dict[str, dict[str, str]]
-    containers: dict[str, list[str]] = field(default_factory=dict)
     listed: str = ""  # what ``docker ps`` answers
     removed: list[str] = field(default_factory=list)
 
@@ -252,9 +251,6 @@ class RecordingEngine:
     def remove_container(self, name: str) -> None:
         self.removed.append(f"container {name}")
 
-    def containers_of(self, image: str) -> list[str]:
-        return self.containers.get(image, [])
-
     def inspect_image(self, ref: str) -> Mapping[str, Any] | None:
         labels = self.images.get(ref)
         return None if labels is None else {"Id": ref, "Config": {"Labels": labels}}
@@ -263,21 +259,30 @@ class RecordingEngine:
 MANAGED = {"org.release.managed": "true"}
 
 
+def owned(owner: Owner) -> str:
+    return f"release-owned/0123456789ab:{owner}"
+
+
 def test_a_dead_runs_images_are_removed_with_its_dir(tmp_path: Path, ended: Owner) -> None:
-    """Its own images, and their containers; not one a live run also lists, nor one that is
-    not the project's; without an engine the directory waits for a run that has one."""
+    """Its managed images and its owned tags; not one a live run also lists, nor one that
+    is not the project's; without an engine the directory waits for a run that has one."""
     dead_dir = make_dir(tmp_path, scratch_name(ended, "reproduce"))
-    record_images(dead_dir, ["org/x-reproduce:v1", "org/x-reproduce:v1-b", "user/img:1", "--rm"])
+    refs = ["org/x-reproduce:v1", "org/x-reproduce:v1-b", "user/img:1", "--rm", owned(ended)]
+    record_images(dead_dir, refs)
     live = make_dir(tmp_path, scratch_name(me(), "reproduce"))
     record_images(live, ["org/x-reproduce:v1-b"])
     assert sweep_dirs(tmp_path) == []
     assert dead_dir.exists()
     engine = RecordingEngine(
-        images={"org/x-reproduce:v1": MANAGED, "org/x-reproduce:v1-b": MANAGED, "user/img:1": {}},
-        containers={"org/x-reproduce:v1": ["c1"]},
+        images={
+            "org/x-reproduce:v1": MANAGED,
+            "org/x-reproduce:v1-b": MANAGED,
+            "user/img:1": {},
+            owned(ended): {},
+        }
     )
     assert sweep_dirs(tmp_path, engine) == [dead_dir]
-    assert engine.removed == ["container c1", "image org/x-reproduce:v1"]
+    assert engine.removed == ["image org/x-reproduce:v1", f"image {owned(ended)}"]
     assert not dead_dir.exists() and live.exists()
 
 
@@ -288,18 +293,23 @@ def test_a_record_is_written_whole(tmp_path: Path) -> None:
 
 
 def test_containers_of_dead_owners_are_removed(ended: Owner) -> None:
-    listed = "\n".join(
-        [
-            f"aaa {ended}",
-            f"bbb {me()}",
-            f"ccc {replace(ended, boot=OTHER_BOOT)}",
-            "ddd not-an-owner",
-            "eee ",
-        ]
-    )
-    engine = RecordingEngine(images={}, listed=listed + "\n")
+    """Managed ones by their owner's label, container-structure-test's by the owned tag
+    they were made of; never one of a live or foreign owner, nor one not managed."""
+    foreign = replace(ended, boot=OTHER_BOOT)
+    rows = [
+        ("a", "true", str(ended), "org/x:v1"),
+        ("b", "true", str(me()), "org/x:v1"),
+        ("c", "true", str(foreign), "org/x:v1"),
+        ("d", "true", "not-an-owner", "org/x:v1"),
+        ("e", "", str(ended), "org/x:v1"),  # not managed: not ours
+        ("f", "", "", owned(ended)),
+        ("g", "", "", owned(me())),
+        ("h", "", "", owned(foreign)),
+        ("i", "", "", "sha256:0123456789ab"),
+    ]
+    engine = RecordingEngine(images={}, listed="".join("\t".join(r) + "\n" for r in rows))
     leftovers.sweep_containers(engine)
-    assert engine.removed == ["container aaa"]
+    assert engine.removed == ["container a", "container f"]
 
 
 def test_files_named_with_a_dead_owner_are_found(tmp_path: Path, ended: Owner) -> None:

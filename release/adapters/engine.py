@@ -208,8 +208,9 @@ class ContainerEngine:
     def structure_test(
         self, image: str, configs: Sequence[Path], report: Path, *, timeout: float
     ) -> Result:
-        """container-structure-test on ``image`` with ``configs``; its JSON report goes to
-        ``report``."""
+        """container-structure-test on ``image`` with ``configs`` (its containers are its own:
+        what dead owners left is removed first); its JSON report goes to ``report``."""
+        leftovers.sweep(self)
         argv = [_structure_test_binary(), "test", "--image", image]
         for config in configs:
             argv += ["--config", str(config)]

@@ -20,17 +20,20 @@ out-of-memory killer or a crash run none of it. Invariants:
   another pid namespace (a CI job in another container of this machine), or a value that
   does not parse, is never dead: what it owns is left alone.
 - **Containers.** Every container the tool makes carries ``org.release.managed=true``
-  and ``org.release.owner=OWNER`` (:func:`container_labels`). Once per process, before
-  its first container is made, one ``docker ps`` lists the managed containers that have
-  an owner, and those of dead owners are removed (:func:`sweep`).
+  and ``org.release.owner=OWNER`` (:func:`container_labels`); container-structure-test,
+  which makes its own, is given the image as a tag that names the owner,
+  ``release-owned/<image>:OWNER`` (:func:`owned_ref`). Once per process, before its first
+  container is made, one ``docker ps`` lists the containers, and those of dead owners are
+  removed (:func:`sweep`).
 - **Scratch directories** are ``$TMPDIR/release-WHAT.OWNER.RANDOM`` (:func:`scratch`,
   :func:`scratch_dir`). Once per process, when it makes its first scratch directory or
   container, dead owners' ones are removed: only real directories (a symlink is never
   followed nor removed) owned by this user, never one marked kept (:func:`keep`).
-- **Images a run tags for itself alone** (``reproduce``'s rebuilds) are listed in its
-  scratch directory before they are made (:func:`record_images`). A dead owner's are
-  removed, with any container of them, before its directory: each only while it is a
-  managed image and no live owner's list names it. Without an engine at hand such a
+- **Images a run tags for itself alone** (``reproduce``'s rebuilds, the owned tags) are
+  listed in its scratch directory before they are made (:func:`record_images`). A dead
+  owner's are untagged before its directory is removed, after its containers: each only
+  while it is a managed image or an owned tag, and no live owner's list names it, and
+  never forced (an image a container still uses stays). Without an engine at hand such a
   directory is left for a run that has one.
 - **Files named with their owner** (``STEM.OWNER``, :func:`owned_name`: a build's image
   id file) are found by :func:`left_by_dead` once their owner is dead.
@@ -73,6 +76,7 @@ __all__ = [
     "keep",
     "left_by_dead",
     "owned_name",
+    "owned_ref",
     "owner_of",
     "record_images",
     "scratch",
@@ -92,6 +96,8 @@ _BOOT = r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}"
 _OWNER = re.compile(rf"(?P<boot>{_BOOT})\.(?P<ns>\d+)\.(?P<pid>\d+)\.(?P<start>\d+)")
 _SCRATCH = re.compile(rf"release-[a-z]+\.(?P<owner>{_BOOT}\.\d+\.\d+\.\d+)\.[^.]+")
 _REF = re.compile(r"[\w][\w.\-/:@]*")  # an image ref as recorded: never an option
+_OWNED_REPOSITORY = "release-owned"  # tags that name their owner: OWNED/<image>:OWNER
+_OWNED = re.compile(rf"{_OWNED_REPOSITORY}/[0-9a-f]{{12}}:(?P<owner>{_BOOT}\.\d+\.\d+\.\d+)")
 _PR_SET_PDEATHSIG = 1
 
 
@@ -177,6 +183,20 @@ def owned_name(stem: str) -> str:
     this process is no owner)."""
     owner = this_owner()
     return f"{stem}.{owner}" if owner else stem
+
+
+def owned_ref(image_id: str) -> str | None:
+    """A tag of ``image_id`` that names this process (None where it is no owner): what a
+    tool that makes containers of its own (container-structure-test) is given, so that
+    they say their owner in their image (``docker ps``'s ``.Image``)."""
+    owner = this_owner()
+    short = image_id.removeprefix("sha256:")[:12]
+    return f"{_OWNED_REPOSITORY}/{short}:{owner}" if owner else None
+
+
+def _owned_by(ref: str) -> Owner | None:
+    match = _OWNED.fullmatch(ref)
+    return Owner.parse(match["owner"]) if match else None
 
 
 def left_by_dead(directory: Path, stem: str) -> list[Path]:
@@ -334,33 +354,32 @@ class Engine(Protocol):
 
     def remove_container(self, name: str) -> None: ...
 
-    def containers_of(self, image: str) -> list[str]: ...
-
     def inspect_image(self, ref: str) -> Mapping[str, Any] | None: ...
 
 
 def _remove_images(engine: Engine, refs: Sequence[str]) -> None:
+    """``docker image rm`` (not forced: one a container still uses stays) of each ref that
+    is a managed image or a tag that names its owner."""
     for ref in refs:
         data = engine.inspect_image(ref)
         labels = ((data or {}).get("Config") or {}).get("Labels") or {}
-        if labels.get(MANAGED_LABEL) != "true":
-            continue
-        for container in engine.containers_of(ref):
-            engine.remove_container(container)
-        engine.run(["image", "rm", ref], check=False, timeout=60)
+        if data is not None and (labels.get(MANAGED_LABEL) == "true" or _owned_by(ref)):
+            engine.run(["image", "rm", ref], check=False, timeout=60)
 
 
 def sweep_containers(engine: Engine) -> None:
-    """Remove the managed containers of dead owners (one ``docker ps``)."""
+    """Remove the containers of dead owners (one ``docker ps``): managed ones with their
+    owner's label, and those made of a tag that names their owner (:func:`owned_ref`)."""
     listed = engine.run(
-        ["ps", "--all", "--no-trunc", "--filter", f"label={MANAGED_LABEL}=true",
-         "--filter", f"label={OWNER_LABEL}", "--format", f'{{{{.ID}}}} {{{{.Label "{OWNER_LABEL}"}}}}'],
+        ["ps", "--all", "--no-trunc", "--format",
+         f'{{{{.ID}}}}\t{{{{.Label "{MANAGED_LABEL}"}}}}\t{{{{.Label "{OWNER_LABEL}"}}}}\t{{{{.Image}}}}'],
         check=False,
         timeout=60,
     )  # fmt: skip
     for line in listed.stdout.splitlines() if listed.ok else []:
-        container, _, text = line.partition(" ")
-        owner = Owner.parse(text)
+        container, managed, label, image = [*line.split("\t"), "", "", ""][:4]
+        owner = Owner.parse(label) if managed == "true" else None
+        owner = owner or _owned_by(image)
         if owner is not None and dead(owner):
             engine.remove_container(container)
 

@@ -7,18 +7,22 @@ a container (metadata, file contents), which cannot hang, share one invocation a
 still reported one by one. ``serve`` checks start the image's server and ask it
 (:mod:`release.images.serve_check`). Checks that need a GPU run only where one is usable
 and are reported as *not run* otherwise. Each check is told as it finishes.
+container-structure-test is given the image as a tag that names this process
+(:func:`release.adapters.leftovers.owned_ref`), so the containers it makes say whose they
+are: those of a killed run are removed by the next.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from release.adapters.engine import ContainerEngine, RunResult
-from release.adapters.leftovers import scratch
+from release.adapters.leftovers import owned_ref, record_images, scratch
 from release.adapters.process import last_line
 from release.core.matrix import ImageMatrix, Variant
 from release.errors import EngineError
@@ -144,10 +148,29 @@ def _remove_new(engine: ContainerEngine, image: str, before: tuple[set[str], set
     time.sleep(_SETTLE)
     for leftover in set(engine.containers_of(image)) - before[0] - containers:
         engine.remove_container(leftover)
+    parent = image if image.startswith("sha256:") else engine.image_id(image)  # a tag: its id
     for candidate in images - before[1]:
         data = engine.inspect_image(candidate)
-        if data is not None and data.get("Parent") == image and not data.get("RepoTags"):
+        if data is not None and data.get("Parent") == parent and not data.get("RepoTags"):
             engine.remove_image(candidate)
+
+
+@contextlib.contextmanager
+def _owned(engine: ContainerEngine, data: Mapping[str, Any], tmp: Path) -> Iterator[str]:
+    """The image as container-structure-test is given it: a tag that names this process,
+    so the containers it makes say whose they are (a killed run's are removed by the next,
+    with the tag, recorded in the scratch dir ``tmp``); the id where this process is no
+    owner or the image has no tag of its own (untagging the last would remove it)."""
+    ref = owned_ref(str(data["Id"]))
+    if ref is None or not data.get("RepoTags"):
+        yield str(data["Id"])
+        return
+    record_images(tmp, [ref])
+    engine.tag(str(data["Id"]), [ref])
+    try:
+        yield ref
+    finally:
+        engine.remove_image(ref)
 
 
 def run_smoke(
@@ -177,9 +200,9 @@ def run_smoke(
         for line in result.lines():
             say(line)
 
-    with scratch("smoke") as tmp:
+    with scratch("smoke") as tmp, _owned(engine, data, tmp) as tested:
         static_at = [i for i, c in enumerate(checks) if shares_a_run(c) is not None]
-        shared = run_shared(engine, data["Id"], [checks[i] for i in static_at], Path(tmp))
+        shared = run_shared(engine, tested, [checks[i] for i in static_at], tmp)
         static = dict(zip(static_at, shared, strict=True)) if shared is not None else {}
         for index, check in enumerate(checks):
             if index in static:
@@ -212,6 +235,6 @@ def run_smoke(
                     ),
                 )
             else:
-                done(index, run_check(engine, data["Id"], check, Path(tmp)))
+                done(index, run_check(engine, tested, check, tmp))
     ordered = tuple(results[i] for i in sorted(results))
     return SmokeReport(variant.id, image, data["Id"], standin, ordered)
