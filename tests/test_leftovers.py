@@ -2,19 +2,25 @@
 process dying with the tool, and the sweep of scratch directories and owned files.
 
 Owners are real processes (this one, a child killed and reaped, a zombie); the sweeps run
-on real directories under a temporary ``root``. The engine is a recording stand-in at the
-boundary where a sweep would ask docker; the real engine's sweeps are in
-tests/test_images.py.
+on real directories under a temporary ``root``; the engine is a recording stand-in at the
+boundary where a sweep would ask docker. Then, with a Docker Engine, the tool killed for
+real (SIGKILL during a build and during a snapshot's dump) and the next run: what it
+removes, what it must leave (a live run's, another machine's), and that it converges.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import random
+import re
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -22,6 +28,7 @@ from typing import Any
 import pytest
 
 from release.adapters import leftovers
+from release.adapters.engine import ContainerEngine
 from release.adapters.leftovers import (
     KEPT,
     OWNER_LABEL,
@@ -35,6 +42,8 @@ from release.adapters.leftovers import (
     this_owner,
 )
 from release.adapters.process import Result
+from tests.docker_support import interrupt_when, managed_leftovers, purge
+from tests.test_images import Repo, processes_with, wait_until_gone
 
 linux = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
 pytestmark = linux
@@ -332,3 +341,321 @@ def test_a_process_sweeps_once(monkeypatch: pytest.MonkeyPatch) -> None:
     for _ in range(3):
         leftovers.sweep(RecordingEngine(images={}))
     assert calls == ["containers", "dirs"]
+
+
+# -- with a Docker Engine: killed for real, then the next run ------------------------------------
+
+images = pytest.mark.images
+DUMP = f"5.{random.randint(100, 999)}"  # seconds the fake runtime's dump takes: this run's own
+SLOW = str(random.randint(300, 599))  # seconds the slow variant's build step sleeps
+
+RUNTIME = f"""\
+#!/bin/sh
+# The snapshot runtime's contract without CRIU: the checkpoint is a file; the dump takes a while.
+case "$1" in
+  hold) exec sleep infinity ;;
+  start) shift 2; "$@" </dev/null >/tmp/server.log 2>&1 & ;;
+  dump) mkdir -p "$2" && echo warm > "$2/state" && sleep {DUMP} ;;
+  restore) test -f "$2/state" && {{ python3 /srv/serve.py ok </dev/null >/tmp/server.log 2>&1 & }} ;;
+  *) exit 2 ;;
+esac
+"""
+
+DOCKERFILE = """\
+ARG BASE_IMAGE
+FROM ${BASE_IMAGE}
+ARG NONCE=0
+ARG SLOW=0
+COPY serve.py /srv/serve.py
+COPY fake-runtime /usr/local/bin/fake-runtime
+RUN chmod 755 /usr/local/bin/fake-runtime && echo "nonce ${NONCE}" > /nonce
+RUN if [ "${SLOW}" != "0" ]; then echo "slow step: sleeping ${SLOW}s"; sleep "${SLOW}"; fi
+"""
+
+SNAPSHOT = """\
+[tool.release.images.snapshot]
+cuda = ">=12"
+runtime = ["fake-runtime"]
+serve = ["python3", "/srv/serve.py", "ok"]
+health = "/health"
+startup-timeout = 20
+timeout = 90
+"""
+
+
+@pytest.fixture(scope="module")
+def killable(docker: ContainerEngine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Repo]:
+    """An engine whose variant ``a`` is built and snapshots with a dump that takes a few
+    seconds, and whose variant ``slow`` builds for minutes."""
+    from tests.test_images import BASE_1291, make_engine_repo
+    from tests.test_serving import SERVER
+
+    variant = {"cuda": "12.9.1", "base-image": BASE_1291}
+    repo = make_engine_repo(
+        tmp_path_factory.mktemp("killable") / "engine",
+        tmp_path_factory.mktemp("home"),
+        variants=[{"id": "a", **variant}, {"id": "slow", **variant, "build-args": {"SLOW": SLOW}}],
+        checks=[{"name": "says hello", "command": ["echo", "hello"], "expect-output": "hello"}],
+        default="a",
+        files={"docker/Dockerfile": DOCKERFILE, "serve.py": SERVER, "fake-runtime": RUNTIME},
+        tables=SNAPSHOT,
+    )
+    try:
+        built = repo.release("images.build", "--variant", "a")
+        assert built.code == 0, built.output
+        yield repo
+    finally:
+        purge(docker, repo.name, repo.head)
+
+
+def image_id(docker: ContainerEngine, repo: Repo) -> str:
+    found = docker.image_id(f"{repo.name}:v0.1.0")
+    assert found is not None
+    return found
+
+
+def owners_of_containers(docker: ContainerEngine, image: str) -> dict[str, str]:
+    """container id -> its owner label, of every container of ``image``."""
+    listed = docker.run(
+        ["ps", "--all", "--no-trunc", "--filter", f"ancestor={image}",
+         "--format", f'{{{{.ID}}}} {{{{.Label "{OWNER_LABEL}"}}}}'],
+        timeout=60,
+    ).stdout  # fmt: skip
+    return dict(line.partition(" ")[::2] for line in listed.splitlines())
+
+
+def scratch_dirs(root: Path) -> list[str]:
+    return sorted(path.name for path in root.iterdir() if path.name.startswith("release-"))
+
+
+def comparable(repo: Repo) -> dict[str, Any]:
+    """The snapshot's record and manifest part without the times, which differ run to run."""
+
+    def without_times(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: without_times(v) for k, v in value.items() if k != "figures"}
+        if isinstance(value, list):
+            return [without_times(v) for v in value]
+        return re.sub(r"\d+ ms", "N ms", value) if isinstance(value, str) else value
+
+    paths = [repo.state / "snapshots/0.1.0/a.json", repo.state / "manifest/0.1.0/a.snapshot.json"]
+    return {str(p): without_times(json.loads(p.read_text())) for p in paths}
+
+
+def pids_with(text: str) -> list[int]:
+    """Processes whose command line contains ``text``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if proc.name.isdigit() and text in (proc / "cmdline").read_bytes().replace(
+                b"\0", b" "
+            ).decode(errors="replace"):
+                found.append(int(proc.name))
+    return found
+
+
+def dumping(_output: str) -> bool:
+    return bool(processes_with(f"sleep {DUMP}"))
+
+
+@images
+def test_killed_in_the_dump_the_next_run_removes_its_container_and_dirs_and_converges(
+    killable: Repo, docker: ContainerEngine, tmp_path: Path
+) -> None:
+    """SIGKILL of the tool's group while the runtime dumps leaves the serving container
+    running and the checkpoint dir; the next snapshot run removes both, and ends as an
+    uninterrupted run does."""
+    env = {**killable.env, "TMPDIR": str(tmp_path)}
+    image = image_id(docker, killable)
+    twin = killable.release("images.snapshot", "--variant", "a", TMPDIR=str(tmp_path))
+    assert twin.code == 0, twin.output
+    assert "checkpoint/restore round trip: passed" in twin.stdout, twin.stdout
+    uninterrupted = comparable(killable)
+    assert owners_of_containers(docker, image) == {} and scratch_dirs(tmp_path) == []
+    stopped = interrupt_when(
+        [sys.executable, "-m", "release", "images.snapshot", "--variant", "a"],
+        killable.root,
+        env,
+        dumping,
+        sig=signal.SIGKILL,
+    )
+    assert stopped.code == -signal.SIGKILL, stopped.output
+    left = owners_of_containers(docker, image)
+    assert len(left) == 1, left  # the serving container, still running
+    (owner,) = [Owner.parse(label) for label in left.values()]
+    assert owner is not None and dead(owner)
+    dirs = scratch_dirs(tmp_path)
+    assert len(dirs) == 1 and dirs[0].startswith(f"release-checkpoint.{owner}."), dirs
+    again = killable.release("images.snapshot", "--variant", "a", TMPDIR=str(tmp_path))
+    assert again.code == 0, again.output
+    assert owners_of_containers(docker, image) == {}
+    assert scratch_dirs(tmp_path) == []
+    assert comparable(killable) == uninterrupted
+    assert re.sub(r"\d+ ms", "N ms", again.stdout) == re.sub(r"\d+ ms", "N ms", twin.stdout)
+
+
+@images
+def test_a_live_runs_container_and_dir_are_never_swept(
+    killable: Repo, docker: ContainerEngine, tmp_path: Path, ended: Owner
+) -> None:
+    """While a snapshot run dumps, a smoke run in another process sweeps: it removes a
+    dead owner's container and leaves the live run's container and checkpoint dir, and
+    the live run passes."""
+    from tests.test_images import BASE_1291
+
+    env = {**killable.env, "TMPDIR": str(tmp_path)}
+    image = image_id(docker, killable)
+    dead_one = docker.run(
+        ["create", "--label", "org.release.managed=true", "--label", f"{OWNER_LABEL}={ended}",
+         BASE_1291, "true"],
+        timeout=60,
+    ).stdout.strip()  # fmt: skip
+    live = subprocess.Popen(
+        [sys.executable, "-m", "release", "images.snapshot", "--variant", "a"],
+        cwd=killable.root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not dumping(""):
+            assert live.poll() is None and time.monotonic() < deadline, "no dump"
+            time.sleep(0.2)
+        mine = owners_of_containers(docker, image)
+        dirs = scratch_dirs(tmp_path)
+        assert len(mine) == 1 and len(dirs) == 1, (mine, dirs)
+        smoke = killable.release("images.smoke", "--variant", "a", TMPDIR=str(tmp_path))
+        assert smoke.code == 0, smoke.output
+        assert docker.run(["inspect", dead_one], check=False, timeout=60).status != 0
+        assert dumping("")  # still in the dump: what follows was looked at while it ran
+        assert owners_of_containers(docker, image) == mine
+        assert scratch_dirs(tmp_path) == dirs
+        out, _ = live.communicate(timeout=120)
+        assert live.returncode == 0, out
+        assert "checkpoint/restore round trip: passed" in out, out
+    finally:
+        if live.poll() is None:
+            live.kill()
+            live.wait()
+        docker.remove_container(dead_one)
+
+
+@images
+def test_a_foreign_or_unreadable_owner_is_left_alone(
+    killable: Repo, docker: ContainerEngine, tmp_path: Path, ended: Owner
+) -> None:
+    """Containers of another boot (another machine sharing the engine), with an owner
+    that does not parse, or unmanaged, stay; a dead run's container, scratch dir and
+    recorded image go, and a foreign run's dir stays."""
+    from tests.test_images import BASE_1291
+
+    foreign = replace(ended, boot=OTHER_BOOT)
+    made = {}
+    for name, labels in {
+        "dead": ["org.release.managed=true", f"{OWNER_LABEL}={ended}"],
+        "foreign": ["org.release.managed=true", f"{OWNER_LABEL}={foreign}"],
+        "unreadable": ["org.release.managed=true", f"{OWNER_LABEL}=pid 12"],
+        "unmanaged": ["org.release.managed=no", f"{OWNER_LABEL}={ended}"],  # not the base's
+    }.items():
+        options = [part for label in labels for part in ("--label", label)]
+        made[name] = docker.run(["create", *options, BASE_1291, "true"], timeout=60).stdout.strip()
+    rebuilt = f"{killable.name}-reproduce:v0.1.0-{uuid.uuid4().hex[:6]}"
+    docker.tag(image_id(docker, killable), [rebuilt])
+    dead_dir = make_dir(tmp_path, scratch_name(ended, "reproduce"), "file")
+    record_images(dead_dir, [rebuilt])
+    foreign_dir = make_dir(tmp_path, scratch_name(foreign, "smoke"), "file")
+    try:
+        smoke = killable.release("images.smoke", "--variant", "a", TMPDIR=str(tmp_path))
+        assert smoke.code == 0, smoke.output
+        exists = {
+            name: docker.run(["inspect", c], check=False, timeout=60).ok for name, c in made.items()
+        }
+        assert exists == {"dead": False, "foreign": True, "unreadable": True, "unmanaged": True}
+        assert scratch_dirs(tmp_path) == [foreign_dir.name]
+        assert docker.image_id(rebuilt) is None
+        assert docker.image_id(f"{killable.name}:v0.1.0") is not None  # only its own tag went
+    finally:
+        for container in made.values():
+            docker.remove_container(container)
+        docker.remove_image(rebuilt)
+
+
+@images
+@pytest.mark.parametrize("group", [True, False], ids=["its-group", "alone"])
+def test_killed_during_a_build_no_docker_build_is_left(
+    killable: Repo, docker: ContainerEngine, group: bool
+) -> None:
+    """SIGKILL of the tool (with its group, or alone) while a build step runs: docker's
+    client dies with it, the engine cancels the build, and no image comes of it."""
+    logs = killable.state / "logs"
+    log = logs / "build-slow.log"
+    log.unlink(missing_ok=True)
+    running = re.compile(rf"^#\d+ [\d.]+ slow step: sleeping {SLOW}s$", re.MULTILINE)
+    client = f"--iidfile {logs}/build-slow."  # build-slow.OWNER.iid
+    try:
+        stopped = interrupt_when(
+            [sys.executable, "-m", "release", "images.build", "--variant", "slow"],
+            killable.root,
+            killable.env,
+            lambda _: log.exists() and bool(running.search(log.read_text())),
+            sig=signal.SIGKILL,
+            group=group,
+        )
+        assert stopped.code == -signal.SIGKILL, stopped.output
+        assert wait_until_gone(client, 10) == []  # no docker build client left
+        assert wait_until_gone(f"sleep {SLOW}", 10) == []  # the engine stopped the step
+        time.sleep(2)  # a build still going would finish into an untagged image
+        assert managed_leftovers(docker, killable.head)["dangling images"] == []
+        assert docker.image_id(f"{killable.name}:v0.1.0-slow") is None
+    finally:
+        for pid in pids_with(client):  # without the fix: docker builds for minutes
+            os.kill(pid, signal.SIGKILL)
+
+
+@images
+def test_a_build_a_killed_run_finished_but_never_tagged_is_removed_by_the_next(
+    killable: Repo, docker: ContainerEngine, tmp_path: Path, ended: Owner
+) -> None:
+    """Images whose ids killed runs left in the logs dir: an untagged one is removed by
+    the next build of the variant, a tagged one stays, and a live run's is not touched.
+    An unchanged build that finds none asks the engine nothing more than before."""
+    from tests.test_images import BASE_1291
+
+    logs = killable.state / "logs"
+    warm = killable.release("images.build", "--variant", "a", RELEASE_ECHO="1")
+    assert warm.code == 0 and "build(a): unchanged" in warm.stdout, warm.output
+    asked = [line for line in warm.stderr.splitlines() if line.startswith("+ docker")]
+    assert len(asked) == 1 and asked[0].startswith("+ docker image inspect "), asked
+
+    def leftover(owner: Owner, nonce: str) -> tuple[Path, str]:
+        (tmp_path / "Dockerfile").write_text(f"FROM {BASE_1291}\nLABEL nonce={nonce}\n")
+        iid = logs / f"build-a.{owner}.iid"
+        built = docker.build(
+            context=tmp_path,
+            dockerfile=tmp_path / "Dockerfile",
+            build_args={},
+            labels={"org.release.managed": "true"},
+            iidfile=iid,
+            platform=None,
+            log=tmp_path / "build.log",
+        )
+        assert built.ok, (tmp_path / "build.log").read_text()
+        return iid, iid.read_text().strip()
+
+    untagged = leftover(ended, uuid.uuid4().hex)
+    pinned = leftover(replace(ended, start=ended.start + 1), uuid.uuid4().hex)
+    docker.tag(pinned[1], [f"{killable.name}:pinned"])
+    live = leftover(me(), uuid.uuid4().hex)
+    try:
+        again = killable.release("images.build", "--variant", "a")
+        assert again.code == 0, again.output
+        assert docker.inspect_image(untagged[1]) is None
+        assert docker.inspect_image(pinned[1]) is not None
+        assert docker.inspect_image(live[1]) is not None
+        assert [p.exists() for p in (untagged[0], pinned[0], live[0])] == [False, False, True]
+    finally:
+        live[0].unlink(missing_ok=True)
+        for _, image in (untagged, pinned, live):
+            docker.remove_image(image)
