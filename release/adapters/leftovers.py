@@ -37,8 +37,8 @@ out-of-memory killer or a crash run none of it. Invariants:
   directory is left for a run that has one.
 - **Files named with their owner** (``STEM.OWNER``, :func:`owned_name`: a build's image
   id file) are found by :func:`left_by_dead` once their owner is dead.
-- Nothing here fails a run: what cannot be read, proven dead or removed stays for a
-  later run.
+- No sweep fails a run: what cannot be read, proven dead or removed stays for a later
+  run.
 
 Without ``/proc`` (not Linux) a process is no owner: nothing it makes carries one, and
 it sweeps nothing.
@@ -279,8 +279,8 @@ def keep(directory: Path) -> None:
 
 def record_images(directory: Path, refs: Sequence[str]) -> None:
     """List in its scratch directory the image refs a run is about to tag for itself
-    alone (any container of one is the run's): a sweep of the directory of a dead owner
-    removes them. Written whole or not at all."""
+    alone: the sweep of a dead owner's directory untags them. Written whole or not at
+    all."""
     partial = directory / f"{IMAGES}.partial"
     partial.write_text("".join(f"{ref}\n" for ref in refs), encoding="utf-8")
     os.replace(partial, directory / IMAGES)
