@@ -93,11 +93,12 @@ KEPT = ".kept"  # in a scratch directory: never swept
 IMAGES = ".images"  # in a scratch directory: the image refs its run tags, one a line
 _PROC = Path("/proc")
 _BOOT = r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}"
-_OWNER = re.compile(rf"(?P<boot>{_BOOT})\.(?P<ns>\d+)\.(?P<pid>\d+)\.(?P<start>\d+)")
-_SCRATCH = re.compile(rf"release-[a-z]+\.(?P<owner>{_BOOT}\.\d+\.\d+\.\d+)\.[^.]+")
-_REF = re.compile(r"[\w][\w.\-/:@]*")  # an image ref as recorded: never an option
+# patterns as text: ``re`` compiles each on its first use (importing this costs no compile)
+_OWNER = rf"(?P<boot>{_BOOT})\.(?P<ns>\d+)\.(?P<pid>\d+)\.(?P<start>\d+)"
+_SCRATCH = rf"release-[a-z]+\.(?P<owner>{_BOOT}\.\d+\.\d+\.\d+)\.[^.]+"
+_REF = r"[\w][\w.\-/:@]*"  # an image ref as recorded: never an option
 _OWNED_REPOSITORY = "release-owned"  # tags that name their owner: OWNED/<image>:OWNER
-_OWNED = re.compile(rf"{_OWNED_REPOSITORY}/[0-9a-f]{{12}}:(?P<owner>{_BOOT}\.\d+\.\d+\.\d+)")
+_OWNED = rf"{_OWNED_REPOSITORY}/[0-9a-f]{{12}}:(?P<owner>{_BOOT}\.\d+\.\d+\.\d+)"
 _PR_SET_PDEATHSIG = 1
 
 
@@ -116,7 +117,7 @@ class Owner:
 
     @classmethod
     def parse(cls, text: str) -> Owner | None:
-        match = _OWNER.fullmatch(text.strip())
+        match = re.fullmatch(_OWNER, text.strip())
         if match is None:
             return None
         return cls(match["boot"], int(match["ns"]), int(match["pid"]), int(match["start"]))
@@ -195,7 +196,7 @@ def owned_ref(image_id: str) -> str | None:
 
 
 def _owned_by(ref: str) -> Owner | None:
-    match = _OWNED.fullmatch(ref)
+    match = re.fullmatch(_OWNED, ref)
     return Owner.parse(match["owner"]) if match else None
 
 
@@ -291,12 +292,12 @@ def _recorded(directory: Path) -> list[str]:
         lines = (directory / IMAGES).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return []
-    return [line for line in lines if _REF.fullmatch(line)]
+    return [line for line in lines if re.fullmatch(_REF, line)]
 
 
 def _dead_dir(entry: os.DirEntry[str]) -> bool:
     """A scratch directory of a dead owner that a sweep may remove."""
-    match = _SCRATCH.fullmatch(entry.name)
+    match = re.fullmatch(_SCRATCH, entry.name)
     owner = Owner.parse(match["owner"]) if match else None
     if owner is None or not dead(owner):
         return False
