@@ -42,8 +42,12 @@ from release.adapters.leftovers import (
     this_owner,
 )
 from release.adapters.process import Result
+from tests.conftest import run_cli
 from tests.docker_support import interrupt_when, managed_leftovers, purge
 from tests.test_images import Repo, processes_with, wait_until_gone
+from tests.test_reproduce_trust import TAG, hostile
+from tests.test_reproduce_trust import maintainer as maintainer  # a fixture
+from tests.test_reproduce_trust import tester as tester  # a fixture
 
 linux = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
 pytestmark = linux
@@ -341,6 +345,24 @@ def test_a_process_sweeps_once(monkeypatch: pytest.MonkeyPatch) -> None:
     for _ in range(3):
         leftovers.sweep(RecordingEngine(images={}))
     assert calls == ["containers", "dirs"]
+
+
+def test_a_kept_reproduce_checkout_is_never_swept(
+    maintainer: Any, tester: Path, tmp_path: Path
+) -> None:
+    """``reproduce --keep`` that stops inside its checkout keeps it, marked kept: once its
+    run has ended, no sweep removes it."""
+    hostile(maintainer, lambda document: document.update(image="evil/engine"))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    result = run_cli(tester, "reproduce", TAG, "--keep", env={"TMPDIR": str(scratch)})
+    assert result.code == 7, result.output  # refused inside the checkout
+    (kept,) = scratch.iterdir()
+    assert f"kept the checkout at {kept / 'src'}" in result.stdout
+    owner = Owner.parse(kept.name.split(".", 1)[1].rsplit(".", 1)[0])
+    assert owner is not None and dead(owner)
+    assert sweep_dirs(scratch) == []
+    assert (kept / "src" / "pyproject.toml").is_file()
 
 
 # -- with a Docker Engine: killed for real, then the next run ------------------------------------
