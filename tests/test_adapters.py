@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from release.adapters import process
+from release.adapters import files, process
 from release.adapters.rootfs import apt_mirror
 from release.errors import EngineError, GitError, RefusedError
 from release.flows.pick_journal import (
@@ -102,13 +102,32 @@ def test_first_and_last_line(text: str, first: str, last: str) -> None:
 
 def test_atomic_write_replaces_and_leaves_no_scratch(tmp_path: Path) -> None:
     target = tmp_path / "deep" / "state.json"
-    process.atomic_write(target, "one")
-    process.atomic_write(target, "two\r\n")
+    files.atomic_write(target, "one")
+    files.atomic_write(target, "two\r\n")
     assert target.read_bytes() == b"two\r\n"
     assert sorted(p.name for p in target.parent.iterdir()) == ["state.json"]
     scratch = tmp_path / "state.tmp"
-    process.atomic_write(target, "three", scratch=scratch)
+    files.atomic_write(target, "three", scratch=scratch)
     assert target.read_text() == "three" and not scratch.exists()
+
+
+def test_atomic_write_gives_a_new_file_the_usual_mode_and_keeps_an_old_ones(
+    tmp_path: Path,
+) -> None:
+    """A file written whole is still a file like any other: 0o666 less the umask when new
+    (notes --output, bake --out), its own mode when replaced (an executable stays one)."""
+    old = os.umask(0o027)
+    try:
+        new = tmp_path / "notes.md"
+        files.atomic_write(new, "notes")
+        assert new.stat().st_mode & 0o777 == 0o640
+        script = tmp_path / "run.sh"
+        script.write_text("#!/bin/sh\n")
+        script.chmod(0o751)
+        files.atomic_write(script, "#!/bin/sh\ntrue\n", scratch=tmp_path / "run.tmp")
+        assert script.stat().st_mode & 0o777 == 0o751
+    finally:
+        os.umask(old)
 
 
 def _apt(tmp_path: Path, sources: dict[str, str]) -> Path:

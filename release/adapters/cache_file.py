@@ -19,7 +19,7 @@ from pathlib import Path
 from types import ModuleType
 
 from release import __version__
-from release.adapters.process import atomic_write
+from release.adapters.files import atomic_write
 
 __all__ = ["digest_of", "read_payload", "write_payload"]
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from release.adapters import process
 from release.adapters.cache import user_cache_dir
+from release.adapters.files import atomic_write
 from release.core.json_text import parse_json
 from release.errors import EngineError
 
@@ -191,6 +192,6 @@ class _ProbeCache:
                 clis = None
             merged = {**(clis if isinstance(clis, dict) else {}), **self.dirty}
             text = json.dumps({"schema": _PROBE_SCHEMA, "clis": merged}, indent=2, sort_keys=True)
-            process.atomic_write(self.path, text + "\n")
+            atomic_write(self.path, text + "\n")
         except OSError:
             pass  # a cache that cannot be written only means probing next time

@@ -15,13 +15,16 @@
   symlink), in a directory that exists (only the tool's own default places are made), and
   a path inside ``tree`` does not lead out of it through a symlink.
 
-Writing is :func:`release.adapters.process.atomic_write`.
+- :func:`atomic_write`: the one way a file is replaced, all at once; the new file has the
+  mode of the one it replaces, or a new file's usual mode (``0o666`` less the umask).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +33,7 @@ from release.errors import ReleaseError, UsageError
 __all__ = [
     "MAX_TREE_FILE",
     "TextFile",
+    "atomic_write",
     "output_path",
     "read_regular",
     "read_text",
@@ -194,3 +198,43 @@ def _within(shown: str, directory: Path, tree: Path) -> None:
     real = os.path.realpath(directory)
     if not _inside(real, base):
         raise UsageError(f"{shown} leads outside the repository through a symlink ({real})")
+
+
+def _umask() -> int:
+    """This process's umask, read (``/proc``), not set: setting it to read it races the
+    threads that make files meanwhile."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    return 0o022
+
+
+def atomic_write(path: Path, text: str | bytes, *, scratch: Path | None = None) -> None:
+    """Replace ``path`` with ``text`` (UTF-8, or bytes as given) all at once: readers see
+    the old file or the new one, never part of one. ``scratch``: a fixed name for the file
+    written first (so a write cut short by a kill leaves a known file to clean up), else a
+    unique one beside ``path``. The new file keeps the mode of the one it replaces, or gets
+    a new file's usual one. Raises ``OSError``; callers for whom a failed write does not
+    matter (caches) suppress it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mode = 0o666 & ~_umask()
+    if scratch is None:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+        tmp = Path(name)
+    else:
+        tmp = scratch
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            os.fchmod(raw.fileno(), mode)
+            raw.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise

@@ -26,7 +26,7 @@ from typing import IO, TypeVar
 
 from release.adapters.cache import user_cache_dir
 from release.adapters.engine import ContainerEngine
-from release.adapters.process import atomic_write
+from release.adapters.files import atomic_write
 from release.core.content_digest import ALGORITHM, ContentDigest, content_records, digest_tar
 from release.core.json_text import parse_json
 from release.errors import EngineError

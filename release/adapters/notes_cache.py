@@ -96,7 +96,7 @@ class NotesCache:
 
     def _prune(self) -> None:
         """Remove all but the :data:`KEPT` newest outputs, and what a write killed midway
-        left (a scratch file, by :func:`~release.adapters.process.atomic_write`'s name for
+        left (a scratch file, by :func:`~release.adapters.files.atomic_write`'s name for
         it, untouched for :data:`_SCRATCH_AGE` seconds: a write under way is not removed)."""
         with contextlib.suppress(OSError):
             files = [(p.stat().st_mtime_ns, p) for p in self.directory.iterdir()]

@@ -19,7 +19,7 @@ Invariants:
 
 Adapters choose how the process is made (``spawn``: :func:`popen`, or GitPython for git)
 and translate failures into the project's errors with :func:`first_line` and
-:func:`last_line`. :func:`atomic_write` is the one way a file is replaced.
+:func:`last_line`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -47,7 +46,6 @@ __all__ = [
     "Spawn",
     "Started",
     "Stream",
-    "atomic_write",
     "echo",
     "first_line",
     "last_line",
@@ -418,33 +416,3 @@ def last_line(text: str, default: str = "") -> str:
     """The last line that says something (git's ``hint:`` lines skipped)."""
     lines = _lines(text)
     return lines[-1] if lines else default
-
-
-# -- files -----------------------------------------------------------------------------
-
-
-def atomic_write(path: Path, text: str | bytes, *, scratch: Path | None = None) -> None:
-    """Replace ``path`` with ``text`` (UTF-8, or bytes as given) all at once: readers see
-    the old file or the new one, never part of one. ``scratch``: a fixed name for the file
-    written first (so a write cut short by a kill leaves a known file to clean up), else a
-    unique one beside ``path``. Raises ``OSError``; callers for whom a failed write does not
-    matter (caches) suppress it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if scratch is None:
-        fd, name = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-        tmp = Path(name)
-    else:
-        tmp = scratch
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        if isinstance(text, bytes):
-            with os.fdopen(fd, "wb") as raw:
-                raw.write(text)
-        else:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise

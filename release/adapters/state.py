@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
-from release.adapters.process import atomic_write
+from release.adapters.files import atomic_write
 from release.core.json_text import parse_json
 from release.errors import RefusedError
 

@@ -47,8 +47,7 @@ def bake(
     """Write a docker buildx bake file: a target per variant with the args and tags of
     images.build, and its labels but the base's name and digest (known once the builder
     resolves the base). Run `docker buildx bake -f FILE` at the repository root."""
-    from release.adapters.files import output_path
-    from release.adapters.process import atomic_write
+    from release.adapters.files import atomic_write, output_path
     from release.images.bake import bake_json
     from release.images.source import read_source
 
@@ -88,8 +87,7 @@ def ci(
     """Write a CI pipeline for the image matrix: a job per session of `nox -l -t images`
     (build, then smoke and snapshot from the built image, as an artifact or through a
     registry), then one that merges the manifest from every job's part."""
-    from release.adapters.files import output_path
-    from release.adapters.process import atomic_write
+    from release.adapters.files import atomic_write, output_path
     from release.core.pipelines import (
         DEFAULT_SETUP,
         FORMATS,

@@ -42,9 +42,8 @@ def manifest(
     no_record: bool = False,
 ) -> None:
     """Merge the release's manifest from its parts, check it is complete, record it with the tag."""
-    from release.adapters.files import output_path
+    from release.adapters.files import atomic_write, output_path
     from release.adapters.git_notes import notes_ref
-    from release.adapters.process import atomic_write
     from release.core.manifest import missing, variant_rules, variant_summary
     from release.core.terminal_text import escaped
     from release.errors import UsageError

@@ -336,8 +336,7 @@ def notes(
     output: str | None = None,
 ) -> None:
     """Release notes grouped by category, PRs linked, authors credited, reverts cancelled."""
-    from release.adapters.files import output_path
-    from release.adapters.process import atomic_write
+    from release.adapters.files import atomic_write, output_path
     from release.flows.history import NotesRange, default_range
     from release.flows.notes_output import notes_output
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from release.adapters.files import atomic_write
 from release.adapters.lock import repo_lock
-from release.adapters.process import atomic_write
 from release.core.commits import CHANGELOG_TRAILER
 from release.core.plan import Plan, short
 from release.core.versions import ReleaseVersion

@@ -20,8 +20,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from release.adapters.files import read_regular, read_tree_text, tree_path
-from release.adapters.process import atomic_write
+from release.adapters.files import atomic_write, read_regular, read_tree_text, tree_path
 from release.adapters.state import STATE_DIR_ENV
 from release.core.json_text import parse_json
 from release.errors import ConfigError

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from release import __version__
 from release.adapters.engine import ContainerEngine
+from release.adapters.files import atomic_write
 from release.adapters.git_notes import notes_ref, write_note
 from release.adapters.image_content import image_content_digest
-from release.adapters.process import atomic_write
 from release.core.json_text import parse_json
 from release.core.manifest import (
     ManifestError,

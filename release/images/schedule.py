@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from release.adapters.process import atomic_write
+from release.adapters.files import atomic_write
 from release.core.json_text import parse_json
 from release.core.matrix import ImageMatrix, Variant
 

@@ -21,7 +21,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from release.adapters.engine import ContainerEngine
-from release.adapters.process import atomic_write
+from release.adapters.files import atomic_write
 from release.core.json_text import parse_json
 from release.core.matrix import ImageMatrix, Variant
 from release.core.terminal_text import escaped

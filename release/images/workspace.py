@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from release.adapters.engine import ContainerEngine
-from release.adapters.process import atomic_write
+from release.adapters.files import atomic_write
 from release.adapters.state import image_state_dir
 from release.core.matrix import ImageMatrix, Variant
 from release.core.versions import image_tag_for
