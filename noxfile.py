@@ -1,4 +1,4 @@
-"""nox sessions: tests, lint, typecheck, bench, rehearse, and the image matrix (see README).
+"""nox sessions: tests, fast, lint, typecheck, bench, rehearse, and the image matrix (see README).
 
 The image sessions (build(<id>), smoke(<id>), snapshot(<id>)) come from this repository's
 [tool.release.images], which points at the bundled sample engine.
@@ -35,6 +35,17 @@ def tests(session: nox.Session) -> None:
     """The test suite (pytest); image tests are required when RELEASE_REQUIRE_DOCKER=1."""
     session.install("-e", ".[test]")
     session.run("pytest", *session.posargs)
+
+
+@nox.session(default=False)
+def fast(session: nox.Session) -> None:
+    """The inner loop: every test that needs no Docker Engine and is not marked slow, on
+    two workers (pytest-xdist); posargs go to pytest."""
+    session.install("-e", ".[test]")
+    session.run(
+        "pytest", "-m", "not images and not slow", "-n", "2", "--durations=10", *session.posargs,
+        env={"DOCKER_HOST": "unix:///nonexistent.sock"},  # nothing here may reach an engine
+    )
 
 
 @nox.session(default=False)

@@ -31,6 +31,7 @@ def test_run_collects_output_status_and_stdin() -> None:
     assert (result.status, result.stdout, result.ok) == (3, "HELLO\n", False)
 
 
+@pytest.mark.slow
 def test_a_timeout_kills_the_whole_group(tmp_path: Path) -> None:
     """The child of the child dies too: nothing is left running after a timeout."""
     pid_file = tmp_path / "grandchild.pid"

@@ -239,6 +239,7 @@ def _import_alone(module: str) -> tuple[str, str]:
     return module, proc.stderr.strip().splitlines()[-1] if proc.returncode else ""
 
 
+@pytest.mark.slow
 def test_every_module_imports_on_its_own() -> None:
     """Each module in a fresh interpreter: an import that works only after another module
     was imported first (a hidden cycle) fails here."""

@@ -97,6 +97,7 @@ def test_the_kept_output_is_what_a_repeated_run_prints(history: SampleEngine) ->
     assert not _dir(history).exists()
 
 
+@pytest.mark.slow
 def test_every_input_of_the_notes_gives_a_new_output(history: SampleEngine) -> None:  # noqa: F811
     """Each change below changes the notes; the run after it prints the new notes, not
     the kept ones (a run without any cache is the reference)."""

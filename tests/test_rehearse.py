@@ -170,6 +170,7 @@ def published(repo: GitRepo, tag: str) -> dict[str, Any]:
 # -- without an engine ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_without_an_engine_the_git_steps_pass_and_the_image_steps_say_not_run(
     tmp_path: Path,
 ) -> None:
@@ -218,6 +219,7 @@ def test_without_an_engine_the_git_steps_pass_and_the_image_steps_say_not_run(
     assert list(work.iterdir()) == []  # the sandbox is removed
 
 
+@pytest.mark.slow
 def test_the_checks_fail_on_a_sandbox_that_is_wrong(tmp_path: Path) -> None:
     """The rehearsal's own checks, run on a kept sandbox that was then spoilt."""
     work = tmp_path / "work"

@@ -31,6 +31,7 @@ from .conftest import repo_state, run_cli
 from .test_manifest import build, sha, smoke, snapshot
 
 TAG = "v0.1.0rc1"
+NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent.sock"}  # past every refusal, nothing is built
 SNAPSHOT_OPTIONS = (
     "cap-add=SYS_ADMIN,cap-add=SYS_PTRACE,cap-add=NET_ADMIN,cap-add=SYS_TIME,"
     "security-opt=seccomp=unconfined,security-opt=apparmor=unconfined"
@@ -91,13 +92,15 @@ def tester(maintainer: SampleEngine, tmp_path: Path) -> Path:
     return clone_of(maintainer, tmp_path / "tester")
 
 
-def reproduce(root: Path, tmp_path: Path, *args: str) -> tuple[Any, dict[str, object]]:
+def reproduce(
+    root: Path, tmp_path: Path, *args: str, env: dict[str, str] | None = None
+) -> tuple[Any, dict[str, object]]:
     """``release reproduce ARGS`` in ``root``; the result, and the repository state it
     must have left as it was (checked here), with no temporary checkout left behind."""
     scratch = tmp_path / "scratch"
     scratch.mkdir(exist_ok=True)
     before = repo_state(root)
-    result = run_cli(root, "reproduce", *args, env={"TMPDIR": str(scratch)})
+    result = run_cli(root, "reproduce", *args, env={"TMPDIR": str(scratch), **(env or {})})
     assert repo_state(root) == before, result.output
     assert list(scratch.iterdir()) == [], result.output
     return result, before
@@ -330,12 +333,14 @@ def test_the_tags_host_options_need_the_testers_consent_each(
     partly, _ = reproduce(tester, tmp_path, "v0.1.0rc2", "--allow-host", SNAPSHOT_OPTIONS)
     assert partly.code == 3, partly.output
     assert "add --allow-host privileged,device=/dev/kvm,ipc=host (nothing" in partly.stderr
-    # a variant without the snapshot does not need its options
+    # a variant without the snapshot does not need its options: with the others allowed,
+    # the run goes on to the engine (none answers here, so it stops there, exit 6)
     alone, _ = reproduce(
         tester, tmp_path, "v0.1.0rc2", "--variant", "cu128", "--allow-host", "privileged",
-        "--allow-host", "--device=/dev/kvm,--ipc host",
+        "--allow-host", "--device=/dev/kvm,--ipc host", env=NO_ENGINE,
     )  # fmt: skip
-    assert "access to this host" not in alone.stderr
+    assert alone.code == 6, alone.output
+    assert "access to this host" not in alone.stderr and "no Docker Engine" in alone.stderr
 
 
 def test_consent_values_are_checked_like_run_options() -> None:
