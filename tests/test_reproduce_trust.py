@@ -172,6 +172,34 @@ def test_a_lightweight_tag_is_read_as_an_annotated_one(
     assert "access to this host (snapshot: --cap-add=SYS_ADMIN" in result.stderr
 
 
+@pytest.mark.parametrize("how", ["shallow", "worktree"])
+def test_a_shallow_clone_or_a_linked_worktree_reads_the_tag_the_same_way(
+    maintainer: SampleEngine, tmp_path: Path, how: str
+) -> None:
+    """A CI checkout is shallow (``git clone --shared`` of one copies only what its refs
+    reach, so the fetched tag would be missing from the scratch clone); a tester may work
+    in a linked worktree (its objects live in the common git directory)."""
+    maintainer.repo.run("commit", "--quiet", "--allow-empty", "-m", "[Misc] after the rc (#300)")
+    maintainer.repo.run("push", "--quiet", "origin", "HEAD:refs/heads/releases/v0.1.0")
+    root = tmp_path / "checkout"
+    if how == "shallow":
+        url = f"file://{maintainer.remote}"
+        branch = ["--branch", "releases/v0.1.0", "--no-tags"]
+        subprocess.run(
+            ["git", "clone", "--quiet", "--depth", "1", *branch, url, str(root)], check=True
+        )
+        assert GitRepo(root).rev(f"{TAG}^{{commit}}") is None  # the tag's commit is not here
+    else:
+        main = clone_of(maintainer, tmp_path / "main")
+        GitRepo(main).run("worktree", "add", "--quiet", "--detach", str(root))
+    shallow = (GitRepo(root).common_dir / "shallow").read_bytes() if how == "shallow" else None
+    result, _ = reproduce(root, tmp_path, TAG)
+    assert result.code == 3, result.output  # read, checked out, checked: no consent given
+    assert "access to this host (snapshot: --cap-add=SYS_ADMIN" in result.stderr
+    if shallow is not None:
+        assert (GitRepo(root).common_dir / "shallow").read_bytes() == shallow
+
+
 def test_a_refused_run_leaves_the_testers_own_manifest_note_as_it_was(
     maintainer: SampleEngine, tester: Path, tmp_path: Path
 ) -> None:

@@ -15,6 +15,7 @@ all go through.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -64,6 +65,20 @@ class GitRepo(GitReads, GitRemotes):
         if not result.ok:
             raise GitError(f"git init failed: {process.first_line(result.stderr)}")
         return None if bare else cls(path)
+
+    def borrowing(self, path: Path) -> GitRepo:
+        """A new repository at ``path`` that reads this one's objects (``alternates``) and
+        shares its shallow boundary, with no ref yet: a scratch checkout. Unlike ``git
+        clone --shared``, which a shallow source makes a plain (and shallow) clone of only
+        the objects its refs reach, it sees every object here, those fetched later too."""
+        made = GitRepo.init(path)
+        assert made is not None
+        info = made.common_dir / "objects" / "info"
+        info.mkdir(parents=True, exist_ok=True)
+        (info / "alternates").write_text(f"{self.common_dir / 'objects'}\n", encoding="utf-8")
+        if (self.common_dir / "shallow").exists():
+            shutil.copyfile(self.common_dir / "shallow", made.common_dir / "shallow")
+        return made
 
     # -- the choke point -------------------------------------------------
     def run(

@@ -8,10 +8,10 @@ all three are untrusted (the design's trust model):
    (:mod:`release.flows.published_tag`): their objects are fetched, and no ref, file or
    setting of this repository changes; a local tag that differs from the remote's is
    refused.
-2. The tagged commit is checked out in a temporary clone that shares this repository's
-   objects (``git clone --shared``), where the tag and note refs are made: this checkout,
-   its branch, index and work tree are never touched, and the clone's remote URL is this
-   one's, so the image says the same source.
+2. The tagged commit is checked out in a temporary clone that reads this repository's
+   objects (``alternates``, a shallow clone's boundary too), where the tag and note refs
+   are made: this checkout, its branch, index and work tree are never touched, and the
+   clone's remote URL is this one's, so the image says the same source.
 3. The tag's commit is the only source of what is built: its ``[tool.release.images]``
    gives the args, base and version (for a final, those of the rc it was promoted from,
    whose images it is). The manifest is evidence to compare with: one that names another
@@ -99,19 +99,16 @@ class _Rebuild:
 
 @contextmanager
 def _clone(ctx: ReleaseContext, tag: PublishedTag, keep: bool, say: Say) -> Iterator[Path]:
-    """A clean temporary checkout of ``tag`` sharing this repository's objects, with the
-    tag and its note as they were read."""
+    """A clean temporary checkout of ``tag`` that reads this repository's objects (a
+    shallow clone's included), with the tag and its note as they were read."""
     top = leftovers.scratch_dir("reproduce")  # a killed run's is removed by the next
     if keep:
         leftovers.keep(top)
     try:
-        dest = top / "src"
-        ctx.repo.run("clone", "--quiet", "--shared", "--no-checkout", str(ctx.root), str(dest))
-        clone = GitRepo(dest)
+        clone = ctx.repo.borrowing(top / "src")
         pin(clone, tag)
         clone.run("checkout", "--quiet", "--detach", tag.commit)
         url = ctx.repo.remote_url(ctx.config.remote)
-        clone.run("remote", "remove", "origin")
         if url:
             clone.run("remote", "add", ctx.config.remote, url)
         yield top
