@@ -10,14 +10,20 @@ cache, into "nothing kept").
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["parse_json"]
+__all__ = ["TooDeep", "parse_json"]
 
 
-def parse_json(text: str | bytes) -> Any:
-    """``json.loads(text)``; a document nested too deeply to parse is a ``ValueError``."""
+class TooDeep(ValueError):
+    """A JSON document nested too deeply for the parser."""
+
+
+def parse_json(text: str | bytes, *, object_pairs_hook: Callable[..., Any] | None = None) -> Any:
+    """``json.loads(text)``; a document nested too deeply to parse is a ``ValueError``.
+    ``object_pairs_hook`` as ``json.loads`` takes it (what it raises is raised)."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=object_pairs_hook)
     except RecursionError:
-        raise ValueError("nested too deeply to be read") from None
+        raise TooDeep("nested too deeply to be read") from None

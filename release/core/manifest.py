@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from release.core.json_text import TooDeep, parse_json
 from release.core.verdict import dict_changes
 from release.errors import ReleaseError
 
@@ -143,13 +144,13 @@ def loads(text: str, what: str) -> dict[str, Any]:
     """A manifest or part read back: JSON (every key of an object once, nesting no deeper
     than Python parses), then the schema."""
     try:
-        document = json.loads(text, object_pairs_hook=_unique_keys)
+        document = parse_json(text, object_pairs_hook=_unique_keys)
     except ManifestError as err:
         raise ManifestError(f"{what}: not a valid release manifest: {err.message}") from None
+    except TooDeep:
+        raise ManifestError(f"{what}: not a release manifest (nested too deep to read)") from None
     except ValueError as err:
         raise ManifestError(f"{what}: not JSON ({err})") from None
-    except RecursionError:
-        raise ManifestError(f"{what}: not a release manifest (nested too deep to read)") from None
     return check(document, what)
 
 
