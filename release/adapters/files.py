@@ -34,6 +34,7 @@ __all__ = [
     "MAX_TREE_FILE",
     "TextFile",
     "atomic_write",
+    "is_regular",
     "output_path",
     "read_regular",
     "read_text",
@@ -116,13 +117,28 @@ def _regular(st: os.stat_result, what: str, error: type[ReleaseError], limit: in
         raise error(f"{what} is {st.st_size:,} bytes, more than the {limit:,} read here")
 
 
+def is_regular(
+    path: Path, what: str, *, error: type[ReleaseError] = UsageError, limit: int = MAX_TREE_FILE
+) -> bool:
+    """Whether there is a file at ``path``; anything there but a regular file of at most
+    ``limit`` bytes is refused, and nothing is opened."""
+    try:
+        _regular(os.stat(path), what, error, limit)
+    except FileNotFoundError:
+        return False
+    except OSError as err:
+        raise error(f"cannot read {what}: {err.strerror or err}") from None
+    return True
+
+
 def read_regular(
     path: Path, what: str, *, error: type[ReleaseError] = UsageError, limit: int = MAX_TREE_FILE
 ) -> bytes | None:
     """The bytes of the regular file at ``path`` (at most ``limit``), or None when there is
     nothing there; anything else there is refused without being read, and never waited on."""
+    if not is_regular(path, what, error=error, limit=limit):
+        return None
     try:
-        _regular(os.stat(path), what, error, limit)
         fd = os.open(path, _OPEN)
     except FileNotFoundError:
         return None

@@ -20,7 +20,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from release.adapters.files import atomic_write, read_regular, read_tree_text, tree_path
+from release.adapters.files import (
+    atomic_write,
+    is_regular,
+    read_regular,
+    read_tree_text,
+    tree_path,
+)
 from release.adapters.state import STATE_DIR_ENV
 from release.core.json_text import parse_json
 from release.errors import ConfigError
@@ -54,7 +60,7 @@ def build_paths(root: Path, context: str, dockerfile: str) -> tuple[Path, Path]:
     if real.exists() and not real.is_dir():
         raise ConfigError(f"{where} context {context!r} is not a directory")
     what = f"{where} dockerfile {dockerfile!r}"
-    read_regular(tree_path(root, dockerfile, what, error=ConfigError), what, error=ConfigError)
+    is_regular(tree_path(root, dockerfile, what, error=ConfigError), what, error=ConfigError)
     return root / context, root / dockerfile
 
 
