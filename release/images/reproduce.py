@@ -98,9 +98,10 @@ class _Rebuild:
 
 
 @contextmanager
-def _clone(ctx: ReleaseContext, tag: PublishedTag, keep: bool, say: Say) -> Iterator[Path]:
+def _clone(ctx: ReleaseContext, tag: PublishedTag, keep: bool, say: Say) -> Iterator[GitRepo]:
     """A clean temporary checkout of ``tag`` that reads this repository's objects (a
-    shallow clone's included), with the tag and its note as they were read."""
+    shallow clone's included), with the tag and its note as they were read; its scratch
+    directory (the clone's parent) holds the rest of the run's files."""
     top = leftovers.scratch_dir("reproduce")  # a killed run's is removed by the next
     if keep:
         leftovers.keep(top)
@@ -111,7 +112,7 @@ def _clone(ctx: ReleaseContext, tag: PublishedTag, keep: bool, say: Say) -> Iter
         url = ctx.repo.remote_url(ctx.config.remote)
         if url:
             clone.run("remote", "add", ctx.config.remote, url)
-        yield top
+        yield clone
     finally:
         if keep:
             say(f"kept the checkout at {top / 'src'}")
@@ -276,17 +277,19 @@ def reproduce(
             f"{tag} has no manifest ({notes_ref(tag)}), here or on {remote}: it "
             "was not published (release manifest --push records it)"
         )
-    with _clone(ctx, found, keep, say) as top:
-        manifest = published(GitRepo(top / "src"), tag, found.commit)
+    with _clone(ctx, found, keep, say) as clone:
+        manifest = published(clone, tag, found.commit)
         if manifest is None:
             raise ManifestError(
                 f"{notes_ref(tag)} has no note on {tag}'s commit {found.commit[:12]}"
             )
-        rebuild = _rebuild_of(ReleaseContext(top / "src"), tag, manifest, variants)
+        rebuild = _rebuild_of(ReleaseContext(clone.root), tag, manifest, variants)
         _allowed(rebuild, tag, allowed)
         engine = ContainerEngine.detect()
         _notice(outcome, _check_bases(engine, rebuild.variants, rebuild.recorded, standin), say)
-        _verdicts(engine, rebuild, outcome, top, jobs=jobs, cache=cache, keep=keep, say=say)
+        _verdicts(
+            engine, rebuild, outcome, clone.root.parent, jobs=jobs, cache=cache, keep=keep, say=say
+        )
     for line in table(outcome.verdicts):
         say(line)
     return outcome
