@@ -2,7 +2,8 @@
 
 Layers, bottom to top: ``errors`` (and the package root), ``core`` (pure values and
 rules), ``adapters`` (processes, git, docker, files), ``flows`` (git workflows),
-``images`` (image workflows), ``sample`` (the bundled engine and the rehearsal), ``cli``
+``images`` (image workflows), ``sample`` (the bundled engine and the rehearsal), ``commands``
+(one function per command: typed request in, typed outcome out), ``cli``
 (invoke tasks, console script, nox sessions). A module may import its own layer and the
 layers below it, never one above; no import cycle, lazy imports included; no private name
 crosses a module boundary; only adapters start processes; every module imports on its own
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "release"
-LAYERS = ("errors", "core", "adapters", "flows", "images", "sample", "cli")
+LAYERS = ("errors", "core", "adapters", "flows", "images", "sample", "commands", "cli")
 # Runs inside an image (sent to ``python3 -``), not in this process: it may start processes.
 IN_IMAGE = {"release.images.snapshot_probe"}
 PROCESS_MODULES = {"subprocess", "git", "multiprocessing", "pty"}

@@ -1,0 +1,43 @@
+"""What a command runs in, and what it gives back for the CLI and nox to render."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+__all__ = ["JSONValue", "Outcome", "Run", "SCHEMA_PREFIX", "schema_of"]
+
+JSONValue = str | int | float | bool | None | list["JSONValue"] | dict[str, "JSONValue"]
+SCHEMA_PREFIX = "release/"
+
+
+def schema_of(command: str) -> str:
+    """The ``schema`` key of a command's JSON document: ``release/status/v1``."""
+    return f"{SCHEMA_PREFIX}{command}/v1"
+
+
+@dataclass(frozen=True)
+class Run:
+    """Where and how a command runs: the repository (``$RELEASE_REPO`` or the current
+    directory), the main branch for this run (``--main-branch`` / ``$RELEASE_MAIN_BRANCH``;
+    ``None``: the config's), whether the output is a JSON document, and where progress
+    goes while it works (stdout for text; stderr under ``--json``, so stdout holds only the
+    document)."""
+
+    repo: Path
+    say: Callable[[str], None]
+    main_branch: str | None = None
+    json: bool = False
+
+
+class Outcome(Protocol):
+    """A command's result: lines for a person, a document for a program, an exit code."""
+
+    @property
+    def exit_code(self) -> int: ...
+
+    def text(self) -> Iterable[str]: ...
+
+    def document(self) -> Mapping[str, JSONValue]: ...
