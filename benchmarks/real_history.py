@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from release.core.commits import LOG_FORMAT, parse_log
+from release.adapters.git_log import LOG_FORMAT, parse_log
 from release.core.config import Config
 from release.core.notes import build_notes, cancel_reverts
 

@@ -44,7 +44,7 @@ from pathlib import Path
 
 from make_repo import GIT_ENV, Layout, ensure_repo
 
-from release.core.commits import LOG_FORMAT
+from release.adapters.git_log import LOG_FORMAT
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent

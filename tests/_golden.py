@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from release import sample
-from release.core.commits import LOG_FORMAT, parse_log
+from release.adapters.git_log import LOG_FORMAT, parse_log
 from release.sample import AFTER_CUT, LATE_FIX, SampleEngine, make_sample_engine
 from tests.conftest import GIT_ENV, CliResult, run_cli
 

@@ -97,7 +97,7 @@ def _path(engine: SampleEngine) -> Path:
 
 def _key(engine: SampleEngine) -> str:
     aliases = ReleaseContext(engine.root).config.alias_map()
-    return cache_key(aliases, engine.repo.mailmap_fingerprint())
+    return cache_key(aliases, engine.repo.history.mailmap_fingerprint())
 
 
 SINCE = ("--since", "main~12")
@@ -190,7 +190,7 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_written_anew(
     path.write_bytes(damage(path.read_bytes(), key))
     assert notes(history, *SINCE) == uncached
     rewritten = CommitCache.load(path, key)  # whole again, and for this key
-    shas = history.repo.rev_list("--no-merges", "main~12..main")
+    shas = history.repo.out("rev-list", "--no-merges", "main~12..main").split()
     assert rewritten.take(shas) is not None and all(sha in rewritten for sha in shas)
     assert notes(history, *SINCE) == uncached
     left = [p.name for p in path.parent.iterdir()]

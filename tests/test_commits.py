@@ -9,15 +9,8 @@ import sys
 
 import pytest
 
-from release.core.commits import (
-    LOG_FORMAT,
-    Commit,
-    Person,
-    make_commit,
-    parse_log,
-    parse_records,
-    parse_subject,
-)
+from release.adapters.git_log import LOG_FORMAT, parse_log, parse_records
+from release.core.commits import Commit, Person, make_commit, parse_subject
 from release.core.config import Config, config_from_mapping
 from release.core.messages import with_pick_line
 
@@ -302,7 +295,7 @@ def test_parse_log() -> None:
 
 
 def test_parse_log_of_a_real_repository(engine) -> None:
-    text = engine.repo.log("main", fmt=LOG_FORMAT)
+    text = engine.repo.history.log("main", fmt=LOG_FORMAT)
     commits = list(parse_log(text, ALIASES))
     by_pr = {c.pr: c for c in commits}
     assert sorted(by_pr) == [101, 102, 103, 104, 105, 106]

@@ -683,7 +683,7 @@ def test_a_users_file_in_the_way_stops_the_pick_with_gits_reason(
     assert f"would not begin {shas[2][:10]}" in result.stderr
     assert f"would be overwritten by merge: {path};" in result.stderr
     assert "fatal" not in result.stderr
-    assert engine.repo.count(f"{head}..HEAD") == 2
+    assert engine.repo.history.count(since=head, until="HEAD") == 2
     assert not (engine.repo.git_dir / "sequencer").exists()
     assert own.read_text() == "my own draft\n"
     own.unlink()
@@ -717,6 +717,6 @@ def test_a_failure_after_the_last_pick_keeps_the_picks_and_their_reason(
         picker._refused(journal, queue, [], 1, 1, "error: it broke\nfatal: cherry-pick failed\n")
 
     assert engine.repo.message().rstrip().endswith(f"{REASON_TRAILER}: CVE-1")
-    assert engine.repo.count(f"{head}..HEAD") == 1
+    assert engine.repo.history.count(since=head, until="HEAD") == 1
     saved = picker.journal.read()
     assert saved is not None and saved.queue == queue[1:]

@@ -184,7 +184,7 @@ def _stop_on_108(engine: SampleEngine, *refs: str) -> str:
     assert "in tinyengine/scheduler.py" in result.stderr
     assert "release pick --continue" in result.stderr and "release pick --abort" in result.stderr
     assert head(engine) == before
-    assert engine.repo.dirty_paths() == []
+    assert engine.repo.worktree.dirty_paths() == []
     progress = status(engine)["pick_in_progress"]
     assert progress["status"] == "conflict"
     assert progress["conflict"]["sha"] == engine.shas[108]
@@ -199,8 +199,8 @@ def _assert_108_picked(engine: SampleEngine) -> None:
     assert trailer(engine, "Cherry-pick-reason", ref) == "regression"
     assert git(engine, "log", "-1", "--format=%an", ref) == "Alice Chen"
     assert git(engine, "show", f"{ref}:tinyengine/scheduler.py") + "\n" == RESOLVED_SCHEDULER_108
-    assert engine.repo.dirty_paths() == []
-    assert engine.repo.cherry_pick_head() is None
+    assert engine.repo.worktree.dirty_paths() == []
+    assert engine.repo.worktree.cherry_pick_head() is None
     assert not (engine.repo.git_dir / "release").exists()
 
 
@@ -208,7 +208,7 @@ def test_conflict_resolved_with_cherry_pick_then_continue(cut_engine: SampleEngi
     engine = cut_engine
     _stop_on_108(engine, "#108 #109")
     engine.repo.run("cherry-pick", "-x", engine.shas[108], check=False)  # stops on the conflict
-    assert engine.repo.unmerged_paths() == ["tinyengine/scheduler.py"]
+    assert engine.repo.worktree.unmerged_paths() == ["tinyengine/scheduler.py"]
     resolve_108(engine)
     result = release(engine, "pick", "--continue")
     assert result.stdout.splitlines() == [
@@ -299,7 +299,7 @@ def test_tag_rc1_and_rc2(cut_engine: SampleEngine, snapshot) -> None:
     assert message(engine).startswith("Update CHANGELOG.md for v0.1.0rc1\n")
     assert trailer(engine, "Release-changelog") == "v0.1.0rc1"
     assert git(engine, "show", "--name-only", "--format=", "HEAD") == "CHANGELOG.md"
-    assert engine.repo.dirty_paths() == []
+    assert engine.repo.worktree.dirty_paths() == []
     assert changelog_labels(engine) == ["Unreleased", "0.1.0rc1"]
     assert "## [0.1.0rc1] - 2025-11-25\n" in changelog_text(engine)
 
@@ -645,7 +645,7 @@ def test_a_pick_git_cannot_commit_is_reported_not_skipped(cut_engine: SampleEngi
     assert "skipped" not in result.output
     assert "could not commit the pick" in result.stderr
     assert head(cut_engine) == before
-    assert not cut_engine.repo.dirty_paths()
+    assert not cut_engine.repo.worktree.dirty_paths()
     hook.unlink()
     retried = release(cut_engine, "pick", "#109")
     assert "picked" in retried.stdout

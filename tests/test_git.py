@@ -48,19 +48,19 @@ def test_revs_answer_as_rev_does(engine: SampleEngine) -> None:
 
 
 def test_stream_yields_records_as_git_writes_them(engine: SampleEngine) -> None:
-    expected = engine.repo.log("main", fmt="%H%x1e").split("\x1e")
-    with engine.repo.log_stream("main", fmt="%H%x1e", sep="\x1e") as records:
+    expected = engine.repo.history.log("main", fmt="%H%x1e").split("\x1e")
+    with engine.repo.history.log_stream("main", fmt="%H%x1e", sep="\x1e") as records:
         assert list(records) == expected
 
 
 def test_stream_failure_is_a_git_error(engine: SampleEngine) -> None:
-    records = engine.repo.log_stream("no-such-ref", fmt="%H", sep="\n")
+    records = engine.repo.history.log_stream("no-such-ref", fmt="%H", sep="\n")
     with pytest.raises(GitError, match="git log --format=%H no-such-ref failed: fatal: "):
         list(records)
 
 
 def test_stream_stopped_early(engine: SampleEngine) -> None:
-    with engine.repo.log_stream("main", fmt="%H", sep="\n") as records:
+    with engine.repo.history.log_stream("main", fmt="%H", sep="\n") as records:
         first = next(iter(records))
     assert first == engine.repo.rev("main")
 
@@ -85,8 +85,8 @@ def test_stream_across_reads_and_characters(engine: SampleEngine) -> None:
     body = "\n".join(f"Zeile {n}: Größe ä ö ü ß € 𝄞 {'x' * (n % 7)}" for n in range(6000))
     engine.repo.run("commit", "--allow-empty", "--quiet", "-F", "-", stdin=f"Long\n\n{body}\n")
     for sep in ("\n", "€", "\x1e"):
-        expected = engine.repo.log("-3", "main", fmt="%B%x1e").split(sep)
-        with engine.repo.log_stream("-3", "main", fmt="%B%x1e", sep=sep) as pieces:
+        expected = engine.repo.history.log("-3", "main", fmt="%B%x1e").split(sep)
+        with engine.repo.history.log_stream("-3", "main", fmt="%B%x1e", sep=sep) as pieces:
             assert list(pieces) == expected
 
 
@@ -95,9 +95,9 @@ def test_patches_in_parts_are_the_patches_of_the_whole_list(
     engine: SampleEngine, part: int, running: int
 ) -> None:
     repo = engine.repo
-    shas = repo.rev_list("--reverse", "main")[:7]
-    whole = repo.start_patches(shas).out()
-    parts = list(repo.patches_in_parts(shas, part=part, running=running))
+    shas = repo.out("rev-list", "--reverse", "main").split()[:7]
+    whole = repo.history.start_patches(shas).out()
+    parts = list(repo.history.patches_in_parts(shas, part=part, running=running))
     assert len(parts) == -(-len(shas) // part)
     assert "\n".join(parts) == whole
     assert [line for line in "\n".join(parts).splitlines() if line in shas] == shas
@@ -105,8 +105,8 @@ def test_patches_in_parts_are_the_patches_of_the_whole_list(
 
 def test_patches_in_parts_given_up_half_way(engine: SampleEngine) -> None:
     repo = engine.repo
-    shas = repo.rev_list("--reverse", "main")[:6]
-    parts = repo.patches_in_parts(shas, part=1, running=3)
+    shas = repo.out("rev-list", "--reverse", "main").split()[:6]
+    parts = repo.history.patches_in_parts(shas, part=1, running=3)
     assert next(parts).startswith(shas[0])
     parts.close()  # the parts still read end with it: nothing is left running
     assert list(parts) == []
@@ -133,9 +133,9 @@ def test_checkout_form_is_what_a_checkout_writes(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path)
 
     for path in ("a b.txt", "raw.bin", "empty"):
-        form = repo.checkout_form(git("rev-parse", f"HEAD:{path}"), path)
+        form = repo.worktree.checkout_form(git("rev-parse", f"HEAD:{path}"), path)
         assert form == (tmp_path / path).read_bytes()
-    assert repo.checkout_form("1" * 40, "a b.txt") is None
+    assert repo.worktree.checkout_form("1" * 40, "a b.txt") is None
     assert (tmp_path / "a b.txt").read_bytes() == b"one\r\ntwo\r\n"
 
 

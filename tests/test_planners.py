@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from release.adapters.git_log import parse_subjects
 from release.core.changelog import Changelog
 from release.core.commits import make_commit
 from release.core.config import Config
@@ -336,9 +337,9 @@ def test_parse_requests_refuses(commits, file_text, reason, message: str) -> Non
 
 def test_a_pr_number_is_found_in_a_subject_with_a_carriage_return_or_a_form_feed() -> None:
     log = "a\x1fFix the parser\rfor good (#5)\nb\x1fFix x\x0cy (#6)\n"
-    assert commits_by_pr(log, {5, 6}) == {5: ["a"], 6: ["b"]}
+    assert commits_by_pr(parse_subjects(log), {5, 6}) == {5: ["a"], 6: ["b"]}
     # nor can a subject hand another sha to a PR number
-    assert commits_by_pr("a\x1fFix\rbbbb\x1fForged (#7)\n", {7}) == {7: ["a"]}
+    assert commits_by_pr(parse_subjects("a\x1fFix\rbbbb\x1fForged (#7)\n"), {7}) == {7: ["a"]}
 
 
 # -- push ------------------------------------------------------------------------------

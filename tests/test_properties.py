@@ -10,8 +10,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from release.adapters.git_log import parse_log
 from release.core.changelog import Changelog
-from release.core.commits import make_commit, parse_log, pick_fields, pr_number
+from release.core.commits import make_commit, pick_fields, pr_number
 from release.core.config import Config, config_from_mapping
 from release.core.messages import ends_with_trailer_block, with_pick_line
 from release.core.versions import ReleaseVersion, TagTemplate, parse_version, ref_format_problem

@@ -123,7 +123,7 @@ def test_the_rehearsal_tells_the_story_end_to_end(
     assert kept is not None, out
     sandbox = Path(kept[1])
     repo, remote = GitRepo(sandbox / "engine"), str(sandbox / "remote.git")
-    on_remote = repo.remote_refs(remote)
+    on_remote = repo.remotes.refs(remote)
     assert all(f"refs/tags/{tag}" in on_remote for tag in TAGS)
     assert all(f"refs/notes/release/{tag}" in on_remote for tag in TAGS)
     assert repo.rev("v0.31.0^{commit}") == repo.rev("v0.31.0rc2^{commit}")

@@ -9,8 +9,16 @@ and loses one final newline. Ranges are read with one ``git log --format`` call,
 commit by commit; reads that should overlap other work are started
 (:meth:`GitRepo.start`) or streamed (:meth:`GitRepo.stream`).
 
-Workflows use the named methods below; :meth:`GitRepo.run` is the choke point they
-all go through.
+Workflows use the named methods below, by concern: :class:`GitRepo` reads refs and
+commits one at a time and changes the repository; ``repo.history``
+(:class:`~release.adapters.git_reads.History`) reads ranges and commits in bulk,
+answering in records (:mod:`release.adapters.git_log`); ``repo.worktree``
+(:class:`~release.adapters.git_worktree.WorkTree`) says what the work tree is in the
+middle of and what changed in it; ``repo.remotes``
+(:class:`~release.adapters.git_remotes.Remotes`) asks the remotes. Refs are peeled here:
+callers pass names and get commits; ranges are passed as their ends (``since``,
+``until``), never spelt as revision syntax by a caller. :meth:`GitRepo.run` is the
+choke point every command goes through.
 """
 
 from __future__ import annotations
@@ -21,15 +29,17 @@ from pathlib import Path
 
 from release.adapters import process
 from release.adapters.git_process import GitLog, GitRead, GitResult, execute, failed
-from release.adapters.git_reads import GitReads
-from release.adapters.git_remotes import GitRemotes
+from release.adapters.git_reads import History
+from release.adapters.git_remotes import Remotes
+from release.adapters.git_worktree import WorkTree
 from release.errors import GitError, UsageError
 
 __all__ = ["GitLog", "GitRead", "GitRepo", "GitResult"]
 
 
-class GitRepo(GitReads, GitRemotes):
-    """A working copy, opened at (or above) a directory."""
+class GitRepo:
+    """A working copy, opened at (or above) a directory; its concerns are ``history``,
+    ``worktree`` and ``remotes``."""
 
     def __init__(self, path: Path | str = ".") -> None:
         where = Path(path)
@@ -55,6 +65,9 @@ class GitRepo(GitReads, GitRemotes):
         self.common_dir = Path(found[2])  # shared by linked worktrees: refs, objects, our lock
         # inside the git directory itself, the work tree is the directory that holds it
         self.root = Path(found[3]) if found_by.ok and len(found) == 4 else self.git_dir.parent
+        self.history = History(self)
+        self.worktree = WorkTree(self)
+        self.remotes = Remotes(self)
 
     @classmethod
     def init(cls, path: Path, *, bare: bool = False, branch: str = "main") -> GitRepo | None:
@@ -125,46 +138,6 @@ class GitRepo(GitReads, GitRemotes):
         ref = result.stdout.strip() if result.ok else ""
         return ref.removeprefix("refs/heads/") if ref.startswith("refs/heads/") else None
 
-    def in_progress(self) -> tuple[str, str] | None:
-        """What git is in the middle of in this work tree, and the commands that finish or
-        abort it; None when nothing is."""
-        here = self.git_dir
-        if (here / "rebase-apply" / "applying").exists():
-            return "git am", "git am --continue, or git am --abort"
-        if (here / "rebase-merge").is_dir() or (here / "rebase-apply").is_dir():
-            return "a rebase", "git rebase --continue, or git rebase --abort"
-        if (here / "MERGE_HEAD").exists():
-            return "a merge", "git commit to finish it, or git merge --abort"
-        if (here / "CHERRY_PICK_HEAD").exists():
-            return "a cherry-pick", "git cherry-pick --continue, or git cherry-pick --abort"
-        if (here / "REVERT_HEAD").exists():
-            return "a revert", "git revert --continue, or git revert --abort"
-        todo = here / "sequencer" / "todo"
-        if todo.exists():  # a sequence stopped between commits (an empty one, say)
-            first = todo.read_text(errors="replace").split(maxsplit=1)[:1]
-            kind = "revert" if first == ["revert"] else "cherry-pick"
-            return f"a {kind} sequence", f"git {kind} --continue, or git {kind} --abort"
-        if (here / "BISECT_LOG").exists():
-            return "a bisect", "git bisect reset"
-        return None
-
-    def lock_files(self, *refs: str) -> list[Path]:
-        """The lock files git makes while it changes this work tree (index, HEAD, a
-        pick's message and state, ``reset``'s ORIG_HEAD) and the given refs (full names),
-        where git keeps each: a killed git leaves them behind."""
-        here, common = self.git_dir, self.common_dir
-        names = ("index", "HEAD", "CHERRY_PICK_HEAD", "MERGE_MSG", "AUTO_MERGE", "ORIG_HEAD")
-        found = [here / f"{name}.lock" for name in names]
-        found.append(common / "packed-refs.lock")
-        return found + [common / f"{ref}.lock" for ref in dict.fromkeys(refs)]
-
-    def is_shallow(self) -> bool:
-        """Whether history is cut short here (a shallow clone: CI's default checkout)."""
-        return (self.common_dir / "shallow").exists()
-
-    def is_tracked(self, path: str) -> bool:
-        return self.run("ls-files", "--error-unmatch", "--", path, check=False).ok
-
     def ambiguous(self, prefix: str) -> list[str]:
         """The commits a sha prefix could name, when it names more than one."""
         result = self.run("rev-parse", f"--disambiguate={prefix}", check=False)
@@ -197,39 +170,6 @@ class GitRepo(GitReads, GitRemotes):
         result = self.run("merge-base", a, b, check=False)
         return result.stdout.strip() if result.ok else None
 
-    def dirty_paths(self) -> list[str]:
-        """Tracked files with staged or unstaged changes (untracked files do not count); a
-        rename is its two paths, each with a status of its own.
-
-        Read without taking the index lock (no opportunistic index refresh): a query must
-        not leave ``index.lock`` behind if it is killed, nor block a concurrent git.
-        """
-        text = self.run(
-            "status", "--porcelain=v1", "--untracked-files=no", "--no-renames", "-z",
-            env=_NO_OPTIONAL_LOCKS,
-        ).stdout  # fmt: skip
-        return [entry[3:] for entry in text.split("\0") if entry]
-
-    def untracked_files(self, *under: str) -> list[str]:
-        """Files under the paths ``under`` that git does not track, ignored ones included,
-        relative to the work tree (what a build context holds besides the commit)."""
-        text = self.out("ls-files", "--others", "-z", "--", *under)
-        return [path for path in text.split("\0") if path]
-
-    def unmerged_paths(self) -> list[str]:
-        text = self.out("diff", "--name-only", "--diff-filter=U", "-z")
-        return sorted({p for p in text.split("\0") if p})
-
-    def has_staged_changes(self) -> bool:
-        return not self.run("diff", "--cached", "--quiet", check=False).ok
-
-    def cherry_pick_head(self) -> str | None:
-        path = self.git_dir / "CHERRY_PICK_HEAD"
-        return path.read_text().strip() if path.exists() else None
-
-    def sequencer_active(self) -> bool:
-        return (self.git_dir / "sequencer").exists()
-
     def local_tags(self) -> dict[str, str]:
         """Tag name -> commit it points to (peeled)."""
         text = self.out(
@@ -250,13 +190,6 @@ class GitRepo(GitReads, GitRemotes):
         )
         return set(text.splitlines())
 
-    def log(self, *range_args: str, fmt: str) -> str:
-        return self.out("log", f"--format={fmt}", *range_args, "--")
-
-    def log_stream(self, *range_args: str, fmt: str, sep: str) -> GitLog:
-        """:meth:`log`, streamed: records (split at ``sep``) arrive while git writes them."""
-        return self.stream("log", f"--format={fmt}", *range_args, "--", sep=sep)
-
     def revs(self, refs: Sequence[str]) -> list[str | None]:
         """The commit each ref names (as :meth:`rev` would), all read by one git process."""
         if not refs:
@@ -273,9 +206,6 @@ class GitRepo(GitReads, GitRemotes):
         if len(found) != len(refs):
             raise GitError(f"git cat-file --batch-check answered {len(found)} of {len(refs)} refs")
         return found
-
-    def rev_list(self, *args: str) -> list[str]:
-        return self.out("rev-list", *args).split()
 
     def config_value(self, key: str) -> str | None:
         result = self.run("config", "--get", key, check=False)
@@ -294,9 +224,6 @@ class GitRepo(GitReads, GitRemotes):
         """The committer time of ``ref`` (what ``SOURCE_DATE_EPOCH`` is set to)."""
         return int(self.out("log", "-1", "--format=%ct", ref).strip())
 
-    def count(self, *revs: str) -> int:
-        return int(self.out("rev-list", "--count", *revs).strip())
-
     def message(self, ref: str = "HEAD") -> str:
         return self.out("log", "-1", "--format=%B", ref)
 
@@ -313,54 +240,6 @@ class GitRepo(GitReads, GitRemotes):
         """(author name, email, ISO date) of a commit."""
         name, email, date = self.out("show", "-s", "--format=%an%x1f%ae%x1f%aI", sha).split("\x1f")
         return name, email, date
-
-    # -- reads started now, collected later -----------------------------------------
-    def start_order(self, tip: str, exclude: str) -> GitRead:
-        """Commits of ``tip`` not in ``exclude``, oldest first in topological order."""
-        return self.start("rev-list", "--reverse", "--topo-order", tip, f"^{exclude}")
-
-    def start_subjects(self, ref: str) -> GitRead:
-        """``sha<US>subject`` per line for every commit of ``ref``."""
-        return self.start("log", "--format=%H%x1f%s", ref, "--")
-
-    def start_about(self, shas: Sequence[str]) -> GitRead:
-        """``sha<US>parents<US>subject<US>body<RS>`` for ``shas``, in the order given."""
-        return self.start_commit_log(shas, "%H%x1f%P%x1f%s%x1f%b%x1e")
-
-    def start_files_of(self, shas: Sequence[str]) -> GitRead:
-        """Each commit's tree diff without contents (``-z --raw``), led by its sha."""
-        stdin = "".join(f"{sha}\n" for sha in shas)
-        return self.start("diff-tree", "--stdin", *_TREE_DIFF, stdin=stdin)
-
-    def start_files_log(self, tip: str, exclude: str) -> GitRead:
-        """The tree diffs (``-z --raw``) of ``tip``'s non-merge commits not in ``exclude``,
-        each led by a record separator."""
-        return self.start(
-            "log", *_TREE_DIFF, "--no-merges", "--format=%x1e", "--end-of-options",
-            tip, f"^{exclude}", "--",
-        )  # fmt: skip
-
-    def start_people(self, ref: str) -> GitRead:
-        """``author name<US>email<US>co-author trailers (GS between)`` per commit of ``ref``
-        (authors as .mailmap says)."""
-        fmt = "%aN%x1f%aE%x1f%(trailers:key=Co-authored-by,valueonly,separator=%x1d)"
-        return self.start("log", f"--format={fmt}", "--end-of-options", ref, "--")
-
-    def has_mailmap(self) -> bool:
-        if (self.root / ".mailmap").exists():
-            return True
-        found = self.run("config", "--get-regexp", r"^mailmap\.(file|blob)$", check=False)
-        return found.ok and bool(found.stdout.strip())
-
-    def check_mailmap(self, contacts: Sequence[str]) -> dict[str, str]:
-        """``Name <email>`` -> the same as .mailmap maps it (``git check-mailmap``)."""
-        mapped: dict[str, str] = {}
-        wanted = [c for c in dict.fromkeys(contacts) if "<" in c and c.endswith(">")]
-        for start in range(0, len(wanted), 200):
-            chunk = wanted[start : start + 200]
-            out = self.run("check-mailmap", "--", *chunk, check=False).stdout.splitlines()
-            mapped.update(zip(chunk, out, strict=False))
-        return mapped
 
     # -- actions (echoed when RELEASE_ECHO is set) ------------------------------------
     def create_branch(self, name: str, at: str) -> None:
@@ -425,8 +304,3 @@ class GitRepo(GitReads, GitRemotes):
 
     def set_ref(self, ref: str, sha: str) -> None:
         self.run("update-ref", ref, sha, mutating=True)
-
-
-_NO_OPTIONAL_LOCKS = {"GIT_OPTIONAL_LOCKS": "0"}  # what --no-optional-locks sets
-# Each commit's tree diff, without file contents: every file changed (no rename pairing).
-_TREE_DIFF = ("-z", "--raw", "-r", "--no-renames", "--root")

@@ -15,7 +15,7 @@ import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from release.adapters import process
 from release.adapters.process import Result
@@ -26,6 +26,7 @@ __all__ = [
     "GitLog",
     "GitRead",
     "GitResult",
+    "Repository",
     "cause",
     "executable_stamp",
     "execute",
@@ -185,3 +186,29 @@ class GitLog(process.Stream):
             raise GitError(
                 f"git {' '.join(self.args[:3])} failed: {process.first_line(self.stderr)}"
             )
+
+
+class Repository(Protocol):
+    """What the concerns of a repository (its history, work tree, remotes) run git
+    through: :class:`~release.adapters.git.GitRepo`'s directories and its choke point."""
+
+    root: Path
+    git_dir: Path
+    common_dir: Path
+
+    def run(
+        self,
+        *args: str,
+        check: bool = True,
+        env: Mapping[str, str] | None = None,
+        stdin: str | None = None,
+        mutating: bool = False,
+    ) -> Result: ...
+
+    def out(self, *args: str) -> str: ...
+
+    def start(self, *args: str, stdin: str | None = None) -> GitRead: ...
+
+    def stream(self, *args: str, sep: str = "\n") -> GitLog: ...
+
+    def config_value(self, key: str) -> str | None: ...

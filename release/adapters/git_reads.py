@@ -3,54 +3,114 @@ what ``git log`` output depends on besides the commits (``.mailmap``, replacemen
 and grafts, a shallow clone's boundary), and the patches that compare a release branch
 with main.
 
-A mixin of :class:`release.adapters.git.GitRepo`: every read goes through its
-:meth:`~release.adapters.git.GitRepo.start` and :meth:`~release.adapters.git.GitRepo.run`.
+``repo.history`` of a :class:`~release.adapters.git.GitRepo`: every read goes through
+the repository's :meth:`~release.adapters.git.GitRepo.start` and
+:meth:`~release.adapters.git.GitRepo.run`. Ranges are given by their ends (``since``,
+``until``) and spelt here (:func:`span`); answers are records
+(:mod:`release.adapters.git_log`), or started reads that its functions parse.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import sys
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from release.adapters.git_process import GitRead, GitResult, executable_stamp
+from release.adapters.git_log import (
+    ABOUT_FORMAT,
+    LOG_FORMAT,
+    MESSAGE_FORMAT,
+    PEOPLE_FORMAT,
+    RECORD_END,
+    SUBJECT_FORMAT,
+    Message,
+    Trailer,
+    parse_log,
+    parse_messages,
+    parse_trailers,
+    trailer_format,
+)
+from release.adapters.git_process import GitLog, GitRead, Repository, executable_stamp
+from release.core.commits import Commit
 
-__all__ = ["GitReads", "cherry_equal", "cherry_marked", "files_changed"]
+__all__ = ["History", "cherry_equal", "cherry_marked", "files_changed", "span"]
 
 _PATCHES = ("diff-tree", "-p", "-U0", "-r", "-M", "-l1000", "--root", "--stdin")
+# Each commit's tree diff, without file contents: every file changed (no rename pairing).
+_TREE_DIFF = ("-z", "--raw", "-r", "--no-renames", "--root")
 
 
-class GitReads:
-    """Commits of a range by sha, the settings that change what git says of them, messages,
-    patches and patch ids."""
+def span(since: str | None, until: str) -> tuple[str, str]:
+    """The revision arguments of the commits after ``since`` (None: all history) up to
+    ``until``, each end peeled to its commit (a tag names its commit; a tree fails)."""
+    until = f"{until}^{{commit}}"
+    return "--end-of-options", f"{since}^{{commit}}..{until}" if since is not None else until
 
-    if TYPE_CHECKING:
-        root: Path
-        common_dir: Path
 
-        def start(self, *args: str, stdin: str | None = None) -> GitRead: ...
+class History:
+    """Commits of a range, answered as records; commits by sha; the settings that change
+    what git says of them; messages, patches and patch ids."""
 
-        def run(
-            self,
-            *args: str,
-            check: bool = True,
-            env: Mapping[str, str] | None = None,
-            stdin: str | None = None,
-        ) -> GitResult: ...
+    def __init__(self, repo: Repository) -> None:
+        self.repo = repo
 
-    def start_range_shas(self, spec: str) -> GitRead:
-        """The non-merge commits of ``spec``, one sha a line, in the order ``git log`` lists
-        them (the same walk)."""
-        return self.start("rev-list", "--no-merges", "--end-of-options", spec, "--")
+    # -- ranges: the commits after ``since`` (None: all history) up to ``until`` --------
+    def log_commits(
+        self, *, since: str | None, until: str, aliases: Mapping[str, str]
+    ) -> list[Commit]:
+        """The range's commits, merges too, newest first (as ``git log`` lists them)."""
+        text = self.repo.out("log", f"--format={LOG_FORMAT}", *span(since, until), "--")
+        return list(parse_log(text, aliases))
+
+    def start_commits(self, *, since: str | None, until: str) -> GitRead:
+        """:meth:`log_commits`, started now: its text is parsed by
+        :func:`~release.adapters.git_log.parse_log`."""
+        return self.repo.start("log", f"--format={LOG_FORMAT}", *span(since, until), "--")
+
+    def messages(self, *, since: str | None, until: str) -> list[Message]:
+        """Each commit's sha, subject and body, newest first."""
+        text = self.repo.out("log", f"--format={MESSAGE_FORMAT}", *span(since, until), "--")
+        return parse_messages(text)
+
+    def trailers(self, key: str, *, since: str | None, until: str) -> list[Trailer]:
+        """Each commit's values of trailer ``key``, newest first."""
+        fmt = f"--format={trailer_format(key)}"
+        return parse_trailers(self.repo.out("log", fmt, *span(since, until), "--"))
+
+    def rev_list(self, *, since: str | None, until: str) -> list[str]:
+        return self.repo.out("rev-list", *span(since, until), "--").split()
+
+    def count(self, *, since: str | None = None, until: str) -> int:
+        return int(self.repo.out("rev-list", "--count", *span(since, until), "--").strip())
+
+    def start_range_shas(self, *, since: str | None, until: str) -> GitRead:
+        """The non-merge commits of the range, one sha a line, in the order ``git log``
+        lists them (the same walk)."""
+        return self.repo.start("rev-list", "--no-merges", *span(since, until), "--")
+
+    def stream_commits(self, *, since: str | None, until: str) -> GitLog:
+        """The range's non-merge commits as ``LOG_FORMAT`` records, streamed: parsed by
+        :func:`~release.adapters.git_log.parse_records` while git writes the rest."""
+        args = ("log", f"--format={LOG_FORMAT}", "--no-merges", *span(since, until), "--")
+        return self.repo.stream(*args, sep=RECORD_END)
+
+    def log(self, *range_args: str, fmt: str) -> str:
+        """``git log --format=fmt`` of ``range_args`` as git prints it (for tests and
+        checks that compare with git itself)."""
+        return self.repo.out("log", f"--format={fmt}", *range_args, "--")
+
+    def log_stream(self, *range_args: str, fmt: str, sep: str) -> GitLog:
+        """:meth:`log`, streamed: records (split at ``sep``) arrive while git writes them."""
+        return self.repo.stream("log", f"--format={fmt}", *range_args, "--", sep=sep)
 
     def start_commit_log(self, shas: Sequence[str], fmt: str) -> GitRead:
         """``git log --format=fmt`` of exactly ``shas``, in the order given."""
         stdin = "".join(f"{sha}\n" for sha in shas)
-        return self.start("log", "--no-walk=unsorted", "--stdin", f"--format={fmt}", stdin=stdin)
+        return self.repo.start(
+            "log", "--no-walk=unsorted", "--stdin", f"--format={fmt}", stdin=stdin
+        )
 
     def mailmap_fingerprint(self) -> str:
         """What the mailmap that ``%aN``/``%aE`` apply is made of: ``""`` when there is none,
@@ -58,17 +118,17 @@ class GitReads:
         ``mailmap.blob`` (their settings and contents). Two calls answer the same exactly
         when git maps authors the same."""
         parts: list[bytes] = []
-        local = self.root / ".mailmap"
+        local = self.repo.root / ".mailmap"
         if local.exists():
             parts.append(b".mailmap\0" + _read(local))
-        found = self.run("config", "--get-regexp", r"^mailmap\.(file|blob)$", check=False)
+        found = self.repo.run("config", "--get-regexp", r"^mailmap\.(file|blob)$", check=False)
         for line in found.stdout.splitlines() if found.ok else ():
             key, _, value = line.partition(" ")
             parts.append(f"{key}\0{value}\0".encode("utf-8", "surrogateescape"))
             if key == "mailmap.file":
-                parts.append(_read(self.root / Path(os.path.expanduser(value))))
+                parts.append(_read(self.repo.root / Path(os.path.expanduser(value))))
             elif key == "mailmap.blob":
-                blob = self.run("rev-parse", "--verify", "--quiet", value, check=False)
+                blob = self.repo.run("rev-parse", "--verify", "--quiet", value, check=False)
                 parts.append(blob.stdout.strip().encode())
         if not parts:
             return ""
@@ -88,12 +148,12 @@ class GitReads:
         this cannot read (reftable) counts as yes."""
         if os.environ.get("GIT_NO_REPLACE_OBJECTS") is not None:
             return False
-        if os.environ.get("GIT_REPLACE_REF_BASE") or (self.common_dir / "reftable").exists():
+        if os.environ.get("GIT_REPLACE_REF_BASE") or (self.repo.common_dir / "reftable").exists():
             return True
-        loose = self.common_dir / "refs" / "replace"
+        loose = self.repo.common_dir / "refs" / "replace"
         if loose.is_dir() and any(loose.iterdir()):
             return True
-        return b" refs/replace/" in _read(self.common_dir / "packed-refs")
+        return b" refs/replace/" in _read(self.repo.common_dir / "packed-refs")
 
     def _grafted(self) -> bool:
         """A grafts file gives commits other parents than they name: ``$GIT_GRAFT_FILE``
@@ -101,22 +161,22 @@ class GitReads:
         directory. git honours it with replace refs turned off too."""
         graft_file = os.environ.get("GIT_GRAFT_FILE")
         return (
-            self.root / graft_file if graft_file else self.common_dir / "info" / "grafts"
+            self.repo.root / graft_file if graft_file else self.repo.common_dir / "info" / "grafts"
         ).exists()
 
     def git_stamp(self) -> str:
         """Which git answers (see :func:`~release.adapters.git_process.executable_stamp`)."""
         return executable_stamp()
 
+    def is_shallow(self) -> bool:
+        """Whether history is cut short here (a shallow clone: CI's default checkout)."""
+        return (self.repo.common_dir / "shallow").exists()
+
     def shallow_boundary(self) -> set[str]:
         """The commits a shallow clone has without their parents (``.git/shallow``): a walk
         stops there as if history began. Empty in a whole clone."""
-        path = self.common_dir / "shallow"
+        path = self.repo.common_dir / "shallow"
         return set(path.read_text(encoding="ascii").split()) if path.exists() else set()
-
-    def start_log(self, revs: str, fmt: str) -> GitRead:
-        """``git log --format=fmt`` of ``revs``."""
-        return self.start("log", f"--format={fmt}", "--end-of-options", revs, "--")
 
     def start_patches(self, shas: Sequence[str]) -> GitRead:
         """Each commit's patch against its first parent, led by its sha on a line of its own
@@ -124,7 +184,7 @@ class GitReads:
         its changes, not all its lines; the rename limit given, not taken from the
         configuration, so a commit's patch reads the same everywhere)."""
         stdin = "".join(f"{sha}\n" for sha in shas)
-        return self.start(*_PATCHES, stdin=stdin)
+        return self.repo.start(*_PATCHES, stdin=stdin)
 
     def patches_in_parts(
         self, shas: Sequence[str], part: int = 200, running: int = 2
@@ -148,19 +208,19 @@ class GitReads:
 
     def start_merge_base(self, a: str, b: str) -> GitRead:
         """``git merge-base a b``: their best common ancestor (fails when they have none)."""
-        return self.start("merge-base", a, b)
+        return self.repo.start("merge-base", a, b)
 
     def start_cherry(self, upstream: str, head: str, limit: str) -> GitRead:
         """``git cherry``: which commits of ``head`` after ``limit`` have their patch in
-        ``upstream`` (read with :func:`cherry_marked`)."""
-        return self.start("cherry", upstream, head, limit)
+        ``upstream`` (each ref peeled to its commit; read with :func:`cherry_marked`)."""
+        return self.repo.start("cherry", *(f"{ref}^{{commit}}" for ref in (upstream, head, limit)))
 
     def start_cherry_since(self, earlier: str, tip: str, main: str) -> GitRead:
         """Which commits of ``main`` since its merge-base with ``tip`` have their patch in
         a commit of ``earlier..tip`` (read with :func:`cherry_equal`): with ``git cherry``'s
         answer for ``earlier``, an ancestor of ``tip``, its answer for ``tip`` (the same
         patch ids, ``git rev-list --cherry-mark``, over only the new commits)."""
-        return self.start(
+        return self.repo.start(
             "rev-list", "--cherry-mark", "--right-only", "--no-merges",
             f"{tip}...{main}", f"^{earlier}", "--",
         )  # fmt: skip
@@ -170,7 +230,7 @@ class GitReads:
         if not shas:
             return {}
         stdin = "".join(f"{sha}\n" for sha in shas)
-        text = self.run(
+        text = self.repo.run(
             "diff-tree", "--stdin", "-r", "--no-renames", "--diff-filter=A", "-z", "--root",
             stdin=stdin,
         ).stdout  # fmt: skip
@@ -182,36 +242,12 @@ class GitReads:
                 added.setdefault(tokens[index + 1], set()).add(fields[3])
         return added
 
-    def untracked(self, paths: Sequence[str]) -> list[str]:
-        """Those of ``paths`` that are files in the work tree git does not track (ignored
-        ones too), each path taken literally."""
-        if not paths:
-            return []
-        text = self.run(
-            "ls-files", "--others", "-z", "--", *paths, env={"GIT_LITERAL_PATHSPECS": "1"}
-        ).stdout
-        return [path for path in text.split("\0") if path]
-
-    def blob_ids(self, paths: Sequence[str]) -> list[str]:
-        """The blob each work-tree file would be stored as (its attributes' filters applied),
-        in the order given."""
-        return self.run("hash-object", "--", *paths).stdout.split() if paths else []
-
     def newest_messages(self, count: int) -> list[str]:
         """The messages of HEAD and its first parents, ``count`` at most, newest first."""
-        text = self.run("log", f"-{count}", "--first-parent", "-z", "--format=%B", "HEAD").stdout
+        text = self.repo.run(
+            "log", f"-{count}", "--first-parent", "-z", "--format=%B", "HEAD"
+        ).stdout
         return text.split("\0")[:count]
-
-    def checkout_form(self, blob: str, path: str) -> bytes | None:
-        """The bytes git writes to the work tree for ``blob`` at ``path`` (the path's
-        attributes' filters and line endings applied); None when git cannot say."""
-        if "\n" in path:
-            return None
-        result = self.run("cat-file", "--batch", "--filters", stdin=f"{blob} {path}\n", check=False)
-        header, found, content = result.stdout.partition("\n")  # the batch's last LF is gone
-        if not result.ok or not found or header.split()[1:2] != ["blob"]:
-            return None
-        return content.encode(sys.getfilesystemencoding(), "surrogateescape")
 
     def patch_ids(self, shas: Sequence[str]) -> dict[str, str]:
         """Commit -> its patch id (``git patch-id --stable``: what ``git cherry`` compares);
@@ -219,12 +255,60 @@ class GitReads:
         if not shas:
             return {}
         stdin = "".join(f"{sha}\n" for sha in shas)
-        patches = self.run(
+        patches = self.repo.run(
             "log", "-p", "--no-walk=unsorted", "--stdin", "--format=commit %H", stdin=stdin
         ).stdout
-        ids = self.run("patch-id", "--stable", stdin=patches + "\n").stdout
+        ids = self.repo.run("patch-id", "--stable", stdin=patches + "\n").stdout
         pairs = (line.split() for line in ids.splitlines())
         return {sha: pid for pid, sha in pairs}
+
+    # -- reads started now, collected later ------------------------------------------
+    def start_order(self, tip: str, exclude: str) -> GitRead:
+        """Commits of ``tip`` not in ``exclude``, oldest first in topological order."""
+        return self.repo.start("rev-list", "--reverse", "--topo-order", tip, f"^{exclude}")
+
+    def start_subjects(self, ref: str) -> GitRead:
+        """Every commit of ``ref``, read by :func:`~release.adapters.git_log.parse_subjects`."""
+        return self.repo.start("log", f"--format={SUBJECT_FORMAT}", ref, "--")
+
+    def start_about(self, shas: Sequence[str]) -> GitRead:
+        """``shas`` (in the order given), read by :func:`~release.adapters.git_log.parse_about`."""
+        return self.start_commit_log(shas, ABOUT_FORMAT)
+
+    def start_files_of(self, shas: Sequence[str]) -> GitRead:
+        """Each commit's tree diff without contents (``-z --raw``), led by its sha."""
+        stdin = "".join(f"{sha}\n" for sha in shas)
+        return self.repo.start("diff-tree", "--stdin", *_TREE_DIFF, stdin=stdin)
+
+    def start_files_log(self, tip: str, exclude: str) -> GitRead:
+        """The tree diffs (``-z --raw``) of ``tip``'s non-merge commits not in ``exclude``,
+        each led by a record separator."""
+        return self.repo.start(
+            "log", *_TREE_DIFF, "--no-merges", "--format=%x1e", "--end-of-options",
+            tip, f"^{exclude}", "--",
+        )  # fmt: skip
+
+    def start_people(self, ref: str) -> GitRead:
+        """Who authored and co-authored each commit of ``ref`` (peeled; authors as .mailmap
+        says), one line a commit, read by :func:`~release.adapters.git_log.people_of`."""
+        ref = f"{ref}^{{commit}}"
+        return self.repo.start("log", f"--format={PEOPLE_FORMAT}", "--end-of-options", ref, "--")
+
+    def has_mailmap(self) -> bool:
+        if (self.repo.root / ".mailmap").exists():
+            return True
+        found = self.repo.run("config", "--get-regexp", r"^mailmap\.(file|blob)$", check=False)
+        return found.ok and bool(found.stdout.strip())
+
+    def check_mailmap(self, contacts: Sequence[str]) -> dict[str, str]:
+        """``Name <email>`` -> the same as .mailmap maps it (``git check-mailmap``)."""
+        mapped: dict[str, str] = {}
+        wanted = [c for c in dict.fromkeys(contacts) if "<" in c and c.endswith(">")]
+        for start in range(0, len(wanted), 200):
+            chunk = wanted[start : start + 200]
+            out = self.repo.run("check-mailmap", "--", *chunk, check=False).stdout.splitlines()
+            mapped.update(zip(chunk, out, strict=False))
+        return mapped
 
 
 def cherry_marked(text: str) -> set[str]:

@@ -1,47 +1,50 @@
 """What a repository asks of its remotes and sends them: which refs they have
 (``git ls-remote``), objects fetched without a ref here changing, and atomic pushes.
 
-A mixin of :class:`release.adapters.git.GitRepo`: every command goes through its
-:meth:`~release.adapters.git.GitRepo.run`. Nothing here writes a ref of this repository
+``repo.remotes`` of a :class:`~release.adapters.git.GitRepo`: every command goes
+through the repository's :meth:`~release.adapters.git.GitRepo.run`. Nothing here writes a ref of this repository
 but a push's remote-tracking update.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from release.adapters import process
-from release.adapters.git_process import GitResult
+from release.adapters.git_process import GitResult, Repository
 from release.errors import GitError
 
-__all__ = ["GitRemotes"]
+__all__ = ["RefRecord", "Remotes"]
 
 
-class GitRemotes:
+@dataclass(frozen=True, slots=True)
+class RefRecord:
+    """A ref as a remote lists it: the object it points to (a tag object, for an annotated
+    tag) and, for an annotated tag, the object that tag names (``peeled``)."""
+
+    name: str
+    sha: str
+    peeled: str | None = None
+
+    @property
+    def target(self) -> str:
+        """What the ref names once peeled: a tag's commit (or its object, when not a tag)."""
+        return self.peeled or self.sha
+
+
+class Remotes:
     """The remotes: their names and URLs, their refs, fetching objects, pushing."""
 
-    if TYPE_CHECKING:
+    def __init__(self, repo: Repository) -> None:
+        self.repo = repo
 
-        def run(
-            self,
-            *args: str,
-            check: bool = True,
-            env: Mapping[str, str] | None = None,
-            stdin: str | None = None,
-            mutating: bool = False,
-        ) -> GitResult: ...
+    def has(self, remote: str) -> bool:
+        return remote in self.repo.out("remote").split()
 
-        def out(self, *args: str) -> str: ...
-
-        def config_value(self, key: str) -> str | None: ...
-
-    def has_remote(self, remote: str) -> bool:
-        return remote in self.out("remote").split()
-
-    def remote_tags(self, remote: str) -> dict[str, str]:
+    def tags(self, remote: str) -> dict[str, str]:
         """Tags on the remote (read with ls-remote; local refs are not touched)."""
-        result = self.run("ls-remote", "--tags", remote, check=False)
+        result = self.repo.run("ls-remote", "--tags", remote, check=False)
         if not result.ok:
             raise GitError(
                 f"cannot read tags of remote {remote!r}: {process.first_line(result.stderr)}"
@@ -56,24 +59,36 @@ class GitRemotes:
                 tags.setdefault(name, sha)
         return tags
 
-    def remote_url(self, remote: str) -> str | None:
-        return self.config_value(f"remote.{remote}.url")
+    def url(self, remote: str) -> str | None:
+        return self.repo.config_value(f"remote.{remote}.url")
 
-    def remote_refs(self, remote: str, *patterns: str) -> dict[str, str]:
-        """Ref name -> sha on ``remote`` (``git ls-remote``); :class:`GitError` when it
-        cannot be read."""
-        result = self.run("ls-remote", remote, *patterns, check=False)
+    def refs(self, remote: str, *patterns: str) -> dict[str, RefRecord]:
+        """Ref name -> its record on ``remote`` (``git ls-remote``), annotated tags peeled
+        (a pattern that names one tag asks for its peeled line too); :class:`GitError`
+        when it cannot be read."""
+        peel = [f"{p}^{{}}" for p in patterns if p.startswith("refs/tags/") and "*" not in p]
+        result = self.repo.run("ls-remote", remote, *patterns, *peel, check=False)
         if not result.ok:
             reason = process.last_line(result.stderr, "no answer")
             raise GitError(f"cannot reach {remote}: {reason}")
-        pairs = (line.split("\t", 1) for line in result.stdout.splitlines())
-        return {ref: sha for sha, ref in pairs}
+        refs: dict[str, RefRecord] = {}
+        peeled: dict[str, str] = {}
+        for line in result.stdout.splitlines():
+            sha, _, name = line.partition("\t")
+            if name.endswith("^{}"):
+                peeled[name[:-3]] = sha
+            else:
+                refs[name] = RefRecord(name, sha)
+        for name, sha in peeled.items():
+            if name in refs:
+                refs[name] = RefRecord(name, refs[name].sha, sha)
+        return refs
 
     def fetch_objects(self, remote: str, refs: Sequence[str]) -> None:
         """The objects of ``remote``'s ``refs``, and no ref here changed: no refspec maps
         them (``--refmap=`` disables the configured ones), no tag follows, no FETCH_HEAD,
         no maintenance, no submodules."""
-        result = self.run(
+        result = self.repo.run(
             "fetch", "--quiet", "--no-tags", "--refmap=", "--no-write-fetch-head",
             "--no-auto-maintenance", "--no-recurse-submodules", remote, *refs, check=False,
         )  # fmt: skip
@@ -83,6 +98,6 @@ class GitRemotes:
             )
 
     def push_atomic(self, remote: str, refspecs: Sequence[str]) -> GitResult:
-        return self.run(
+        return self.repo.run(
             "push", "--atomic", "--porcelain", remote, *refspecs, check=False, mutating=True
         )

@@ -273,11 +273,13 @@ def _promote_images(ctx: Any, final: str, version: str, rc: str) -> None:
     """The rc's images as the final's, by id (see :mod:`release.images.promote`); the git
     side stands whatever happens here, and a re-run of promote does this again."""
     from release.adapters.engine import ContainerEngine
-    from release.errors import EngineError, ReleaseError
+    from release.errors import EngineError, GitError, ReleaseError
     from release.flows.manifest_store import published
     from release.images.promote import promote_images
 
-    commit = ctx.repo.out("rev-parse", f"{rc}^{{commit}}").strip()
+    commit = ctx.repo.rev(rc)
+    if commit is None:
+        raise GitError(f"{rc} does not name a commit here")
     if published(ctx.repo, rc, commit) is None:
         say(f"images: not promoted: {rc} has no manifest (no images were recorded for it)")
         return

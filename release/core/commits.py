@@ -1,13 +1,13 @@
 """Commits as the release flow sees them: category, PR number, credits, picks, reverts.
 
-Pure: parses the text of ``git log`` records (see :data:`LOG_FORMAT`) into
-:class:`Commit` values; no git calls here.
+Pure: makes :class:`Commit` values of a commit's fields (the git adapter reads them,
+:mod:`release.adapters.git_log`); no git calls here.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -15,17 +15,14 @@ from release.core.categories import category_from_words, decide_category
 
 __all__ = [
     "CHANGELOG_TRAILER",
-    "LOG_FORMAT",
     "REASON_TRAILER",
-    "RECORD_END",
     "Commit",
     "Person",
     "assemble_commit",
+    "commit_maker",
     "is_pr_digits",
     "make_commit",
-    "parse_log",
     "parse_person",
-    "parse_records",
     "parse_subject",
     "pick_fields",
     "pr_number",
@@ -33,9 +30,6 @@ __all__ = [
     "title_key",
 ]
 
-# One record per commit: fields split by US (0x1f); records end with RS (0x1e).
-LOG_FORMAT = "%H%x1f%aN%x1f%aE%x1f%s%x1f%b%x1e"  # %aN %aE: the author as .mailmap says
-RECORD_END = "\x1e"
 REASON_TRAILER = "Cherry-pick-reason"
 CHANGELOG_TRAILER = "Release-changelog"
 
@@ -402,18 +396,7 @@ def make_commit(
     return _Parser(aliases, words=True).commit(sha, author_name, author_email, subject, body)
 
 
-def parse_records(records: Iterable[str], aliases: Mapping[str, str]) -> Iterator[Commit]:
-    """Parse ``git log --format=LOG_FORMAT`` records (the text between separators)."""
-    parser = _Parser(aliases, words=True)
-    commit = parser.commit
-    for record in records:
-        parts = record.split("\x1f", 4)  # git puts a newline before every record but the first
-        if len(parts) < 5:
-            continue
-        sha, name, email, subject, body = parts
-        yield commit(sha.lstrip("\n"), name, email, subject, body.strip("\n"))
-
-
-def parse_log(text: str, aliases: Mapping[str, str]) -> Iterator[Commit]:
-    """Parse ``git log --format=LOG_FORMAT`` output, newest first as git prints it."""
-    return parse_records(text.split(RECORD_END), aliases)
+def commit_maker(aliases: Mapping[str, str]) -> Callable[[str, str, str, str, str], Commit]:
+    """:func:`make_commit` for many commits (``sha, author name, email, subject, body``):
+    what repeats across them (categories, people) is worked out once."""
+    return _Parser(aliases, words=True).commit

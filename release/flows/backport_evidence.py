@@ -40,7 +40,7 @@ class Changes:
         self.repo = repo
         read, write = cache_policy(os.environ)
         write = write and remember
-        if (read or write) and repo.rewrites_history():
+        if (read or write) and repo.history.rewrites_history():
             read = write = False
         path = patch_cache_path(repo.common_dir)
         self._cache: PatchCache | None = None
@@ -50,7 +50,7 @@ class Changes:
             self._cache = PatchCache(path, patch_cache_key())
         self._keep = self._cache if write else None  # what learns what this run read
         # a shallow clone's boundary commits show as adding every file: not kept
-        self._unsure = repo.shallow_boundary() if write else set()
+        self._unsure = repo.history.shallow_boundary() if write else set()
         self._totals: dict[str, int] = {}  # commit -> its number of changed lines
 
     def messages(self, texts: Mapping[str, tuple[str, str]]) -> list[Message]:
@@ -183,7 +183,7 @@ class Changes:
         if not shas:
             return {}
         read: dict[str, Counter[int]] = {sha: Counter() for sha in shas}
-        for text in self.repo.patches_in_parts(shas):
+        for text in self.repo.history.patches_in_parts(shas):
             read.update(backports.signatures(text))
         for sha, signed in read.items():
             self._totals[sha] = signed.total()

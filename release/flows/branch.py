@@ -15,10 +15,11 @@ from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from release.adapters.git import GitRead
+from release.adapters.git_log import About, parse_about, parse_log
 from release.adapters.git_reads import cherry_equal, cherry_marked, files_changed
 from release.core import backports
 from release.core.backports import Evidence
-from release.core.commits import LOG_FORMAT, Commit, parse_log
+from release.core.commits import Commit
 from release.core.plan import short
 from release.errors import RefusedError
 from release.flows.backport_evidence import Changes, likely_backports
@@ -64,7 +65,7 @@ class ReleaseBranch:
         self.branch = branch
         self.ref = f"refs/heads/{branch}"  # by full name: a tag called like it changes nothing
         self.main = main
-        finding = ctx.repo.start_merge_base(self.ref, main)
+        finding = ctx.repo.history.start_merge_base(self.ref, main)
         # what commits change, from the patch cache: read while git finds the base
         self.changes = Changes(ctx.repo, remember=remember)
         found = finding.result()
@@ -99,11 +100,11 @@ class ReleaseBranch:
     def _start(self, what: str) -> GitRead:
         repo = self.ctx.repo
         if what == "order":  # main's commits since the branch point, in main's order
-            return repo.start_order(self.main, self.base)
+            return repo.history.start_order(self.main, self.base)
         if what == "picked":  # the branch's own commits: -x lines, reverts, backports
-            return repo.start_log(f"{self.base}..{self.ref}", LOG_FORMAT)
+            return repo.history.start_commits(since=self.base, until=self.ref)
         # the files changed by git cherry's other side: the branch's own non-merge commits
-        return repo.start_files_log(self.ref, self.main)
+        return repo.history.start_files_log(self.ref, self.main)
 
     def prefetch(self, shas: Iterable[str] = ()) -> None:
         """Start the reads that deciding what is on the branch takes, and (for ``shas``,
@@ -140,20 +141,13 @@ class ReleaseBranch:
 
     def _about(self, shas: Sequence[str]) -> GitRead:
         self._asked["about"] = frozenset(shas)
-        return self.ctx.repo.start_about(shas)
+        return self.ctx.repo.history.start_about(shas)
 
-    def about(self, shas: Sequence[str]) -> dict[str, tuple[int, str, str]]:
-        """Commit -> (number of parents, subject, body), for commits that exist."""
+    def about(self, shas: Sequence[str]) -> dict[str, About]:
+        """Commit -> its parents, subject and body, for commits that exist."""
         if not shas:
             return {}
-        text = self._per_commit("about", shas, lambda: self._about(shas))
-        about: dict[str, tuple[int, str, str]] = {}
-        for record in text.split("\x1e"):
-            parts = record.lstrip("\n").split("\x1f", 3)
-            if len(parts) == 4:
-                sha, parent_list, subject, body = parts
-                about[sha] = (len(parent_list.split()), subject, body.strip("\n"))
-        return about
+        return parse_about(self._per_commit("about", shas, lambda: self._about(shas)))
 
     @property
     def main_order(self) -> dict[str, int]:
@@ -229,10 +223,12 @@ class ReleaseBranch:
                 return
             for earlier, marked in self.changes.earlier_cherry(key):
                 if repo.is_ancestor(earlier, tip):
-                    self._pending["cherry"] = repo.start_cherry_since(earlier, tip, self.main)
+                    self._pending["cherry"] = repo.history.start_cherry_since(
+                        earlier, tip, self.main
+                    )
                     self._cherry_since = marked
                     return
-        self._pending["cherry"] = repo.start_cherry(self.ref, self.main, self.base)
+        self._pending["cherry"] = repo.history.start_cherry(self.ref, self.main, self.base)
 
     def _could_match(self, shas: Sequence[str]) -> bool:
         """Whether ``git cherry`` could find any of ``shas`` (main commits) on the branch:
@@ -279,7 +275,7 @@ class ReleaseBranch:
 
     def _diff_tree(self, shas: Sequence[str]) -> GitRead:
         self._asked["diff"] = frozenset(shas)
-        return self.ctx.repo.start_files_of(shas)
+        return self.ctx.repo.history.start_files_of(shas)
 
     def prefetch_files(self, shas: Iterable[str]) -> None:
         """Start reading the files that these commits change, for those no ``-x`` line names
@@ -321,7 +317,7 @@ class ReleaseBranch:
         commits the branch has reverted since carry; noted in :attr:`_again`. The patch
         ids of the branch's standing commits are read only when a reverted copy matches."""
         repo = self.ctx.repo
-        ids = repo.patch_ids([*same, *self.undone])
+        ids = repo.history.patch_ids([*same, *self.undone])
         copies = {ids[sha]: sha for sha in self.undone if sha in ids}
         suspects = {sha for sha in same if ids.get(sha) in copies}
         if not suspects:
@@ -332,7 +328,7 @@ class ReleaseBranch:
         standing_shas = [
             c.sha for c in self.commits if c.sha not in self.undone and files[c.sha] in alike
         ]
-        ids.update(repo.patch_ids(standing_shas))
+        ids.update(repo.history.patch_ids(standing_shas))
         standing = {ids[sha] for sha in standing_shas if sha in ids}
         gone = {sha for sha in suspects if ids[sha] not in standing}
         for sha in gone:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from release.adapters.git_log import Subject, parse_subjects
 from release.core.commits import pr_number, subject_parser
 from release.core.plan import short
 from release.errors import RefusedError, UsageError
@@ -17,13 +18,11 @@ from release.flows.pick_plan import PR_REF, SHA_REF, Candidate, PickRequest
 __all__ = ["commits_by_pr", "resolve_candidates"]
 
 
-def commits_by_pr(text: str, wanted: set[int]) -> dict[int, list[str]]:
-    """Main commits whose subject ends with ``(#N)``, for each wanted N, from
-    ``git log --format=%H%x1f%s`` (a revert's own number ends its subject too:
-    ``Revert "..." (#N)``)."""
+def commits_by_pr(subjects: Iterable[Subject], wanted: set[int]) -> dict[int, list[str]]:
+    """Main commits whose subject ends with ``(#N)``, for each wanted N (a revert's own
+    number ends its subject too: ``Revert "..." (#N)``)."""
     by_pr: dict[int, list[str]] = {}
-    for line in text.split("\n"):  # git ends each with \n; a subject may hold \r or \x0c
-        sha, _, subject = line.partition("\x1f")
+    for sha, subject in subjects:
         found = pr_number(subject)
         if found is not None and found[0] in wanted:
             by_pr.setdefault(found[0], []).append(sha)
@@ -49,9 +48,9 @@ def resolve_candidates(
     info.prefetch(full)
     info.prefetch_files(full)
     wanted = {int(number[1]) for r in requests if (number := PR_REF.match(r.ref))}
-    pr_log = ctx.repo.start_subjects(info.main) if wanted else None
+    pr_log = ctx.repo.history.start_subjects(info.main) if wanted else None
     order = info.main_order
-    by_pr = commits_by_pr(pr_log.out(), wanted) if pr_log else {}
+    by_pr = commits_by_pr(parse_subjects(pr_log.out()), wanted) if pr_log else {}
     # Full shas of main's commits are looked up here; anything else is asked of git, at once.
     asked = list(
         dict.fromkeys(
@@ -89,14 +88,14 @@ def resolve_candidates(
     on_main = [sha for _, sha in resolved if sha in order]
     presence = info.assess(
         on_main,
-        {sha: (about[sha][1], about[sha][2]) for sha in on_main},
-        merges={sha for sha in on_main if about[sha][0] > 1},
+        {sha: (about[sha].subject, about[sha].body) for sha in on_main},
+        merges={sha for sha in on_main if len(about[sha].parents) > 1},
     )
     category_of = subject_parser(ctx.config.alias_map())
     before_cut: dict[str, bool] = {}
     out: list[Candidate] = []
     for request, sha in resolved:
-        parents, subject, _ = about[sha]
+        parents, subject = len(about[sha].parents), about[sha].subject
         category = category_of(subject)[0]
         position = order.get(sha)
         skip = likely = again = None

@@ -117,7 +117,7 @@ class ReleaseContext:
         """Refuse while git is in the middle of something here (a merge, a rebase, ...), or,
         unless ``own_pick``, while a pick of ours is unfinished. ``own_pick``: a pick's own
         ``--continue``/``--abort``, for which a cherry-pick in progress is its own."""
-        state = self.repo.in_progress()
+        state = self.repo.worktree.in_progress()
         if state is not None and not (own_pick and "cherry-pick" in state[0]):
             raise RefusedError(
                 f"git is in the middle of {state[0]} here; finish or abort it first ({state[1]})"
@@ -141,7 +141,7 @@ class ReleaseContext:
 
     def require_full_history(self, what: str) -> None:
         """Refuse in a shallow clone: ``what`` would read a history that is cut short."""
-        if self.repo.is_shallow():
+        if self.repo.history.is_shallow():
             raise RefusedError(
                 f"this is a shallow clone: {what} would read a history cut short; "
                 "fetch all of it first (git fetch --unshallow --tags)"
@@ -150,14 +150,11 @@ class ReleaseContext:
     def untagged_commits(self, since: str, until: str = "HEAD") -> list[str]:
         """Commits after ``since`` that an rc would ship: all but the changelog commits that
         ``tag`` and ``promote`` make."""
-        text = self.repo.log(
-            f"{since}..{until}", fmt=f"%H%x1f%(trailers:key={CHANGELOG_TRAILER},valueonly)"
-        )
-        fields = (line.split("\x1f", 1) for line in text.splitlines() if line)
-        return [sha for sha, made_for in fields if not made_for.strip()]
+        found = self.repo.history.trailers(CHANGELOG_TRAILER, since=since, until=until)
+        return [t.sha for t in found if not t.value.strip()]
 
     def require_clean(self) -> None:
-        dirty = self.repo.dirty_paths()
+        dirty = self.repo.worktree.dirty_paths()
         if dirty:
             shown = ", ".join(dirty[:5]) + (" ..." if len(dirty) > 5 else "")
             raise RefusedError(
@@ -172,9 +169,9 @@ class ReleaseContext:
             version = self.config.tag.parse_any(name)
             if version is not None:
                 found[name] = TagInfo(name, version, sha, local=True)
-        if remote and not offline and self.repo.has_remote(self.config.remote):
+        if remote and not offline and self.repo.remotes.has(self.config.remote):
             try:
-                remote_tags = self.repo.remote_tags(self.config.remote)
+                remote_tags = self.repo.remotes.tags(self.config.remote)
             except GitError as err:
                 raise RefusedError(
                     f"{err.message}; the next version must account for its tags "
@@ -205,6 +202,6 @@ class ReleaseContext:
         """Base URL for PR links: config, else derived from a GitHub-style remote URL."""
         if self.config.repo_url:
             return self.config.repo_url
-        url = self.repo.remote_url(self.config.remote) or ""
+        url = self.repo.remotes.url(self.config.remote) or ""
         match = re.match(r"^(?:https?://|git@|ssh://git@)(github\.com)[:/](.+?)(?:\.git)?/?$", url)
         return f"https://{match[1]}/{match[2]}" if match else ""

@@ -89,9 +89,9 @@ def read_cut_state(
     branch = ctx.branch_name(version)
     exists_remotely = False
     remote_note = None
-    if ctx.repo.has_remote(ctx.config.remote) and not offline:
+    if ctx.repo.remotes.has(ctx.config.remote) and not offline:
         try:
-            heads = ctx.repo.remote_refs(ctx.config.remote, "--heads", branch)
+            heads = ctx.repo.remotes.refs(ctx.config.remote, "--heads", branch)
         except GitError:
             raise RefusedError(
                 f"cannot reach {ctx.config.remote} to check that {branch} does not exist there; "
@@ -113,7 +113,7 @@ def read_cut_state(
         exists_remotely=exists_remotely,
         final_tagged=any(t.version == version for t in tags),
         switch=switch,
-        dirty=bool(ctx.repo.dirty_paths()),
+        dirty=bool(ctx.repo.worktree.dirty_paths()),
         remote_note=remote_note,
     )
 
@@ -135,7 +135,11 @@ def _resume(
             f"look at it, then remove {journals.file.path}"
         )
     steps = []
-    if journal.switch and ctx.repo.current_branch() != branch and not ctx.repo.dirty_paths():
+    if (
+        journal.switch
+        and ctx.repo.current_branch() != branch
+        and not ctx.repo.worktree.dirty_paths()
+    ):
         ctx.repo.switch(branch)
         steps.append(Step("switch", f"switch to {branch}", {"branch": branch}))
     journals.clear()

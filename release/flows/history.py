@@ -1,7 +1,7 @@
 """Notes for a range of history: choose the range, read its commits, build notes.
 
 The range is read with one streamed ``git log`` (its records are parsed while git is
-still writing the rest), or through the commit cache (:mod:`release.flows.range_commits`).
+still writing the rest), or through the commit cache (:mod:`release.adapters.git_range`).
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ import gc
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
+from release.adapters.git_range import RangeCommits
 from release.adapters.git_reads import cherry_marked
-from release.core.commits import LOG_FORMAT, Commit, Person, parse_log, parse_person
+from release.core.commits import Commit, Person, parse_person
 from release.core.notes import Notes, build_notes, cancel_reverts
 from release.core.people import People
 from release.core.versions import ReleaseVersion
 from release.errors import GitError, UsageError
 from release.flows.context import ReleaseContext, TagInfo
-from release.flows.range_commits import RangeCommits
 
 __all__ = ["NotesRange", "default_range", "notes_for_range"]
 
@@ -103,8 +103,7 @@ def _branch_picks(ctx: ReleaseContext, ref: str, until: str) -> tuple[set[str], 
     base = ctx.repo.merge_base(ref, until)
     if base is None:
         return set(), set()
-    text = ctx.repo.log(f"{base}..{ref}", fmt=LOG_FORMAT)
-    commits = list(reversed(list(parse_log(text, {}))))
+    commits = ctx.repo.history.log_commits(since=base, until=ref, aliases={})[::-1]
     shipped, cancelled = cancel_reverts(commits)
     gone = set(cancelled)
     reverted = {c.identity for c in commits if c.sha in gone and c.picked_from}
@@ -119,11 +118,7 @@ def _shipped(ctx: ReleaseContext, rng: NotesRange) -> set[str]:
     shipped, reverted = _branch_picks(ctx, rng.exclude_from, rng.until)
     if rng.since is not None:
         same_patch = cherry_marked(
-            ctx.repo.start_cherry(
-                f"{rng.exclude_from}^{{commit}}",
-                f"{rng.until}^{{commit}}",
-                f"{rng.since}^{{commit}}",
-            ).out()
+            ctx.repo.history.start_cherry(rng.exclude_from, rng.until, rng.since).out()
         )
         shipped |= same_patch - reverted
     return shipped
@@ -154,22 +149,20 @@ def _check_refs(ctx: ReleaseContext, refs: list[str]) -> None:
 
 def notes_for_range(ctx: ReleaseContext, rng: NotesRange, *, cached: bool = False) -> Notes:
     """Notes of ``rng``. ``cached``: read the range through the commit cache (what
-    ``release notes`` does; see :mod:`release.flows.range_commits`): the notes are the
+    ``release notes`` does; see :mod:`release.adapters.git_range`): the notes are the
     same either way."""
     ctx.require_full_history("notes")
     refs = [ref for ref in (rng.since, rng.until) if ref is not None]
     if any(not ref or ref.startswith("-") for ref in refs):
         _check_refs(ctx, refs)
-    # Each end peeled to its commit: the log fails unless both ends name commits, which
-    # is what checking them first would ask, so they are checked only when it fails.
-    until = f"{rng.until}^{{commit}}"
-    spec = f"{rng.since}^{{commit}}..{until}" if rng.since else until
+    # The log fails unless both ends name commits, which is what checking them first
+    # would ask, so they are checked only when it fails.
     aliases = ctx.config.alias_map()
-    since = f"{rng.since}^{{commit}}" if rng.since else None
+    since = rng.since or None
     with (
         _no_cycle_collection(),
         contextlib.closing(
-            RangeCommits(ctx.repo, spec, aliases, cached=cached, since=since)
+            RangeCommits(ctx.repo, aliases, since=since, until=rng.until, cached=cached)
         ) as reading,
     ):
         exclude = _shipped(ctx, rng) if rng.exclude_from else set()
@@ -192,25 +185,17 @@ def notes_for_range(ctx: ReleaseContext, rng: NotesRange, *, cached: bool = Fals
 
 
 def _people(
-    ctx: ReleaseContext, commits: list[Commit], before: list[str] | None, mailmap: bool | None
+    ctx: ReleaseContext, commits: list[Commit], before: list[Person] | None, mailmap: bool | None
 ) -> People:
     """How the range's people are credited: the config's bots and name merging, co-authors
     through .mailmap (``mailmap``: whether there is one, when already known), and (with a
-    start) who had changes before it (``before``: the lines of ``start_people``)."""
+    start) who had changes before it (``before``: each person once)."""
     people = People(ctx.config.bots, ctx.config.merge_by_name)
-    earlier: dict[Person, None] = {}  # each person once (many lines name the same ones)
-    if before is not None:
-        trailers: dict[str, None] = {}
-        for line in before:
-            name, email, co = [*line.split("\x1f"), "", ""][:3]
-            earlier[Person(name, email)] = None
-            if co:
-                trailers.update(dict.fromkeys(co.split("\x1d")))
-        earlier.update(dict.fromkeys(parse_person(t) for t in trailers if t.strip()))
-    if ctx.repo.has_mailmap() if mailmap is None else mailmap:
+    earlier = before or []
+    if ctx.repo.history.has_mailmap() if mailmap is None else mailmap:
         contacts = [f"{p.name} <{p.email}>" for c in commits for p in c.co_authors]
         contacts += [f"{p.name} <{p.email}>" for p in earlier]
-        mapped = {k: parse_person(v) for k, v in ctx.repo.check_mailmap(contacts).items()}
+        mapped = {k: parse_person(v) for k, v in ctx.repo.history.check_mailmap(contacts).items()}
         people = replace(people, mailmap=mapped)
     if before is not None:
         known = {k for p in earlier if (m := people.canonical(p)) for k in people.keys(m)}

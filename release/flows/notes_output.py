@@ -69,7 +69,7 @@ def _kept(
     named = [ref for ref in refs if ref is not None]
     if any(not ref or ref.startswith("-") for ref in named):
         return None  # the build says why
-    if repo.rewrites_history():
+    if repo.history.rewrites_history():
         return None
     code = code_key()
     if code is None:
@@ -85,8 +85,8 @@ def _kept(
         repr(shas),
         repr(ctx.config),
         repo_url,
-        repo.mailmap_fingerprint(),
-        repo.git_stamp(),
+        repo.history.mailmap_fingerprint(),
+        repo.history.git_stamp(),
     ):
         digest.update(part.encode("utf-8", "surrogateescape"))
         digest.update(b"\0")

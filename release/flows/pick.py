@@ -117,11 +117,11 @@ class Picker:
             raise RefusedError(
                 f"an interrupted pick on {branch} needs recovery; git switch {branch} first"
             )
-        for path in self.repo.lock_files(f"refs/heads/{branch}"):
+        for path in self.repo.worktree.lock_files(f"refs/heads/{branch}"):
             if path.exists():
                 path.unlink()
                 self.say(f"removed {path.name} left by the interrupted pick")
-        if self.repo.sequencer_active() or self.repo.cherry_pick_head():
+        if self.repo.worktree.sequencer_active() or self.repo.worktree.cherry_pick_head():
             self.repo.cherry_pick_quit()
         self.repo.reset_hard()
         self._remove_left_files(journal)
@@ -134,9 +134,9 @@ class Picker:
         leaves untracked files): new in a queued commit, untracked now, and with that
         commit's content, or the first part of it when the kill cut the write short, so a
         file of the user's own at such a path is kept."""
-        added = self.repo.added_blobs([item.sha for item in journal.queue])
-        left = self.repo.untracked(sorted(added))
-        for path, blob in zip(left, self.repo.blob_ids(left), strict=True):
+        added = self.repo.history.added_blobs([item.sha for item in journal.queue])
+        left = self.repo.worktree.untracked(sorted(added))
+        for path, blob in zip(left, self.repo.worktree.blob_ids(left), strict=True):
             if blob not in added[path] and not self._cut_short(path, added[path]):
                 continue
             file = self.repo.root / path
@@ -156,7 +156,7 @@ class Picker:
         if since is None or file.is_symlink() or file.stat().st_mtime_ns < since:
             return False
         data = file.read_bytes()
-        forms = (self.repo.checkout_form(blob, path) for blob in sorted(blobs))
+        forms = (self.repo.worktree.checkout_form(blob, path) for blob in sorted(blobs))
         return any(
             form is not None and len(data) < len(form) and form.startswith(data) for form in forms
         )
@@ -181,7 +181,7 @@ class Picker:
                 report += _picked(group)
                 queue = queue[len(group) :]
                 continue
-            stopped = self.repo.cherry_pick_head()
+            stopped = self.repo.worktree.cherry_pick_head()
             if stopped is None:  # git gave up before it began the next pick (or after all)
                 done = self._applied(group)
                 report += _picked(group[:done])
@@ -203,7 +203,7 @@ class Picker:
     def _applied(self, group: Sequence[QueuedPick]) -> int:
         """How many of ``group`` git picked before it gave up: the newest commits on the
         branch are the picks of its first ones, in order."""
-        newest = self.repo.newest_messages(len(group))
+        newest = self.repo.history.newest_messages(len(group))
         for done in range(len(group), 0, -1):
             picks = reversed(newest[:done])  # oldest first
             if len(newest) >= done and all(
@@ -226,7 +226,7 @@ class Picker:
         picking them all: the journal goes on from there; say what was picked, then why."""
         if done == ran:  # the last pick carries its reason, as after a pick that ended well
             _with_reason(self.ctx, queue[done - 1].sha, queue[done - 1].reason)
-        if self.repo.sequencer_active():
+        if self.repo.worktree.sequencer_active():
             self.repo.cherry_pick_quit()
         self.journal.write(journal.advanced(queue[done:]))
         for line in report:
@@ -244,9 +244,9 @@ class Picker:
     def _stopped(self, journal: PickJournal, queue: tuple[QueuedPick, ...], why: str) -> str:
         """git stopped on ``queue[0]``: back to before it, then raise, or (its change is
         already on the branch) report it skipped."""
-        unmerged = self.repo.unmerged_paths()
+        unmerged = self.repo.worktree.unmerged_paths()
         # applied cleanly but not committed: git failed for another reason (hook, identity)
-        uncommitted = not unmerged and self.repo.has_staged_changes()
+        uncommitted = not unmerged and self.repo.worktree.has_staged_changes()
         self.repo.cherry_pick_quit()
         self.repo.reset_hard()
         current = queue[0]
@@ -367,15 +367,15 @@ def _finish_conflict(
             f"the pick in progress is on {journal.branch}; git switch {journal.branch} first"
         )
     reason = journal.queue[0].reason
-    if ctx.repo.cherry_pick_head():
-        unmerged = ctx.repo.unmerged_paths()
+    if ctx.repo.worktree.cherry_pick_head():
+        unmerged = ctx.repo.worktree.unmerged_paths()
         if unmerged:
             raise RefusedError(
                 f"still unmerged: {', '.join(unmerged)}; resolve them and git add them"
             )
         ctx.repo.cherry_pick_continue()
         _ensure_pick_message(ctx, sha, reason)
-    elif ctx.repo.has_staged_changes():
+    elif ctx.repo.worktree.has_staged_changes():
         _commit_resolution(ctx, sha, reason)
     else:  # finished by hand with git cherry-pick --continue: the reason goes on too
         _with_reason(ctx, sha, reason)
@@ -430,7 +430,7 @@ def abort_pick(ctx: ReleaseContext, *, say: Say = print) -> str:
         _refuse_to_strand_tags(ctx, journal.orig_head)
         if journal.status is JournalStatus.RUNNING:
             picker.recover(journal)
-        if ctx.repo.cherry_pick_head() or ctx.repo.sequencer_active():
+        if ctx.repo.worktree.cherry_pick_head() or ctx.repo.worktree.sequencer_active():
             ctx.repo.cherry_pick_quit()
         ctx.repo.reset_hard(journal.orig_head)
         picker.journal.clear()

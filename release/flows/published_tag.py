@@ -59,31 +59,28 @@ def read_published(repo: GitRepo, remote: str, tag: str) -> PublishedTag:
     check_tag_name(tag)
     ref, note_ref = f"refs/tags/{tag}", notes_ref(tag)
     here = _Local(repo.object_id(ref), repo.rev(ref), repo.object_id(note_ref))
-    if not repo.has_remote(remote):
+    if not repo.remotes.has(remote):
         return here.used(tag, f"no remote {remote!r}")
     try:
-        listed = repo.remote_refs(remote, ref, f"{ref}^{{}}", note_ref)
+        listed = repo.remotes.refs(remote, ref, note_ref)
     except GitError as err:
         return here.used(tag, f"{remote} did not answer ({err.message})")
-    theirs = listed.get(ref)
-    if theirs is None:
+    their_tag = listed.get(ref)
+    if their_tag is None:
         return here.used(tag, f"{remote} has no tag {tag}")
+    theirs = their_tag.sha
     if here.ref_sha is not None and here.ref_sha != theirs:
         raise RefusedError(
             f"the tag {tag} here is not {remote}'s (here {here.ref_sha[:12]}, {remote} "
             f"{theirs[:12]}): reproduce checks what was published; delete the local tag "
             f"(git tag -d {tag}) and run it again"
         )
-    note = listed.get(note_ref)
-    repo.fetch_objects(remote, [ref, *([note_ref] if note else [])])
+    note = listed[note_ref].sha if note_ref in listed else None
+    repo.remotes.fetch_objects(remote, [ref, *([note_ref] if note else [])])
     commit = repo.rev(theirs)
     if commit is None and repo.object_id(theirs) is not None:
         raise UsageError(f"{remote}'s tag {tag} does not name a commit: nothing to reproduce")
-    if (
-        commit is None
-        or commit != listed.get(f"{ref}^{{}}", theirs)
-        or (note and repo.object_id(note) is None)
-    ):
+    if commit is None or commit != their_tag.target or (note and repo.object_id(note) is None):
         raise GitError(f"{remote} changed {tag} while it was read; run reproduce again")
     if note is None:
         notice = f"{remote} has no manifest for {tag}: the one here, if any, is used"

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from release.adapters.git_notes import NOTES_PREFIX
+from release.adapters.git_remotes import RefRecord
 from release.adapters.lock import repo_lock
 from release.core.plan import Plan, Step, short
 from release.errors import GitError, RefusedError
@@ -75,24 +76,26 @@ def _read(ctx: ReleaseContext) -> Plan:
     ctx.require_settled()
     branch, base = ctx.current_release()
     remote = ctx.config.remote
-    if not ctx.repo.has_remote(remote):
+    if not ctx.repo.remotes.has(remote):
         raise RefusedError(
             f"no remote named {remote!r}; add it (git remote add {remote} URL) or set remote in [tool.release]"
         )
     try:
-        refs = ctx.repo.remote_refs(
+        refs = ctx.repo.remotes.refs(
             remote, f"refs/heads/{branch}", "refs/tags/*", f"{NOTES_PREFIX}*"
         )
     except GitError as err:
         raise RefusedError(
             f"{err.message}; nothing was pushed, retry when it is reachable"
         ) from None
-    remote_branch = refs.get(f"refs/heads/{branch}")
-    # tags compare by the commit they point to: an annotated tag's peeled line wins
-    remote_tags: dict[str, str] = {}
-    for ref, sha in sorted(refs.items(), key=lambda item: item[0].endswith("^{}")):
-        if ref.startswith("refs/tags/"):
-            remote_tags[ref.removeprefix("refs/tags/").removesuffix("^{}")] = sha
+    listed = refs.get(f"refs/heads/{branch}")
+    remote_branch = listed.sha if listed else None
+    # tags compare by the commit they point to: an annotated tag's, peeled
+    remote_tags = {
+        name.removeprefix("refs/tags/"): ref.target
+        for name, ref in refs.items()
+        if name.startswith("refs/tags/")
+    }
     local_branch = ctx.repo.head()  # the release branch is checked out
     # is_ancestor is False too when the remote's commit is not even here
     if remote_branch not in (None, local_branch) and not ctx.repo.is_ancestor(
@@ -108,7 +111,7 @@ def _read(ctx: ReleaseContext) -> Plan:
 
 
 def _manifests_to_send(
-    ctx: ReleaseContext, remote: str, tags: dict[str, str], refs: dict[str, str]
+    ctx: ReleaseContext, remote: str, tags: dict[str, str], refs: dict[str, RefRecord]
 ) -> dict[str, str]:
     """Tag -> local notes tip, for each manifest of ``tags`` the remote lacks or has an
     ancestor of; a remote manifest written elsewhere is refused, never overwritten."""
@@ -116,7 +119,7 @@ def _manifests_to_send(
     for name in tags:
         ref = NOTES_PREFIX + name
         local = ctx.repo.rev(ref)
-        there = refs.get(ref)
+        there = refs[ref].sha if ref in refs else None
         if local is None or there == local:
             continue
         if there is not None and not ctx.repo.is_ancestor(there, local):
@@ -144,7 +147,7 @@ def push(ctx: ReleaseContext, *, dry_run: bool = False, say: Callable[[str], Non
 
 def _send(ctx: ReleaseContext, plan: Plan) -> None:
     refspecs = [f"{s.data['ref']}:{s.data['ref']}" for s in plan.steps]
-    result = ctx.repo.push_atomic(plan.info["remote"], refspecs)
+    result = ctx.repo.remotes.push_atomic(plan.info["remote"], refspecs)
     if not result.ok:
         reason = _rejection(result.stdout + "\n" + result.stderr)
         raise GitError(

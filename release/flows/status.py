@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from release.core.commits import RECORD_END, pick_fields
+from release.core.commits import pick_fields
 from release.core.manifest import ManifestError, merge, missing, variant_rules, variant_summary
 from release.core.terminal_text import escaped
 from release.core.versions import next_rc
@@ -79,12 +79,12 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     release = ctx.config.branch.parse(branch) if branch else None
     head = repo.rev("HEAD")
     notes: list[str] = []
-    state = repo.in_progress()
+    state = repo.worktree.in_progress()
     if state is not None:
         notes.append(f"git is in the middle of {state[0]}: {state[1]}")
-    if repo.is_shallow():
+    if repo.history.is_shallow():
         notes.append("shallow clone: history is cut short (git fetch --unshallow --tags)")
-    dirty = repo.dirty_paths()
+    dirty = repo.worktree.dirty_paths()
     if release is None:
         heads = repo.local_branches()
         found = {b: v for b in heads if (v := ctx.config.branch.parse(b)) is not None}
@@ -119,16 +119,16 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     if main is not None and head is not None:
         info = ReleaseBranch(ctx, branch, main, head, remember=True)  # type: ignore[arg-type]
         # only what a pick needs: its sha, subject and body (the -x lines and the reason)
-        text = repo.log(f"{info.base}..HEAD", fmt="%H%x1f%s%x1f%b%x1e")
-        for record in text.split(RECORD_END):
-            parts = record.lstrip("\n").split("\x1f", 2)
-            if len(parts) < 3:
-                continue
-            sha, subject, body = parts
-            picked_from, reason = pick_fields(body.strip("\n"))
+        for message in repo.history.messages(since=info.base, until="HEAD"):
+            picked_from, reason = pick_fields(message.body)
             if picked_from:
                 done.append(
-                    {"sha": sha, "from": picked_from[-1], "subject": subject, "reason": reason}
+                    {
+                        "sha": message.sha,
+                        "from": picked_from[-1],
+                        "subject": message.subject,
+                        "reason": reason,
+                    }
                 )
         done.reverse()
         if (ctx.root / ctx.config.picks_file).exists():

@@ -58,7 +58,11 @@ def _write_changelog(ctx: ReleaseContext, text: str, name: str) -> None:
 def _drop_new_changelog(ctx: ReleaseContext, text: str | None) -> None:
     """A changelog this run created (none was tracked) and left untracked goes too:
     ``reset --hard`` keeps untracked files."""
-    if not ctx.config.changelog or text is None or ctx.repo.is_tracked(ctx.config.changelog):
+    if (
+        not ctx.config.changelog
+        or text is None
+        or ctx.repo.worktree.is_tracked(ctx.config.changelog)
+    ):
         return
     path = ctx.root / ctx.config.changelog
     kept = path.is_file() and not path.is_symlink()

@@ -70,7 +70,7 @@ def _changelog(
     if not ctx.config.changelog:
         return None
     found = ctx.tree_text(ctx.config.changelog, "changelog")  # CRLF kept; a BOM put back
-    if found is not None and not ctx.repo.is_tracked(ctx.config.changelog):
+    if found is not None and not ctx.repo.worktree.is_tracked(ctx.config.changelog):
         raise RefusedError(
             f"{ctx.config.changelog} is not committed (an untracked or ignored draft); "
             "commit it, or move it away, first"
@@ -122,7 +122,7 @@ def _require_remote(ctx: ReleaseContext, offline: bool) -> None:
     """The next version must account for the remote's tags: a remote that is configured but
     missing is an error, as it is for push."""
     remote = ctx.config.remote
-    if not offline and not ctx.repo.has_remote(remote):
+    if not offline and not ctx.repo.remotes.has(remote):
         raise RefusedError(
             f"no remote named {remote!r} to read tags from; add it (git remote add {remote} URL), "
             "set remote in [tool.release], or pass --offline to use local tags only"

@@ -74,7 +74,7 @@ class TaskJournals:
         """Remove the git lock files a killed run of ours left; refuse while its process
         group may still be running git."""
         require_ended(journal.pgid, self.command)
-        for path in self.repo.lock_files(journal.ref, f"refs/heads/{self._branch()}"):
+        for path in self.repo.worktree.lock_files(journal.ref, f"refs/heads/{self._branch()}"):
             if path.exists():
                 path.unlink()
                 say(f"removed {path.name} left by the interrupted {self.command}")

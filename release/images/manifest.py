@@ -241,7 +241,7 @@ def push_manifest(ws: Workspace, tag: str) -> bool:
     local = repo.rev(ref)
     if local is None:
         raise ManifestError(f"{tag} has no manifest here to push (release manifest writes it)")
-    result = repo.push_atomic(remote, [f"{ref}:{ref}"])
+    result = repo.remotes.push_atomic(remote, [f"{ref}:{ref}"])
     if not result.ok:
         said = (result.stderr or result.stdout).strip().splitlines()
         raise RefusedError(

@@ -109,7 +109,7 @@ def _clone(ctx: ReleaseContext, tag: PublishedTag, keep: bool, say: Say) -> Iter
         clone = ctx.repo.borrowing(top / "src")
         pin(clone, tag)
         clone.run("checkout", "--quiet", "--detach", tag.commit)
-        url = ctx.repo.remote_url(ctx.config.remote)
+        url = ctx.repo.remotes.url(ctx.config.remote)
         if url:
             clone.run("remote", "add", ctx.config.remote, url)
         yield clone

@@ -142,11 +142,11 @@ def _version_at(ctx: ReleaseContext, revision: str) -> tuple[str, bool, bool]:
     reachable = [t for t in tags if repo.is_ancestor(t.commit, revision)]
     last = reachable[-1] if reachable else None
     since = last.version if last else None
-    base = f"{last.commit}..{revision}" if last else revision
-    boundary = repo.shallow_boundary()
-    if boundary and boundary & set(repo.rev_list(base)):  # a commit in range lacks parents
-        return with_local(dev_version(since, 0), "shallow"), False, True
-    return dev_version(since, repo.count(base)), False, False
+    after = last.commit if last else None
+    boundary = repo.history.shallow_boundary()
+    if boundary and boundary & set(repo.history.rev_list(since=after, until=revision)):
+        return with_local(dev_version(since, 0), "shallow"), False, True  # a commit lacks parents
+    return dev_version(since, repo.history.count(since=after, until=revision)), False, False
 
 
 def uncommitted(ctx: ReleaseContext) -> list[str]:
@@ -156,12 +156,12 @@ def uncommitted(ctx: ReleaseContext) -> list[str]:
     leads out of the work tree is refused here, before any build or bake file uses it
     (:func:`build_paths`)."""
     repo = ctx.repo
-    found = dict.fromkeys(repo.dirty_paths())
+    found = dict.fromkeys(repo.worktree.dirty_paths())
     matrix = ctx.config.matrix
     if matrix is not None:
         root = ctx.root
         sends = context_filter(*build_paths(root, matrix.context, matrix.dockerfile))
-        untracked = repo.untracked_files(matrix.context, matrix.dockerfile)
+        untracked = repo.worktree.untracked_files(matrix.context, matrix.dockerfile)
         found.update(dict.fromkeys(p for p in untracked if sends(root / p)))
     return list(found)
 
@@ -170,7 +170,7 @@ def _source_url(ctx: ReleaseContext) -> tuple[str, str]:
     """The source label's URL (``repo-url``, else the remote's, as a web URL), and why
     there is none when there is none."""
     configured, remote = ctx.config.repo_url, ctx.config.remote
-    given = configured or ctx.repo.remote_url(remote) or ""
+    given = configured or ctx.repo.remotes.url(remote) or ""
     where = "repo-url" if configured else f"remote {remote!r}"
     if not given:
         return "", f"no {SOURCE_LABEL} label: no repo-url in [tool.release] and no {where}"
@@ -214,7 +214,7 @@ def read_source(
     else:
         found, tagged, uncounted = _version_at(ctx, revision)
     changed = uncommitted(ctx)
-    shallow = repo.is_shallow()
+    shallow = repo.history.is_shallow()
     refusal = _refusal(
         shallow and not allow_shallow,
         changed if not allow_dirty else [],

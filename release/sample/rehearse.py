@@ -118,7 +118,7 @@ class Rehearsal:
         self.engine = make_story_engine(self.sandbox)
         assert self.engine.remote is not None
         t.note(
-            f"{len(self.repo.rev_list('HEAD'))} commits on main, up to the cut; "
+            f"{self.repo.history.count(until='HEAD')} commits on main, up to the cut; "
             f"bare remote {shown(self.engine.remote, self.sandbox)}"
         )
         docker = DockerSide.detect()
@@ -149,7 +149,7 @@ class Rehearsal:
         t.release(self.root, "pick", "#59102", "--reason", "regression", expect=4)
         t.check(
             "the conflict left the branch at the cut and the tree clean",
-            self.repo.head() == cut_at and not self.repo.dirty_paths(),
+            self.repo.head() == cut_at and not self.repo.worktree.dirty_paths(),
         )
         t.note("resolving #59102 by hand: it was written against #59087's rename, not picked")
         t.git(self.repo, "cherry-pick", "-x", engine.shas[59102], check=False)
@@ -184,10 +184,10 @@ class Rehearsal:
         t.step(f"an rc tester reproduces {TAGS.rc1} from a clone of the remote")
         assert self.engine is not None and self.engine.remote is not None
         t.git(self.repo, "clone", "--quiet", str(self.engine.remote), str(self.tester))
-        tagged = GitRepo(self.tester).rev(f"{TAGS.rc1}^{{commit}}")
+        tagged = GitRepo(self.tester).rev(TAGS.rc1)
         t.check(
             f"the tester's clone has {TAGS.rc1} on the maintainer's commit",
-            tagged is not None and tagged == self.repo.rev(f"{TAGS.rc1}^{{commit}}"),
+            tagged is not None and tagged == self.repo.rev(TAGS.rc1),
         )
         blocked = self.no_manifest(TAGS.rc1)
         if not blocked:  # the tag's container options reach into the host: asked, not taken

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from release.adapters.git import GitRepo
-from release.adapters.git_notes import notes_ref
+from release.adapters.git_notes import notes_ref, read_note
 from release.core.manifest import loads
 from release.core.matrix import ImageMatrix
 from release.errors import ReleaseError
@@ -72,11 +72,12 @@ def parse_verdicts(text: str, ids: Iterable[str]) -> dict[str, str]:
 def manifest_of(repo: GitRepo, tag: str) -> tuple[dict[str, Any] | None, str]:
     """``tag``'s published manifest read as a tester would, checked against the schema;
     (None, why) when there is none or it does not hold."""
-    shown = repo.run("notes", f"--ref={notes_ref(tag)}", "show", f"{tag}^{{commit}}", check=False)
-    if not shown.ok:
+    commit = repo.rev(tag)
+    shown = read_note(repo, tag, commit) if commit else None
+    if shown is None:
         return None, f"no note in {notes_ref(tag)}"
     try:
-        return loads(shown.stdout, f"the manifest of {tag}"), ""
+        return loads(shown, f"the manifest of {tag}"), ""
     except ReleaseError as err:
         return None, err.one_line()
 
@@ -98,7 +99,7 @@ def verify(
     if not ledger.docker.ready:
         t.check("the image checks (manifests, notes refs, promoted ids)", None, NO_ENGINE)
         return
-    refs = repo.remote_refs(str(remote), "refs/notes/release/*")
+    refs = repo.remotes.refs(str(remote), "refs/notes/release/*")
     wanted = [notes_ref(tag) for tag in (tags.rc1, tags.rc2, tags.final)]
     t.check(
         "the remote has the manifests' notes refs " + ", ".join(wanted),
@@ -110,19 +111,20 @@ def verify(
 
 
 def _git_checks(t: Terminal, repo: GitRepo, remote: str, tags: Tags, notes: str) -> None:
-    remote_refs = repo.remote_refs(remote)
+    remote_refs = repo.remotes.refs(remote)
     t.check(
         f"the remote has {tags.rc1}, {tags.rc2} and {tags.final}",
         all(f"refs/tags/{tag}" in remote_refs for tag in (tags.rc1, tags.rc2, tags.final)),
     )
     t.check(
         f"the final {tags.final} is on {tags.rc2}'s commit",
-        repo.rev(f"{tags.final}^{{commit}}") == repo.rev(f"{tags.rc2}^{{commit}}"),
+        repo.rev(tags.final) == repo.rev(tags.rc2),
     )
     branch = repo.current_branch() or ""
     t.check(
         "the remote release branch is the local one",
-        remote_refs.get(f"refs/heads/{branch}") == repo.rev(f"refs/heads/{branch}"),
+        (theirs := remote_refs.get(f"refs/heads/{branch}")) is not None
+        and theirs.sha == repo.rev(f"refs/heads/{branch}"),
     )
     t.check(
         "each pick (" + ", ".join(f"#{n}" for n in PICKS) + ") is listed once in the final notes",

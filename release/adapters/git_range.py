@@ -16,32 +16,35 @@ from collections.abc import Mapping
 
 from release.adapters.commit_cache import CommitCache, cache_key, cache_path, cache_policy
 from release.adapters.git import GitLog, GitRepo
+from release.adapters.git_log import LOG_FORMAT, parse_log, parse_records, people_of
 from release.adapters.git_process import GitRead
-from release.core.commits import LOG_FORMAT, RECORD_END, Commit, parse_log, parse_records
+from release.core.commits import Commit, Person
 
 __all__ = ["RangeCommits"]
 
 
 class RangeCommits:
-    """Starts reading ``spec`` (a revision range) at once; :meth:`commits` parses it.
+    """Starts reading the commits after ``since`` up to ``until`` (refs, each peeled to
+    the commit it names; ``since`` None: all history) at once; :meth:`commits` parses
+    them.
 
     ``cached``: use the commit cache as its policy allows (``release notes`` only; tasks
     that change the repository leave its git directory to their journals).
     ``mailmap``: whether a mailmap applies, when reading the range found it out (else None).
-    ``since``: the commit the range starts after, whose earlier people
-    (:meth:`people_before`) are read at once, or taken from the cache.
+    With ``since``, its earlier people (:meth:`people_before`) are read at once, or
+    taken from the cache.
     """
 
     def __init__(
         self,
         repo: GitRepo,
-        spec: str,
         aliases: Mapping[str, str],
         *,
+        since: str | None,
+        until: str,
         cached: bool = False,
-        since: str | None = None,
     ) -> None:
-        self.repo, self.spec, self.aliases = repo, spec, aliases
+        self.repo, self.aliases = repo, aliases
         self.mailmap: bool | None = None
         self._stream: GitLog | None = None
         self._shas: GitRead | None = None
@@ -51,29 +54,29 @@ class RangeCommits:
         self._since: str | None = None  # its sha, when the cache is used
         read, self._write = cache_policy(os.environ) if cached else (False, False)
         path = cache_path(repo.common_dir)
-        if (read or self._write) and repo.rewrites_history():
+        history = repo.history
+        if (read or self._write) and history.rewrites_history():
             read = self._write = False
         if since is not None and (read or self._write):
             self._since = repo.rev(since)
         unused = None
         if read and path.is_file():
-            self._shas = repo.start_range_shas(spec)  # runs while the cache is read
+            # runs while the cache is read
+            self._shas = history.start_range_shas(since=since, until=until)
             self._cache = CommitCache.load(path, self._key())
             if self._since is not None:
                 self._earlier = self._cache.earlier.get(self._since)
             if not self._cache.records:  # nothing to take from it: read the range whole
                 unused, self._shas = self._shas, None
         if since is not None and self._earlier is None:
-            self._before = repo.start_people(since)
+            self._before = history.start_people(since)
         if self._shas is None:
-            self._stream = repo.log_stream(
-                "--no-merges", "--end-of-options", spec, fmt=LOG_FORMAT, sep=RECORD_END
-            )
+            self._stream = history.stream_commits(since=since, until=until)
         if unused is not None:
             unused.result()  # a short read: let it end (it fails as the log does, if at all)
 
     def _key(self) -> str:
-        fingerprint = self.repo.mailmap_fingerprint()
+        fingerprint = self.repo.history.mailmap_fingerprint()
         self.mailmap = bool(fingerprint)
         return cache_key(self.aliases, fingerprint)
 
@@ -90,26 +93,27 @@ class RangeCommits:
         cache = self._cache
         missing = [sha for sha in shas if sha not in cache]
         if missing:
-            text = self.repo.start_commit_log(missing, LOG_FORMAT).out()
+            text = self.repo.history.start_commit_log(missing, LOG_FORMAT).out()
             cache.add(parse_log(text, self.aliases))
         found = cache.take(shas)
         if found is None:  # a record that does not unpack: read them all again
-            text = self.repo.start_commit_log(shas, LOG_FORMAT).out()
+            text = self.repo.history.start_commit_log(shas, LOG_FORMAT).out()
             found = list(parse_log(text, self.aliases))
             cache.add(found)
         return found
 
-    def people_before(self) -> list[str]:
-        """What :meth:`GitRepo.start_people` reads for ``since`` (its distinct lines, when
-        they come from the cache)."""
+    def people_before(self) -> list[Person]:
+        """Who had commits up to ``since`` (authors as .mailmap says, and co-authors as
+        their trailers spell them), each once: read by :meth:`GitRepo.start_people`, or
+        its lines kept in the cache."""
         if self._earlier is not None:
-            return list(self._earlier)
+            return people_of(self._earlier)
         assert self._before is not None, "people_before needs since"
         lines = self._before.out().splitlines()
         self._before = None
         if self._write and self._since is not None:
             self._writable().keep_earlier(self._since, lines)
-        return lines
+        return people_of(lines)
 
     def _writable(self) -> CommitCache:
         if self._cache is None:

@@ -1,0 +1,157 @@
+"""What ``git log`` says of commits, as records: the format each read asks git for, and
+the parse of its fields (US, 0x1f, between fields; RS, 0x1e, after each record) into
+:class:`~release.core.commits.Commit` values and the small records below.
+
+The separators and formats stay here: callers get records, never git's text. Parsing is
+one ``split`` a record, as fast as the callers' own splitting was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from release.core.commits import Commit, Person, commit_maker, parse_person
+
+__all__ = [
+    "ABOUT_FORMAT",
+    "LOG_FORMAT",
+    "MESSAGE_FORMAT",
+    "PEOPLE_FORMAT",
+    "RECORD_END",
+    "SUBJECT_FORMAT",
+    "About",
+    "Message",
+    "Subject",
+    "Trailer",
+    "parse_about",
+    "parse_log",
+    "parse_messages",
+    "parse_records",
+    "parse_subjects",
+    "parse_trailers",
+    "people_of",
+    "trailer_format",
+]
+
+# One record per commit: fields split by US (0x1f); records end with RS (0x1e).
+LOG_FORMAT = "%H%x1f%aN%x1f%aE%x1f%s%x1f%b%x1e"  # %aN %aE: the author as .mailmap says
+RECORD_END = "\x1e"
+_FIELD = "\x1f"
+_GROUP = "\x1d"
+MESSAGE_FORMAT = "%H%x1f%s%x1f%b%x1e"
+ABOUT_FORMAT = "%H%x1f%P%x1f%s%x1f%b%x1e"
+SUBJECT_FORMAT = "%H%x1f%s"
+# author name, email, co-author trailers (GS between), authors as .mailmap says
+PEOPLE_FORMAT = "%aN%x1f%aE%x1f%(trailers:key=Co-authored-by,valueonly,separator=%x1d)"
+
+
+def trailer_format(key: str) -> str:
+    """``sha<US>the values of trailer key`` per commit."""
+    return f"%H%x1f%(trailers:key={key},valueonly)"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A commit's sha, subject and body (trimmed of the newlines git puts around it)."""
+
+    sha: str
+    subject: str
+    body: str
+
+
+@dataclass(frozen=True, slots=True)
+class About:
+    """A commit's sha, its parents, subject and body."""
+
+    sha: str
+    parents: tuple[str, ...]
+    subject: str
+    body: str
+
+
+class Subject(NamedTuple):
+    """A commit's sha and subject (a tuple: main's whole history is read as these)."""
+
+    sha: str
+    subject: str
+
+
+@dataclass(frozen=True, slots=True)
+class Trailer:
+    """A commit and the values of one trailer key in its message ("" when none)."""
+
+    sha: str
+    value: str
+
+
+def parse_records(records: Iterable[str], aliases: Mapping[str, str]) -> Iterator[Commit]:
+    """Parse ``git log --format=LOG_FORMAT`` records (the text between separators)."""
+    commit = commit_maker(aliases)
+    for record in records:
+        parts = record.split(_FIELD, 4)  # git puts a newline before every record but the first
+        if len(parts) < 5:
+            continue
+        sha, name, email, subject, body = parts
+        yield commit(sha.lstrip("\n"), name, email, subject, body.strip("\n"))
+
+
+def parse_log(text: str, aliases: Mapping[str, str]) -> Iterator[Commit]:
+    """Parse ``git log --format=LOG_FORMAT`` output, newest first as git prints it."""
+    return parse_records(text.split(RECORD_END), aliases)
+
+
+def parse_messages(text: str) -> list[Message]:
+    """``MESSAGE_FORMAT`` output, in git's order."""
+    found: list[Message] = []
+    for record in text.split(RECORD_END):
+        parts = record.lstrip("\n").split(_FIELD, 2)
+        if len(parts) == 3:
+            found.append(Message(parts[0], parts[1], parts[2].strip("\n")))
+    return found
+
+
+def parse_about(text: str) -> dict[str, About]:
+    """``ABOUT_FORMAT`` output, by sha."""
+    about: dict[str, About] = {}
+    for record in text.split(RECORD_END):
+        parts = record.lstrip("\n").split(_FIELD, 3)
+        if len(parts) == 4:
+            sha, parent_list, subject, body = parts
+            about[sha] = About(sha, tuple(parent_list.split()), subject, body.strip("\n"))
+    return about
+
+
+def parse_subjects(text: str) -> Iterator[Subject]:
+    """``SUBJECT_FORMAT`` output, one commit a line (git ends each with a newline; a
+    subject may hold a carriage return or a form feed, never a newline)."""
+    for line in text.split("\n"):
+        sha, _, subject = line.partition(_FIELD)
+        yield Subject(sha, subject)
+
+
+def parse_trailers(text: str) -> list[Trailer]:
+    """:func:`trailer_format` output, in git's order. A commit with the key twice has its
+    values on lines of their own: a line without a separator continues a value."""
+    found: list[Trailer] = []
+    for line in text.splitlines():
+        sha, sep, value = line.partition(_FIELD)
+        if sep:
+            found.append(Trailer(sha, value))
+        elif line and found:
+            found[-1] = Trailer(found[-1].sha, f"{found[-1].value}\n{line}")
+    return found
+
+
+def people_of(lines: Iterable[str]) -> list[Person]:
+    """Everyone ``PEOPLE_FORMAT`` lines name, authors first, each once (in order)."""
+    earlier: dict[Person, None] = {}
+    trailers: dict[str, None] = {}
+    for line in lines:
+        name, email, co = [*line.split(_FIELD), "", ""][:3]
+        earlier[Person(name, email)] = None
+        if co:
+            trailers.update(dict.fromkeys(co.split(_GROUP)))
+    earlier.update(dict.fromkeys(parse_person(t) for t in trailers if t.strip()))
+    return list(earlier)
