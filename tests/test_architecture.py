@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -247,3 +248,116 @@ def test_every_module_imports_on_its_own() -> None:
     with ThreadPoolExecutor(max_workers=4) as pool:
         failures = {m: err for m, err in pool.map(_import_alone, sorted(MODULES)) if err}
     assert not failures, failures
+
+
+# -- git's revision syntax and separators stay in the git adapter ------------------------
+# A string literal (an f-string's text with each replacement field read as a ref) is
+# git's language when it peels or selects an object (``^{commit}``, ``^{}``, ``^{tag}``,
+# ``^{tree}``), names an upstream (``@{u}``), is a range as a whole (``A..B``, ``A...B``,
+# ``^A``: one token, a ref or field at each end; a sentence that mentions ``A..B``
+# among words is prose), asks for parents (``A^@``, ``A^!``, ``A~2``, ``HEAD^``), or is
+# git's field or record separator (a literal of only US/RS/GS, or a ``%x1f`` format).
+# Regex anchors (``f"^{regex}"`` followed by more pattern) and control-character
+# classes are none of these.
+GIT_ADAPTER = re.compile(r"release\.adapters\.git(?:_\w+)?")
+_FIELD = "\0"  # what a replacement field reads as
+_PEEL = re.compile(r"\^\{(?:commit|tag|tree|blob|object)?\}|@\{(?:u|upstream|push)\}")
+_REF = r"[\w/.@{}~^\0-]"
+_RANGE = re.compile(rf"(?:{_REF}*[\w}}\0]\.\.\.?[\w\0^]{_REF}*|\^\0)")
+_PARENTS = re.compile(r"(?:HEAD|\0)(?:[~^]\d*)+|(?:\w|\0)\^[@!]|\0\^-\d*")
+_SEPARATORS = re.compile(r"[\x1d\x1e\x1f]+\n?")
+_FORMAT_SEPARATOR = re.compile(r"%x1[def]")
+# Text a person types or reads, printed as git spells it: (module, source of the literal).
+GIT_SYNTAX_ALLOWED = {
+    # the range a tag's message says it changes: "Changes v0.1.0rc1..v0.1.0rc2:"
+    ("release.flows.history", "f\"{self.since or '(start)'}..{self.until}\""),
+}
+
+
+def _git_syntax(text: str) -> str | None:
+    """What git syntax ``text`` (a literal, fields as NUL) spells; None when none."""
+    if _PEEL.search(text):
+        return "peels a ref"
+    if _SEPARATORS.fullmatch(text) or _FORMAT_SEPARATOR.search(text):
+        return "splits or asks for git's separators"
+    if _RANGE.fullmatch(text):
+        return "spells a range"
+    if _PARENTS.fullmatch(text) or re.search(r"(?:\w|\0)\^[@!]", text):
+        return "names parents"
+    return None
+
+
+def git_syntax(module: str, source: Path | str) -> list[str]:
+    """The string literals of a module (outside the git adapter) that spell git syntax."""
+    if GIT_ADAPTER.fullmatch(module):
+        return []
+    text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
+    tree = ast.parse(text)
+    inside: set[int] = set()  # the constant parts of f-strings, read with their f-string
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            inside.update(id(part) for part in node.values)
+            shape = "".join(
+                part.value if isinstance(part, ast.Constant) else _FIELD for part in node.values
+            )
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) in inside:
+                continue
+            shape = node.value
+        else:
+            continue
+        what = _git_syntax(shape)
+        segment = ast.get_source_segment(text, node) or ""
+        if what and (module, segment) not in GIT_SYNTAX_ALLOWED:
+            found.append(f"line {node.lineno}: {segment} {what}")
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_git_syntax_stays_in_the_git_adapter(module: str) -> None:
+    found = git_syntax(module, MODULES[module])
+    assert not found, f"{module} spells git's syntax (ask the git adapter): {found}"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'def f(ref):\n    return repo.rev(f"{ref}^{{commit}}")\n',
+        'refs.get(f"{ref}^{{}}")\n',
+        'x = "v1^{tag}"\n',
+        'repo.run("rev-parse", "@{u}")\n',
+        'sha, _, subject = line.partition("\\x1f")\n',
+        'records = text.split("\\x1e")\n',
+        'repo.log(fmt="%H%x1f%s")\n',
+        'repo.log(f"{base}..{ref}")\n',
+        'repo.log(f"{a}...{b}")\n',
+        'repo.count(f"{base}..HEAD")\n',
+        'repo.run("log", "main..releases/v1")\n',
+        'repo.run("rev-list", f"^{exclude}")\n',
+        'repo.run("rev-list", f"{sha}^@")\n',
+        'repo.run("show", f"{sha}~1")\n',
+        'repo.run("show", "HEAD^")\n',
+    ],
+)
+def test_git_syntax_is_caught(source: str) -> None:
+    assert git_syntax("release.flows.example", source)
+
+
+def test_git_syntax_allows_text_and_the_adapter() -> None:
+    prose = (
+        'help = "the commits of A..B, as git log A..B lists them"\n'
+        're.compile(f"^{regex}(?:/.*)?$")\n'
+        're.compile(r"^#([0-9]{1,9})$")\n'
+        're.compile(r"^@@ -1 +1 @@")\n'
+        're.compile(f"[\\x00-\\x1f{_NOT_C0}]")\n'
+        'say(f"reading {name}...")\n'
+        'path = "../up"\n'
+        'print(f"git notes --ref release/{tag} show {tag}^{{}}")\n'
+    )
+    found = git_syntax("release.flows.example", prose)
+    assert found == [found[-1]] and "show" in found[-1]  # a command printed: allow-listed only
+    assert not git_syntax("release.adapters.git_reads", 'f"{a}^{{commit}}..{b}"\n')
+    assert not git_syntax(
+        "release.flows.history", "x = f\"{self.since or '(start)'}..{self.until}\"\n"
+    )

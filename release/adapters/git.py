@@ -152,6 +152,11 @@ class GitRepo:
         )
         return result.stdout.strip() if result.ok and result.stdout.strip() else None
 
+    def first_parent(self, ref: str) -> str | None:
+        """The first parent of the commit ``ref`` names; None for a root commit (or no
+        such commit)."""
+        return self.rev(f"{ref}^")
+
     def object_id(self, ref: str) -> str | None:
         """The object ``ref`` names as it is (a tag object stays a tag); None when there is
         no such object here."""

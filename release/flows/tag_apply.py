@@ -109,7 +109,9 @@ def _resume(ctx: ReleaseContext, journals: TaskJournals, journal: TaskJournal, s
     (ctx.repo.git_dir / "release" / "changelog.tmp").unlink(missing_ok=True)
     repo, name, orig = ctx.repo, journal.name, journal.orig_head
     head = repo.head()
-    on_top = head != orig and repo.rev(f"{head}^") == orig and _is_changelog_commit(ctx, head, name)
+    on_top = (
+        head != orig and repo.first_parent(head) == orig and _is_changelog_commit(ctx, head, name)
+    )
     if head != orig and not on_top:
         raise RefusedError(
             f"an interrupted {journal.command} of {name} started at {short(orig)}, and the branch "
