@@ -158,3 +158,82 @@ def test_cause_is_gits_error_line_and_the_paths_it_names() -> None:
     )
     assert cause("warning: w\nfatal: cherry-pick failed\n") == "fatal: cherry-pick failed"
     assert cause("", "no reason given") == "no reason given"
+
+
+# -- records: the adapter peels refs and parses git's fields itself ----------------------
+def _git(repo: GitRepo, *args: str, message: str = "") -> str:
+    env = {"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@example.com"}
+    env |= {"GIT_COMMITTER_NAME": "A", "GIT_COMMITTER_EMAIL": "a@example.com"}
+    return repo.run(*args, stdin=message or None, env=env).stdout
+
+
+def test_ranges_are_given_by_their_ends_and_peeled(engine: SampleEngine) -> None:
+    repo, history = engine.repo, engine.repo.history
+    base = repo.rev("main~3")
+    assert base is not None
+    _git(repo, "tag", "-a", "-m", "an annotated tag", "annotated", base)
+    expected = repo.out("rev-list", f"{base}..main").split()
+    assert history.rev_list(since="annotated", until="main") == expected
+    assert history.count(since="annotated", until="main") == len(expected) == 3
+    assert history.count(until="annotated") == int(repo.out("rev-list", "--count", base))
+    assert [c.sha for c in history.log_commits(since=base, until="main", aliases={})] == expected
+    messages = history.messages(since="annotated", until="main")
+    assert [m.sha for m in messages] == expected
+    assert all(not m.body.startswith("\n") and not m.body.endswith("\n") for m in messages)
+    tree = repo.out("rev-parse", "main^{tree}").strip()
+    with pytest.raises(GitError):  # a range's end names a commit (a tag peels to one)
+        history.count(since=tree, until="main")
+    assert repo.first_parent("main") == repo.rev("main~1")
+
+
+def test_messages_containing_a_text_are_those_git_finds(engine: SampleEngine) -> None:
+    repo = engine.repo
+    head = repo.head()
+    for n, text in enumerate(("plain change", "(cherry picked from commit abc)", "other")):
+        (repo.root / f"file{n}").write_text(text)
+        repo.add(f"file{n}")
+        _git(repo, "commit", "--quiet", "-F", "-", message=f"change {n}\n\n{text}\n")
+    found = repo.history.messages(since=head, until="HEAD", containing="(cherry picked from")
+    assert [m.body for m in found] == ["(cherry picked from commit abc)"]
+    assert [m.subject for m in found] == ["change 1"]
+
+
+def test_subjects_of_pr_numbers_are_found_by_git(engine: SampleEngine) -> None:
+    from release.adapters.git_log import parse_subjects
+
+    everything = parse_subjects(engine.repo.history.start_subjects("main").out())
+    numbered = [s for s in everything if s.subject.endswith(")") and "(#" in s.subject]
+    assert numbered, "the sample history has PR numbers"
+    wanted = int(numbered[0].subject.rsplit("(#", 1)[1].rstrip(")"))
+    only = parse_subjects(engine.repo.history.start_subjects("main", {wanted}).out())
+    assert numbered[0] in only and len(only) < len(everything)
+    assert all(f"#{wanted})" in s.subject or f"#0{wanted})" in s.subject for s in only)
+
+
+def test_trailer_values_that_span_lines_stay_with_their_commit() -> None:
+    from release.adapters.git_log import Trailer, parse_trailers
+
+    text = "a\x1fv0.1.0\nsecond\nb\x1f\n\nc\x1f\n"
+    assert parse_trailers(text) == [
+        Trailer("a", "v0.1.0\nsecond"),
+        Trailer("b", ""),
+        Trailer("c", ""),
+    ]
+
+
+def test_remote_refs_peel_annotated_tags(engine: SampleEngine) -> None:
+    repo = engine.repo
+    assert engine.remote is not None
+    remote = str(engine.remote)
+    _git(repo, "tag", "-a", "-m", "annotated", "t-annotated", "main~1")
+    _git(repo, "tag", "t-light", "main~2")
+    repo.run("push", "--quiet", remote, "t-annotated", "t-light")
+    refs = repo.remotes.refs(remote, "refs/tags/t-annotated", "refs/tags/t-light")
+    annotated, light = refs["refs/tags/t-annotated"], refs["refs/tags/t-light"]
+    assert annotated.sha == repo.object_id("t-annotated") != annotated.target
+    assert annotated.target == repo.rev("main~1")
+    assert light.peeled is None and light.target == light.sha == repo.rev("main~2")
+    every = repo.remotes.refs(remote, "refs/tags/*")
+    assert every["refs/tags/t-annotated"] == annotated
+    assert not any(name.endswith("^{}") for name in every)
+    assert repo.remotes.tags(remote)["t-annotated"] == annotated.target

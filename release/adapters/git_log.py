@@ -2,14 +2,14 @@
 the parse of its fields (US, 0x1f, between fields; RS, 0x1e, after each record) into
 :class:`~release.core.commits.Commit` values and the small records below.
 
-The separators and formats stay here: callers get records, never git's text. Parsing is
-one ``split`` a record, as fast as the callers' own splitting was.
+The separators and formats stay here: callers get records, never git's text. Records
+are named tuples, made in C (as :class:`~release.core.commits.Person` is): a record costs
+what unpacking the split fields did.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from release.core.commits import Commit, Person, commit_maker, parse_person
@@ -52,8 +52,7 @@ def trailer_format(key: str) -> str:
     return f"%H%x1f%(trailers:key={key},valueonly)"
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
+class Message(NamedTuple):
     """A commit's sha, subject and body (trimmed of the newlines git puts around it)."""
 
     sha: str
@@ -61,8 +60,7 @@ class Message:
     body: str
 
 
-@dataclass(frozen=True, slots=True)
-class About:
+class About(NamedTuple):
     """A commit's sha, its parents, subject and body."""
 
     sha: str
@@ -72,14 +70,13 @@ class About:
 
 
 class Subject(NamedTuple):
-    """A commit's sha and subject (a tuple: main's whole history is read as these)."""
+    """A commit's sha and subject."""
 
     sha: str
     subject: str
 
 
-@dataclass(frozen=True, slots=True)
-class Trailer:
+class Trailer(NamedTuple):
     """A commit and the values of one trailer key in its message ("" when none)."""
 
     sha: str
@@ -105,10 +102,11 @@ def parse_log(text: str, aliases: Mapping[str, str]) -> Iterator[Commit]:
 def parse_messages(text: str) -> list[Message]:
     """``MESSAGE_FORMAT`` output, in git's order."""
     found: list[Message] = []
+    add, make = found.append, tuple.__new__  # a tuple made in C, as fast as unpacking
     for record in text.split(RECORD_END):
         parts = record.lstrip("\n").split(_FIELD, 2)
         if len(parts) == 3:
-            found.append(Message(parts[0], parts[1], parts[2].strip("\n")))
+            add(make(Message, (parts[0], parts[1], parts[2].strip("\n"))))
     return found
 
 
@@ -123,12 +121,11 @@ def parse_about(text: str) -> dict[str, About]:
     return about
 
 
-def parse_subjects(text: str) -> Iterator[Subject]:
+def parse_subjects(text: str) -> list[Subject]:
     """``SUBJECT_FORMAT`` output, one commit a line (git ends each with a newline; a
     subject may hold a carriage return or a form feed, never a newline)."""
-    for line in text.split("\n"):
-        sha, _, subject = line.partition(_FIELD)
-        yield Subject(sha, subject)
+    make = tuple.__new__
+    return [make(Subject, line.partition(_FIELD)[::2]) for line in text.split("\n") if line]
 
 
 def parse_trailers(text: str) -> list[Trailer]:

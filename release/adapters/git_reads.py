@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from release.adapters.git_log import (
@@ -69,10 +69,14 @@ class History:
         :func:`~release.adapters.git_log.parse_log`."""
         return self.repo.start("log", f"--format={LOG_FORMAT}", *span(since, until), "--")
 
-    def messages(self, *, since: str | None, until: str) -> list[Message]:
-        """Each commit's sha, subject and body, newest first."""
-        text = self.repo.out("log", f"--format={MESSAGE_FORMAT}", *span(since, until), "--")
-        return parse_messages(text)
+    def messages(
+        self, *, since: str | None, until: str, containing: str | None = None
+    ) -> list[Message]:
+        """Each commit's sha, subject and body, newest first; with ``containing``, only
+        the commits whose message holds that text (git looks, as a fixed string)."""
+        grep = ("--fixed-strings", f"--grep={containing}") if containing else ()
+        fmt = f"--format={MESSAGE_FORMAT}"
+        return parse_messages(self.repo.out("log", fmt, *grep, *span(since, until), "--"))
 
     def trailers(self, key: str, *, since: str | None, until: str) -> list[Trailer]:
         """Each commit's values of trailer ``key``, newest first."""
@@ -267,9 +271,15 @@ class History:
         """Commits of ``tip`` not in ``exclude``, oldest first in topological order."""
         return self.repo.start("rev-list", "--reverse", "--topo-order", tip, f"^{exclude}")
 
-    def start_subjects(self, ref: str) -> GitRead:
-        """Every commit of ``ref``, read by :func:`~release.adapters.git_log.parse_subjects`."""
-        return self.repo.start("log", f"--format={SUBJECT_FORMAT}", ref, "--")
+    def start_subjects(self, ref: str, prs: Collection[int] = ()) -> GitRead:
+        """The commits of ``ref``, read by :func:`~release.adapters.git_log.parse_subjects`;
+        with ``prs``, only those whose message has ``(#N)`` for one of them (leading zeros
+        allowed): git looks, so only they are written and parsed."""
+        grep: tuple[str, ...] = ()
+        if prs:
+            numbers = "|".join(str(int(n)) for n in sorted(set(prs)))
+            grep = ("--extended-regexp", rf"--grep=\(#0*({numbers})\)")
+        return self.repo.start("log", f"--format={SUBJECT_FORMAT}", *grep, ref, "--")
 
     def start_about(self, shas: Sequence[str]) -> GitRead:
         """``shas`` (in the order given), read by :func:`~release.adapters.git_log.parse_about`."""

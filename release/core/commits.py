@@ -15,6 +15,7 @@ from release.core.categories import category_from_words, decide_category
 
 __all__ = [
     "CHANGELOG_TRAILER",
+    "PICK_LINE",
     "REASON_TRAILER",
     "Commit",
     "Person",
@@ -57,7 +58,8 @@ _CO_AUTHOR = "co-authored-by"
 _REASON = REASON_TRAILER.lower()
 _CHANGELOG = CHANGELOG_TRAILER.lower()
 _WANTED_TRAILERS = (_CO_AUTHOR, _REASON, _CHANGELOG)
-_PICKED_TEXT = "(cherry picked from commit "
+PICK_LINE = "(cherry picked from commit "  # what a -x line starts with
+_PICKED_TEXT = PICK_LINE
 _REVERTS_TEXT = "This reverts commit "
 
 

@@ -48,7 +48,7 @@ def resolve_candidates(
     info.prefetch(full)
     info.prefetch_files(full)
     wanted = {int(number[1]) for r in requests if (number := PR_REF.match(r.ref))}
-    pr_log = ctx.repo.history.start_subjects(info.main) if wanted else None
+    pr_log = ctx.repo.history.start_subjects(info.main, wanted) if wanted else None
     order = info.main_order
     by_pr = commits_by_pr(parse_subjects(pr_log.out()), wanted) if pr_log else {}
     # Full shas of main's commits are looked up here; anything else is asked of git, at once.

@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from release.core.commits import pick_fields
+from release.core.commits import PICK_LINE, pick_fields
 from release.core.manifest import ManifestError, merge, missing, variant_rules, variant_summary
 from release.core.terminal_text import escaped
 from release.core.versions import next_rc
@@ -119,7 +119,8 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     if main is not None and head is not None:
         info = ReleaseBranch(ctx, branch, main, head, remember=True)  # type: ignore[arg-type]
         # only what a pick needs: its sha, subject and body (the -x lines and the reason)
-        for message in repo.history.messages(since=info.base, until="HEAD"):
+        picked = repo.history.messages(since=info.base, until="HEAD", containing=PICK_LINE)
+        for message in picked:
             picked_from, reason = pick_fields(message.body)
             if picked_from:
                 done.append(
