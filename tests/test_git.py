@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -158,3 +159,35 @@ def test_cause_is_gits_error_line_and_the_paths_it_names() -> None:
     )
     assert cause("warning: w\nfatal: cherry-pick failed\n") == "fatal: cherry-pick failed"
     assert cause("", "no reason given") == "no reason given"
+
+
+def test_git_runs_in_the_c_locale_unless_the_environment_sets_one(
+    engine: SampleEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git's messages are parsed and quoted: they are in English (LC_ALL and LANGUAGE are C,
+    as GitPython sets them), unless the environment chose a locale itself."""
+
+    def seen() -> dict[str, str]:
+        text = engine.repo.out("-c", "alias.seen=!env", "seen")
+        pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line)
+        return {k: v for k, v in pairs if k in ("LC_ALL", "LANGUAGE")}
+
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LANGUAGE", raising=False)
+    assert seen() == {"LC_ALL": "C", "LANGUAGE": "C"}
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    assert seen() == {"LC_ALL": "C.UTF-8", "LANGUAGE": "C"}
+
+
+def test_running_git_loads_no_gitpython(engine: SampleEngine) -> None:
+    """Importing GitPython costs ~60 ms and two ``git version`` processes: no read needs it."""
+    code = (
+        "import sys\nfrom release.adapters.git import GitRepo\n"
+        "repo = GitRepo('.')\nassert repo.rev('HEAD')\nrepo.start('status').out()\n"
+        "print(sorted(m for m in sys.modules if m == 'git' or m.startswith('git.')))"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", code], cwd=engine.root, capture_output=True, text=True, check=False
+    )
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines() == ["[]"]

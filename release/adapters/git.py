@@ -1,8 +1,8 @@
 """The git adapter: the only module that runs git, and the vocabulary workflows use.
 
-Every command is one ``git`` process (the first on ``PATH``) in the work tree, made by
-GitPython's command interface (which sets the C locale, so messages are in English:
-they are parsed and quoted) and run by :mod:`release.adapters.process`.
+Every command is one ``git`` process (the first on ``PATH``) in the work tree, in the C
+locale as GitPython's command interface runs it (so messages are in English: they are
+parsed and quoted), run by :mod:`release.adapters.process`.
 Mutating commands are echoed when asked (``RELEASE_ECHO``); failures become
 :class:`GitError`. Output is decoded with ``surrogateescape`` (file names round-trip)
 and loses one final newline. Ranges are read with one ``git log --format`` call, never
