@@ -191,3 +191,17 @@ def test_running_git_loads_no_gitpython(engine: SampleEngine) -> None:
     )
     assert found.returncode == 0, found.stderr
     assert found.stdout.splitlines() == ["[]"]
+
+
+def test_tags_merged_into_among_named_tags(engine: SampleEngine) -> None:
+    repo = engine.repo
+    old, new = engine.shas[103], engine.shas[104]
+    repo.run("switch", "--quiet", "--detach", old)
+    for name, at in (("v1", old), ("v10", old), ("v2", new), ("v1+", old)):
+        repo.create_tag(name, at, name)
+    assert repo.tags_merged_into("HEAD") == {"v1", "v10", "v1+"}
+    assert repo.tags_merged_into("HEAD", ["v1", "v2"]) == {"v1"}
+    # the names only ("v1?" is a pattern to git, which "v10" and "v1+" match)
+    assert repo.tags_merged_into("HEAD", ["v1?"]) == set()
+    assert repo.tags_merged_into(new, ["v2", "v10"]) == {"v2", "v10"}
+    assert repo.tags_merged_into("HEAD", []) == set()

@@ -243,12 +243,19 @@ class GitRepo(GitReads, GitRemotes):
             tags[name] = peeled or obj
         return tags
 
-    def tags_merged_into(self, commit: str) -> set[str]:
-        """Tags whose commit is ``commit`` or one of its ancestors."""
+    def tags_merged_into(self, commit: str, among: Sequence[str] | None = None) -> set[str]:
+        """Tags whose commit is ``commit`` or one of its ancestors; of the tags named
+        ``among`` only, when given (git then walks only as far as they need: a few tags
+        of a release, not the whole history that every tag of the repository takes)."""
+        if among is not None and not among:
+            return set()
+        wanted = ["refs/tags"] if among is None else [f"refs/tags/{name}" for name in among]
         text = self.out(
-            "for-each-ref", f"--merged={commit}", "--format=%(refname:lstrip=2)", "refs/tags"
+            "for-each-ref", f"--merged={commit}", "--format=%(refname:lstrip=2)", *wanted
         )
-        return set(text.splitlines())
+        found = set(text.splitlines())
+        # a name is a pattern to git (fnmatch, or the name itself): keep the names asked for
+        return found if among is None else found & set(among)
 
     def log(self, *range_args: str, fmt: str) -> str:
         return self.out("log", f"--format={fmt}", *range_args, "--")

@@ -149,7 +149,8 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
             except (ReleaseError, GitError) as err:
                 notes.append(f"{ctx.config.picks_file}: {err.one_line()}")
         # from the nearest tag in the branch's history (not one made on another branch)
-        in_history = repo.tags_merged_into("HEAD")
+        local = [t.name for t in ours if t.local]
+        in_history = repo.tags_merged_into("HEAD", local)
         tagged = [t for t in ours if t.local and t.name in in_history]
         if tagged:
             untagged = len(ctx.untagged_commits(tagged[-1].commit))
