@@ -205,3 +205,24 @@ def test_tags_merged_into_among_named_tags(engine: SampleEngine) -> None:
     assert repo.tags_merged_into("HEAD", ["v1?"]) == set()
     assert repo.tags_merged_into(new, ["v2", "v10"]) == {"v2", "v10"}
     assert repo.tags_merged_into("HEAD", []) == set()
+
+
+def test_status_without_a_picks_file_loads_no_backport_evidence(cut_engine: SampleEngine) -> None:
+    """Without a picks file only the branch point is read: what is already on the branch
+    (the backport evidence, the manifest) is not even imported."""
+    code = (
+        "import sys\nfrom release.flows.context import ReleaseContext\n"
+        "from release.flows.status import read_status\n"
+        "assert read_status(ReleaseContext('.'), offline=True).release\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('release.core.backports', "
+        "'release.flows.branch', 'release.core.manifest', 'tempfile', 'difflib'))))"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cut_engine.root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines() == ["[]"]

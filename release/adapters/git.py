@@ -15,7 +15,6 @@ all go through.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -77,6 +76,8 @@ class GitRepo(GitReads, GitRemotes):
         info.mkdir(parents=True, exist_ok=True)
         (info / "alternates").write_text(f"{self.common_dir / 'objects'}\n", encoding="utf-8")
         if (self.common_dir / "shallow").exists():
+            import shutil  # here: opening a repository needs none of it
+
             shutil.copyfile(self.common_dir / "shallow", made.common_dir / "shallow")
         return made
 

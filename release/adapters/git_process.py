@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -77,6 +76,8 @@ def executable_stamp() -> str:
     """Which git runs the commands (the first ``git`` on ``PATH``: commands are started
     by that name): its path, size and modification time ("" when it is not found), so
     what a cache keeps from one git is not read under another."""
+    import shutil  # here: only a cache's key asks
+
     found = shutil.which(GIT[0])
     if found is None:
         return ""
