@@ -19,7 +19,15 @@ in rounds that alternate the command and its baseline, after one warm-up round:
   of them already picked, against ``git cherry`` over the same range;
 - start-up: ``release --version`` against ``python -c pass`` (the same interpreter);
   ``inv --list`` (this repository's ``tasks.py``), ``release --list`` and ``release
-  status`` against ``git status``.
+  status`` against ``git status``; ``release --help``, ``release --list``, ``release
+  status`` and ``release notes`` of an empty range against ``python -c pass``;
+- on real histories, where ``RELEASE_REAL_RELEASE`` names a clone with a long release
+  branch (vllm-project/vllm-ascend; ``RELEASE_REAL_RELEASE_BRANCH``, default
+  ``releases/v0.13.0``): ``release status --offline`` there, at most 250 ms, printed
+  against ``git status``; where ``RELEASE_REAL_HISTORY`` names a clone of
+  vllm-project/vllm-gaudi: warm ``release notes`` of all of its main against ``git log``
+  of the same range and fields. Each runs in a shared clone; without one the row is
+  skipped, with the reason.
 
 Targets are printed with each figure; a miss is reported, never an error. Usage:
 ``nox -s bench [-- --quick] [-- --json]`` or ``python benchmarks/run.py [--quick]``.
@@ -67,6 +75,7 @@ class Figure:
     baseline_ms: float
     target: float | None  # the ratio must be at most this (None: reported only)
     strict: bool = False  # "faster than": strictly below the target
+    limit_ms: float | None = None  # instead of a ratio: the time must be at most this
 
     @property
     def ratio(self) -> float:
@@ -74,12 +83,16 @@ class Figure:
 
     @property
     def met(self) -> bool | None:
+        if self.limit_ms is not None:
+            return self.ms <= self.limit_ms
         if self.target is None:
             return None
         return self.ratio < self.target if self.strict else self.ratio <= self.target
 
     @property
     def target_text(self) -> str:
+        if self.limit_ms is not None:
+            return f"≤ {self.limit_ms:.0f} ms"
         if self.target is None:
             return "report"
         return f"{'<' if self.strict else '≤'} {self.target:.1f}"
@@ -235,23 +248,111 @@ class Bench:
             ],
             self.reps * 2,
         )
+        empty = ["--since", "v0.30.0", "--until", "v0.30.0"]  # a range of no commits
         commands = [
             ([sys.executable, "-m", "invoke", "--list"], PROJECT),
             ([tool("release"), "--list"], self.repo),
             ([tool("release"), "status"], self.repo),
             (["git", "status"], self.repo),
+            ([tool("release"), "--help"], self.repo),
+            ([tool("release"), "notes", *empty], self.repo),
+            ([sys.executable, "-c", "pass"], self.repo),
         ]
         self.log("start-up ...")
-        inv, listing, status, git = self.rounds(commands, self.reps * 2)
+        inv, listing, status, git, helping, nothing, python = self.rounds(commands, self.reps * 2)
+        on = self.layout.backport_branch
         return [
             # ≤ 100 ms where bare python takes 20 ms (invoke's import alone costs ~57 ms)
             Figure("release --version", version, "python -c pass", bare, 5.0),
             Figure("inv --list (this repo's tasks.py)", inv, "git status", git, None),
             Figure("release --list", listing, "git status", git, None),
-            Figure(
-                f"release status on {self.layout.backport_branch}", status, "git status", git, None
-            ),
+            Figure(f"release status on {on}", status, "git status", git, None),
+            Figure("release --help", helping, "python -c pass", python, 1.5),
+            Figure("release --list", listing, "python -c pass", python, 1.5),
+            Figure(f"release status on {on}", status, "python -c pass", python, 3.0),
+            Figure("release notes of an empty range", nothing, "python -c pass", python, 2.0),
         ]
+
+
+# The rows on real histories: where these name clones (skipped, with the reason, otherwise).
+REAL_NOTES = "RELEASE_REAL_HISTORY"  # a clone of vllm-project/vllm-gaudi: notes of its main
+REAL_RELEASE = "RELEASE_REAL_RELEASE"  # a clone with a long release branch (vllm-ascend)
+REAL_BRANCH = "RELEASE_REAL_RELEASE_BRANCH"  # that branch (default releases/v0.13.0)
+STATUS_LIMIT_MS = 250.0
+SKIPPED: list[str] = []  # why a row was not measured
+
+
+def _clone_of(source: Path, work: Path) -> Path:
+    """A clone reading ``source``'s objects (nothing is written into ``source``)."""
+    clone = work / source.name
+    subprocess.run(
+        ["git", "clone", "--quiet", "--shared", "--no-checkout", str(source), str(clone)],
+        check=True,
+        env=ENV,
+    )
+    return clone
+
+
+def _commit_of(repo: Path, *refs: str) -> str | None:
+    for ref in refs:
+        found = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+            cwd=repo, env=ENV, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if found.returncode == 0:
+            return found.stdout.strip()
+    return None
+
+
+def _a_clone(var: str) -> Path | None:
+    named = os.environ.get(var)
+    if not named or not (Path(named) / ".git").exists():
+        SKIPPED.append(f"{var}: no clone at {named or '$' + var}")
+        return None
+    return Path(named)
+
+
+def real_history(bench: Bench, work: Path) -> list[Figure]:
+    """``release status --offline`` on a real release branch of thousands of commits
+    (against ``git status``, at most 250 ms), and warm ``release notes`` of all of a real
+    main (against ``git log`` of the same range and fields), each in a shared clone."""
+    figures: list[Figure] = []
+    source = _a_clone(REAL_RELEASE)
+    branch = os.environ.get(REAL_BRANCH, "releases/v0.13.0")
+    if source is not None:
+        tip = _commit_of(source, f"refs/remotes/origin/{branch}", f"refs/heads/{branch}")
+        main = _commit_of(source, "refs/remotes/origin/main", "refs/heads/main")
+        if tip is None or main is None:
+            SKIPPED.append(f"{REAL_RELEASE}: {source} has no {branch} or no main")
+        else:
+            clone = _clone_of(source, work / "release")
+            run(["git", "switch", "--quiet", "--force", "-C", branch, tip], clone)
+            run(["git", "branch", "--quiet", "-f", "main", main], clone)
+            count = run(["git", "rev-list", "--count", "HEAD"], clone).stdout.strip()
+            bench.log(f"release status --offline on {branch} ({count} commits) ...")
+            ours, git = bench.rounds(
+                [([tool("release"), "status", "--offline"], clone), (["git", "status"], clone)],
+                bench.reps * 2,
+            )
+            name = f"release status --offline, {source.name} {branch} ({count} commits)"
+            figures.append(Figure(name, ours, "git status", git, None, limit_ms=STATUS_LIMIT_MS))
+    history = _a_clone(REAL_NOTES)
+    tip = _commit_of(history, "refs/remotes/origin/main", "refs/heads/main") if history else None
+    if history is not None and tip is None:
+        SKIPPED.append(f"{REAL_NOTES}: {history} has no main")
+    if history is not None and tip is not None:
+        clone = _clone_of(history, work / "notes")
+        root = run(["git", "rev-list", "--max-parents=0", tip], clone).stdout.split()[-1]
+        spec = f"{root}..{tip}"
+        count = run(["git", "rev-list", "--count", "--no-merges", spec], clone).stdout.strip()
+        ours_cmd = [tool("release"), "notes", "--since", root, "--until", tip]
+        raw = ["git", "log", "--no-merges", f"--format={LOG_FORMAT}", spec, "--"]
+        run(ours_cmd, clone)  # the caches are warm from here on
+        bench.log(f"warm release notes of {count} commits of {history.name}'s main ...")
+        ours, log = bench.rounds([(ours_cmd, clone), (raw, clone)], bench.reps)
+        name = f"release notes, all {count} commits of {history.name}'s main, warm caches"
+        figures.append(Figure(name, ours, "git log (same fields)", log, 2.5))
+    return figures
 
 
 def tool(name: str) -> str:
@@ -316,6 +417,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             *bench.pick(),
             *bench.already_picked(Path(tmp)),
             *bench.startup(),
+            *real_history(bench, Path(tmp)),
         ]
     elapsed = time.perf_counter() - started
     git_version = run(["git", "--version"], PROJECT).stdout.split()[-1]
@@ -328,6 +430,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         data = {
             "commits": commits,
             "machine": machine,
+            "skipped": SKIPPED,
             "figures": [
                 {
                     **asdict(f),
@@ -342,6 +445,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(json.dumps(data, indent=2))
         return
     print(table(figures))
+    for reason in SKIPPED:
+        print(f"skipped: {reason}")
     print(f"\n{machine}")
     judged = [f for f in figures if f.met is not None]
     print(f"targets met: {sum(1 for f in judged if f.met)} of {len(judged)}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -237,3 +238,70 @@ def test_remote_refs_peel_annotated_tags(engine: SampleEngine) -> None:
     assert every["refs/tags/t-annotated"] == annotated
     assert not any(name.endswith("^{}") for name in every)
     assert repo.remotes.tags(remote)["t-annotated"] == annotated.target
+
+
+def test_git_runs_in_the_c_locale_unless_the_environment_sets_one(
+    engine: SampleEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git's messages are parsed and quoted: they are in English (LC_ALL and LANGUAGE are C,
+    as GitPython sets them), unless the environment chose a locale itself."""
+
+    def seen() -> dict[str, str]:
+        text = engine.repo.out("-c", "alias.seen=!env", "seen")
+        pairs = (line.split("=", 1) for line in text.splitlines() if "=" in line)
+        return {k: v for k, v in pairs if k in ("LC_ALL", "LANGUAGE")}
+
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.delenv("LANGUAGE", raising=False)
+    assert seen() == {"LC_ALL": "C", "LANGUAGE": "C"}
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    assert seen() == {"LC_ALL": "C.UTF-8", "LANGUAGE": "C"}
+
+
+def test_running_git_loads_no_gitpython(engine: SampleEngine) -> None:
+    """Importing GitPython costs ~60 ms and two ``git version`` processes: no read needs it."""
+    code = (
+        "import sys\nfrom release.adapters.git import GitRepo\n"
+        "repo = GitRepo('.')\nassert repo.rev('HEAD')\nrepo.start('status').out()\n"
+        "print(sorted(m for m in sys.modules if m == 'git' or m.startswith('git.')))"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", code], cwd=engine.root, capture_output=True, text=True, check=False
+    )
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines() == ["[]"]
+
+
+def test_tags_merged_into_among_named_tags(engine: SampleEngine) -> None:
+    repo = engine.repo
+    old, new = engine.shas[103], engine.shas[104]
+    repo.run("switch", "--quiet", "--detach", old)
+    for name, at in (("v1", old), ("v10", old), ("v2", new), ("v1+", old)):
+        repo.create_tag(name, at, name)
+    assert repo.tags_merged_into("HEAD") == {"v1", "v10", "v1+"}
+    assert repo.tags_merged_into("HEAD", ["v1", "v2"]) == {"v1"}
+    # the names only ("v1?" is a pattern to git, which "v10" and "v1+" match)
+    assert repo.tags_merged_into("HEAD", ["v1?"]) == set()
+    assert repo.tags_merged_into(new, ["v2", "v10"]) == {"v2", "v10"}
+    assert repo.tags_merged_into("HEAD", []) == set()
+
+
+def test_status_without_a_picks_file_loads_no_backport_evidence(cut_engine: SampleEngine) -> None:
+    """Without a picks file only the branch point is read: what is already on the branch
+    (the backport evidence, the manifest) is not even imported."""
+    code = (
+        "import sys\nfrom release.flows.context import ReleaseContext\n"
+        "from release.flows.status import read_status\n"
+        "assert read_status(ReleaseContext('.'), offline=True).release\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('release.core.backports', "
+        "'release.flows.branch', 'release.core.manifest', 'tempfile', 'difflib'))))"
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cut_engine.root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.splitlines() == ["[]"]

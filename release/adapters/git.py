@@ -1,8 +1,8 @@
 """The git adapter: the only module that runs git, and the vocabulary workflows use.
 
-Every command is one ``git`` process (the first on ``PATH``) in the work tree, made by
-GitPython's command interface (which sets the C locale, so messages are in English:
-they are parsed and quoted) and run by :mod:`release.adapters.process`.
+Every command is one ``git`` process (the first on ``PATH``) in the work tree, in the C
+locale as GitPython's command interface runs it (so messages are in English: they are
+parsed and quoted), run by :mod:`release.adapters.process`.
 Mutating commands are echoed when asked (``RELEASE_ECHO``); failures become
 :class:`GitError`. Output is decoded with ``surrogateescape`` (file names round-trip)
 and loses one final newline. Ranges are read with one ``git log --format`` call, never
@@ -23,7 +23,6 @@ choke point every command goes through.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -90,6 +89,8 @@ class GitRepo:
         info.mkdir(parents=True, exist_ok=True)
         (info / "alternates").write_text(f"{self.common_dir / 'objects'}\n", encoding="utf-8")
         if (self.common_dir / "shallow").exists():
+            import shutil  # here: opening a repository needs none of it
+
             shutil.copyfile(self.common_dir / "shallow", made.common_dir / "shallow")
         return made
 
@@ -188,12 +189,19 @@ class GitRepo:
             tags[name] = peeled or obj
         return tags
 
-    def tags_merged_into(self, commit: str) -> set[str]:
-        """Tags whose commit is ``commit`` or one of its ancestors."""
+    def tags_merged_into(self, commit: str, among: Sequence[str] | None = None) -> set[str]:
+        """Tags whose commit is ``commit`` or one of its ancestors; of the tags named
+        ``among`` only, when given (git then walks only as far as they need: a few tags
+        of a release, not the whole history that every tag of the repository takes)."""
+        if among is not None and not among:
+            return set()
+        wanted = ["refs/tags"] if among is None else [f"refs/tags/{name}" for name in among]
         text = self.out(
-            "for-each-ref", f"--merged={commit}", "--format=%(refname:lstrip=2)", "refs/tags"
+            "for-each-ref", f"--merged={commit}", "--format=%(refname:lstrip=2)", *wanted
         )
-        return set(text.splitlines())
+        found = set(text.splitlines())
+        # a name is a pattern to git (fnmatch, or the name itself): keep the names asked for
+        return found if among is None else found & set(among)
 
     def revs(self, refs: Sequence[str]) -> list[str | None]:
         """The commit each ref names (as :meth:`rev` would), all read by one git process."""

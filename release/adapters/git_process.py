@@ -1,5 +1,5 @@
-"""How one git command is run: made by GitPython's command interface (which runs git in
-the C locale, so git's messages are in English) and waited for by
+"""How one git command is run: started in the C locale, as GitPython's command interface
+starts it (so git's messages are in English), and waited for by
 :mod:`release.adapters.process`. Output is decoded with ``surrogateescape`` (file names
 round-trip) and loses one final newline; a failure reads as :class:`GitError` with git's
 first line. Only :mod:`release.adapters.git` uses this module.
@@ -7,10 +7,8 @@ first line. Only :mod:`release.adapters.git` uses this module.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -41,6 +39,11 @@ GitResult = Result  # what every git command answers
 GitStream = process.Stream
 
 
+# What GitPython's command interface sets for every git it runs: the C locale, so git's
+# messages are in English (they are parsed and quoted).
+C_LOCALE = {"LANGUAGE": "C", "LC_ALL": "C"}
+
+
 def _spawn(
     argv: Sequence[str],
     *,
@@ -51,41 +54,31 @@ def _spawn(
     stderr: int | IO[Any],
     own_group: bool,
 ) -> subprocess.Popen[bytes]:
-    """git, made by GitPython; the process is then ours to wait for (GitPython's wrapper
-    would stop it when collected). GitPython pipes stdout and stderr itself."""
+    """git in the C locale, started by the process runner's own :func:`process.popen`.
+
+    Not through GitPython's ``Git.execute`` (which does the same, a ``Popen`` with
+    :data:`C_LOCALE`, under the environment handed to it, so a locale set there still
+    wins, as it does there): importing GitPython takes ~60 ms and runs ``git version``
+    twice, more than most commands' whole work.
+    """
     assert stdout == stderr == subprocess.PIPE, "git output is always read"
-    handle = (
-        _gitpython()
-        .Git(str(cwd) if cwd else None)
-        .execute(
-            list(argv),
-            istream=subprocess.PIPE if stdin else None,
-            as_process=True,
-            env=dict(env),
-            start_new_session=own_group,
-        )
+    return process.popen(
+        argv,
+        cwd=cwd,
+        env={**C_LOCALE, **env},
+        stdin=stdin,
+        stdout=stdout,
+        stderr=stderr,
+        own_group=own_group,
     )
-    proc: subprocess.Popen[bytes] = handle.proc
-    handle.proc = None  # detached: GitPython no longer stops it
-    return proc
-
-
-@functools.cache
-def _gitpython() -> Any:
-    import logging
-
-    # before the import: importing GitPython runs (and logs) `git version`; nox turns on
-    # DEBUG logging for every logger, so its lines would land in the session's output
-    logging.getLogger("git").setLevel(logging.WARNING)
-    import git  # lazy: ~60 ms
-
-    return git
 
 
 def executable_stamp() -> str:
     """Which git runs the commands (the first ``git`` on ``PATH``: commands are started
     by that name): its path, size and modification time ("" when it is not found), so
     what a cache keeps from one git is not read under another."""
+    import shutil  # here: only a cache's key asks
+
     found = shutil.which(GIT[0])
     if found is None:
         return ""

@@ -12,7 +12,6 @@ the repository's :meth:`~release.adapters.git.GitRepo.start` and
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections import deque
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -136,6 +135,8 @@ class History:
                 parts.append(blob.stdout.strip().encode())
         if not parts:
             return ""
+        import hashlib  # here: only a cache's key asks
+
         return hashlib.sha256(b"\0\0".join(parts)).hexdigest()
 
     def rewrites_history(self) -> bool:

@@ -50,11 +50,9 @@ import contextlib
 import functools
 import os
 import re
-import shutil
 import signal
 import stat
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -258,6 +256,8 @@ def dies_with_parent() -> Callable[[], None] | None:
 def scratch_dir(what: str) -> Path:
     """A new directory ``$TMPDIR/release-WHAT.OWNER.RANDOM`` (mode 0700) for the caller to
     remove; the first one a process makes removes dead owners' first."""
+    import tempfile  # here, as shutil below: a process that makes no scratch needs neither
+
     _once("dirs", lambda: sweep_dirs(Path(tempfile.gettempdir())))
     owner = this_owner()
     return Path(tempfile.mkdtemp(prefix=f"release-{what}." + (f"{owner}." if owner else "")))
@@ -266,6 +266,8 @@ def scratch_dir(what: str) -> Path:
 @contextlib.contextmanager
 def scratch(what: str) -> Iterator[Path]:
     """:func:`scratch_dir` for the ``with`` block, removed whatever ends it."""
+    import shutil
+
     path = scratch_dir(what)
     try:
         yield path
@@ -313,6 +315,8 @@ def sweep_dirs(root: Path, engine: Engine | None = None) -> list[Path]:
     """Remove the scratch directories of dead owners under ``root``, the images they
     recorded first (through ``engine``; without one, such a directory is left); the
     directories removed."""
+    import shutil
+
     try:
         entries = [entry for entry in os.scandir(root) if entry.name.startswith("release-")]
     except OSError:
@@ -388,6 +392,8 @@ def sweep_containers(engine: Engine) -> None:
 def sweep(engine: Engine) -> None:
     """Once per process, before its first container: remove the managed containers of
     dead owners, then dead owners' scratch directories and the images they recorded."""
+
+    import tempfile
 
     def both() -> None:
         sweep_containers(engine)

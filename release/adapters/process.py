@@ -17,7 +17,7 @@ Invariants:
 - a program that cannot be started raises the adapter's own error class, never
   ``OSError``.
 
-Adapters choose how the process is made (``spawn``: :func:`popen`, or GitPython for git)
+Adapters choose how the process is made (``spawn``: :func:`popen`, or one of their own)
 and translate failures into the project's errors with :func:`first_line` and
 :func:`last_line`.
 """
@@ -77,7 +77,7 @@ class Result:
 
 
 class Spawn(Protocol):
-    """Makes the process; :func:`popen` unless an adapter has its own way (GitPython)."""
+    """Makes the process; :func:`popen` unless an adapter has its own way."""
 
     def __call__(
         self,

@@ -8,7 +8,6 @@ Unknown keys and bad values raise :class:`ConfigError` with one line naming the 
 
 from __future__ import annotations
 
-import difflib
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -157,8 +156,14 @@ def normalize_category(text: str) -> str:
     return "".join(ch for ch in text.lower() if ch not in " -_")
 
 
+def _close(key: str, known: set[str] | tuple[str, ...]) -> list[str]:
+    import difflib  # here: only a config with a mistake needs a suggestion
+
+    return difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+
+
 def _suggest(key: str, known: set[str] | tuple[str, ...], what: str = "keys") -> str:
-    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+    close = _close(key, known)
     if close:
         return f"; did you mean {close[0]!r}?"
     return f"; known {what}: {', '.join(sorted(known))}"
@@ -198,7 +203,7 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
     if scheme not in SCHEMES:
         raise ConfigError(
             f"[tool.release] version-scheme: {scheme!r} is not one of {', '.join(SCHEMES)}"
-            + (_suggest(scheme, SCHEMES) if difflib.get_close_matches(scheme, SCHEMES) else "")
+            + (_suggest(scheme, SCHEMES) if _close(scheme, SCHEMES) else "")
         )
     branch_text = _nonempty("branch", _str(table, "branch")) or defaults.branch.template
     tag_text = _nonempty("tag", _str(table, "tag")) or defaults.tag.template

@@ -133,10 +133,10 @@ def _path(value: Any, where: str) -> str:
 def refuse_unknown(table: Mapping[str, Any], known: Sequence[str], where: str) -> None:
     """A configuration error naming the first key of ``table`` not in ``known``, with the
     closest known one when there is one."""
-    import difflib
-
     for key in table:
         if key not in known:
+            import difflib  # here: only a mistake needs a suggestion
+
             close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
             raise ConfigError(f"{where}: unknown key {key!r}{hint}")

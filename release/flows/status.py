@@ -9,19 +9,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from release.core.commits import PICK_LINE, pick_fields
-from release.core.manifest import ManifestError, merge, missing, variant_rules, variant_summary
 from release.core.terminal_text import escaped
 from release.core.versions import next_rc
 from release.errors import GitError, RefusedError, ReleaseError
-from release.flows.branch import ReleaseBranch
-from release.flows.candidates import resolve_candidates
 from release.flows.context import ReleaseContext, TagInfo
-from release.flows.manifest_store import parts_root, published, read_parts
 from release.flows.pick_journal import read_journal
-from release.flows.pick_plan import parse_requests
+
+# Loaded where they are used, not here: what is already on the branch (the backport
+# evidence behind it) only for a picks file, the manifest only for a matrix with a tag.
+if TYPE_CHECKING:
+    from release.flows.branch import ReleaseBranch
 
 __all__ = ["Status", "read_status", "render_status"]
 
@@ -117,9 +117,11 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     pending: list[dict[str, Any]] = []
     untagged = 0
     if main is not None and head is not None:
-        info = ReleaseBranch(ctx, branch, main, head, remember=True)  # type: ignore[arg-type]
+        assert branch is not None  # a release branch is a branch
+        has_picks = (ctx.root / ctx.config.picks_file).exists()
+        base, info = _branch_point(ctx, branch, main, head, read_presence=has_picks)
         # only what a pick needs: its sha, subject and body (the -x lines and the reason)
-        picked = repo.history.messages(since=info.base, until="HEAD", containing=PICK_LINE)
+        picked = repo.history.messages(since=base, until="HEAD", containing=PICK_LINE)
         for message in picked:
             picked_from, reason = pick_fields(message.body)
             if picked_from:
@@ -132,7 +134,10 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
                     }
                 )
         done.reverse()
-        if (ctx.root / ctx.config.picks_file).exists():
+        if info is not None:
+            from release.flows.candidates import resolve_candidates
+            from release.flows.pick_plan import parse_requests
+
             try:
                 picks = ctx.tree_text(ctx.config.picks_file, "picks file")
                 requests = parse_requests("", picks.text if picks else "")
@@ -150,7 +155,8 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
             except (ReleaseError, GitError) as err:
                 notes.append(f"{ctx.config.picks_file}: {err.one_line()}")
         # from the nearest tag in the branch's history (not one made on another branch)
-        in_history = repo.tags_merged_into("HEAD")
+        local = [t.name for t in ours if t.local]
+        in_history = repo.tags_merged_into("HEAD", local)
         tagged = [t for t in ours if t.local and t.name in in_history]
         if tagged:
             untagged = len(ctx.untagged_commits(tagged[-1].commit))
@@ -177,12 +183,38 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     return _with_next(s, ctx, post)
 
 
+def _branch_point(
+    ctx: ReleaseContext, branch: str, main: str, head: str, *, read_presence: bool
+) -> tuple[str, ReleaseBranch | None]:
+    """Where ``branch`` left main, and (``read_presence``: for a picks file) what of main
+    is already on it; without one, only the merge-base is read (one git process, none of
+    the backport evidence loaded)."""
+    if read_presence:
+        from release.flows.branch import ReleaseBranch
+
+        info = ReleaseBranch(ctx, branch, main, head, remember=True)
+        return info.base, info
+    base = ctx.repo.merge_base(f"refs/heads/{branch}", main)
+    if base is None:  # what ReleaseBranch says
+        raise RefusedError(f"{branch} shares no history with {ctx.config.main_branch}")
+    return base, None
+
+
 def _images(ctx: ReleaseContext, tags: list[TagInfo], notes: list[str]) -> dict[str, Any] | None:
     """Per variant of the matrix: built, smoked and snapshotted (or omitted), from the
     newest tag's published manifest, else from the parts written here."""
     matrix = ctx.config.matrix
     if matrix is None or not tags:
         return None
+    from release.core.manifest import (
+        ManifestError,
+        merge,
+        missing,
+        variant_rules,
+        variant_summary,
+    )
+    from release.flows.manifest_store import parts_root, published, read_parts
+
     tag = tags[-1]
     rules = variant_rules(matrix)
     try:
