@@ -231,3 +231,17 @@ def test_a_credential_helper_is_not_checked(engine: GitRepo) -> None:
     path.write_text(json.dumps({"credHelpers": {"docker.io": "pass"}}))
     found = status(run_check(engine.root), "registry login docker.io")
     assert found == (Status.NOT_CHECKED, "docker-credential-pass keeps it; not asked")
+
+
+def test_a_registry_on_this_machine_is_not_checked(engine: GitRepo) -> None:
+    pyproject = engine.root / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    pyproject.write_text(
+        text.replace(
+            'version-arg = "ENGINE_VERSION"\n',
+            'version-arg = "ENGINE_VERSION"\nci-registry = "127.0.0.1:5000/ci"\n',
+        )
+    )
+    outcome = run_check(engine.root)
+    assert status(outcome, "registry login 127.0.0.1:5000")[0] is Status.NOT_CHECKED
+    assert status(outcome, "registry login docker.io")[0] is Status.OK

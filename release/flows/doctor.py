@@ -162,6 +162,8 @@ def _noxfile(root: Path) -> Item:
 
 def _login(host: str, env: Mapping[str, str]) -> Item:
     name = f"registry login {escaped(host)}"
+    if host.split(":")[0] in ("localhost", "127.0.0.1", "[::1]"):
+        return not_checked(name, "a registry on this machine; whether it asks a login is its own")
     try:
         login, helper = registry_login(host, env)
     except ReleaseError as err:
