@@ -17,6 +17,34 @@ OFFLINE = Option("offline", "do not ask the remote")
 
 COMMANDS: tuple[Command, ...] = (
     # (filled in as each command moves to the command floor)
+    Command(
+        name="init",
+        summary="Write a commented [tool.release] into pyproject.toml, guessed from this repository.",
+        options=(DRY_RUN, JSON),
+        target="release.commands.init:init",
+        description=(
+            "Each value is guessed from what the repository has (release branches, tag "
+            "spellings, the main branch, a changelog, a Dockerfile's ARGs) and says so in a "
+            "comment; the rest of pyproject.toml is kept byte for byte. A pyproject.toml "
+            "that has [tool.release] already is refused (exit 3) and left as it was."
+        ),
+    ),
+    Command(
+        name="check",
+        summary="Check the configuration, git, docker, the engine and the registry login, one line each.",
+        options=(JSON,),
+        target="release.commands.check:check",
+        description=(
+            "Each line says ok, problem or not checked (with why), and what to do; exit 1 "
+            "when any is a problem."
+        ),
+    ),
+    Command(
+        name="schema",
+        summary="Print the JSON Schema of [tool.release], for editors to complete and check it.",
+        options=(JSON,),
+        target="release.commands.schema:schema",
+    ),
 )
 
 

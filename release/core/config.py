@@ -27,6 +27,8 @@ __all__ = [
     "Config",
     "config_from_mapping",
     "config_from_text",
+    "parse_pyproject",
+    "release_table",
 ]
 
 # Canonical category -> spellings seen in commit subjects (matched case-insensitively,
@@ -305,12 +307,20 @@ def _flag(table: Mapping[str, Any], key: str, default: bool) -> bool:
 def config_from_text(text: str, name: str = "pyproject.toml") -> Config:
     """``[tool.release]`` of a ``pyproject.toml`` given as text (``name`` says which file);
     defaults when it has no such table."""
+    return config_from_mapping(release_table(parse_pyproject(text, name)))
+
+
+def parse_pyproject(text: str, name: str = "pyproject.toml") -> dict[str, Any]:
+    """A ``pyproject.toml``'s text as TOML, or a :class:`ConfigError` naming the file."""
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{name}: not valid TOML: {err}") from None
     except RecursionError:  # tomllib reads nested arrays and tables by recursion
         raise ConfigError(f"{name}: not valid TOML: nested too deeply") from None
-    tool = data.get("tool", {})
-    table = tool.get("release", {}) if isinstance(tool, Mapping) else {}
-    return config_from_mapping(table)
+
+
+def release_table(document: Mapping[str, Any]) -> Any:
+    """The document's ``[tool.release]`` as written (``{}`` when there is none)."""
+    tool = document.get("tool", {})
+    return tool.get("release", {}) if isinstance(tool, Mapping) else {}

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
-from release.adapters.config_file import load_config
+from release.adapters.config_file import read_config
 from release.adapters.files import TextFile, read_tree_text, tree_path
 from release.adapters.git import GitRepo
 from release.core.commits import CHANGELOG_TRAILER
@@ -35,13 +35,17 @@ class ReleaseContext:
 
     def __init__(self, path: Path | str = ".", *, config: Config | None = None) -> None:
         self.repo = GitRepo(path)
-        self.config = config if config is not None else load_config(self.repo.root)
+        notices: tuple[str, ...] = ()
+        if config is None:
+            config, notices = read_config(self.repo.root)
+        self.config = config
         override = os.environ.get(MAIN_ENV)
         if override is not None:
             if not override.strip() or ref_format_problem(override):
                 raise ConfigError(f"{MAIN_ENV}={override!r} is not a branch name")
             self.config = replace(self.config, main_branch=override)
-        self.notices: list[str] = []  # what the run should say about how it read the repo
+        # what the run should say about how it read the repo (a misspelt table, ...)
+        self.notices: list[str] = list(notices)
         self._check_path("changelog", self.config.changelog, writes=True)
         self._check_path("picks-file", self.config.picks_file, writes=False)
         self.remote_checked = False

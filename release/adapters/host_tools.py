@@ -1,0 +1,77 @@
+"""What ``release check`` asks of this machine beyond git's repository and the engine:
+git's own version, and the registry logins docker keeps in its ``config.json``."""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from release.adapters import process
+from release.adapters.files import read_text
+from release.core.json_text import parse_json
+from release.errors import GitError, UsageError
+
+__all__ = ["Login", "docker_config_path", "git_version", "registry_login"]
+
+_DOCKER_HUB = (
+    "docker.io",
+    "index.docker.io",
+    "https://index.docker.io/v1/",
+    "registry-1.docker.io",
+)
+
+
+def git_version() -> str | None:
+    """``git version``'s answer, or None when git does not run."""
+    try:
+        result = process.run(["git", "version"], error=GitError, timeout=20)
+    except GitError:
+        return None
+    return result.stdout.strip() if result.ok else None
+
+
+class Login(enum.Enum):
+    AUTH = "auth"  # an auth (or identity token) for the registry in config.json
+    HELPER = "helper"  # a credential helper keeps it; not asked
+    NONE = "none"
+    NO_FILE = "no file"
+
+
+def docker_config_path(env: Mapping[str, str]) -> Path:
+    base = env.get("DOCKER_CONFIG") or os.path.join(env.get("HOME") or "~", ".docker")
+    return Path(os.path.expanduser(base)) / "config.json"
+
+
+def registry_login(host: str, env: Mapping[str, str]) -> tuple[Login, str]:
+    """How docker would log in to ``host``, and the helper's name where one keeps it."""
+    path = docker_config_path(env)
+    found = read_text(path, "docker's config")
+    if found is None:
+        return Login.NO_FILE, ""
+    try:
+        data = parse_json(found.text)
+    except ValueError:
+        raise UsageError(f"docker's config {path} is not JSON") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"docker's config {path} is not a JSON object")
+    names = _DOCKER_HUB if host in _DOCKER_HUB else (host, f"https://{host}", f"http://{host}")
+    helpers = _table(data, "credHelpers")
+    for name in names:
+        if isinstance(helpers.get(name), str):
+            return Login.HELPER, helpers[name]
+    auths = _table(data, "auths")
+    for name in names:
+        entry = auths.get(name)
+        if isinstance(entry, dict) and (entry.get("auth") or entry.get("identitytoken")):
+            return Login.AUTH, ""
+        if isinstance(entry, dict) and isinstance(data.get("credsStore"), str):
+            return Login.HELPER, data["credsStore"]
+    return Login.NONE, ""
+
+
+def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,93 @@
+"""What ``release init`` reads of the repository it runs in: branch and tag names, the
+main branch, the remote, a changelog file and a Dockerfile's ``ARG``s, as a
+:class:`~release.core.init_text.RepoFacts`. Files are read as files of the work tree
+(:mod:`release.adapters.files`): nothing is followed out of it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from release.adapters.files import read_tree_text
+from release.adapters.git import GitRepo
+from release.core.conventions import dockerfile_args
+from release.core.init_text import RepoFacts
+from release.core.references import repository_url
+from release.errors import ReleaseError
+
+__all__ = ["CHANGELOGS", "DOCKERFILES", "read_facts"]
+
+CHANGELOGS = ("CHANGELOG.md", "CHANGELOG.rst", "CHANGELOG", "CHANGES.md", "CHANGES.rst",
+              "HISTORY.md", "NEWS.md", "docs/CHANGELOG.md")  # fmt: skip
+DOCKERFILES = ("Dockerfile", "docker/Dockerfile", "Dockerfile.cuda", "docker/Dockerfile.cuda")
+_MAINS = ("main", "master", "trunk", "develop")
+
+
+def read_facts(repo: GitRepo) -> RepoFacts:
+    refs = repo.refs()
+    remotes = repo.out("remote").split()
+    branches = [r.removeprefix("refs/heads/") for r in refs if r.startswith("refs/heads/")]
+    for name in remotes:
+        prefix = f"refs/remotes/{name}/"
+        branches += [r.removeprefix(prefix) for r in refs if r.startswith(prefix)]
+    tags = [r.removeprefix("refs/tags/") for r in refs if r.startswith("refs/tags/")]
+    main, main_from = _main_branch(repo, remotes, branches)
+    remote = remotes[0] if remotes and "origin" not in remotes else None
+    dockerfile, text = _dockerfile(repo.root)
+    return RepoFacts(
+        branches=tuple(dict.fromkeys(b for b in branches if b != "HEAD")),
+        tags=tuple(tags),
+        main_branch=main,
+        main_from=main_from,
+        remote=remote,
+        image_name=_image_name(repo, remote or "origin"),
+        changelog=next((c for c in CHANGELOGS if _regular(repo.root, c)), None),
+        dockerfile=dockerfile,
+        docker_args=tuple(dockerfile_args(text)),
+    )
+
+
+def _main_branch(repo: GitRepo, remotes: list[str], branches: list[str]) -> tuple[str | None, str]:
+    for remote in ("origin", *remotes):
+        result = repo.run("symbolic-ref", "--quiet", f"refs/remotes/{remote}/HEAD", check=False)
+        target = result.stdout.strip().removeprefix(f"refs/remotes/{remote}/")
+        if result.ok and target and remote in remotes:
+            return target, f"{remote}/HEAD, which names {target}"
+    for name in _MAINS:
+        if name in branches:
+            return name, f"the branch {name}"
+    current = repo.current_branch()
+    if current:
+        return current, f"the checked-out branch {current}"
+    return None, ""
+
+
+def _regular(root: Path, rel: str) -> bool:
+    path = root / rel
+    return path.is_file() and not path.is_symlink()
+
+
+def _dockerfile(root: Path) -> tuple[str | None, str]:
+    found = [c for c in DOCKERFILES if _regular(root, c)]
+    found += sorted(
+        p.relative_to(root).as_posix()
+        for pattern in ("Dockerfile*", "docker/*Dockerfile*")
+        for p in root.glob(pattern)
+        if p.is_file() and not p.is_symlink()
+    )
+    for rel in dict.fromkeys(found):
+        try:
+            text = read_tree_text(root, rel, f"the Dockerfile {rel}")
+        except ReleaseError:
+            continue
+        if text is not None:
+            return rel, text.text
+    return None, ""
+
+
+def _image_name(repo: GitRepo, remote: str) -> str:
+    url = repository_url(repo.remote_url(remote) or "")
+    path = url.split("/", 3)[3] if url and url.count("/") >= 4 else repo.root.name
+    name = "/".join(re.sub(r"[^a-z0-9._-]+", "-", p.lower()).strip("-._") for p in path.split("/"))
+    return name if re.fullmatch(r"[a-z0-9][a-z0-9._/-]*[a-z0-9]", name) else "org/engine"

@@ -1,0 +1,112 @@
+"""``release init``: a commented ``[tool.release]`` written into the repository's
+``pyproject.toml``, its values guessed from what the repository has (release branches, tag
+spellings, the main branch, a changelog, a Dockerfile's ``ARG``s), each after a comment
+saying what it was guessed from.
+
+The table is appended: the rest of an existing ``pyproject.toml`` stays byte for byte
+(its byte-order mark and line endings too). A file that has ``[tool.release]`` already is
+refused and left as it was; so is one the table cannot be added to. The new file is
+loaded as every command loads it and checked against the schema before it is written,
+all at once (:func:`~release.adapters.files.atomic_write`). ``--dry-run`` changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from release.adapters.config_file import CONFIG_FILE
+from release.adapters.files import atomic_write, output_path, read_tree_text
+from release.adapters.git import GitRepo
+from release.adapters.repo_facts import read_facts
+from release.commands.outcome import JSONValue, Run
+from release.core.config import config_from_text, parse_pyproject, release_table
+from release.core.config_schema import schema_problems
+from release.core.conventions import Guess
+from release.core.init_text import render_table
+from release.core.terminal_text import escaped
+from release.errors import ConfigError, RefusedError
+
+__all__ = ["InitOutcome", "InitRequest", "init"]
+
+
+@dataclass(frozen=True)
+class InitRequest:
+    dry_run: bool = False
+    json: bool = False
+
+
+@dataclass(frozen=True)
+class InitOutcome:
+    path: str  # the pyproject.toml written (or that would be)
+    table: str  # the text added
+    guesses: tuple[Guess, ...]
+    created: bool  # there was no pyproject.toml
+    dry_run: bool
+
+    @property
+    def exit_code(self) -> int:
+        return 0
+
+    def text(self) -> Iterable[str]:
+        if self.dry_run:
+            verb = "would create" if self.created else "would add to"
+            yield f"release init --dry-run: {verb} {escaped(self.path)}, changing nothing:"
+            yield ""
+            yield from (escaped(line) for line in self.table.splitlines())
+            return
+        made = sum(g.value is not None for g in self.guesses)
+        verb = "created" if self.created else "added [tool.release] to"
+        yield f"{verb} {escaped(self.path)} ({made} value(s) guessed, each says from what)"
+        yield "next: read it, then run release check"
+
+    def document(self) -> Mapping[str, JSONValue]:
+        return {
+            "path": self.path,
+            "created": self.created,
+            "dry_run": self.dry_run,
+            "table": self.table,
+            "guesses": [
+                {"key": g.key, "value": g.value, "guessed_from": g.why} for g in self.guesses
+            ],
+        }
+
+
+def init(request: InitRequest, run: Run) -> InitOutcome:
+    repo = GitRepo(run.repo)
+    root = repo.root
+    path = output_path(root / CONFIG_FILE, CONFIG_FILE, tree=root)
+    found = read_tree_text(root, CONFIG_FILE, CONFIG_FILE, error=ConfigError)
+    old = found.text if found is not None else ""
+    if found is not None and "release" in (parse_pyproject(old).get("tool") or {}):
+        raise RefusedError(
+            f"{CONFIG_FILE} has a [tool.release] table already; edit it there, "
+            "or check it with release check (nothing changed)"
+        )
+    newline = "\r\n" if "\r\n" in old else "\n"
+    table, made = render_table(read_facts(repo), newline=newline)
+    joint = "" if not old else (newline if old.endswith(("\n", "\r")) else newline * 2)
+    text = old + joint + table
+    _check(text, table)
+    if not request.dry_run:
+        atomic_write(path, (found.restore(text) if found is not None else text).encode("utf-8"))
+    return InitOutcome(CONFIG_FILE, table, tuple(made), found is None, request.dry_run)
+
+
+def _check(text: str, table: str) -> None:
+    """The file as it would be must load as every command loads it, hold the table as
+    written, and validate against the schema."""
+    try:
+        document = parse_pyproject(text)
+        written = release_table(document)
+        if written != release_table(parse_pyproject(table)):
+            raise ConfigError("its [tool] table is written so that [tool.release] cannot join it")
+        config_from_text(text)
+    except ConfigError as err:
+        raise RefusedError(
+            f"cannot add [tool.release] to {CONFIG_FILE}: {err.message} "
+            "(write the table by hand: release init --dry-run shows it; nothing changed)"
+        ) from None
+    problems = schema_problems(written)
+    if problems:
+        raise RefusedError(f"the table made does not validate: {problems[0]} (nothing changed)")

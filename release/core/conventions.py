@@ -1,0 +1,147 @@
+"""What a repository's names say about its release conventions, for ``release init``:
+release branches (``releases/v0.13.0``, ``release/2.5``), tag spellings (``v0.13.0rc1``,
+``v2.5.0-rc1``, ``v1.0.0-rc.1``), a Dockerfile's ``ARG``s. Each guess says what it was
+guessed from. A spelling the configuration cannot express is a note, never a value.
+Pure: the names are read by :mod:`release.adapters.repo_facts`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from release.core.versions import TagTemplate, ref_format_problem
+from release.errors import ConfigError
+
+__all__ = ["DockerArg", "Guess", "dockerfile_args", "expand", "guess_branch", "guess_tags"]
+
+_BRANCH = re.compile(r"^(?P<prefix>.*release[s]?[/_-]v?)(?P<version>\d+\.\d+(?:\.\d+)?)$", re.I)
+_TAG = re.compile(r"^(?P<prefix>[A-Za-z_./-]*?)(?P<base>\d+\.\d+\.\d+)(?P<suffix>.*)$")
+# a tag's pre-release spelling -> the version scheme that spells it; None: no scheme does
+_SPELLINGS: dict[str, tuple[re.Pattern[str], str | None]] = {
+    "X.Y.ZrcN": (re.compile(r"^rc(?P<n>\d+)$"), "pep440"),
+    "X.Y.Z-rc.N": (re.compile(r"^-rc\.(?P<n>\d+)$"), "semver"),
+    "X.Y.Z-rcN": (re.compile(r"^-rc(?P<n>\d+)$"), None),
+}
+_FINAL = re.compile(r"^(?:\.post\d+)?$")
+_ARG = re.compile(r"^\s*ARG\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:=(?P<value>.*?))?\s*$", re.I)
+
+
+@dataclass(frozen=True)
+class Guess:
+    """One key of ``[tool.release]`` and where its value came from; ``value`` None: the
+    key is left at its default and ``why`` says why (a spelling it cannot express)."""
+
+    key: str
+    value: str | int | None
+    why: str
+
+
+def _listed(names: list[str], limit: int = 3) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def guess_branch(branches: Iterable[str]) -> Guess | None:
+    """The release branch template most of the release-looking branch names follow."""
+    seen: dict[str, list[str]] = {}
+    for name in branches:
+        match = _BRANCH.match(name)
+        if match is None or any(c in match["prefix"] for c in "{}"):
+            continue
+        field = "{version}" if match["version"].count(".") == 2 else "{major}.{minor}"
+        seen.setdefault(match["prefix"] + field, []).append(name)
+    for template, names in sorted(seen.items(), key=lambda kv: -len(kv[1])):
+        try:
+            TagTemplate(template, "branch")
+        except ConfigError:
+            continue
+        if ref_format_problem(template.format(version="0.31.0", major=0, minor=31)) is None:
+            return Guess("branch", template, f"the release branches {_listed(sorted(names))}")
+    return None
+
+
+def guess_tags(tags: Iterable[str]) -> list[Guess]:
+    """``tag``, ``version-scheme`` and ``first-rc`` as the release tags spell them."""
+    prefixes: Counter[str] = Counter()
+    tags_seen: list[str] = []
+    spellings: dict[str, list[str]] = {}
+    rc_numbers: list[int] = []
+    for name in tags:
+        match = _TAG.match(name)
+        if match is None:
+            continue
+        suffix = match["suffix"]
+        kind = next((k for k, (p, _) in _SPELLINGS.items() if p.match(suffix)), None)
+        if kind is None and not _FINAL.match(suffix):
+            continue
+        prefixes[match["prefix"]] += 1
+        tags_seen.append(name)
+        if kind is not None:
+            spellings.setdefault(kind, []).append(name)
+            found = _SPELLINGS[kind][0].match(suffix)
+            assert found is not None
+            rc_numbers.append(int(found["n"]))
+    if not prefixes:
+        return []
+    prefix, _ = prefixes.most_common(1)[0]
+    out: list[Guess] = []
+    tagged = sorted(n for names in spellings.values() for n in names)
+    kind = max(spellings, key=lambda k: len(spellings[k])) if spellings else None
+    scheme = _SPELLINGS[kind][1] if kind is not None else "pep440"
+    if scheme is None:
+        names = _listed(sorted(spellings[str(kind)]))
+        return [
+            Guess(
+                "tag",
+                None,
+                f"the rc tags are spelt {prefix}{kind} ({names}), which no version-scheme "
+                "spells yet (pep440 tags X.Y.ZrcN, semver X.Y.Z-rc.N); existing tags in any "
+                "of these spellings count when numbering the next rc",
+            ),
+            Guess("version-scheme", None, f"see tag: no scheme spells {kind}"),
+        ]
+    finals = sorted(n for n in tags_seen if n not in tagged)
+    if ref_format_problem(f"{prefix}0.31.0") is None and "{" not in prefix and "}" not in prefix:
+        out.append(Guess("tag", prefix + "{version}", f"the tags {_listed(tagged + finals)}"))
+    if kind is not None:
+        out.append(Guess("version-scheme", scheme, f"the rc tags {_listed(spellings[kind])}"))
+        if 0 in rc_numbers:
+            zero = [n for n in tagged if n.endswith(("rc0", "rc.0"))]
+            out.append(Guess("first-rc", 0, f"the rc tags that start at 0: {_listed(zero)}"))
+    return out
+
+
+@dataclass(frozen=True)
+class DockerArg:
+    name: str
+    default: str | None  # as written, ${OTHER} references and all
+
+
+def dockerfile_args(text: str) -> list[DockerArg]:
+    """The ``ARG`` instructions of a Dockerfile, each name once (its first default)."""
+    found: dict[str, DockerArg] = {}
+    for line in text.splitlines():
+        match = _ARG.match(line)
+        if match is None:
+            continue
+        name, value = match["name"], match["value"]
+        if value is not None and len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        if name not in found or found[name].default is None:
+            found[name] = DockerArg(name, value)
+    return list(found.values())
+
+
+def expand(value: str, known: Mapping[str, str | None]) -> str:
+    """``value`` with ``${NAME}`` and ``$NAME`` replaced by the defaults ``known`` has."""
+
+    def one(match: re.Match[str]) -> str:
+        found = known.get(match["a"] or match["b"])
+        return found if found is not None else match[0]
+
+    return re.sub(
+        r"\$\{(?P<a>[A-Za-z_][A-Za-z0-9_]*)\}|\$(?P<b>[A-Za-z_][A-Za-z0-9_]*)", one, value
+    )

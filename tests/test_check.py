@@ -1,0 +1,247 @@
+"""release check: one item per thing checked; each check is made to report a problem."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from release.adapters.git import GitRepo
+from release.commands.check import CheckOutcome, CheckRequest, check
+from release.commands.outcome import Run
+from release.core.doctor import Status, git_version_item
+from release.errors import EngineError
+from release.flows import doctor
+from release.sample import make_engine_repo
+
+AUTHOR = ("Release Maintainer", "maintainer@example.com")
+NOXFILE = "from release.cli.nox_sessions import image_sessions\n\nimage_sessions()\n"
+
+
+def repo_at(path: Path, *, commit: bool = True) -> GitRepo:
+    path.mkdir(parents=True, exist_ok=True)
+    repo = GitRepo.init(path)
+    assert repo is not None
+    for key, value in (("user.name", "A"), ("user.email", "a@example.com"),
+                       ("commit.gpgsign", "false")):  # fmt: skip
+        repo.run("config", key, value)
+    if commit:
+        repo.run("commit", "--quiet", "--allow-empty", "-m", "one")
+    return repo
+
+
+def run_check(path: Path) -> CheckOutcome:
+    return check(CheckRequest(), Run(path, lambda _: None))
+
+
+def status(outcome: CheckOutcome, name: str) -> tuple[Status, str]:
+    (item,) = [i for i in outcome.items if i.name == name]
+    return item.status, item.detail
+
+
+@pytest.fixture
+def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
+    made = make_engine_repo(tmp_path, first="[Core] The engine (#1)", author=AUTHOR)
+    (made.root / "noxfile.py").write_text(NOXFILE)
+    home = tmp_path / "home"
+    (home / ".docker").mkdir(parents=True)
+    (home / ".docker" / "config.json").write_text(
+        json.dumps({"auths": {"https://index.docker.io/v1/": {"auth": "dTpw"}}})
+    )
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("DOCKER_CONFIG", raising=False)
+    return made.repo
+
+
+def test_a_fresh_repository_without_commits(tmp_path: Path) -> None:
+    repo_at(tmp_path, commit=False)
+    outcome = run_check(tmp_path)
+    assert status(outcome, "repository")[0] is Status.OK
+    assert status(outcome, "configuration") == (
+        Status.OK, "no pyproject.toml: the defaults (release init writes one)",
+    )  # fmt: skip
+    assert status(outcome, "noxfile.py") == (Status.NOT_CHECKED, "no [tool.release.images]")
+    lines = list(outcome.text())
+    assert len(lines) == len(outcome.items) + 1
+    assert all(
+        line.split("  ")[0].strip() in ("ok", "problem", "not checked") for line in lines[:-1]
+    )
+    document = outcome.document()
+    assert isinstance(document["items"], list) and len(document["items"]) == len(outcome.items)
+    assert document["ok"] is (outcome.exit_code == 0)
+
+
+def test_the_sample_engine_checks_out(engine: GitRepo) -> None:
+    outcome = run_check(engine.root)
+    for name in ("configuration", "schema", "history", "git state", "noxfile.py",
+                 "snapshot privileges", "registry login docker.io"):  # fmt: skip
+        assert status(outcome, name)[0] is Status.OK, status(outcome, name)
+    criu = status(outcome, "CRIU")
+    assert criu[0] is Status.NOT_CHECKED and "cu130" in criu[1]
+    assert all(i.status is not Status.PROBLEM or i.name == "Docker Engine" for i in outcome.items)
+
+
+def test_a_pytorch_style_repository(tmp_path: Path) -> None:
+    repo = repo_at(tmp_path)
+    repo.run("branch", "release/2.5")
+    repo.run("tag", "v2.5.0-rc1")
+    (tmp_path / "pyproject.toml").write_text('[tool.release]\nbranch = "release/{major}.{minor}"\n')
+    outcome = run_check(tmp_path)
+    assert status(outcome, "configuration") == (Status.OK, "[tool.release] loads")
+    assert status(outcome, "schema")[0] is Status.OK
+
+
+def test_a_configuration_that_fails_to_load_is_a_problem(tmp_path: Path) -> None:
+    repo_at(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.release]\nmain_branch = "main"\n')
+    outcome = run_check(tmp_path)
+    assert status(outcome, "configuration") == (
+        Status.PROBLEM,
+        "[tool.release] unknown key 'main_branch'; did you mean 'main-branch'?; fix it there",
+    )
+    assert outcome.exit_code == 1
+
+
+def test_a_table_the_schema_refuses_is_a_problem(tmp_path: Path) -> None:
+    repo_at(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[tool.release]\nfirst-rc = 2\n")
+    outcome = run_check(tmp_path)
+    assert status(outcome, "schema")[0] is Status.PROBLEM
+    assert status(outcome, "schema")[1].startswith("[tool.release] first-rc: 2 is not one of")
+
+
+def test_a_misspelt_table_is_a_problem(tmp_path: Path) -> None:
+    repo_at(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.releases]\ntag = "v{version}"\n')
+    outcome = run_check(tmp_path)
+    assert status(outcome, "table names") == (
+        Status.PROBLEM,
+        "[tool.releases] in pyproject.toml is not read; did you mean [tool.release]? (rename it)",
+    )
+    assert outcome.exit_code == 1
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [("git version 2.30.9", Status.PROBLEM), (None, Status.PROBLEM),
+     ("git version 2.31.0", Status.OK), ("git version 2.47.1.windows.1", Status.OK)],
+)  # fmt: skip
+def test_an_old_or_missing_git_is_a_problem(answer: str | None, expected: Status) -> None:
+    assert git_version_item(answer).status is expected
+
+
+def test_not_a_repository_is_a_problem(tmp_path: Path) -> None:
+    outcome = run_check(tmp_path)
+    assert status(outcome, "repository")[0] is Status.PROBLEM
+    assert status(outcome, "history") == (Status.NOT_CHECKED, "no repository")
+
+
+def test_a_shallow_clone_is_a_problem(tmp_path: Path) -> None:
+    source = repo_at(tmp_path / "source")
+    source.run("commit", "--quiet", "--allow-empty", "-m", "two")
+    clone = tmp_path / "clone"
+    source.run("clone", "--quiet", "--depth", "1", f"file://{source.root}", str(clone))
+    assert status(run_check(clone), "history")[0] is Status.PROBLEM
+
+
+def test_a_merge_in_progress_is_a_problem(tmp_path: Path) -> None:
+    repo = repo_at(tmp_path)
+    (tmp_path / "f").write_text("base\n")
+    repo.run("add", "f")
+    repo.run("commit", "--quiet", "-m", "base")
+    repo.run("switch", "--quiet", "-c", "other")
+    (tmp_path / "f").write_text("other\n")
+    repo.run("commit", "--quiet", "-am", "other")
+    repo.run("switch", "--quiet", "main")
+    (tmp_path / "f").write_text("main\n")
+    repo.run("commit", "--quiet", "-am", "main")
+    repo.run("merge", "other", check=False)
+    found = status(run_check(tmp_path), "git state")
+    assert found == (
+        Status.PROBLEM, "git is in the middle of a merge; git commit to finish it, or git merge --abort",
+    )  # fmt: skip
+
+
+def test_no_docker_cli_that_builds_is_a_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def none(env: object = None) -> tuple[str, str, str]:
+        raise EngineError("no docker CLI found; install one")
+
+    monkeypatch.setattr(doctor, "choose_cli", none)
+    repo_at(tmp_path)
+    outcome = run_check(tmp_path)
+    assert status(outcome, "docker CLI") == (Status.PROBLEM, "no docker CLI found; install one")
+    assert status(outcome, "Docker Engine")[0] is Status.NOT_CHECKED
+
+
+def test_an_engine_that_does_not_answer_is_a_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if shutil.which("docker") is None and not Path("/usr/bin/docker").exists():
+        pytest.skip("no docker CLI on this machine")
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/nothing.sock")
+    repo_at(tmp_path / "repo")
+    found = status(run_check(tmp_path / "repo"), "Docker Engine")
+    assert found[0] is Status.PROBLEM and "no Docker Engine is reachable" in found[1]
+
+
+def test_a_noxfile_missing_or_without_the_image_sessions_is_a_problem(engine: GitRepo) -> None:
+    (engine.root / "noxfile.py").write_text("import nox\n")
+    assert status(run_check(engine.root), "noxfile.py")[0] is Status.PROBLEM
+    (engine.root / "noxfile.py").unlink()
+    found = status(run_check(engine.root), "noxfile.py")
+    assert found[0] is Status.PROBLEM and found[1].startswith("none; the image sessions need")
+
+
+@pytest.mark.parametrize(
+    "options",
+    ['["--cap-add", "SYS_PTRACE", "--security-opt", "seccomp=unconfined"]',
+     '["--cap-add", "SYS_ADMIN", "--cap-add", "SYS_PTRACE"]', "[]"],
+)  # fmt: skip
+def test_snapshot_privileges_criu_lacks_are_a_problem(engine: GitRepo, options: str) -> None:
+    pyproject = engine.root / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    start = text.index("run-options = [")
+    end = text.index("]\n", start) + 2
+    pyproject.write_text(text[:start] + f"run-options = {options}\n" + text[end:])
+    found = status(run_check(engine.root), "snapshot privileges")
+    assert found[0] is Status.PROBLEM and found[1].startswith("CRIU needs ")
+
+
+@pytest.mark.parametrize(
+    "config",
+    [None, {}, {"auths": {"ghcr.io": {"auth": "dTpw"}}}, {"auths": {"docker.io": {}}}],
+    ids=["no file", "empty", "another registry", "an entry without an auth"],
+)
+def test_a_registry_without_a_login_is_a_problem(engine: GitRepo, config: object) -> None:
+    path = Path.home() / ".docker" / "config.json"
+    if config is None:
+        path.unlink()
+    else:
+        path.write_text(json.dumps(config))
+    found = status(run_check(engine.root), "registry login docker.io")
+    assert found[0] is Status.PROBLEM and found[1].endswith("; docker login docker.io")
+
+
+def test_a_credential_helper_is_not_checked(engine: GitRepo) -> None:
+    path = Path.home() / ".docker" / "config.json"
+    path.write_text(json.dumps({"credHelpers": {"docker.io": "pass"}}))
+    found = status(run_check(engine.root), "registry login docker.io")
+    assert found == (Status.NOT_CHECKED, "docker-credential-pass keeps it; not asked")
+
+
+def test_a_registry_on_this_machine_is_not_checked(engine: GitRepo) -> None:
+    pyproject = engine.root / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    pyproject.write_text(
+        text.replace(
+            'version-arg = "ENGINE_VERSION"\n',
+            'version-arg = "ENGINE_VERSION"\nci-registry = "127.0.0.1:5000/ci"\n',
+        )
+    )
+    outcome = run_check(engine.root)
+    assert status(outcome, "registry login 127.0.0.1:5000")[0] is Status.NOT_CHECKED
+    assert status(outcome, "registry login docker.io")[0] is Status.OK
