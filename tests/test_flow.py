@@ -559,7 +559,7 @@ def test_release_help_and_list(tmp_path: Path) -> None:
     }
     assert set(TASKS) <= listed
     usage = run_cli(tmp_path, "--help")
-    assert usage.code == 0 and usage.stdout.startswith("Usage: release ")
+    assert usage.code == 0 and usage.stdout.startswith("usage: release ")
     tag_help = run_cli(tmp_path, "--help", "tag")
     assert tag_help.code == 0
     for flag in ("--sign", "--offline", "--dry-run", "--json", "--version"):

@@ -258,7 +258,8 @@ def test_an_error_is_one_line_whatever_its_message_and_hint_quote(
 
 def test_nox_sessions_log_and_fail_with_controls_escaped(monkeypatch: pytest.MonkeyPatch) -> None:
     from release.cli import nox_sessions
-    from release.images import workspace
+    from release.commands import images
+    from release.commands.outcome import Run
 
     class Session:
         def __init__(self) -> None:
@@ -271,13 +272,13 @@ def test_nox_sessions_log_and_fail_with_controls_escaped(monkeypatch: pytest.Mon
         def error(self, line: str) -> None:
             self.said.append(line)
 
-    def action(ws: object, opts: object, variant: str, say: object) -> None:
-        say(f"smoke({variant}): {OVERWRITE}")
+    def action(request: object, run: Run) -> None:
+        run.say(f"smoke({request.variant}): {OVERWRITE}")  # type: ignore[attr-defined]
         raise RefusedError(HOSTILE)
 
-    monkeypatch.setattr(workspace.Workspace, "open", classmethod(lambda cls, *a, **k: None))
+    monkeypatch.setattr(images, "smoke", action)
     session = Session()
-    nox_sessions._run(session, Path("."), action, "cu130")
+    nox_sessions._run(session, Path("."), "smoke", "cu130")
     assert session.said == [
         f"smoke(cu130): {OVERWRITE_SHOWN}",
         f"version\\x1b[1A\\x1b[2K {FORGED}",  # one line: the message's newline a space

@@ -444,8 +444,8 @@ def test_notes_output_is_checked_before_the_notes_are_built(
     if kind != "missing-directory":
         target = _special(kind)(where / "notes.md")
     says = "no directory" if kind == "missing-directory" else SPECIAL[kind]
-    refused(engine.root, "notes", "--output", str(target), code=USAGE, says=says)
-    kept = run_cli(engine.root, "notes", "--output", str(where / "kept.md"), timeout=FAST)
+    refused(engine.root, "notes", "--out", str(target), code=USAGE, says=says)
+    kept = run_cli(engine.root, "notes", "--out", str(where / "kept.md"), timeout=FAST)
     assert kept.code == 0, kept.stderr
     assert (where / "kept.md").read_text(encoding="utf-8").startswith("#")
     assert (engine.repo.git_dir / "release" / "notes").is_dir()  # what a refusal never wrote

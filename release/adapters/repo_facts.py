@@ -87,7 +87,7 @@ def _dockerfile(root: Path) -> tuple[str | None, str]:
 
 
 def _image_name(repo: GitRepo, remote: str) -> str:
-    url = repository_url(repo.remote_url(remote) or "")
+    url = repository_url(repo.remotes.url(remote) or "")
     path = url.split("/", 3)[3] if url and url.count("/") >= 4 else repo.root.name
     name = "/".join(re.sub(r"[^a-z0-9._-]+", "-", p.lower()).strip("-._") for p in path.split("/"))
     return name if re.fullmatch(r"[a-z0-9][a-z0-9._/-]*[a-z0-9]", name) else "org/engine"

@@ -8,7 +8,8 @@ An engine repository gets them with one call in its ``noxfile.py``::
 ``build(<id>)`` and ``smoke(<id>)`` exist for every variant, ``snapshot(<id>)`` only
 where the snapshot rule applies (the same rule that adds the image's snapshot-runtime
 build step). Sessions are tagged ``images`` and ``<id>`` and need no virtualenv.
-Posargs: ``--version V``, ``--force``, ``--baseline FILE`` (snapshot), ``--json`` (smoke),
+Posargs: ``--version V``, ``--force``, ``--baseline FILE`` (snapshot), ``--json`` (the outcome
+as a JSON document),
 and for every session ``--allow-dirty`` and ``--allow-shallow`` (a build of uncommitted
 changes, or in a shallow clone, is refused without them: :mod:`release.images.source`).
 What a session logs has its control characters escaped but the newlines between lines,
@@ -18,7 +19,6 @@ and its error line all of them (:mod:`release.core.terminal_text`).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +36,15 @@ def _options(posargs: list[str]) -> argparse.Namespace:
     return parser.parse_args(posargs)
 
 
-def _run(session: Any, root: Path, action: Callable[..., Any], variant: str) -> None:
+def _run(session: Any, root: Path, kind: str, variant: str) -> None:
+    """Run the command ``images.<kind>`` for one variant and log its outcome."""
+    import json
+
     from release.cli.entry import sigterm_stops
+    from release.commands import images
+    from release.commands.outcome import Report, Run, schema_of
     from release.core.terminal_text import escaped
     from release.errors import ReleaseError, Terminated
-    from release.images.workspace import Workspace
 
     try:
         opts = _options(list(session.posargs))
@@ -48,38 +52,41 @@ def _run(session: Any, root: Path, action: Callable[..., Any], variant: str) -> 
         session.error(
             "posargs: --version V, --force, --baseline FILE, --json, --allow-dirty, --allow-shallow"
         )
+    guards = {"allow_dirty": opts.allow_dirty, "allow_shallow": opts.allow_shallow}
+    run = Run(root, lambda line: session.log(escaped(line, keep_newlines=True)))
     try:
         with sigterm_stops():
-            ws = Workspace.open(
-                root,
-                opts.version,
-                allow_dirty=opts.allow_dirty,
-                allow_shallow=opts.allow_shallow,
-                inspect=True,  # every session's action starts by asking about its images
-            )
-            action(ws, opts, variant, lambda line: session.log(escaped(line, keep_newlines=True)))
+            outcome: Report
+            if kind == "build":
+                outcome = images.build(
+                    images.BuildRequest(variant, version=opts.version, force=opts.force, **guards),
+                    run,
+                )
+            elif kind == "smoke":
+                outcome = images.smoke(
+                    images.SmokeRequest(variant, version=opts.version, **guards), run
+                )
+            else:
+                baseline = str(opts.baseline) if opts.baseline else None
+                outcome = images.snapshot(
+                    images.SnapshotRequest(
+                        variant, version=opts.version, baseline=baseline, **guards
+                    ),
+                    run,
+                )
     except ReleaseError as err:
         session.error(escaped(err.one_line()))
+        return
     except Terminated:
         session.error("terminated; re-run the session to continue where it stopped")
-
-
-def _build(ws: Any, opts: argparse.Namespace, variant: str, say: Callable[[str], None]) -> None:
-    from release.images.workspace import build
-
-    build(ws, [variant], force=opts.force, say=say)
-
-
-def _smoke(ws: Any, opts: argparse.Namespace, variant: str, say: Callable[[str], None]) -> None:
-    from release.images.workspace import smoke
-
-    smoke(ws, [variant], say=say, as_json=opts.json)
-
-
-def _snapshot(ws: Any, opts: argparse.Namespace, variant: str, say: Callable[[str], None]) -> None:
-    from release.images.workspace import snapshot
-
-    snapshot(ws, [variant], baseline=opts.baseline, say=say)
+        return
+    if opts.json:
+        document = {"schema": schema_of(f"images.{kind}"), **outcome.document()}
+        session.log(escaped(json.dumps(document, indent=2), keep_newlines=True))
+    for line in outcome.text():
+        run.say(line)
+    if outcome.error is not None:
+        session.error(escaped(outcome.error))
 
 
 def image_sessions(root: str | Path | None = None) -> None:
@@ -98,9 +105,9 @@ def image_sessions(root: str | Path | None = None) -> None:
     def params(ids: tuple[str, ...]) -> list[Any]:
         return [nox.param(i, id=i, tags=[i]) for i in ids]
 
-    def define(name: str, action: Callable[..., Any], ids: tuple[str, ...], doc: str) -> None:
+    def define(name: str, ids: tuple[str, ...], doc: str) -> None:
         def session_func(session: nox.Session, variant: str) -> None:
-            _run(session, base, action, variant)
+            _run(session, base, name, variant)
 
         session_func.__doc__ = doc
         session_func.__name__ = name
@@ -110,19 +117,16 @@ def image_sessions(root: str | Path | None = None) -> None:
 
     define(
         "build",
-        _build,
         sessions["build"],
         "Build the variant's image (skipped when its inputs are unchanged).",
     )
     define(
         "smoke",
-        _smoke,
         sessions["smoke"],
         "Smoke-test the variant's image (builds it first if missing).",
     )
     define(
         "snapshot",
-        _snapshot,
         sessions["snapshot"],
         f"Check the snapshot runtime and record its state (only where CUDA {matrix.snapshot.cuda if matrix.snapshot else '-'}).",
     )

@@ -1,115 +1,252 @@
-"""The ``release`` console script: the same tasks as ``inv release.*``, in any checkout."""
+"""The ``release`` console script: every command of :mod:`release.commands.registry`, parsed
+with argparse from its declaration.
+
+``release [GLOBAL OPTIONS] TASK [OPTIONS]``. What is offered works: an unknown task or
+option, or an abbreviation of one (``--dry`` for ``--dry-run``), is refused with exit 2
+and the nearest spellings ("did you mean"). ``release --help TASK`` and ``release TASK
+--help`` print the same help. Nothing of git, docker or the floors below is imported
+before a command runs.
+"""
 
 from __future__ import annotations
 
+import argparse
+import difflib
 import os
 import sys
-
-from invoke.collection import Collection
-from invoke.exceptions import Exit, ParseError
-from invoke.parser.argument import Argument
-from invoke.program import Program
+from collections.abc import Sequence
+from typing import NoReturn
 
 from release import __version__
-from release.flows.context import MAIN_ENV
+from release.commands.declare import Command, Kind, Option
+from release.commands.registry import COMMANDS
 
-__all__ = ["main", "program"]
+__all__ = ["GLOBAL_FLAGS", "main", "parser_of", "run"]
 
-
-def _namespace() -> Collection:
-    from release.cli.tasks import ns
-
-    return ns
-
-
-class _Program(Program):
-    """invoke's Program, with argument errors spelt like every other error (exit 2)."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            name="release", binary="release", version=__version__, namespace=_namespace()
-        )
-
-    def core_args(self) -> list[Argument]:
-        main = Argument(
-            names=("main-branch",),
-            help=f"the branch fixes are picked from, for this run (also ${MAIN_ENV}; "
-            "default: main-branch in [tool.release])",
-        )
-        return [*super().core_args(), main]
-
-    def parse_core(self, argv: list[str] | None) -> None:
-        try:
-            super().parse_core(argv)
-        except ParseError as err:
-            raise Exit(f"error: {err} (see release --help)", code=2) from None
-        main = self.args["main-branch"].value
-        if main is not None:  # the tasks read it where the config is read
-            os.environ[MAIN_ENV] = main
-
-    def parse_tasks(self) -> None:
-        try:
-            super().parse_tasks()
-        except ParseError as err:
-            raise Exit(f"error: {err} (see release --help TASK)", code=2) from None
+# global options: (spellings, takes a value, help)
+GLOBAL_FLAGS: tuple[tuple[tuple[str, ...], bool, str], ...] = (
+    (("-h", "--help"), False, "this help; with a task, that task's"),
+    (("-V", "--version"), False, "print release's version"),
+    (("-l", "--list"), False, "list the tasks with what each does"),
+    (
+        ("--main-branch",),
+        True,
+        "the branch fixes are picked from, for this run (also $RELEASE_MAIN_BRANCH; "
+        "default: main-branch in [tool.release])",
+    ),
+    (("--debug",), False, "show a traceback on error (also RELEASE_DEBUG=1)"),
+    (("--completion",), True, "print a shell completion script: bash or zsh"),
+)
+COMPLETION_SHELLS = ("bash", "zsh")
 
 
-program = _Program()
+class Refused(Exception):
+    """A command line that cannot run: said on stderr with the usage, exit 2."""
+
+    def __init__(self, message: str, usage: str = "release --help") -> None:
+        super().__init__(message)
+        self.usage = usage
 
 
-_HELP = ("-h", "--help")
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors raised (to be said with a suggestion) rather than exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        said = _suggest(self, message)
+        # a value outside its choices says them all: no usage to point at
+        raise Refused(said, "" if said.startswith("--") else f"{self.prog} --help")
 
 
-def _value_flags(arguments: list[Argument]) -> set[str]:
-    """The spellings of the options that take a value (``--file F``, ``-f F``)."""
-    return {
-        ("--" if len(name) > 1 else "-") + name
-        for a in arguments
-        if a.takes_value and not a.optional
-        for name in a.names
-    }
+def _flags_of(command: Command) -> list[str]:
+    out = ["--help"]
+    for o in command.options:
+        if not o.positional:
+            out.append(f"--{o.name}")
+    return out
 
 
-def _as_invoke_reads(argv: list[str]) -> list[str]:
-    """``release TASK --help`` as ``release --help TASK`` (a task's positional argument would
-    take ``--help`` as its value), and ``release pick A B '#123'`` with the commits as the
-    one argument invoke gives them (as if quoted). Which options take a value is read from
-    the core options and the pick task themselves."""
-    words = argv[1:]
-    core = _value_flags(program.core_args())
-    task = next(
-        (
-            i
-            for i, w in enumerate(words)
-            if not w.startswith("-") and (i == 0 or words[i - 1] not in core)
-        ),
-        None,
+def _nearest(word: str, candidates: Sequence[str]) -> list[str]:
+    return difflib.get_close_matches(word, candidates, n=2, cutoff=0.6)
+
+
+def _suggest(parser: argparse.ArgumentParser, message: str) -> str:
+    """argparse's message, with the nearest option (or choice) appended."""
+    command = next((c for c in COMMANDS if parser.prog == f"release {c.name}"), None)
+    if command is None:
+        return message
+    if message.startswith("unrecognized arguments: "):
+        words = message.removeprefix("unrecognized arguments: ").split()
+        flag = next((w for w in words if w.startswith("-")), None)
+        if flag is not None:
+            name = flag.split("=", 1)[0]
+            near = _nearest(name, _flags_of(command))
+            hint = f" (did you mean {' or '.join(near)}?)" if near else ""
+            return f"unknown option {name} for {command.name}{hint}"
+        return f"unexpected argument {words[0]!r} for {command.name}"
+    if "invalid choice: " in message:
+        bad = message.split("invalid choice: ", 1)[1].split("'")[1]
+        for o in command.options:
+            if o.choices and message.startswith(f"argument --{o.name}"):
+                near = _nearest(bad, o.choices)
+                hint = f" (did you mean {near[0]}?)" if near else ""
+                use = ", ".join(o.choices[:-1]) + f" or {o.choices[-1]}"
+                return f"--{o.name} {bad!r}: use {use}{hint}"
+    return message
+
+
+def parser_of(command: Command) -> argparse.ArgumentParser:
+    description = command.summary + (f"\n\n{command.description}" if command.description else "")
+    parser = _Parser(
+        prog=f"release {command.name}",
+        description=description,
+        allow_abbrev=False,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    if task is None:
-        return argv
-    if any(w in _HELP for w in words[task + 1 :]):
-        return [argv[0], *words[:task], "--help", words[task]]
-    if words[task] != "pick":
-        return argv
-    values = _value_flags(_namespace().tasks["pick"].get_arguments())
-    commits: list[str] = []
-    rest: list[str] = []
-    after = iter(words[task + 1 :])
-    for word in after:
-        if word in values:
-            rest += [word, next(after, "")]
-        elif word.startswith("-") and not word.startswith("-#"):
-            rest.append(word)
+    for o in command.options:
+        _add(parser, o)
+    return parser
+
+
+def _add(parser: argparse.ArgumentParser, o: Option) -> None:
+    text = o.help + (f" ({', '.join(o.choices)})" if o.choices and "," not in o.help else "")
+    if o.positional:
+        nargs = "*" if o.kind is Kind.MANY else (None if o.required else "?")
+        parser.add_argument(o.dest, nargs=nargs, help=text, metavar=o.name.upper())
+        return
+    names = [f"--{o.name}"] + ([f"-{o.short}"] if o.short else [])
+    if o.kind is Kind.FLAG:
+        parser.add_argument(*names, dest=o.dest, action="store_true", help=text)
+    elif o.kind is Kind.MANY:
+        parser.add_argument(
+            *names, dest=o.dest, action="append", default=[], help=text, metavar=o.metavar
+        )
+    else:
+        parser.add_argument(
+            *names,
+            dest=o.dest,
+            type=int if o.kind is Kind.NUMBER else str,
+            choices=o.choices or None,
+            default=o.default,
+            required=o.required,
+            help=text,
+            metavar=o.metavar or (None if o.choices else o.name.upper()),
+        )
+
+
+def _listing() -> str:
+    width = max(len(c.name) for c in COMMANDS)
+    return "\n".join(f"  {c.name:{width}}  {c.summary}" for c in COMMANDS)
+
+
+def _usage() -> str:
+    lines = [
+        "usage: release [--main-branch NAME] [--debug] TASK [OPTIONS]",
+        "       release --help [TASK] | --list | --version | --completion bash|zsh",
+        "",
+        "The release-candidate toolkit: cut, pick, tag, images, manifest, reproduce, promote.",
+        "",
+        "global options:",
+    ]
+    for names, value, text in GLOBAL_FLAGS:
+        spelt = ", ".join(names) + (" VALUE" if value else "")
+        lines.append(f"  {spelt:22}{text}")
+    lines += ["", "tasks (release TASK --help for a task's options):", _listing()]
+    return "\n".join(lines) + "\n"
+
+
+def _task(name: str) -> Command:
+    found = next((c for c in COMMANDS if c.name == name), None)
+    if found is not None:
+        return found
+    names = [c.name for c in COMMANDS]
+    near = _nearest(name, names) or [n for n in names if n.endswith("." + name)]
+    hint = f"; did you mean {' or '.join(near)}?" if near else ""
+    raise Refused(f"no task {name!r}{hint}")
+
+
+def _global_value(words: list[str], i: int, flag: str) -> tuple[str, int]:
+    word = words[i]
+    if "=" in word:
+        return word.split("=", 1)[1], i + 1
+    if i + 1 >= len(words):
+        raise Refused(f"{flag} takes a value")
+    return words[i + 1], i + 2
+
+
+def run(argv: Sequence[str]) -> int:
+    """Parse ``argv`` (without the program name), run it; the exit code."""
+    words = list(argv)
+    main_branch: str | None = None
+    debug = False
+    wants_help = False
+    i = 0
+    while i < len(words) and words[i].startswith("-"):
+        word = words[i]
+        flag = word.split("=", 1)[0]
+        if flag in ("-h", "--help"):
+            wants_help, i = True, i + 1
+        elif flag in ("-V", "--version"):
+            sys.stdout.write(f"release {__version__}\n")
+            return 0
+        elif flag in ("-l", "--list"):
+            sys.stdout.write("tasks:\n" + _listing() + "\n")
+            return 0
+        elif flag == "--debug":
+            debug, i = True, i + 1
+        elif flag == "--main-branch":
+            main_branch, i = _global_value(words, i, flag)
+        elif flag == "--completion":
+            shell, i = _global_value(words, i, flag)
+            from release.cli.completion import script
+
+            if shell not in COMPLETION_SHELLS:
+                raise Refused(f"--completion {shell!r}: use bash or zsh")
+            sys.stdout.write(script(shell))
+            return 0
         else:
-            commits.append(word)
-    joined = [" ".join(commits)] if commits else []
-    return [argv[0], *words[: task + 1], *joined, *rest]
+            known = [n for names, _, _ in GLOBAL_FLAGS for n in names if n.startswith("--")]
+            near = _nearest(flag, known)
+            tasks_flags = sorted({f for c in COMMANDS for f in _flags_of(c)} - {"--help"})
+            task_near = _nearest(flag, tasks_flags)
+            hint = ""
+            if near:
+                hint = f" (did you mean {' or '.join(near)}?)"
+            elif task_near:
+                hint = f" (a task's option? did you mean TASK {task_near[0]}?)"
+            raise Refused(f"unknown option {flag}{hint}")
+    rest = words[i:]
+    if not rest:
+        sys.stdout.write(_usage())
+        return 0 if wants_help else 2
+    if rest[0] == "__complete":
+        from release.cli.completion import complete
+
+        sys.stdout.write("".join(f"{c}\n" for c in complete(rest[1:])))
+        return 0
+    command = _task(rest[0])
+    parser = parser_of(command)
+    if wants_help:
+        sys.stdout.write(parser.format_help())
+        return 0
+    try:
+        parsed = parser.parse_intermixed_args(rest[1:])
+    except SystemExit as done:  # --help: argparse printed it
+        return int(done.code or 0)
+    from release.cli.dispatch import dispatch
+
+    return dispatch(command, vars(parsed), main_branch=main_branch, debug=debug)
 
 
 def main() -> None:
     try:
-        program.run(_as_invoke_reads(sys.argv))
+        code = run(sys.argv[1:])
+    except Refused as err:
+        from release.cli.console import error
+
+        error(f"{err} (see {err.usage})" if err.usage else str(err))
+        code = 2
     except BrokenPipeError:  # `release notes | head`: the reader left; that is not an error
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(0)
+        code = 0
+    sys.exit(code)

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["JSONValue", "Outcome", "Run", "SCHEMA_PREFIX", "schema_of"]
+__all__ = ["SCHEMA_PREFIX", "JSONValue", "Outcome", "Report", "Run", "schema_of"]
 
 JSONValue = str | int | float | bool | None | list["JSONValue"] | dict[str, "JSONValue"]
 SCHEMA_PREFIX = "release/"
@@ -41,3 +41,20 @@ class Outcome(Protocol):
     def text(self) -> Iterable[str]: ...
 
     def document(self) -> Mapping[str, JSONValue]: ...
+
+
+@dataclass(frozen=True)
+class Report:
+    """The outcome most commands give: the lines that end its text (after the progress it
+    said while working), the JSON document, and the exit code."""
+
+    lines: tuple[str, ...] = ()
+    data: Mapping[str, JSONValue] = field(default_factory=dict)
+    exit_code: int = 0
+    error: str | None = None  # said as ``error: ...`` on stderr, after the document
+
+    def text(self) -> Iterable[str]:
+        return self.lines
+
+    def document(self) -> Mapping[str, JSONValue]:
+        return self.data

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -33,17 +32,24 @@ class TagInfo:
 class ReleaseContext:
     """A target repository with its ``[tool.release]`` config."""
 
-    def __init__(self, path: Path | str = ".", *, config: Config | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | str = ".",
+        *,
+        config: Config | None = None,
+        main_branch: str | None = None,
+    ) -> None:
+        """``main_branch`` overrides the config's ``main-branch`` for this run (the CLI's
+        ``--main-branch`` or ``$RELEASE_MAIN_BRANCH``)."""
         self.repo = GitRepo(path)
         notices: tuple[str, ...] = ()
         if config is None:
             config, notices = read_config(self.repo.root)
         self.config = config
-        override = os.environ.get(MAIN_ENV)
-        if override is not None:
-            if not override.strip() or ref_format_problem(override):
-                raise ConfigError(f"{MAIN_ENV}={override!r} is not a branch name")
-            self.config = replace(self.config, main_branch=override)
+        if main_branch is not None:
+            if not main_branch.strip() or ref_format_problem(main_branch):
+                raise ConfigError(f"main branch {main_branch!r} is not a branch name")
+            self.config = replace(self.config, main_branch=main_branch)
         # what the run should say about how it read the repo (a misspelt table, ...)
         self.notices: list[str] = list(notices)
         self._check_path("changelog", self.config.changelog, writes=True)

@@ -92,10 +92,10 @@ def _git_state(repo: GitRepo | None) -> list[Item]:
             "a shallow clone: notes and rc numbers would read a history cut short; "
             "git fetch --unshallow --tags",
         )
-        if repo.is_shallow()
+        if repo.history.is_shallow()
         else ok("history", "complete (not a shallow clone)")
     ]
-    state = repo.in_progress()
+    state = repo.worktree.in_progress()
     items.append(
         problem("git state", f"git is in the middle of {state[0]}; {state[1]}")
         if state is not None

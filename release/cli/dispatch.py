@@ -1,0 +1,126 @@
+"""One command run, whoever parsed its command line (the console script or invoke): the
+request made from the option values, the command's function called, its outcome rendered
+as text or as a JSON document, errors as one line (and a JSON error document under
+``--json``), and the exit code."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import importlib
+import json
+import os
+import sys
+import typing
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from release.cli.console import error, say
+from release.cli.entry import INTERRUPTED, TERMINATED, sigterm_stops
+from release.commands.declare import Command
+from release.commands.outcome import Outcome, Run, schema_of
+from release.errors import ReleaseError, Terminated, UsageError
+
+__all__ = ["MAIN_ENV", "dispatch", "repo_path"]
+
+MAIN_ENV = "RELEASE_MAIN_BRANCH"  # overrides main-branch for a run, like --main-branch
+ERROR_SCHEMA = schema_of("error")
+
+
+def repo_path() -> Path:
+    """The repository a command acts on: ``$RELEASE_REPO``, else the current directory."""
+    return Path(os.environ.get("RELEASE_REPO", "."))
+
+
+def _debug(flag: bool) -> bool:
+    return flag or bool(os.environ.get("RELEASE_DEBUG"))
+
+
+def _to_stderr(line: str) -> None:
+    say(line, stream=sys.stderr)
+
+
+def _request(func: Callable[..., Outcome], values: Mapping[str, object]) -> object:
+    """The command's request: its dataclass made from the values, a choice turned into
+    the field's enum."""
+    hints = typing.get_type_hints(func)
+    kind = hints["request"]
+    fields = typing.get_type_hints(kind)
+    given = {}
+    for f in dataclasses.fields(kind):
+        if f.name not in values:
+            continue
+        value = values[f.name]
+        wanted = fields[f.name]
+        if isinstance(wanted, type) and issubclass(wanted, enum.Enum) and value is not None:
+            value = wanted(value)
+        elif isinstance(value, list):
+            value = tuple(value)
+        given[f.name] = value
+    return kind(**given)
+
+
+def _render(command: Command, outcome: Outcome, as_json: bool) -> None:
+    document = bool(getattr(outcome, "as_document", False))
+    if as_json or document:
+        body = {"schema": schema_of(command.name), **outcome.document()}
+        sys.stdout.write(json.dumps(body, indent=2, default=str) + "\n")
+    else:
+        whole = getattr(outcome, "whole", None)
+        if isinstance(whole, str):  # a document printed as it is (the notes)
+            from release.core.terminal_text import escaped
+
+            sys.stdout.write(escaped(whole, keep_newlines=True) if sys.stdout.isatty() else whole)
+        for line in outcome.text():
+            say(line)
+    sys.stdout.flush()
+    problem = getattr(outcome, "error", None)
+    if isinstance(problem, str):
+        error(problem)
+
+
+def _failed(command: Command, message: str, code: int, as_json: bool) -> int:
+    if as_json:
+        body = {
+            "schema": ERROR_SCHEMA,
+            "command": command.name,
+            "error": message,
+            "exit_code": code,
+        }
+        sys.stdout.write(json.dumps(body, indent=2) + "\n")
+        sys.stdout.flush()
+    error(message)
+    return code
+
+
+def dispatch(
+    command: Command,
+    values: Mapping[str, object],
+    *,
+    main_branch: str | None = None,
+    debug: bool = False,
+) -> int:
+    """Run ``command`` with its option values (by dest); the exit code."""
+    as_json = bool(values.get("json"))
+    if main_branch is None:
+        main_branch = os.environ.get(MAIN_ENV)
+    run = Run(repo_path(), _to_stderr if as_json else say, main_branch, as_json)
+    try:
+        with sigterm_stops():
+            module, _, name = command.target.partition(":")
+            func = getattr(importlib.import_module(module), name)
+            outcome = func(_request(func, values), run)
+            _render(command, outcome, as_json)
+            return int(outcome.exit_code)
+    except ReleaseError as err:
+        if _debug(debug):
+            raise
+        return _failed(command, err.one_line(), err.exit_code, as_json)
+    except ValueError as err:  # a choice the enum does not have (invoke does not check)
+        if _debug(debug) or "is not a valid" not in str(err):
+            raise
+        return _failed(command, UsageError(str(err)).one_line(), UsageError.exit_code, as_json)
+    except Terminated:
+        return _failed(command, TERMINATED, Terminated.exit_code, as_json)
+    except KeyboardInterrupt:
+        return _failed(command, INTERRUPTED, 130, as_json)

@@ -1,0 +1,73 @@
+"""What the commands share: the repository they open, and a plan as lines and a document."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, cast
+
+from release.commands.outcome import JSONValue, Report, Run
+
+if TYPE_CHECKING:
+    from release.core.plan import Plan
+    from release.flows.context import ReleaseContext
+
+__all__ = ["as_json", "context", "ids", "notices", "plan_report"]
+
+
+def context(run: Run) -> ReleaseContext:
+    """The repository and its config; what reading the config noticed (a table under
+    ``[tool]`` one edit away from ``release``) is said at once, as a warning on stderr."""
+    import sys
+
+    from release.core.terminal_text import escaped
+    from release.flows.context import ReleaseContext
+
+    ctx = ReleaseContext(run.repo, main_branch=run.main_branch)
+    for notice in ctx.notices:
+        print(f"warning: {escaped(notice)}", file=sys.stderr, flush=True)
+    ctx.notices.clear()
+    return ctx
+
+
+def as_json(value: object) -> JSONValue:
+    """A value the floors below give (dataclasses turned into dicts, paths, ...) as JSON."""
+    return cast(JSONValue, json.loads(json.dumps(value, default=str)))
+
+
+def notices(ctx: ReleaseContext) -> list[str]:
+    return [f"note: {n}" for n in ctx.notices]
+
+
+def ids(variant: str | None) -> list[str] | None:
+    """``--variant cu128,cu129`` (or spaces) as ids; none given: every variant."""
+    return [v for v in (variant or "").replace(",", " ").split() if v] or None
+
+
+def plan_lines(lines: Sequence[str], *, dry_run: bool) -> list[str]:
+    head, *rest = lines
+    return [("dry run, nothing changed: would " if dry_run else "") + head, *rest]
+
+
+def plan_report(
+    plan: Plan,
+    *,
+    dry_run: bool,
+    report: Iterable[str] | None = None,
+    before: Iterable[str] = (),
+) -> Report:
+    """A plan's outcome: ``before`` (notices), the plan itself when it is a dry run or
+    nothing was done, then what was done; as JSON, the plan's document with ``dry_run``
+    and the report lines."""
+    said = list(report) if report is not None else None
+    data: dict[str, JSONValue] = {
+        k: as_json(v) for k, v in cast(Mapping[str, object], plan.to_dict()).items()
+    }
+    data["dry_run"] = dry_run
+    if said is not None:
+        data["report"] = list(said)
+    lines = list(before)
+    if dry_run or not said:
+        lines += plan_lines(plan.lines(), dry_run=dry_run)
+    lines += said or []
+    return Report(tuple(lines), data)

@@ -1,0 +1,327 @@
+"""The image side: ``images.*``, ``manifest`` and ``reproduce``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from release.commands.common import as_json, context, ids
+from release.commands.outcome import JSONValue, Report, Run
+from release.errors import ReleaseError, UsageError
+
+if TYPE_CHECKING:
+    from release.images.workspace import Workspace
+
+__all__ = [
+    "BuildRequest",
+    "ManifestRequest",
+    "MatrixRequest",
+    "ReproduceRequest",
+    "SmokeRequest",
+    "SnapshotRequest",
+    "TransferRequest",
+    "build",
+    "manifest",
+    "matrix",
+    "pull",
+    "push",
+    "reproduce",
+    "smoke",
+    "snapshot",
+]
+
+
+def _workspace(
+    run: Run,
+    version: str | None,
+    allow_dirty: bool = False,
+    allow_shallow: bool = False,
+    *,
+    inspect: bool = False,
+) -> Workspace:
+    from release.images.workspace import Workspace
+
+    return Workspace.open(
+        run.repo,
+        version,
+        allow_dirty=allow_dirty,
+        allow_shallow=allow_shallow,
+        inspect=inspect,
+    )
+
+
+@dataclass(frozen=True)
+class BuildRequest:
+    variant: str | None = None
+    jobs: int = 1
+    keep_going: bool = False
+    version: str | None = None
+    force: bool = False
+    no_cache: bool = False
+    allow_dirty: bool = False
+    allow_shallow: bool = False
+    json: bool = False
+
+
+def build(request: BuildRequest, run: Run) -> Report:
+    from release.images import workspace
+
+    if request.jobs < 1:
+        raise UsageError(f"--jobs {request.jobs}: give 1 or more")
+    ws = _workspace(
+        run, request.version, request.allow_dirty, request.allow_shallow, inspect=True
+    )
+    results = workspace.build(
+        ws,
+        ids(request.variant),
+        jobs=request.jobs,
+        keep_going=request.keep_going,
+        force=request.force,
+        no_cache=request.no_cache,
+        say=run.say,
+    )
+    return Report(
+        (),
+        {
+            "version": ws.source.version,
+            "variants": [
+                {
+                    "variant": r.variant,
+                    "status": str(r.status.value if hasattr(r.status, "value") else r.status),
+                    "tags": list(r.tags),
+                    "image_id": r.image_id,
+                    "seconds": round(r.seconds, 3),
+                }
+                for r in results
+            ],
+        },
+    )
+
+
+@dataclass(frozen=True)
+class SmokeRequest:
+    variant: str | None = None
+    version: str | None = None
+    allow_dirty: bool = False
+    allow_shallow: bool = False
+    json: bool = False
+
+
+def smoke(request: SmokeRequest, run: Run) -> Report:
+    from release.images import workspace
+
+    ws = _workspace(
+        run, request.version, request.allow_dirty, request.allow_shallow, inspect=True
+    )
+    documents: list[str] = []
+    try:
+        workspace.smoke(ws, ids(request.variant), say=documents.append, as_json=True, note=run.say)
+    except ReleaseError as err:
+        if not documents:
+            raise
+        return Report((), _document(documents), err.exit_code, err.one_line())
+    return Report((), _document(documents))
+
+
+def _document(said: list[str]) -> dict[str, JSONValue]:
+    data = json.loads(said[-1])
+    assert isinstance(data, dict)
+    return data
+
+
+@dataclass(frozen=True)
+class SnapshotRequest:
+    variant: str | None = None
+    version: str | None = None
+    baseline: str | None = None
+    dry_run: bool = False
+    allow_dirty: bool = False
+    allow_shallow: bool = False
+    json: bool = False
+
+
+def snapshot(request: SnapshotRequest, run: Run) -> Report:
+    from release.images import workspace
+
+    ws = _workspace(
+        run,
+        request.version,
+        request.allow_dirty,
+        request.allow_shallow,
+        inspect=not request.dry_run,
+    )
+    chosen = ids(request.variant) or list(ws.matrix.snapshot_ids())
+    if request.dry_run:
+        workspace.snapshot_plan(ws, chosen, say=run.say)
+        return Report((), {"dry_run": True, "variants": list(chosen)})
+    baseline = Path(request.baseline) if request.baseline else None
+    reports = workspace.snapshot(ws, chosen, baseline=baseline, say=run.say)
+    return Report(
+        (),
+        {
+            "version": ws.source.version,
+            "variants": [
+                {"variant": r.variant, "record": as_json(r.record), "path": str(r.path)}
+                for r in reports
+            ],
+        },
+    )
+
+
+@dataclass(frozen=True)
+class TransferRequest:
+    variant: str | None = None
+    registry: str | None = None
+    version: str | None = None
+    json: bool = False
+
+
+def push(request: TransferRequest, run: Run) -> Report:
+    from release.images.transfer import push_images
+
+    ws = _workspace(run, request.version)
+    sent = push_images(ws, ids(request.variant), request.registry, say=run.say)
+    return Report((), {"pushed": list(sent)})
+
+
+def pull(request: TransferRequest, run: Run) -> Report:
+    from release.images.transfer import pull_images
+
+    ws = _workspace(run, request.version)
+    got = pull_images(ws, ids(request.variant), request.registry, say=run.say)
+    return Report((), {"pulled": list(got)})
+
+
+@dataclass(frozen=True)
+class MatrixRequest:
+    json: bool = False
+
+
+def matrix(request: MatrixRequest, run: Run) -> Report:
+    from release.images.workspace import matrix_json
+
+    m = context(run).config.matrix
+    if m is None:
+        return Report(("no [tool.release.images] in this repository",), {"variants": []})
+    data = json.loads(matrix_json(m))
+    lines = tuple(
+        f"{v.id:8} CUDA {v.cuda_text:8} {m.tag(v, 'v{version}'):40} "
+        f"{'snapshot' if m.has_snapshot(v) else 'no snapshot':12} base {v.base_image}"
+        for v in m.variants
+    )
+    return Report(lines, data if isinstance(data, dict) else {"matrix": data})
+
+
+@dataclass(frozen=True)
+class ManifestRequest:
+    parts: str | None = None
+    version: str | None = None
+    partial: bool = False
+    json: bool = False
+    out: str | None = None
+    push: bool = False
+    no_record: bool = False
+
+
+def manifest(request: ManifestRequest, run: Run) -> Report:
+    """Merge the parts, show or write the manifest, and record it as the tag's note. The
+    summary shows the manifest's fields escaped (parts come from CI artifacts)."""
+    from release.adapters.files import atomic_write, output_path
+    from release.adapters.git_notes import notes_ref
+    from release.core.manifest import missing, variant_rules, variant_summary
+    from release.core.terminal_text import escaped
+    from release.images.manifest import Checkout, assemble, publish, push_manifest
+
+    if request.no_record and request.push:
+        raise UsageError("--no-record and --push: a manifest not recorded cannot be pushed")
+    ws = Checkout.open(run.repo, request.version)
+    target = output_path(Path(request.out), "--out", tree=ws.ctx.root) if request.out else None
+    dirs = [Path(p) for p in (request.parts or "").split(",") if p]
+    document = assemble(ws, dirs, partial=request.partial)
+    if target is not None:
+        atomic_write(target, json.dumps(document, indent=2, sort_keys=True) + "\n")
+    data = as_json(document)
+    assert isinstance(data, dict)
+    said = run.say
+    if not request.json:
+        tag = document.get("tag") or "(untagged)"
+        of, at = escaped(str(document["version"])), escaped(str(document["commit"])[:10])
+        said(f"manifest of {of} {escaped(tag)} at {at}")
+        for variant, entry_ in document["variants"].items():
+            row = {k: escaped(v) for k, v in variant_summary(entry_).items()}
+            said(
+                f"  {escaped(variant)}: built {row['built']}, smoke {row['smoked']}, "
+                f"snapshot {row['snapshot']}"
+            )
+    if request.partial:
+        gaps = [f"missing: {escaped(gap)}" for gap in missing(document, variant_rules(ws.matrix))]
+        return Report(tuple(gaps), data)
+    tag = document.get("tag")
+    if not tag:
+        return Report(
+            ("untagged build: the manifest is complete but not recorded (only tags have one)",),
+            data,
+        )
+    if request.no_record:
+        return Report(
+            (
+                f"complete; not recorded (--no-record): release manifest records it as "
+                f"{notes_ref(tag)}",
+            ),
+            data,
+        )
+    recorded = publish(ws, document)
+    lines = [
+        f"{'recorded' if recorded else 'already recorded'} as {notes_ref(tag)}"
+        + ("" if request.push else "; release push sends it with the tag")
+    ]
+    if request.push:
+        sent = push_manifest(ws, tag)
+        lines.append(f"{'pushed' if sent else 'already on'} {ws.ctx.config.remote}: {notes_ref(tag)}")
+    return Report(tuple(lines), data)
+
+
+@dataclass(frozen=True)
+class ReproduceRequest:
+    tag: str
+    variant: str | None = None
+    allow_host: tuple[str, ...] = ()
+    standin: bool = False
+    keep: bool = False
+    cache: bool = False
+    jobs: int = 1
+    json: bool = False
+
+
+def reproduce(request: ReproduceRequest, run: Run) -> Report:
+    """Rebuild the tag's images and compare; exit 1 on drift."""
+    from release.images.reproduce import reproduce as rebuild
+
+    found = rebuild(
+        run.repo,
+        request.tag,
+        variants=[v for v in (request.variant or "").split(",") if v],
+        standin=request.standin,
+        keep=request.keep,
+        cache=request.cache,
+        jobs=request.jobs,
+        allow_host=request.allow_host,
+        say=run.say,
+    )
+    data: dict[str, JSONValue] = {
+        "tag": found.tag,
+        "drifted": list(found.drifted),
+        "verdicts": {
+            variant: [as_json(_field(f)) for f in fields] for variant, fields in found.verdicts.items()
+        },
+        "notices": list(found.notices),
+    }
+    return Report((found.summary(),), data, 1 if found.drifted else 0)
+
+
+def _field(verdict: object) -> object:
+    import dataclasses
+
+    return dataclasses.asdict(verdict) if dataclasses.is_dataclass(verdict) else str(verdict)  # type: ignore[arg-type]
