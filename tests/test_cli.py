@@ -93,7 +93,7 @@ def test_a_short_flag_means_one_long_option_everywhere() -> None:
 
 
 def test_a_shared_option_is_declared_the_same_way_in_every_command() -> None:
-    kinds: dict[str, set[Kind]] = {}
+    kinds: dict[str, set[str]] = {}
     for command in COMMANDS:
         for option in command.options:
             kinds.setdefault(option.name, set()).add(option.kind)

@@ -45,7 +45,7 @@ def _variants() -> list[str]:
 def _values(command: Command, flag: str) -> list[str] | None:
     """The values offered after ``flag``; None when ``flag`` takes no value."""
     option = next((o for o in command.options if f"--{o.name}" == flag), None)
-    if option is None or option.kind is Kind.FLAG:
+    if option is None or option.kind == Kind.FLAG:
         return None
     if option.choices:
         return list(option.choices)

@@ -10,18 +10,18 @@ before a command runs.
 
 from __future__ import annotations
 
-import argparse
-import difflib
 import os
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
 
 from release import __version__
-from release.commands.declare import Command, Kind, Option
+from release.commands.declare import Command
 from release.commands.registry import COMMANDS
 
-__all__ = ["GLOBAL_FLAGS", "main", "parser_of", "run"]
+TYPE_CHECKING = False  # typing is not imported for --help and --list (mypy reads this as usual)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["GLOBAL_FLAGS", "Refused", "main", "run"]
 
 # global options: (spellings, takes a value, help)
 GLOBAL_FLAGS: tuple[tuple[tuple[str, ...], bool, str], ...] = (
@@ -46,91 +46,6 @@ class Refused(Exception):
     def __init__(self, message: str, usage: str = "release --help") -> None:
         super().__init__(message)
         self.usage = usage
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, with its errors raised (to be said with a suggestion) rather than exiting."""
-
-    def error(self, message: str) -> NoReturn:
-        said = _suggest(self, message)
-        # a value outside its choices says them all: no usage to point at
-        raise Refused(said, "" if said.startswith("--") else f"{self.prog} --help")
-
-
-def _flags_of(command: Command) -> list[str]:
-    out = ["--help"]
-    for o in command.options:
-        if not o.positional:
-            out.append(f"--{o.name}")
-    return out
-
-
-def _nearest(word: str, candidates: Sequence[str]) -> list[str]:
-    return difflib.get_close_matches(word, candidates, n=2, cutoff=0.6)
-
-
-def _suggest(parser: argparse.ArgumentParser, message: str) -> str:
-    """argparse's message, with the nearest option (or choice) appended."""
-    command = next((c for c in COMMANDS if parser.prog == f"release {c.name}"), None)
-    if command is None:
-        return message
-    if message.startswith("unrecognized arguments: "):
-        words = message.removeprefix("unrecognized arguments: ").split()
-        flag = next((w for w in words if w.startswith("-")), None)
-        if flag is not None:
-            name = flag.split("=", 1)[0]
-            near = _nearest(name, _flags_of(command))
-            hint = f" (did you mean {' or '.join(near)}?)" if near else ""
-            return f"unknown option {name} for {command.name}{hint}"
-        return f"unexpected argument {words[0]!r} for {command.name}"
-    if "invalid choice: " in message:
-        bad = message.split("invalid choice: ", 1)[1].split("'")[1]
-        for o in command.options:
-            if o.choices and message.startswith(f"argument --{o.name}"):
-                near = _nearest(bad, o.choices)
-                hint = f" (did you mean {near[0]}?)" if near else ""
-                use = ", ".join(o.choices[:-1]) + f" or {o.choices[-1]}"
-                return f"--{o.name} {bad!r}: use {use}{hint}"
-    return message
-
-
-def parser_of(command: Command) -> argparse.ArgumentParser:
-    description = command.summary + (f"\n\n{command.description}" if command.description else "")
-    parser = _Parser(
-        prog=f"release {command.name}",
-        description=description,
-        allow_abbrev=False,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    for o in command.options:
-        _add(parser, o)
-    return parser
-
-
-def _add(parser: argparse.ArgumentParser, o: Option) -> None:
-    text = o.help + (f" ({', '.join(o.choices)})" if o.choices and "," not in o.help else "")
-    if o.positional:
-        nargs = "*" if o.kind is Kind.MANY else (None if o.required else "?")
-        parser.add_argument(o.dest, nargs=nargs, help=text, metavar=o.name.upper())
-        return
-    names = [f"--{o.name}"] + ([f"-{o.short}"] if o.short else [])
-    if o.kind is Kind.FLAG:
-        parser.add_argument(*names, dest=o.dest, action="store_true", help=text)
-    elif o.kind is Kind.MANY:
-        parser.add_argument(
-            *names, dest=o.dest, action="append", default=[], help=text, metavar=o.metavar
-        )
-    else:
-        parser.add_argument(
-            *names,
-            dest=o.dest,
-            type=int if o.kind is Kind.NUMBER else str,
-            choices=o.choices or None,
-            default=o.default,
-            required=o.required,
-            help=text,
-            metavar=o.metavar or (None if o.choices else o.name.upper()),
-        )
 
 
 def _listing() -> str:
@@ -159,7 +74,9 @@ def _task(name: str) -> Command:
     if found is not None:
         return found
     names = [c.name for c in COMMANDS]
-    near = _nearest(name, names) or [n for n in names if n.endswith("." + name)]
+    from release.cli.arguments import nearest
+
+    near = nearest(name, names) or [n for n in names if n.endswith("." + name)]
     hint = f"; did you mean {' or '.join(near)}?" if near else ""
     raise Refused(f"no task {name!r}{hint}")
 
@@ -205,9 +122,11 @@ def run(argv: Sequence[str]) -> int:
             return 0
         else:
             known = [n for names, _, _ in GLOBAL_FLAGS for n in names if n.startswith("--")]
-            near = _nearest(flag, known)
-            tasks_flags = sorted({f for c in COMMANDS for f in _flags_of(c)} - {"--help"})
-            task_near = _nearest(flag, tasks_flags)
+            from release.cli.arguments import flags_of, nearest
+
+            near = nearest(flag, known)
+            tasks_flags = sorted({f for c in COMMANDS for f in flags_of(c)} - {"--help"})
+            task_near = nearest(flag, tasks_flags)
             hint = ""
             if near:
                 hint = f" (did you mean {' or '.join(near)}?)"
@@ -224,6 +143,8 @@ def run(argv: Sequence[str]) -> int:
         sys.stdout.write("".join(f"{c}\n" for c in complete(rest[1:])))
         return 0
     command = _task(rest[0])
+    from release.cli.arguments import ArgumentsRefused, parser_of
+
     parser = parser_of(command)
     if wants_help:
         sys.stdout.write(parser.format_help())
@@ -232,6 +153,8 @@ def run(argv: Sequence[str]) -> int:
         parsed = parser.parse_intermixed_args(rest[1:])
     except SystemExit as done:  # --help: argparse printed it
         return int(done.code or 0)
+    except ArgumentsRefused as refused:
+        raise Refused(str(refused), refused.usage) from None
     from release.cli.dispatch import dispatch
 
     return dispatch(command, vars(parsed), main_branch=main_branch, debug=debug)

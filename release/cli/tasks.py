@@ -22,9 +22,9 @@ __all__ = ["ns"]
 
 
 def _default(o: Option) -> Any:
-    if o.kind is Kind.FLAG:
+    if o.kind == Kind.FLAG:
         return False
-    if o.kind is Kind.MANY:
+    if o.kind == Kind.MANY:
         return None
     return o.default
 
@@ -71,7 +71,7 @@ class _Task(Task):  # type: ignore[type-arg]
 def _task(command: Command) -> Task:  # type: ignore[type-arg]
     def body(c: Context, **values: Any) -> None:
         for o in command.options:
-            if o.kind is Kind.MANY:
+            if o.kind == Kind.MANY:
                 given = values.get(o.dest)
                 values[o.dest] = [given] if isinstance(given, str) and given else list(given or [])
         code = dispatch(command, values)
@@ -92,7 +92,7 @@ def _task(command: Command) -> Task:  # type: ignore[type-arg]
         name=body.__name__,
         help={o.name: o.help for o in command.options},
         positional=[o.dest for o in command.options if o.positional],
-        iterable=[o.dest for o in command.options if o.kind is Kind.MANY and not o.positional],
+        iterable=[o.dest for o in command.options if o.kind == Kind.MANY and not o.positional],
         auto_shortflags=False,
     )
     task.may_omit = frozenset(

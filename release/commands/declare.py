@@ -6,14 +6,16 @@ Declarations import nothing of the floors below, so ``release --help`` and ``rel
 
 from __future__ import annotations
 
-import enum
 import keyword
-from dataclasses import dataclass
 
 __all__ = ["SHORT", "Command", "Kind", "Option"]
 
 
-class Kind(enum.Enum):
+class Kind:
+    """What an option takes. Plain constants, not an enum: ``release --help`` reads the
+    declarations before anything else is imported (enum and dataclasses cost a third of
+    ``python -c pass`` to import)."""
+
     FLAG = "flag"  # --dry-run: present or not
     TEXT = "text"  # --since REF: one value
     NUMBER = "number"  # --jobs 2: an int
@@ -33,18 +35,49 @@ SHORT: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
 class Option:
-    """One option (or positional argument) of a command."""
+    """One option (or positional argument) of a command; immutable once made."""
 
-    name: str  # the long spelling without dashes: "dry-run"
+    __slots__ = ("choices", "default", "help", "kind", "metavar", "name", "positional", "required")
+
+    def __init__(
+        self,
+        name: str,  # the long spelling without dashes: "dry-run"
+        help: str,
+        kind: str = Kind.FLAG,
+        *,
+        choices: tuple[str, ...] = (),  # the values completion offers; others are refused
+        positional: bool = False,
+        required: bool = False,
+        default: str | int | None = None,
+        metavar: str | None = None,
+    ) -> None:
+        for key, value in (
+            ("name", name),
+            ("help", help),
+            ("kind", kind),
+            ("choices", choices),
+            ("positional", positional),
+            ("required", required),
+            ("default", default),
+            ("metavar", metavar),
+        ):
+            object.__setattr__(self, key, value)
+
+    name: str
     help: str
-    kind: Kind = Kind.FLAG
-    choices: tuple[str, ...] = ()  # the values a shell completion offers; others are refused
-    positional: bool = False
-    required: bool = False
-    default: str | int | None = None
-    metavar: str | None = None
+    kind: str
+    choices: tuple[str, ...]
+    positional: bool
+    required: bool
+    default: str | int | None
+    metavar: str | None
+
+    def __setattr__(self, key: str, value: object) -> None:
+        raise AttributeError(f"an Option is immutable: {key}")
+
+    def __repr__(self) -> str:
+        return f"Option({self.name!r}, kind={self.kind!r})"
 
     @property
     def dest(self) -> str:
@@ -57,17 +90,41 @@ class Option:
         return None if self.positional else SHORT.get(self.name)
 
 
-@dataclass(frozen=True)
 class Command:
     """A command: its name (``status``, ``images.build``), the sentence ``--help`` and
     ``--list`` show, its options, and the function that runs it (``module:function``,
-    imported only when the command runs)."""
+    imported only when the command runs); immutable once made."""
+
+    __slots__ = ("description", "name", "options", "summary", "target")
+
+    def __init__(
+        self,
+        name: str,
+        summary: str,
+        options: tuple[Option, ...],
+        target: str,
+        description: str = "",  # more paragraphs for ``release TASK --help``
+    ) -> None:
+        for key, value in (
+            ("name", name),
+            ("summary", summary),
+            ("options", options),
+            ("target", target),
+            ("description", description),
+        ):
+            object.__setattr__(self, key, value)
 
     name: str
     summary: str
     options: tuple[Option, ...]
     target: str
-    description: str = ""  # more paragraphs for ``release TASK --help``
+    description: str
+
+    def __setattr__(self, key: str, value: object) -> None:
+        raise AttributeError(f"a Command is immutable: {key}")
+
+    def __repr__(self) -> str:
+        return f"Command({self.name!r})"
 
     def option(self, name: str) -> Option:
         return next(o for o in self.options if o.name == name)
