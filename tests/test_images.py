@@ -925,7 +925,7 @@ def test_context_files_match_what_docker_copies(docker: ContainerEngine, tmp_pat
     try:
         archive = tmp_path / "image.tar"
         subprocess.run(
-            [docker.cli, "image", "save", "--out", str(archive), image], check=True, timeout=120
+            [docker.cli, "image", "save", "--output", str(archive), image], check=True, timeout=120
         )
         copied: set[str] = set()
         with tarfile.open(archive) as outer:
