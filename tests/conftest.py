@@ -66,6 +66,43 @@ def run_cli(
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
 
+def run_on_terminal(
+    cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> CliResult:
+    """``release ARGS`` with stdout on a terminal: a pseudo-terminal of 120 columns, its
+    output read as written (raw: no newline translation), stderr a pipe."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    import tty
+
+    leader, follower = pty.openpty()
+    tty.setraw(follower)
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    child = subprocess.Popen(
+        [sys.executable, "-m", "release", *args],
+        cwd=cwd,
+        env={**os.environ, "TERM": "xterm-256color", **(env or {})},
+        stdout=follower,
+        stderr=subprocess.PIPE,
+    )
+    os.close(follower)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal's other end closed: the command is done
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(leader)
+    stderr = child.stderr.read() if child.stderr else b""
+    code = child.wait(timeout=timeout)
+    return CliResult(code, out.decode(errors="replace"), stderr.decode(errors="replace"))
+
+
 def run_nox(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Run ``nox ARGS`` in ``cwd`` as a separate process, exactly as a user would."""
     return subprocess.run(

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from release.cli.completion import complete, script
-from release.commands.declare import SHORT, Kind
+from release.commands.declare import SHORT
 from release.commands.registry import COMMANDS, PICK_REASONS
 from release.core import config
 from release.sample import SampleEngine

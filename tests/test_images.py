@@ -32,7 +32,7 @@ from release.adapters.engine import ContainerEngine
 from release.errors import EngineError
 from release.images.inputs import context_files
 from release.sample import SampleEngine, make_sample_engine
-from tests.conftest import CliResult, repo_state, run_cli
+from tests.conftest import CliResult, repo_state, run_cli, run_on_terminal
 from tests.docker_support import (
     REQUIRE_ENV,
     connect,
@@ -1287,6 +1287,36 @@ def test_a_build_not_on_a_terminal_says_it_is_alive(pausing: Repo) -> None:
     assert bad.stderr.strip() == (
         "error: RELEASE_HEARTBEAT: expected a positive number of seconds, got 'often'"
     )
+
+
+HIDE_CURSOR = "\x1b[?25l"  # a live display takes the cursor while it draws
+
+
+@images
+def test_a_build_on_a_terminal_draws_a_live_line_per_variant(pausing: Repo) -> None:
+    result = run_on_terminal(
+        pausing.root, "images.build", "--no-cache", env=pausing.env, timeout=300
+    )
+    assert result.code == 0, result.output
+    out = result.stdout
+    assert HIDE_CURSOR in out, out
+    live = out[out.index(HIDE_CURSOR) :]
+    # the variant's line is redrawn as the build goes: its step, then its log's last line
+    assert "build(pause): building" in live, live
+    assert "slow step: sleeping 4s" in live, live
+    # the steps are drawn in place, not said as lines of their own; the summary is
+    drawn = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out).replace("\r", "\n")
+    plain = [line.strip() for line in drawn.splitlines()]
+    assert not any(line.startswith("build(pause): base ") for line in plain), plain
+    assert "summary:" in plain
+    # under --json the terminal gets the document only: nothing drawn over it
+    document = run_on_terminal(
+        pausing.root, "images.build", "--force", "--json", env=pausing.env, timeout=300
+    )
+    assert document.code == 0, document.output
+    assert HIDE_CURSOR not in document.stdout
+    assert json.loads(document.stdout)["variants"][0]["variant"] == "pause"
+    assert "build(pause): base " in document.stderr
 
 
 @pytest.fixture(scope="module")

@@ -122,6 +122,18 @@ def test_a_testers_rebuild_of_the_rc_matches_field_by_field(
         assert fields["image id"] == "differs (expected)"
         assert fields["smoke"] == "match" and fields["snapshot"] == "match"
     assert result.stdout.rstrip().endswith(f"reproduce {TAG}: match (3 variant(s))")
+    # each smoke and snapshot block is said once: its head, each check, its verdict
+    lines = result.stdout.splitlines()
+    for variant in got:
+        heads = [line for line in lines if line.startswith(f"smoke({variant}): ")]
+        assert len(heads) == 2, (variant, heads)  # the head, then the verdict
+        assert heads[-1].startswith(f"smoke({variant}): passed: "), heads
+        trips = [
+            at
+            for at, line in enumerate(lines)
+            if line.startswith(f"snapshot({variant}): ") and ": serve, warm" not in line
+        ]
+        assert len(trips) == (0 if variant.startswith("cu12") else 1), (variant, trips)
     # the rc's images were compared, not rebuilt under their tags; nothing rebuilt is left
     recorded = manifest_of(published)["variants"]
     for variant, entry in recorded.items():

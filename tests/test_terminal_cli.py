@@ -7,18 +7,15 @@ a raw ``\\r`` into a newline), on a pipe and on a pseudo-terminal. No engine nee
 from __future__ import annotations
 
 import json
-import os
-import pty
 import subprocess
 import sys
-import tty
 from pathlib import Path
 
 import pytest
 
 from release.adapters.git_notes import notes_ref
 from release.sample import Change, SampleEngine
-from tests.conftest import repo_state
+from tests.conftest import repo_state, run_on_terminal
 from tests.test_manifest_flow import all_parts, tagged
 from tests.test_terminal_text import CURSOR, FORGED, SHOWN, controls
 
@@ -33,26 +30,12 @@ FEATURE = f"[Feature] Add a mode{CURSOR}\r{FORGED} (#121)"
 def run(cwd: Path, *args: str, terminal: bool = False) -> tuple[int, str, str]:
     """``release ARGS`` as a user runs it; stdout a pipe, or a terminal (a pty with its
     output left as written, no newline translation)."""
+    if terminal:
+        done = run_on_terminal(cwd, *args)
+        return done.code, done.stdout, done.stderr
     argv = [sys.executable, "-m", "release", *args]
-    if not terminal:
-        proc = subprocess.run(argv, cwd=cwd, capture_output=True, timeout=120, check=False)
-        return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
-    leader, follower = pty.openpty()
-    tty.setraw(follower)
-    child = subprocess.Popen(argv, cwd=cwd, stdout=follower, stderr=subprocess.PIPE)
-    os.close(follower)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the terminal's other end closed: the command is done
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(leader)
-    stderr = child.stderr.read() if child.stderr else b""
-    return child.wait(timeout=120), out.decode(), stderr.decode()
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, timeout=120, check=False)
+    return proc.returncode, proc.stdout.decode(), proc.stderr.decode()
 
 
 def raw(text: str) -> list[str]:

@@ -81,6 +81,7 @@ def build(request: BuildRequest, run: Run) -> Report:
         force=request.force,
         no_cache=request.no_cache,
         say=run.say,
+        live=run.live,
     )
     return Report(
         (),
@@ -309,6 +310,7 @@ def reproduce(request: ReproduceRequest, run: Run) -> Report:
         jobs=request.jobs,
         allow_host=request.allow_host,
         say=run.say,
+        live=run.live,
     )
     data: dict[str, JSONValue] = {
         "tag": found.tag,

@@ -24,12 +24,14 @@ class Run:
     directory), the main branch for this run (``--main-branch`` / ``$RELEASE_MAIN_BRANCH``;
     ``None``: the config's), whether the output is a JSON document, and where progress
     goes while it works (stdout for text; stderr under ``--json``, so stdout holds only the
-    document)."""
+    document). ``live``: progress may draw live lines (a build's line per variant) when
+    stdout is a terminal; the CLI sets it for text output, nox and ``--json`` leave it off."""
 
     repo: Path
     say: Callable[[str], None]
     main_branch: str | None = None
     json: bool = False
+    live: bool = False
 
 
 class Outcome(Protocol):

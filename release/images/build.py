@@ -244,12 +244,14 @@ def build_images(
     no_cache: bool = False,
     say: Callable[[str], None] = print,
     after: Callable[[BuildResult], object] | None = None,
+    live: bool = False,
 ) -> list[BuildResult]:
     """Build ``variants`` of ``source``; a source that may not be built (a dirty tree or a
     shallow clone without the flag that allows it) is refused before anything is done.
     ``after`` is called with each variant
     built or found unchanged, in its worker as soon as it is done (recording one variant
-    overlaps the builds still running); what it raises is raised once all have ended."""
+    overlaps the builds still running); what it raises is raised once all have ended.
+    ``live``: a live line per variant while stdout is a terminal (plain lines otherwise)."""
     if source.refusal:
         raise RefusedError(source.refusal)
     paths = build_paths(source.root, matrix.context, matrix.dockerfile)  # inside the tree
@@ -272,7 +274,7 @@ def build_images(
     for line in source.lines():
         said(line)
     logs.mkdir(parents=True, exist_ok=True)
-    with Progress([v.id for v in chosen], say, heartbeat=heartbeat) as progress:
+    with Progress([v.id for v in chosen], say, heartbeat=heartbeat, live=live) as progress:
         run = _Run(
             engine,
             matrix,

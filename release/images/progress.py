@@ -36,8 +36,10 @@ class Progress:
     """Plain lines when piped; a live line per variant on a terminal.
 
     ``heartbeat`` (seconds; None for none) is used only when piped. ``clock`` measures
-    the elapsed time a heartbeat reports. ``console``: a rich console to draw the live
-    lines on (the terminal's when stdout is one and ``say`` is ``print``)."""
+    the elapsed time a heartbeat reports. ``live``: draw the live lines on the terminal
+    when stdout is one (the caller says whether its output may be drawn over: the CLI's
+    text output may, a JSON document or a nox log may not). ``console``: a rich console to
+    draw them on instead (tests)."""
 
     def __init__(
         self,
@@ -47,6 +49,7 @@ class Progress:
         heartbeat: float | None = None,
         clock: Callable[[], float] = time.monotonic,
         console: Any = None,
+        live: bool = False,
     ) -> None:
         self.say = say
         self._lock = threading.Lock()
@@ -58,7 +61,7 @@ class Progress:
         self._logs: dict[str, Path] = {}
         self._done: set[str] = set()
         self._heartbeat: Heartbeat | None = None
-        if console is not None or (sys.stdout.isatty() and say is print):
+        if console is not None or (live and sys.stdout.isatty()):
             from rich.progress import Progress as RichProgress
             from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
 

@@ -235,8 +235,7 @@ def _rebuilt(
 
     entry: dict[str, Any] = {}
     smoke = run_smoke(engine, matrix, variant, source, image, say=say)
-    for line in smoke.lines():
-        say(line)
+    say(smoke.verdict())  # its head and checks were said as they ran
     entry["smoke"] = smoke_data(smoke)
     if matrix.has_snapshot(variant):
         snap = run_snapshot(engine, matrix, variant, source, image, store=store, say=say)
@@ -260,10 +259,12 @@ def reproduce(
     jobs: int = 1,
     allow_host: Sequence[str] = (),
     say: Say = print,
+    live: bool = False,
 ) -> Reproduction:
     """Rebuild ``tag``'s images from its sources and compare them with its manifest.
     ``allow_host``: the host-reaching container options the tester allows (``--allow-host``
-    values); every one the tag asks for must be among them."""
+    values); every one the tag asks for must be among them. ``live``: a live line per
+    rebuild when stdout is a terminal."""
     allowed = consent(allow_host)
     ctx = ReleaseContext(path)
     remote = ctx.config.remote
@@ -288,7 +289,15 @@ def reproduce(
         engine = ContainerEngine.detect()
         _notice(outcome, _check_bases(engine, rebuild.variants, rebuild.recorded, standin), say)
         _verdicts(
-            engine, rebuild, outcome, clone.root.parent, jobs=jobs, cache=cache, keep=keep, say=say
+            engine,
+            rebuild,
+            outcome,
+            clone.root.parent,
+            jobs=jobs,
+            cache=cache,
+            keep=keep,
+            say=say,
+            live=live,
         )
     for line in table(outcome.verdicts):
         say(line)
@@ -312,6 +321,7 @@ def _verdicts(
     cache: bool,
     keep: bool,
     say: Say,
+    live: bool = False,
 ) -> None:
     """Build, smoke and snapshot each variant, and compare it with what was recorded."""
     matrix, source = rebuild.matrix, rebuild.source
@@ -330,6 +340,7 @@ def _verdicts(
             force=True,
             no_cache=not cache,
             say=say,
+            live=live,
         )
         for variant, result in zip(rebuild.variants, results, strict=True):
             if result.status is not BuildStatus.BUILT or result.image_id is None:

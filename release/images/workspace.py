@@ -101,7 +101,11 @@ def build(
     force: bool = False,
     no_cache: bool = False,
     say: Say = print,
+    live: bool = False,
 ) -> list[BuildResult]:
+    """Build ``ids`` of the workspace (all when None), recording each variant's manifest
+    part as it is done, then a summary; ``live``: a live line per build when stdout is a
+    terminal."""
     variants = ws.variants(ids)
     results = build_images(
         ws.engine,
@@ -114,6 +118,7 @@ def build(
         force=force,
         no_cache=no_cache,
         say=say,
+        live=live,
         # each variant's part as soon as it is built, while the others still build; a
         # failure of one build keeps the parts of the others
         after=lambda result: record_builds(ws, ws.engine, [result]),
