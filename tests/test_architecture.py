@@ -7,7 +7,7 @@ rules), ``adapters`` (processes, git, docker, files), ``flows`` (git workflows),
 (invoke tasks, console script, nox sessions). A module may import its own layer and the
 layers below it, never one above; no import cycle, lazy imports included; no private name
 crosses a module boundary; only adapters start processes; every module imports on its own
-in a fresh interpreter.
+in a fresh interpreter; ``Any`` in a public signature only where the allow-list says why.
 """
 
 from __future__ import annotations
@@ -361,3 +361,136 @@ def test_git_syntax_allows_text_and_the_adapter() -> None:
     assert not git_syntax(
         "release.flows.history", "x = f\"{self.since or '(start)'}..{self.until}\"\n"
     )
+
+
+# ``Any`` in a public signature (a public function's parameters or return, a public class's
+# fields), by module: where a value is a document of someone else's shape, read before it
+# is checked or written as it will be serialized. The commands and the CLI have none. The
+# list only shrinks: an entry that is typed now fails the test until it is taken out.
+ANY_ALLOWED: dict[str, set[str]] = {
+    # TOML tables and JSON documents as read, before their checks make them values
+    "release.core.config": {
+        "Config.images", "config_from_mapping", "parse_pyproject", "release_table",
+    },
+    "release.core.config_schema": {"schema_problems"},
+    "release.core.json_text": {"parse_json"},
+    "release.core.matrix": {"parse_images"},
+    "release.core.references": {"registry_prefix"},
+    "release.core.serving": {
+        "Request.body", "Request.expect_json", "field_at", "parse_port", "parse_serving",
+        "refuse_unknown", "parse_requests", "parse_timeout", "parse_run_options",
+    },
+    "release.core.table_names": {"misspelt_tables", "misspelt_notices"},
+    "release.adapters.state": {"StateFile.read", "StateFile.write"},
+    # the release manifest and its parts: JSON checked against its schema at the edge
+    "release.core.manifest": {
+        "Release.header", "check", "loads", "part_document", "omitted_snapshot", "merge",
+        "missing", "of_tag", "not_built_so", "variant_summary",
+    },
+    "release.core.verdict": {"dict_changes", "compare_variant"},
+    "release.flows.manifest_store": {"read_parts", "published"},
+    "release.images.manifest": {
+        "write_part", "build_data", "built_data", "smoke_data", "snapshot_data", "assemble",
+        "publish",
+    },
+    "release.images.promote": {"final_manifest"},
+    "release.sample.rehearse_report": {"manifest_of"},
+    # docker's inspect documents and a runtime probe's record, as the engine gives them
+    "release.adapters.engine": {"ContainerEngine.inspect_image", "ContainerEngine.remove_if_dangling"},
+    "release.adapters.leftovers": {"Engine.inspect_image"},
+    "release.images.inventory": {"probe_state", "inventory_of"},
+    "release.images.roundtrip": {"RoundTrip.to_dict", "image_command"},
+    "release.images.smoke": {"run_smoke"},
+    "release.images.smoke_checks": {"SmokeCheck.config", "SmokeReport.to_dict"},
+    "release.images.snapshot": {"SnapshotReport.record", "diff_states", "run_snapshot"},
+    "release.images.standin": {"registry_digest", "ensure_base"},
+    "release.core.content_digest": {"ContentDigest.to_dict"},
+    # documents written for other tools (YAML pipelines, the bake file) and --json shapes
+    "release.core.pipelines": {"buildkite_pipeline", "github_workflow"},
+    "release.core.yaml_text": {"dump_yaml"},
+    "release.images.bake": {"bake_document"},
+    "release.core.plan": {"Step.data", "Step.to_dict", "Plan.info", "Plan.to_dict"},
+    "release.flows.pick_journal": {"PickJournal.to_dict"},
+    "release.flows.status": {
+        "Status.tags", "Status.picks_done", "Status.picks_pending", "Status.pick_in_progress",
+        "Status.images",
+    },
+    # file objects of either mode handed to a process; rich's objects, imported lazily
+    "release.adapters.process": {"Spawn.__call__", "popen"},
+    "release.adapters.served": {"ask"},
+    "release.images.progress": {"Progress.__init__"},
+}  # fmt: skip
+
+
+def _names_any(node: ast.expr | None) -> bool:
+    return node is not None and any(
+        (isinstance(n, ast.Name) and n.id == "Any")
+        or (isinstance(n, ast.Attribute) and n.attr == "Any")
+        or (isinstance(n, ast.Constant) and isinstance(n.value, str) and "Any" in n.value)
+        for n in ast.walk(node)
+    )
+
+
+def public_any(source: Path | str) -> list[str]:
+    """Public functions, methods and class fields whose annotations hold ``Any``."""
+    text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
+    found: list[str] = []
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                dunder = node.name.startswith("__") and node.name.endswith("__")
+                if node.name.startswith("_") and not dunder:
+                    continue
+                a = node.args
+                params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, (a.vararg, a.kwarg))]
+                if _names_any(node.returns) or any(_names_any(p.annotation) for p in params):
+                    found.append(prefix + node.name)
+            elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                visit(node.body, f"{prefix}{node.name}.")
+            elif (
+                isinstance(node, ast.AnnAssign)
+                and prefix
+                and isinstance(node.target, ast.Name)
+                and not node.target.id.startswith("_")
+                and _names_any(node.annotation)
+            ):
+                found.append(prefix + node.target.id)
+
+    visit(ast.parse(text).body, "")
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_any_in_public_signatures_only_where_allowed(module: str) -> None:
+    found = set(public_any(MODULES[module]))
+    allowed = ANY_ALLOWED.get(module, set())
+    assert not found - allowed, (
+        f"{module}: Any in public signatures {sorted(found - allowed)}; type them "
+        "(a dataclass, an enum, JSONValue) or say why in ANY_ALLOWED"
+    )
+    assert not allowed - found, f"{module}: typed now, take out of ANY_ALLOWED: {allowed - found}"
+
+
+def test_the_upper_floors_have_no_any_in_public_signatures() -> None:
+    upper = [m for m in ANY_ALLOWED if _layer(m) >= LAYERS.index("commands")]
+    assert upper == []
+    assert set(ANY_ALLOWED) <= set(MODULES)
+
+
+def test_any_in_a_public_signature_is_caught() -> None:
+    source = (
+        "from typing import Any\n"
+        "def plan(x: int) -> dict[str, Any]: ...\n"
+        "def _inner(x: Any) -> Any: ...\n"
+        "class Status:\n"
+        "    tags: list[Any]\n"
+        "    _cache: Any\n"
+        "    def lines(self, *extra: Any) -> list[str]: ...\n"
+        "    def _own(self, x: Any) -> None: ...\n"
+        "class _Private:\n"
+        "    field: Any\n"
+        "def quoted(x: 'Mapping[str, Any]') -> None: ...\n"
+    )
+    assert public_any(source) == ["plan", "Status.tags", "Status.lines", "quoted"]
+    assert public_any("def typed(x: Mapping[str, int]) -> Anything: ...\n") == []

@@ -6,6 +6,8 @@ planner decides today.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from release.adapters.git_log import parse_subjects
@@ -13,6 +15,7 @@ from release.core.changelog import Changelog
 from release.core.commits import make_commit
 from release.core.config import Config
 from release.core.notes import build_notes
+from release.core.plan import Plan, Step, StepKind
 from release.core.versions import ReleaseVersion, next_rc, parse_version
 from release.errors import RefusedError, ReleaseError, UsageError, VersionError
 from release.flows.candidates import commits_by_pr
@@ -851,3 +854,16 @@ def test_changelog_upsert_again_is_byte_identical(text: str) -> None:
 def test_changelog_upsert_new_body_keeps_date() -> None:
     after = upserted(HEAD + RC1_SECTION + OLD, "0.31.0rc1", "2099-12-31", "- changed")
     assert after == HEAD + "## [0.31.0rc1] - 2024-05-01\n\n- changed\n\n" + OLD
+
+
+def test_a_step_is_of_a_known_kind_and_its_json_says_the_word() -> None:
+    with pytest.raises(ValueError, match="delete-branch"):
+        Step("delete-branch", "delete a branch")  # type: ignore[arg-type]
+    skip = Step(StepKind.SKIP, "skip abc", {"sha": "abc"})
+    pick = Step("cherry-pick", "cherry-pick -x def", {"sha": "def"})  # type: ignore[arg-type]
+    assert pick.action is StepKind.CHERRY_PICK  # a journal's word is read back as the kind
+    plan = Plan("pick", "pick onto releases/v1", (skip, pick))
+    assert plan.actions == (pick,)
+    steps = json.loads(plan.to_json())["steps"]
+    assert [s["action"] for s in steps] == ["skip", "cherry-pick"]
+    assert [StepKind(s["action"]).acts for s in steps] == [False, True]

@@ -13,9 +13,8 @@ import fcntl
 import json
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 from release.core.json_text import parse_json
 from release.errors import LockedError, RefusedError
@@ -100,7 +99,9 @@ def _open_locked(directory: Path, path: Path) -> tuple[int, str]:
 
 
 @contextlib.contextmanager
-def repo_lock(git_dir: Path, command: str, *, notify: Any = None) -> Iterator[None]:
+def repo_lock(
+    git_dir: Path, command: str, *, notify: Callable[[str], object] | None = None
+) -> Iterator[None]:
     """Hold the repository lock for one mutating command."""
     directory = git_dir / "release"
     path = directory / "lock"

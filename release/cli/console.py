@@ -10,7 +10,7 @@ markup.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from release.core.terminal_text import escaped
 
@@ -27,7 +27,7 @@ def _rich(stream: Any) -> Any:
     return Console(file=stream, highlight=False, soft_wrap=True)
 
 
-def say(line: str, *, stream: Any = None) -> None:
+def say(line: str, *, stream: TextIO | None = None) -> None:
     stream = stream or sys.stdout
     line = escaped(line, keep_newlines=True)
     console = _rich(stream)

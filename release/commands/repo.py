@@ -10,6 +10,7 @@ from pathlib import Path
 
 from release.commands.common import as_json, context, notices, plan_report
 from release.commands.outcome import Report, Run
+from release.core.plan import StepKind
 from release.errors import UsageError
 
 __all__ = [
@@ -66,9 +67,9 @@ def cut(request: CutRequest, run: Run) -> Report:
     )
     done = [f"created {plan.info['branch']} at {plan.info['at'][:10]}"]
     done += [
-        f"switched to {s.data['branch']}" if s.action == "switch" else s.detail
+        f"switched to {s.data['branch']}" if s.action is StepKind.SWITCH else s.detail
         for s in plan.steps
-        if s.action in ("switch", "skip")
+        if s.action in (StepKind.SWITCH, StepKind.SKIP)
     ]
     return plan_report(
         plan, dry_run=request.dry_run, report=None if request.dry_run else done, before=notices(ctx)

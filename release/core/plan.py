@@ -10,9 +10,28 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
-__all__ = ["Plan", "Step", "short"]
+__all__ = ["Plan", "Step", "StepKind", "short"]
+
+
+class StepKind(StrEnum):
+    """What a plan's step does; its value is the ``action`` of the ``--json`` plan."""
+
+    CREATE_BRANCH = "create-branch"
+    SWITCH = "switch"
+    CHERRY_PICK = "cherry-pick"
+    COMMIT_CHANGELOG = "commit-changelog"
+    CREATE_TAG = "create-tag"
+    PUSH_REF = "push-ref"
+    SKIP = "skip"  # reported only: nothing is done for it
+    HOLD = "hold"  # reported only: left for a person to decide
+
+    @property
+    def acts(self) -> bool:
+        """Whether the step changes something (``skip`` and ``hold`` only report)."""
+        return self not in (StepKind.SKIP, StepKind.HOLD)
 
 
 def short(sha: str) -> str:
@@ -22,12 +41,15 @@ def short(sha: str) -> str:
 
 @dataclass(frozen=True)
 class Step:
-    action: str
+    action: StepKind
     detail: str
     data: Mapping[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "action", StepKind(self.action))  # an unknown kind: ValueError
+
     def to_dict(self) -> dict[str, Any]:
-        return {"action": self.action, "detail": self.detail, **dict(self.data)}
+        return {"action": self.action.value, "detail": self.detail, **dict(self.data)}
 
 
 @dataclass(frozen=True)
@@ -40,7 +62,7 @@ class Plan:
     @property
     def actions(self) -> tuple[Step, ...]:
         """Steps that change something (``skip`` and ``hold`` steps only report)."""
-        return tuple(s for s in self.steps if s.action not in ("skip", "hold"))
+        return tuple(s for s in self.steps if s.action.acts)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from release.adapters.lock import repo_lock
-from release.core.plan import Plan, Step, short
+from release.core.plan import Plan, Step, StepKind, short
 from release.core.versions import ReleaseVersion, parse_version
 from release.errors import GitError, RefusedError, ReleaseError, UsageError
 from release.flows.context import ReleaseContext
@@ -44,23 +44,23 @@ def plan_cut(state: CutState) -> Plan:
         )
     steps = [
         Step(
-            "create-branch",
+            StepKind.CREATE_BRANCH,
             f"create branch {state.branch} at {short(state.at)} ({state.at_label})",
             {"branch": state.branch, "at": state.at},
         )
     ]
     if state.switch and not state.dirty:
-        steps.append(Step("switch", f"switch to {state.branch}", {"branch": state.branch}))
+        steps.append(Step(StepKind.SWITCH, f"switch to {state.branch}", {"branch": state.branch}))
     elif state.switch:
         steps.append(
             Step(
-                "skip",
+                StepKind.SKIP,
                 f"stay on the current branch: the work tree has uncommitted changes "
                 f"(git switch {state.branch} when ready)",
             )
         )
     if state.remote_note:
-        steps.append(Step("skip", state.remote_note))
+        steps.append(Step(StepKind.SKIP, state.remote_note))
     return Plan(
         "cut",
         f"cut {state.branch} for {state.version} at {short(state.at)}",
@@ -141,7 +141,7 @@ def _resume(
         and not ctx.repo.worktree.dirty_paths()
     ):
         ctx.repo.switch(branch)
-        steps.append(Step("switch", f"switch to {branch}", {"branch": branch}))
+        steps.append(Step(StepKind.SWITCH, f"switch to {branch}", {"branch": branch}))
     journals.clear()
     say(f"finished the interrupted cut of {branch}")
     return Plan("cut", f"cut {branch} at {short(at)}: finished", tuple(steps),
@@ -170,7 +170,7 @@ def cut(
             return finished
         plan = plan_cut(read_cut_state(ctx, version, at, switch, offline))
         branch = plan.info["branch"]
-        switching = any(s.action == "switch" for s in plan.steps)
+        switching = any(s.action is StepKind.SWITCH for s in plan.steps)
         journals.write(
             TaskJournal("cut", f"refs/heads/{branch}", ctx.repo.rev("HEAD") or "",
                         plan.info["at"], switch=switching)
@@ -178,10 +178,10 @@ def cut(
         created = False
         try:
             for step in plan.steps:
-                if step.action == "create-branch":
+                if step.action is StepKind.CREATE_BRANCH:
                     ctx.repo.create_branch(step.data["branch"], step.data["at"])
                     created = True
-                elif step.action == "switch":
+                elif step.action is StepKind.SWITCH:
                     ctx.repo.switch(step.data["branch"])
         except ReleaseError:
             if created:  # leave the repository as it was

@@ -23,7 +23,7 @@ from release.adapters.lock import repo_lock, require_ended
 from release.adapters.process import last_line
 from release.core.commits import REASON_TRAILER
 from release.core.messages import is_pick_of, with_pick_line, with_trailer
-from release.core.plan import Plan, short
+from release.core.plan import Plan, StepKind, short
 from release.core.terminal_text import escaped
 from release.errors import ConflictError, RefusedError, ReleaseError
 from release.flows.branch import ReleaseBranch
@@ -276,7 +276,7 @@ def _queue(plan: Plan) -> tuple[QueuedPick, ...]:
     return tuple(
         QueuedPick(s.data["sha"], s.data["subject"], s.data["reason"])
         for s in plan.steps
-        if s.action == "cherry-pick"
+        if s.action is StepKind.CHERRY_PICK
     )
 
 
@@ -326,10 +326,10 @@ def pick(
         plan = plan_pick(state)
         queue = _queue(plan)
         report = [
-            f"{'skipped' if s.action == 'skip' else 'held'} {short(s.data['sha'])} "
+            f"{'skipped' if s.action is StepKind.SKIP else 'held'} {short(s.data['sha'])} "
             f"{escaped(s.data['subject'])} ({escaped(s.data['why'])})"
             for s in plan.steps
-            if s.action in ("skip", "hold")
+            if not s.action.acts
         ]
         if queue:
             report += picker.run_queue(PickJournal(state.branch, state.head, queue))

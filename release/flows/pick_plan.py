@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from release.core.config import PICK_REASONS
-from release.core.plan import Plan, Step, short
+from release.core.plan import Plan, Step, StepKind, short
 from release.core.terminal_text import escaped
 from release.errors import RefusedError, UsageError
 
@@ -126,12 +126,16 @@ def plan_pick(state: PickState) -> Plan:
         subject, likely = escaped(c.subject), escaped(c.likely or "")
         if c.skip:
             steps.append(
-                Step("skip", f"skip {short(c.sha)} {subject} ({c.skip})", {**data, "why": c.skip})
+                Step(
+                    StepKind.SKIP,
+                    f"skip {short(c.sha)} {subject} ({c.skip})",
+                    {**data, "why": c.skip},
+                )
             )
         elif c.likely and c.sha not in state.repick:
             steps.append(
                 Step(
-                    "hold",
+                    StepKind.HOLD,
                     f"hold {short(c.sha)} {subject}: {likely}; "
                     f"--repick {short(c.sha)} picks it anyway",
                     {**data, "why": c.likely},
@@ -146,16 +150,19 @@ def plan_pick(state: PickState) -> Plan:
                 notes.append(f"(asked by --repick although {likely})")
                 data["likely"] = c.likely
             why = "".join(f" {note}" for note in notes)
-            steps.append(Step("cherry-pick", f"cherry-pick -x {short(c.sha)} {subject}{why}", data))
+            steps.append(
+                Step(StepKind.CHERRY_PICK, f"cherry-pick -x {short(c.sha)} {subject}{why}", data)
+            )
     counts = {
-        action: sum(1 for s in steps if s.action == action)
-        for action in ("cherry-pick", "skip", "hold")
+        kind: sum(1 for s in steps if s.action is kind)
+        for kind in (StepKind.CHERRY_PICK, StepKind.SKIP, StepKind.HOLD)
     }
-    held = f", {counts['hold']} held as likely already backported" if counts["hold"] else ""
+    held = counts[StepKind.HOLD]
+    held_said = f", {held} held as likely already backported" if held else ""
     return Plan(
         "pick",
-        f"pick onto {state.branch} (at {short(state.head)}): {counts['cherry-pick']} to pick, "
-        f"{counts['skip']} already there{held}",
+        f"pick onto {state.branch} (at {short(state.head)}): {counts[StepKind.CHERRY_PICK]} to pick, "
+        f"{counts[StepKind.SKIP]} already there{held_said}",
         tuple(steps),
         {"branch": state.branch, "head": state.head},
     )

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from release.adapters.git_notes import NOTES_PREFIX
 from release.adapters.git_remotes import RefRecord
 from release.adapters.lock import repo_lock
-from release.core.plan import Plan, Step, short
+from release.core.plan import Plan, Step, StepKind, short
 from release.errors import GitError, RefusedError
 from release.flows.context import ReleaseContext
 
@@ -48,12 +48,14 @@ def plan_push(
             detail = (
                 f"update {branch} on {remote} from {short(remote_branch)} to {short(local_branch)}"
             )
-        steps.append(Step("push-ref", detail, {"ref": f"refs/heads/{branch}", "sha": local_branch}))
+        steps.append(
+            Step(StepKind.PUSH_REF, detail, {"ref": f"refs/heads/{branch}", "sha": local_branch})
+        )
     for name, sha in sorted(local_tags.items()):
         if name not in remote_tags:
             steps.append(
                 Step(
-                    "push-ref",
+                    StepKind.PUSH_REF,
                     f"push tag {name} ({short(sha)})",
                     {"ref": f"refs/tags/{name}", "sha": sha},
                 )
@@ -61,7 +63,7 @@ def plan_push(
     for name, sha in sorted((manifests or {}).items()):
         steps.append(
             Step(
-                "push-ref",
+                StepKind.PUSH_REF,
                 f"push the manifest of {name} ({NOTES_PREFIX}{name})",
                 {"ref": f"{NOTES_PREFIX}{name}", "sha": sha},
             )

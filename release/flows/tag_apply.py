@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from release.adapters.files import atomic_write
 from release.adapters.lock import repo_lock
 from release.core.commits import CHANGELOG_TRAILER
-from release.core.plan import Plan, short
+from release.core.plan import Plan, StepKind, short
 from release.core.versions import ReleaseVersion
 from release.errors import RefusedError, ReleaseError
 from release.flows.context import ReleaseContext
@@ -80,12 +80,12 @@ def _execute(
     tagged = False
     try:
         for step in plan.steps:
-            if step.action == "commit-changelog":
+            if step.action is StepKind.COMMIT_CHANGELOG:
                 assert request.changelog_text is not None
                 _write_changelog(ctx, request.changelog_text, request.name)
                 if not tagged:  # tag: the rc goes on the changelog commit
                     target = repo.head()
-            elif step.action == "create-tag":
+            elif step.action is StepKind.CREATE_TAG:
                 tagged = True
                 repo.create_tag(request.name, target, request.message, sign=request.sign)
     except ReleaseError:

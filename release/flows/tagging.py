@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 
 from release.core import changelog as changelog_mod
 from release.core.notes import Notes, render_markdown
-from release.core.plan import Plan, Step, short
+from release.core.plan import Plan, Step, StepKind, short
 from release.core.versions import ReleaseVersion, next_rc, parse_version
 from release.errors import RefusedError, UsageError
 from release.flows.context import ReleaseContext, TagInfo
@@ -97,7 +97,7 @@ def _plan(
     extra: Mapping[str, object],
 ) -> Plan:
     tag_step = Step(
-        "create-tag",
+        StepKind.CREATE_TAG,
         f"create {'signed' if request.sign else 'annotated'} tag {request.name} at "
         f"{'the changelog commit' if changelog_first and request.changelog_text else short(request.target)}",
         {"tag": request.name, "target": request.target, "sign": request.sign},
@@ -105,7 +105,7 @@ def _plan(
     steps = [tag_step]
     if request.changelog_text is not None:
         log_step = Step(
-            "commit-changelog",
+            StepKind.COMMIT_CHANGELOG,
             f"update {extra['changelog']} with [{request.changelog_label}] and commit it",
             {"path": extra["changelog"], "label": request.changelog_label},
         )
