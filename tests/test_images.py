@@ -1246,14 +1246,14 @@ def test_static_checks_share_one_run_with_results_per_check(
 
 @pytest.fixture(scope="module")
 def pausing(docker: ContainerEngine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Repo]:
-    """An engine whose only build step sleeps a few seconds."""
+    """An engine whose only build step sleeps a few seconds, as does its one smoke check."""
     root = tmp_path_factory.mktemp("pausing")
     variant = {"id": "pause", "cuda": "12.9.1", "base-image": BASE_1291}
     repo = make_engine_repo(
         root / "engine",
         tmp_path_factory.mktemp("home"),
         variants=[{**variant, "build-args": {"SLOW": "4"}}],
-        checks=[],
+        checks=[{"name": "naps", "command": ["sleep", "2"], "timeout": 60}],
         default="pause",
     )
     try:
@@ -1305,8 +1305,7 @@ def test_a_build_on_a_terminal_draws_a_live_line_per_variant(pausing: Repo) -> N
     assert "build(pause): building" in live, live
     assert "slow step: sleeping 4s" in live, live
     # the steps are drawn in place, not said as lines of their own; the summary is
-    drawn = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out).replace("\r", "\n")
-    plain = [line.strip() for line in drawn.splitlines()]
+    plain = [line.strip() for line in _plain(out).splitlines()]
     assert not any(line.startswith("build(pause): base ") for line in plain), plain
     assert "summary:" in plain
     # under --json the terminal gets the document only: nothing drawn over it
@@ -1317,6 +1316,22 @@ def test_a_build_on_a_terminal_draws_a_live_line_per_variant(pausing: Repo) -> N
     assert HIDE_CURSOR not in document.stdout
     assert json.loads(document.stdout)["variants"][0]["variant"] == "pause"
     assert "build(pause): base " in document.stderr
+    # a smoke check that runs for a while has its live line too, erased when its result
+    # is said; piped, the result is the only line
+    smoke = run_on_terminal(pausing.root, "images.smoke", env=pausing.env, timeout=300)
+    assert smoke.code == 0, smoke.output
+    assert HIDE_CURSOR in smoke.stdout and "smoke(pause): naps" in smoke.stdout, smoke.stdout
+    assert check_lines(_plain(smoke.stdout), "passed").count("naps") == 1, smoke.stdout
+    piped = pausing.release("images.smoke")
+    assert piped.code == 0, piped.output
+    assert check_lines(piped.stdout, "passed").count("naps") == 1, piped.stdout
+    assert "\x1b" not in piped.stdout and "smoke(pause): naps" not in piped.stdout
+
+
+def _plain(drawn: str) -> str:
+    """What a terminal shows of ``drawn`` once the live lines are gone: its lines, with the
+    cursor and colour sequences taken out."""
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", drawn).replace("\r\n", "\n").replace("\r", "\n")
 
 
 @pytest.fixture(scope="module")

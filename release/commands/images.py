@@ -70,9 +70,7 @@ def build(request: BuildRequest, run: Run) -> Report:
 
     if request.jobs < 1:
         raise UsageError(f"--jobs {request.jobs}: give 1 or more")
-    ws = _workspace(
-        run, request.version, request.allow_dirty, request.allow_shallow, inspect=True
-    )
+    ws = _workspace(run, request.version, request.allow_dirty, request.allow_shallow, inspect=True)
     results = workspace.build(
         ws,
         ids(request.variant),
@@ -113,12 +111,17 @@ class SmokeRequest:
 def smoke(request: SmokeRequest, run: Run) -> Report:
     from release.images import workspace
 
-    ws = _workspace(
-        run, request.version, request.allow_dirty, request.allow_shallow, inspect=True
-    )
+    ws = _workspace(run, request.version, request.allow_dirty, request.allow_shallow, inspect=True)
     documents: list[str] = []
     try:
-        workspace.smoke(ws, ids(request.variant), say=documents.append, as_json=True, note=run.say)
+        workspace.smoke(
+            ws,
+            ids(request.variant),
+            say=documents.append,
+            as_json=True,
+            note=run.say,
+            live=run.live,
+        )
     except ReleaseError as err:
         if not documents:
             raise
@@ -158,7 +161,7 @@ def snapshot(request: SnapshotRequest, run: Run) -> Report:
         workspace.snapshot_plan(ws, chosen, say=run.say)
         return Report((), {"dry_run": True, "variants": list(chosen)})
     baseline = Path(request.baseline) if request.baseline else None
-    reports = workspace.snapshot(ws, chosen, baseline=baseline, say=run.say)
+    reports = workspace.snapshot(ws, chosen, baseline=baseline, say=run.say, live=run.live)
     return Report(
         (),
         {
@@ -280,7 +283,9 @@ def manifest(request: ManifestRequest, run: Run) -> Report:
     ]
     if request.push:
         sent = push_manifest(ws, tag)
-        lines.append(f"{'pushed' if sent else 'already on'} {ws.ctx.config.remote}: {notes_ref(tag)}")
+        lines.append(
+            f"{'pushed' if sent else 'already on'} {ws.ctx.config.remote}: {notes_ref(tag)}"
+        )
     return Report(tuple(lines), data)
 
 
@@ -316,7 +321,8 @@ def reproduce(request: ReproduceRequest, run: Run) -> Report:
         "tag": found.tag,
         "drifted": list(found.drifted),
         "verdicts": {
-            variant: [as_json(_field(f)) for f in fields] for variant, fields in found.verdicts.items()
+            variant: [as_json(_field(f)) for f in fields]
+            for variant, fields in found.verdicts.items()
         },
         "notices": list(found.notices),
     }

@@ -10,13 +10,14 @@ import contextlib
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from release.core.terminal_text import escaped
 from release.images.heartbeat import Heartbeat, elapsed, last_log_line
 
-__all__ = ["Progress", "flushing"]
+__all__ = ["Progress", "flushing", "live_step"]
 
 
 def _log_column(log_of: Callable[[Any], Path | None]) -> Any:
@@ -142,3 +143,26 @@ def flushing(say: Callable[[str], None]) -> Callable[[str], None]:
         _flush()
 
     return said
+
+
+@contextlib.contextmanager
+def live_step(text: str, *, live: bool) -> Iterator[None]:
+    """While a step runs (a smoke check, a snapshot round trip): on a terminal, when the
+    caller's output may be drawn over (``live``), a line with a spinner, ``text`` and the
+    elapsed time, erased when the step ends (its result is said as a line of its own).
+    Piped or not ``live``: nothing, the lines said before and after are the record."""
+    if not (live and sys.stdout.isatty()):
+        yield
+        return
+    from rich.progress import Progress as RichProgress
+    from rich.progress import SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    shown = RichProgress(
+        SpinnerColumn(),
+        TextColumn("{task.description}", markup=False),
+        TimeElapsedColumn(),
+        transient=True,
+    )
+    shown.add_task(escaped(text), total=None)
+    with shown:
+        yield

@@ -229,16 +229,17 @@ def _rebuilt(
     image: str,
     store: Path,
     say: Say,
+    live: bool = False,
 ) -> dict[str, Any]:
     from release.images.smoke import run_smoke
     from release.images.snapshot import run_snapshot
 
     entry: dict[str, Any] = {}
-    smoke = run_smoke(engine, matrix, variant, source, image, say=say)
+    smoke = run_smoke(engine, matrix, variant, source, image, say=say, live=live)
     say(smoke.verdict())  # its head and checks were said as they ran
     entry["smoke"] = smoke_data(smoke)
     if matrix.has_snapshot(variant):
-        snap = run_snapshot(engine, matrix, variant, source, image, store=store, say=say)
+        snap = run_snapshot(engine, matrix, variant, source, image, store=store, say=say, live=live)
         for line in snap.lines():
             say(line)
         entry["snapshot"] = snapshot_data(snap)
@@ -349,7 +350,7 @@ def _verdicts(
                 continue
             entry = {"build": built_data(engine, result, variant.cuda_text)}
             entry |= _rebuilt(
-                engine, matrix, variant, source, result.tags[0], top / "snapshots", say
+                engine, matrix, variant, source, result.tags[0], top / "snapshots", say, live
             )
             outcome.verdicts[variant.id] = compare_variant(
                 rebuild.recorded[variant.id],

@@ -26,6 +26,7 @@ from release.adapters.leftovers import owned_ref, record_images, scratch
 from release.adapters.process import last_line
 from release.core.matrix import ImageMatrix, Variant
 from release.errors import EngineError
+from release.images.progress import live_step
 from release.images.serve_check import run_serve_check
 from release.images.smoke_checks import (
     CheckResult,
@@ -182,8 +183,10 @@ def run_smoke(
     *,
     say: Callable[[str], None] = print,
     inspected: Mapping[str, Any] | None = None,
+    live: bool = False,
 ) -> SmokeReport:
-    """``inspected``: the image's inspect data when the caller has it already."""
+    """``inspected``: the image's inspect data when the caller has it already. ``live``: a
+    live line for the check that is running, on a terminal."""
     data = inspected if inspected is not None else engine.inspect_image(image)
     if data is None:
         raise EngineError(f"image {image} does not exist; build it first")
@@ -202,39 +205,47 @@ def run_smoke(
 
     with scratch("smoke") as tmp, _owned(engine, data, tmp) as tested:
         static_at = [i for i, c in enumerate(checks) if shares_a_run(c) is not None]
-        shared = run_shared(engine, tested, [checks[i] for i in static_at], tmp)
+        together = f"smoke({variant.id}): {len(static_at)} checks in one container"
+        with live_step(together, live=live and bool(static_at)):
+            shared = run_shared(engine, tested, [checks[i] for i in static_at], tmp)
         static = dict(zip(static_at, shared, strict=True)) if shared is not None else {}
         for index, check in enumerate(checks):
             if index in static:
                 done(index, static[index])
             elif check.gpu and not has_gpu:
                 done(index, CheckResult(check.name, CheckStatus.NOT_RUN, 0.0, "no usable GPU here"))
-            elif check.serve is not None:
-                done(index, run_serve_check(engine, data["Id"], check.serve))
-            elif check.gpu:
-                started = time.perf_counter()
-                run = engine.run_container(
-                    data["Id"],
-                    list(check.argv[1:]),
-                    entrypoint=check.argv[0],
-                    timeout=check.timeout,
-                    gpus=True,
-                )
-                status = (
-                    CheckStatus.TIMED_OUT
-                    if run.timed_out
-                    else (CheckStatus.PASSED if run.ok else CheckStatus.FAILED)
-                )
-                done(
-                    index,
-                    CheckResult(
-                        check.name,
-                        status,
-                        time.perf_counter() - started,
-                        "" if run.ok else last_line(run.stderr or run.stdout, "no output"),
-                    ),
-                )
             else:
-                done(index, run_check(engine, tested, check, tmp))
+                with live_step(f"smoke({variant.id}): {check.name}", live=live):
+                    result = _run_one(engine, data["Id"], tested, check, tmp)
+                done(index, result)
     ordered = tuple(results[i] for i in sorted(results))
     return SmokeReport(variant.id, image, data["Id"], standin, ordered)
+
+
+def _run_one(
+    engine: ContainerEngine, image_id: str, tested: str, check: SmokeCheck, tmp: Path
+) -> CheckResult:
+    """One check that does not share a run: served, on the GPU, or alone in a container."""
+    if check.serve is not None:
+        return run_serve_check(engine, image_id, check.serve)
+    if check.gpu:
+        started = time.perf_counter()
+        run = engine.run_container(
+            image_id,
+            list(check.argv[1:]),
+            entrypoint=check.argv[0],
+            timeout=check.timeout,
+            gpus=True,
+        )
+        status = (
+            CheckStatus.TIMED_OUT
+            if run.timed_out
+            else (CheckStatus.PASSED if run.ok else CheckStatus.FAILED)
+        )
+        return CheckResult(
+            check.name,
+            status,
+            time.perf_counter() - started,
+            "" if run.ok else last_line(run.stderr or run.stdout, "no output"),
+        )
+    return run_check(engine, tested, check, tmp)

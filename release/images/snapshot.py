@@ -27,6 +27,7 @@ from release.core.matrix import ImageMatrix, Variant
 from release.core.terminal_text import escaped
 from release.errors import EngineError, UsageError
 from release.images.inventory import probe_state
+from release.images.progress import live_step
 from release.images.roundtrip import RoundTrip, image_command, round_trip
 from release.images.source import BuildSource
 from release.images.standin import STANDIN_LABEL
@@ -137,8 +138,10 @@ def run_snapshot(
     baseline: Path | None = None,
     say: Callable[[str], None] = print,
     inspected: Mapping[str, Any] | None = None,
+    live: bool = False,
 ) -> SnapshotReport:
-    """``inspected``: the image's inspect data when the caller has it already."""
+    """``inspected``: the image's inspect data when the caller has it already. ``live``: a
+    live line while the round trip runs, on a terminal."""
     if not matrix.has_snapshot(variant) or matrix.snapshot is None:
         spec = matrix.snapshot.cuda if matrix.snapshot else "(no snapshot rule)"
         raise UsageError(
@@ -150,13 +153,14 @@ def run_snapshot(
         raise EngineError(f"image {image} does not exist; build it first")
     rule = matrix.snapshot
     say(f"snapshot({variant.id}): {image}: serve, warm, checkpoint, restore in a fresh container")
-    trip = round_trip(
-        engine,
-        data["Id"],
-        rule,
-        default_command=image_command(data),
-        labels={"org.release.snapshot": variant.id},
-    )
+    with live_step(f"snapshot({variant.id}): round trip", live=live):
+        trip = round_trip(
+            engine,
+            data["Id"],
+            rule,
+            default_command=image_command(data),
+            labels={"org.release.snapshot": variant.id},
+        )
     state = probe_state(
         engine,
         data["Id"],

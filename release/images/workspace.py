@@ -165,9 +165,11 @@ def smoke(
     say: Say = print,
     as_json: bool = False,
     note: Say | None = None,
+    live: bool = False,
 ) -> list[SmokeReport]:
     """Smoke each variant. With ``as_json`` the run's lines go to ``note`` (the CLI: stderr)
-    and ``say`` gets one JSON document for every variant, also when one failed."""
+    and ``say`` gets one JSON document for every variant, also when one failed. ``live``:
+    a live line for the running check, on a terminal."""
     from release.images.smoke import run_smoke
 
     tell = (note or say) if as_json else say
@@ -185,6 +187,7 @@ def smoke(
             image,
             say=tell,
             inspected=_ensure_built(ws, variant, tell, found[image]),
+            live=live,
         )
         reports.append(report)
         out = ws.state_dir / "smoke" / ws.source.version / f"{variant.id}.json"
@@ -210,7 +213,10 @@ def snapshot(
     *,
     baseline: Path | None = None,
     say: Say = print,
+    live: bool = False,
 ) -> list[SnapshotReport]:
+    """The snapshot round trip of each variant its rule applies to, recorded as a part;
+    ``live``: a live line while each runs, on a terminal."""
     from release.images.snapshot import run_snapshot
 
     variants = ws.variants(ids)
@@ -235,6 +241,7 @@ def snapshot(
             baseline=baseline,
             say=say,
             inspected=data,
+            live=live,
         )
         reports.append(report)
         write_part(ws, variant.id, "snapshot", snapshot_data(report))
