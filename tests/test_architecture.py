@@ -270,7 +270,7 @@ _FORMAT_SEPARATOR = re.compile(r"%x1[def]")
 # Text a person types or reads, printed as git spells it: (module, source of the literal).
 GIT_SYNTAX_ALLOWED = {
     # the range a tag's message says it changes: "Changes v0.1.0rc1..v0.1.0rc2:"
-    ("release.flows.history", "f\"{self.since or '(start)'}..{self.until}\""),
+    ("release.flows.notes_range", "f\"{self.since or '(start)'}..{self.until}\""),
 }
 
 
@@ -359,7 +359,7 @@ def test_git_syntax_allows_text_and_the_adapter() -> None:
     assert found == [found[-1]] and "show" in found[-1]  # a command printed: allow-listed only
     assert not git_syntax("release.adapters.git_reads", 'f"{a}^{{commit}}..{b}"\n')
     assert not git_syntax(
-        "release.flows.history", "x = f\"{self.since or '(start)'}..{self.until}\"\n"
+        "release.flows.notes_range", "x = f\"{self.since or '(start)'}..{self.until}\"\n"
     )
 
 

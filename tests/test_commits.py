@@ -424,3 +424,22 @@ def test_the_quick_letter_test_never_changes_which_category_a_typo_is_read_as() 
         answered.add(expected)
     assert len(answered) > 5  # typos of many categories were read, and some not at all
     assert None in answered
+
+
+def test_a_lazy_pattern_compiles_at_its_first_use_and_answers_as_re_does() -> None:
+    import re
+
+    from release.core.patterns import lazy_pattern
+
+    lazy = lazy_pattern(r"^(?P<word>[a-z]+)(\d)?", re.IGNORECASE)
+    assert "match" not in vars(lazy)  # nothing compiled yet
+    eager = re.compile(r"^(?P<word>[a-z]+)(\d)?", re.IGNORECASE)
+    for text in ("Abc1", "abc", "1abc", ""):
+        got, want = lazy.match(text), eager.match(text)
+        assert (got and got.groups()) == (want and want.groups()), text
+    assert "match" in vars(lazy) and lazy.pattern == eager.pattern
+    assert lazy.sub("x", "Abc1 def") == eager.sub("x", "Abc1 def")
+    assert lazy.findall("ab2") == eager.findall("ab2")
+    broken = lazy_pattern(r"(unclosed")
+    with pytest.raises(re.error):
+        broken.search("x")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -305,3 +306,23 @@ def test_status_without_a_picks_file_loads_no_backport_evidence(cut_engine: Samp
     )
     assert found.returncode == 0, found.stderr
     assert found.stdout.splitlines() == ["[]"]
+
+
+def test_the_git_a_cache_is_keyed_on_is_the_one_path_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from release.adapters.git_process import executable_stamp
+
+    real = shutil.which("git")
+    assert real is not None
+    stat = os.stat(real)
+    assert executable_stamp() == f"{os.path.realpath(real)} {stat.st_size} {stat.st_mtime_ns}"
+    # a file named git that cannot run is passed over, as the shell passes it over
+    (tmp_path / "git").write_text("not a program\n")
+    (tmp_path / "git").chmod(0o644)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.path.dirname(real)}")
+    assert executable_stamp().startswith(os.path.realpath(real) + " ")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert executable_stamp() == ""

@@ -1303,7 +1303,7 @@ def test_a_build_on_a_terminal_draws_a_live_line_per_variant(pausing: Repo) -> N
     live = out[out.index(HIDE_CURSOR) :]
     # the variant's line is redrawn as the build goes: its step, then its log's last line
     assert "build(pause): building" in live, live
-    assert "slow step: sleeping 4s" in live, live
+    assert "slow step: sleep" in live, live  # the column may cut the line short
     # the steps are drawn in place, not said as lines of their own; the summary is
     plain = [line.strip() for line in _plain(out).splitlines()]
     assert not any(line.startswith("build(pause): base ") for line in plain), plain

@@ -14,14 +14,32 @@ import hashlib
 import marshal
 import sys
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
 
 from release import __version__
 from release.adapters.files import atomic_write
+from release.errors import ConfigError
 
-__all__ = ["digest_of", "read_payload", "write_payload"]
+__all__ = ["ENV", "cache_policy", "digest_of", "read_payload", "write_payload"]
+
+ENV = "RELEASE_REPO_CACHE"  # 1: read and write the caches; 0: neither
+_ON = ("1", "on", "yes", "true")
+_OFF = ("0", "off", "no", "false")
+
+
+def cache_policy(env: Mapping[str, str]) -> tuple[bool, bool]:
+    """(read, write) the cache, from ``RELEASE_REPO_CACHE`` and ``CI``."""
+    setting = env.get(ENV, "").strip().lower()
+    if setting in _OFF:
+        return False, False
+    if setting in _ON:
+        return True, True
+    if setting:
+        raise ConfigError(f"{ENV}={env[ENV]!r}: use 1 (read and write) or 0 (neither)")
+    on_ci = env.get("CI", "").strip().lower() not in ("", *_OFF)
+    return True, not on_ci
 
 
 def digest_of(fmt: int, modules: Iterable[ModuleType], *parts: bytes) -> str:

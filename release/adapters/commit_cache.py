@@ -32,37 +32,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from release.adapters.cache_file import digest_of, read_payload, write_payload
+from release.adapters.cache_file import ENV, cache_policy, digest_of, read_payload, write_payload
 from release.core import categories, commits, config
 from release.core.commits import Commit, Person, assemble_commit
-from release.errors import ConfigError
 
 __all__ = ["ENV", "CommitCache", "cache_key", "cache_path", "cache_policy"]
 
-ENV = "RELEASE_REPO_CACHE"
 FORMAT = 2
 EARLIER_KEPT = 4  # commits whose earlier people are kept
 _MAGIC = b"release-commits"
 _PARSERS = (commits, categories, config)  # what a commit's fields are worked out by
-_ON = ("1", "on", "yes", "true")
-_OFF = ("0", "off", "no", "false")
 
 
 def cache_path(common_dir: Path) -> Path:
     return common_dir / "release" / "commits.cache"
-
-
-def cache_policy(env: Mapping[str, str]) -> tuple[bool, bool]:
-    """(read, write) the cache, from ``RELEASE_REPO_CACHE`` and ``CI``."""
-    setting = env.get(ENV, "").strip().lower()
-    if setting in _OFF:
-        return False, False
-    if setting in _ON:
-        return True, True
-    if setting:
-        raise ConfigError(f"{ENV}={env[ENV]!r}: use 1 (read and write) or 0 (neither)")
-    on_ci = env.get("CI", "").strip().lower() not in ("", *_OFF)
-    return True, not on_ci
 
 
 def cache_key(aliases: Mapping[str, str], mailmap: str) -> str:

@@ -77,16 +77,16 @@ def executable_stamp() -> str:
     """Which git runs the commands (the first ``git`` on ``PATH``: commands are started
     by that name): its path, size and modification time ("" when it is not found), so
     what a cache keeps from one git is not read under another."""
-    import shutil  # here: only a cache's key asks
-
-    found = shutil.which(GIT[0])
-    if found is None:
-        return ""
-    try:
-        stat = os.stat(found)
-    except OSError:
-        return ""
-    return f"{os.path.realpath(found)} {stat.st_size} {stat.st_mtime_ns}"
+    for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        # as shutil.which looks (not imported for this: only a cache's key asks)
+        found = os.path.join(directory or os.curdir, GIT[0])
+        try:
+            stat = os.stat(found)
+        except OSError:
+            continue
+        if os.path.isfile(found) and os.access(found, os.X_OK):
+            return f"{os.path.realpath(found)} {stat.st_size} {stat.st_mtime_ns}"
+    return ""
 
 
 def _trimmed(result: Result) -> Result:

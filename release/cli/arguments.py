@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
+import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -69,13 +71,29 @@ def _suggest(parser: argparse.ArgumentParser, message: str) -> str:
     return message
 
 
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    """argparse's formatter, told the terminal's width: found as ``shutil`` finds it
+    (``$COLUMNS``, else stdout's terminal, else 80), without importing ``shutil``, which
+    argparse would import on every run (it makes a formatter for each option added)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, OSError, ValueError):
+            columns = 0
+    return argparse.RawDescriptionHelpFormatter(prog, width=(columns or 80) - 2)
+
+
 def parser_of(command: Command) -> argparse.ArgumentParser:
     description = command.summary + (f"\n\n{command.description}" if command.description else "")
     parser = _Parser(
         prog=f"release {command.name}",
         description=description,
         allow_abbrev=False,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_formatter,
     )
     for o in command.options:
         _add(parser, o)

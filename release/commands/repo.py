@@ -10,7 +10,6 @@ from pathlib import Path
 
 from release.commands.common import as_json, context, notices, plan_report
 from release.commands.outcome import Report, Run
-from release.core.plan import StepKind
 from release.errors import UsageError
 
 __all__ = [
@@ -53,6 +52,7 @@ class CutRequest:
 
 
 def cut(request: CutRequest, run: Run) -> Report:
+    from release.core.plan import StepKind
     from release.flows.cut import cut as make
 
     ctx = context(run)
@@ -175,8 +175,8 @@ class NotesOutcome:
 def notes(request: NotesRequest, run: Run) -> NotesOutcome:
     from release.adapters.files import atomic_write, output_path
     from release.core.terminal_text import escaped
-    from release.flows.history import NotesRange, default_range
     from release.flows.notes_output import notes_output
+    from release.flows.notes_range import NotesRange, default_range
 
     fmt = NotesFormat.JSON if request.json else request.format
     ctx = context(run)

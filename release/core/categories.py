@@ -9,14 +9,15 @@ import re
 from collections.abc import Container, Mapping
 
 from release.core.config import normalize_category
+from release.core.patterns import lazy_pattern
 
 __all__ = ["category_from_words", "decide_category", "near_category", "prefix_key"]
 
-_PREFIX = re.compile(r"^\s*\[([^\]]*)\]\s*")
-_PREFIXES = re.compile(r"^(?:\s*\[[^\]]*\])+\s*")
+_PREFIX = lazy_pattern(r"^\s*\[([^\]]*)\]\s*")
+_PREFIXES = lazy_pattern(r"^(?:\s*\[[^\]]*\])+\s*")
 # A version needs a "v" or a dot ([v0.23.0], [0.9.1], [v1]); a bare number with letters is
 # a name ([310P] is hardware).
-_NOISE = re.compile(
+_NOISE = lazy_pattern(
     r"^(v\d+(\.\d+)*([a-z-]*\d*)?|\d+(\.\d+)+([a-z]+\d*)?|\d+|main|master|release"
     r"|releases?/\S*|\d+\s*/\s*(\d+|n)|wip|draft|cherry-?pick|backport"
     r"|[A-Z][A-Z0-9]*-\d+|fix_for_vllm\S*)$",  # ticket ids (GAUDISW-123), pinned-upstream marks
@@ -111,7 +112,7 @@ def _within(a: str, b: str, limit: int) -> bool:
 # Subjects with no [prefix]: a conventional-commit type ("fix: ...", "ci(x): ..."), else what
 # the subject is about, its leading verb (also after a "topic:" label or an adverb), else a
 # word anywhere that names a kind of change ("Interleaved sliding window fix").
-_LABEL = re.compile(r"^(?P<type>[^\s:()][^:()]{0,30}?)(?:\([^)]*\))?!?(?::|\s[-\u2013])\s+")
+_LABEL = lazy_pattern(r"^(?P<type>[^\s:()][^:()]{0,30}?)(?:\([^)]*\))?!?(?::|\s[-\u2013])\s+")
 _VERBS = {
     "Bug Fixes": ("fix", "bugfix", "hotfix", "resolve", "correct", "restore", "patch",
                   "avoid", "prevent", "handle"),
@@ -128,17 +129,17 @@ _VERBS = {
 }  # fmt: skip
 _VERB = {word: category for category, words in _VERBS.items() for word in words}
 _KINDS = (  # words that name a kind of change wherever they stand (checked in this order)
-    (re.compile(r"\b((bug|hot)?fix(es|ed|ing)?|workarounds?|wa|crash(es|ed)?|segfaults?|oom)\b",
+    (lazy_pattern(r"\b((bug|hot)?fix(es|ed|ing)?|workarounds?|wa|crash(es|ed)?|segfaults?|oom)\b",
                 re.I), "Bug Fixes"),
-    (re.compile(r"\b(support|enablement|implementation|impl|integration)\b", re.I), "Features"),
-    (re.compile(r"\b(optimi[sz]\w*|speedups?)\b", re.I), "Performance"),
-    (re.compile(r"\b(cleanup|refactor(ing)?|reverts?|updates?|cherry[- ]?pick(s|ed)?)\b", re.I),
+    (lazy_pattern(r"\b(support|enablement|implementation|impl|integration)\b", re.I), "Features"),
+    (lazy_pattern(r"\b(optimi[sz]\w*|speedups?)\b", re.I), "Performance"),
+    (lazy_pattern(r"\b(cleanup|refactor(ing)?|reverts?|updates?|cherry[- ]?pick(s|ed)?)\b", re.I),
      "Misc"),
 )  # fmt: skip
 _ABOUT = (  # the subject mentions ... -> it is about (checked in this order)
-    (re.compile(r"\b(tests?|unit ?tests?|ut|e2e|pytest)\b", re.I), "Tests"),
-    (re.compile(r"\b(readme|docs?|documentation)\b", re.I), "Documentation"),
-    (re.compile(r"\b(ci|workflows?|github[ _]actions?|gha|jenkins|dockers?|dockerfiles?"
+    (lazy_pattern(r"\b(tests?|unit ?tests?|ut|e2e|pytest)\b", re.I), "Tests"),
+    (lazy_pattern(r"\b(readme|docs?|documentation)\b", re.I), "Documentation"),
+    (lazy_pattern(r"\b(ci|workflows?|github[ _]actions?|gha|jenkins|dockers?|dockerfiles?"
                 r"|requirements?)\b", re.I), "CI/Build"),
 )  # fmt: skip
 

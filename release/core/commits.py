@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from release.core.categories import category_from_words, decide_category
+from release.core.patterns import lazy_pattern
 
 __all__ = [
     "CHANGELOG_TRAILER",
@@ -34,23 +35,23 @@ __all__ = [
 REASON_TRAILER = "Cherry-pick-reason"
 CHANGELOG_TRAILER = "Release-changelog"
 
-_PREFIXES = re.compile(r"(?:\s*\[[^\]]*\]\s*)+")  # every leading prefix at once
+_PREFIXES = lazy_pattern(r"(?:\s*\[[^\]]*\]\s*)+")  # every leading prefix at once
 # 'Revert "<subject>"', after category prefixes, optionally with the revert's own PR number
 # (vLLM style); the closing quote may be missing (GitHub cuts long titles). With two
 # numbers after the quote, the first is the reverted one's ('Revert "<title>" (#N) (#M)',
 # as revert bots write it). git's 'Reapply "<subject>"' reverts the revert of <subject>.
-_REVERT = re.compile(
+_REVERT = lazy_pattern(
     r'^(?:\s*\[[^\]]*\])*\s*(?P<kind>Revert|Reapply)\s+"(?P<subject>.*?)'
     r'(?:"(?:(?P<reverted>\s*\(#\d+\))(?=\s*\(#\d+\)\s*$))?(?:\s*\(#\d+\))?)?\s*$'
 )
 # GitHub's revert body: "Reverts org/repo#123" (or "Reverts #123").
-_REVERTS_PR = re.compile(r"^Reverts (?:[\w.-]+/[\w.-]+)?#([0-9]{1,9})\b", re.MULTILINE)
-_REVERTS_SHA = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
-_PICKED_FROM = re.compile(r"\(cherry picked from commit ([0-9a-f]{7,40})\)")
+_REVERTS_PR = lazy_pattern(r"^Reverts (?:[\w.-]+/[\w.-]+)?#([0-9]{1,9})\b", re.MULTILINE)
+_REVERTS_SHA = lazy_pattern(r"This reverts commit ([0-9a-f]{7,40})")
+_PICKED_FROM = lazy_pattern(r"\(cherry picked from commit ([0-9a-f]{7,40})\)")
 # ``Key: value`` lines. The value is trimmed afterwards (:func:`_value`) to what
 # ``(?P<value>.+?)\s*$`` takes, without the lazy match that costs a step per character.
-_TRAILER = re.compile(r"^(?P<key>[A-Za-z][A-Za-z0-9-]*):\s*(?P<value>.+)", re.MULTILINE)
-_PERSON = re.compile(r"^(?P<name>.*?)\s*<(?P<email>[^>]*)>\s*$")
+_TRAILER = lazy_pattern(r"^(?P<key>[A-Za-z][A-Za-z0-9-]*):\s*(?P<value>.+)", re.MULTILINE)
+_PERSON = lazy_pattern(r"^(?P<name>.*?)\s*<(?P<email>[^>]*)>\s*$")
 # Prefixes that are not categories: versions/branches ([v0.23.0], [main]) and series ([1/N]).
 # Text a body must contain before the regexes that look for it are run (the trailer
 # keys are matched in any case, so they are looked for in the lower-cased body).

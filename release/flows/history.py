@@ -1,4 +1,5 @@
-"""Notes for a range of history: choose the range, read its commits, build notes.
+"""Notes for a range of history (chosen by :mod:`release.flows.notes_range`): read its
+commits, build notes.
 
 The range is read with one streamed ``git log`` (its records are parsed while git is
 still writing the rest), or through the commit cache (:mod:`release.adapters.git_range`).
@@ -9,92 +10,18 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from release.adapters.git_range import RangeCommits
 from release.adapters.git_reads import cherry_marked
 from release.core.commits import Commit, Person, parse_person
 from release.core.notes import Notes, build_notes, cancel_reverts
 from release.core.people import People
-from release.core.versions import ReleaseVersion
 from release.errors import GitError, UsageError
-from release.flows.context import ReleaseContext, TagInfo
+from release.flows.context import ReleaseContext
+from release.flows.notes_range import NotesRange
 
-__all__ = ["NotesRange", "default_range", "notes_for_range"]
-
-
-@dataclass(frozen=True)
-class NotesRange:
-    since: str | None  # a ref; None = all history
-    until: str
-    exclude_from: str | None = None  # picks already shipped from this ref's branch are not new
-
-    def describe(self) -> str:
-        return f"{self.since or '(start)'}..{self.until}"
-
-
-def _tag_at(tags: list[TagInfo], sha: str) -> TagInfo | None:
-    at = [t for t in tags if t.commit == sha and t.local]
-    return max(at, key=lambda t: t.version) if at else None
-
-
-def range_for_version(
-    ctx: ReleaseContext, version: ReleaseVersion, tags: list[TagInfo], until: str, view: str = "rc"
-) -> NotesRange:
-    """Range of a version's notes: since the previous rc of its release, else the previous final."""
-    previous_final = ctx.previous_final(version, tags)
-    fallback = NotesRange(
-        previous_final.name if previous_final else None,
-        until,
-        exclude_from=previous_final.name if previous_final else None,
-    )
-    if view == "final" or not version.is_rc:
-        if version.is_post:
-            earlier = [
-                t
-                for t in tags
-                if t.version.base == version.base and t.version < version and not t.version.is_rc
-            ]
-            if earlier:
-                return NotesRange(earlier[-1].name, until)
-        return fallback
-    earlier_rcs = [
-        t for t in tags if t.version.base == version.base and t.version < version and t.local
-    ]
-    if earlier_rcs:
-        return NotesRange(earlier_rcs[-1].name, until)
-    return fallback
-
-
-def default_range(ctx: ReleaseContext, until: str, view: str = "rc") -> NotesRange:
-    """``--since`` omitted: the previous rc or final before ``until``."""
-    sha = ctx.repo.rev(until)
-    if sha is None:
-        raise UsageError(f"--until {until!r} is not a commit here")
-    tags = ctx.tags(remote=False)
-    # --until v0.1.0rc2 means that rc even when the final shares its commit
-    named = next((t for t in tags if t.local and until in (t.name, f"refs/tags/{t.name}")), None)
-    tagged = named or _tag_at(tags, sha)
-    if tagged is not None:
-        return range_for_version(ctx, tagged.version, tags, until, view)
-    branch = ctx.repo.current_branch()
-    release = ctx.config.branch.parse(branch) if branch and until == "HEAD" else None
-    if release is None:
-        merged = ctx.repo.tags_merged_into(sha)
-        reachable = [t for t in tags if t.local and t.name in merged]
-        if not reachable:
-            return NotesRange(None, until)
-        return NotesRange(reachable[-1].name, until)
-    ours = [t for t in ctx.release_tags(release, tags) if t.local]
-    if view == "rc" and ours:
-        return NotesRange(ours[-1].name, until)
-    finals = [t for t in ours if not t.version.is_rc]
-    if finals:  # the release is out: what follows is a post release, since its last final
-        return NotesRange(finals[-1].name, until)
-    previous = ctx.previous_final(release, tags)
-    return NotesRange(
-        previous.name if previous else None, until, previous.name if previous else None
-    )
+__all__ = ["notes_for_range"]
 
 
 def _branch_picks(ctx: ReleaseContext, ref: str, until: str) -> tuple[set[str], set[str]]:

@@ -1,6 +1,7 @@
 """What ``release notes`` prints for a range: the output kept by the notes cache
 (:mod:`release.adapters.notes_cache`) when a run with the same inputs was kept, else the
-notes built (:func:`release.flows.history.notes_for_range`), rendered and kept.
+notes built (:func:`release.flows.history.notes_for_range`), rendered and kept. A kept
+output is found before any commit is read: the modules that parse them are not loaded.
 
 A range's commits are fixed by the commits its ends resolve to: a commit's sha fixes its
 message and its ancestry. So a run's inputs, all in the digest an output is kept under,
@@ -24,11 +25,10 @@ from __future__ import annotations
 import hashlib
 import os
 
-from release.adapters.commit_cache import cache_policy
+from release.adapters.cache_file import cache_policy
 from release.adapters.notes_cache import Guessed, NotesCache, code_key, notes_cache_dir
-from release.core.notes import render_json, render_markdown
 from release.flows.context import ReleaseContext
-from release.flows.history import NotesRange, notes_for_range
+from release.flows.notes_range import NotesRange
 
 __all__ = ["notes_output"]
 
@@ -44,6 +44,10 @@ def notes_output(ctx: ReleaseContext, rng: NotesRange, fmt: str) -> tuple[str, G
         found = cache.get(inputs)
         if found is not None:
             return found
+    # only a run whose output was not kept reads and parses commits
+    from release.core.notes import render_json, render_markdown
+    from release.flows.history import notes_for_range
+
     notes = notes_for_range(ctx, rng, cached=True)
     if fmt == "json":
         text = render_json(notes, repo_url=repo_url)

@@ -19,7 +19,8 @@ from release.core.plan import Plan, Step, StepKind, short
 from release.core.versions import ReleaseVersion, next_rc, parse_version
 from release.errors import RefusedError, UsageError
 from release.flows.context import ReleaseContext, TagInfo
-from release.flows.history import NotesRange, notes_for_range, range_for_version
+from release.flows.history import notes_for_range
+from release.flows.notes_range import NotesRange, range_for_version
 from release.flows.tag_apply import TagRequest, run_journaled
 
 __all__ = ["choose_version", "promote", "tag"]
