@@ -411,10 +411,6 @@ ANY_ALLOWED: dict[str, set[str]] = {
     "release.images.bake": {"bake_document"},
     "release.core.plan": {"Step.data", "Step.to_dict", "Plan.info", "Plan.to_dict"},
     "release.flows.pick_journal": {"PickJournal.to_dict"},
-    "release.flows.status": {
-        "Status.tags", "Status.picks_done", "Status.picks_pending", "Status.pick_in_progress",
-        "Status.images",
-    },
     # file objects of either mode handed to a process; rich's objects, imported lazily
     "release.adapters.process": {"Spawn.__call__", "popen"},
     "release.adapters.served": {"ask"},

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from release.core.json_text import JSONValue
+
 __all__ = ["SCHEMA_PREFIX", "JSONValue", "Outcome", "Report", "Run", "schema_of"]
 
-JSONValue = str | int | float | bool | None | list["JSONValue"] | dict[str, "JSONValue"]
 SCHEMA_PREFIX = "release/"
 
 

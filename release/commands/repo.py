@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from release.commands.common import as_json, context, notices, plan_report
+from release.commands.common import context, notices, plan_report
 from release.commands.outcome import Report, Run
 from release.errors import UsageError
 
@@ -36,9 +35,7 @@ def status(request: StatusRequest, run: Run) -> Report:
     from release.flows.status import read_status, render_status
 
     s = read_status(context(run), offline=request.offline)
-    data = as_json(dataclasses.asdict(s))
-    assert isinstance(data, dict)
-    return Report(tuple(render_status(s)), data)
+    return Report(tuple(render_status(s)), s.to_dict())
 
 
 @dataclass(frozen=True)

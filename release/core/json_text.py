@@ -13,7 +13,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["TooDeep", "parse_json"]
+__all__ = ["JSONValue", "TooDeep", "parse_json"]
+
+# A JSON document as Python holds it (what json.loads gives, what json.dumps takes).
+JSONValue = str | int | float | bool | None | list["JSONValue"] | dict[str, "JSONValue"]
 
 
 class TooDeep(ValueError):

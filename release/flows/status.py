@@ -8,22 +8,87 @@ control characters escaped (:mod:`release.core.terminal_text`), so none can forg
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from release.core.commits import PICK_LINE, pick_fields
+from release.core.json_text import JSONValue
 from release.core.terminal_text import escaped
 from release.core.versions import next_rc
 from release.errors import GitError, RefusedError, ReleaseError
 from release.flows.context import ReleaseContext, TagInfo
-from release.flows.pick_journal import read_journal
+from release.flows.pick_journal import Conflict, read_journal
 
 # Loaded where they are used, not here: what is already on the branch (the backport
 # evidence behind it) only for a picks file, the manifest only for a matrix with a tag.
 if TYPE_CHECKING:
     from release.flows.branch import ReleaseBranch
 
-__all__ = ["Status", "read_status", "render_status"]
+__all__ = [
+    "DonePick",
+    "ImagesState",
+    "PendingPick",
+    "PickInProgress",
+    "Status",
+    "StatusTag",
+    "read_status",
+    "render_status",
+]
+
+
+@dataclass(frozen=True)
+class StatusTag:
+    """One of the release's tags: where it points, and whether it is here and pushed."""
+
+    name: str
+    commit: str
+    local: bool
+    remote: bool
+
+
+@dataclass(frozen=True)
+class DonePick:
+    """A commit on the branch with a ``-x`` line: its own sha, the main commit it came
+    from, its subject and the reason its trailer gives."""
+
+    sha: str
+    picked_from: str
+    subject: str
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class PendingPick:
+    """A commit the picks file asks for that is not on the branch yet (``likely``: why it
+    may be there already, for a hold)."""
+
+    sha: str
+    ref: str
+    subject: str
+    reason: str | None
+    likely: str | None
+
+
+@dataclass(frozen=True)
+class PickInProgress:
+    """A pick that has not finished: running or stopped on a conflict, with what is left."""
+
+    status: str
+    branch: str
+    remaining: int
+    conflict: Conflict | None
+
+
+@dataclass(frozen=True)
+class ImagesState:
+    """The newest tag's images, per variant of the matrix: built, smoked, snapshot (each a
+    short word), from its published manifest or the parts written here."""
+
+    tag: str
+    manifest: str  # where it was read: published, local parts, none yet
+    variants: Mapping[str, Mapping[str, str]]
+    missing: list[str]
 
 
 @dataclass(frozen=True)
@@ -32,21 +97,80 @@ class Status:
     release: str | None
     head: str | None
     dirty: list[str]
-    tags: list[dict[str, Any]]
+    tags: list[StatusTag]
     next_rc: str | None
     final: str | None
-    picks_done: list[dict[str, Any]] = field(default_factory=list)
-    picks_pending: list[dict[str, Any]] = field(default_factory=list)
-    pick_in_progress: dict[str, Any] | None = None
+    picks_done: list[DonePick] = field(default_factory=list)
+    picks_pending: list[PendingPick] = field(default_factory=list)
+    pick_in_progress: PickInProgress | None = None
     remote_checked: bool = False
     untagged_commits: int = 0
     release_branches: list[str] = field(default_factory=list)
-    images: dict[str, Any] | None = None  # the latest tag's manifest, per variant
+    images: ImagesState | None = None  # the latest tag's manifest, per variant
     notes: list[str] = field(default_factory=list)
     next_command: str = ""
 
+    def to_dict(self) -> dict[str, JSONValue]:
+        """The ``--json`` document's fields (``status --json`` adds its ``schema``)."""
+        progress = self.pick_in_progress
+        conflict = progress.conflict if progress else None
+        images = self.images
+        return {
+            "branch": self.branch,
+            "release": self.release,
+            "head": self.head,
+            "dirty": list(self.dirty),
+            "tags": [
+                {"name": t.name, "commit": t.commit, "local": t.local, "remote": t.remote}
+                for t in self.tags
+            ],
+            "next_rc": self.next_rc,
+            "final": self.final,
+            "picks_done": [
+                {"sha": p.sha, "from": p.picked_from, "subject": p.subject, "reason": p.reason}
+                for p in self.picks_done
+            ],
+            "picks_pending": [
+                {
+                    "sha": p.sha,
+                    "ref": p.ref,
+                    "subject": p.subject,
+                    "reason": p.reason,
+                    "likely": p.likely,
+                }
+                for p in self.picks_pending
+            ],
+            "pick_in_progress": None
+            if progress is None
+            else {
+                "status": progress.status,
+                "branch": progress.branch,
+                "remaining": progress.remaining,
+                "conflict": None
+                if conflict is None
+                else {
+                    "sha": conflict.sha,
+                    "subject": conflict.subject,
+                    "files": list(conflict.files),
+                },
+            },
+            "remote_checked": self.remote_checked,
+            "untagged_commits": self.untagged_commits,
+            "release_branches": list(self.release_branches),
+            "images": None
+            if images is None
+            else {
+                "tag": images.tag,
+                "manifest": images.manifest,
+                "variants": {v: dict(row) for v, row in images.variants.items()},
+                "missing": list(images.missing),
+            },
+            "notes": list(self.notes),
+            "next_command": self.next_command,
+        }
+
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2)
+        return json.dumps(self.to_dict(), indent=2)
 
 
 def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
@@ -61,14 +185,14 @@ def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
     if s.picks_pending:
         return f"release pick --file {picks_file}"
     if s.final:
-        if any(not t["remote"] for t in s.tags):
+        if any(not t.remote for t in s.tags):
             return "release push"
         if s.untagged_commits and post:  # fixes after the final ship as a post release
             return f"release tag --version {post}"
         return "nothing: the release is final"
     if not s.tags or s.untagged_commits:
         return "release tag"
-    if any(not t["remote"] for t in s.tags):
+    if any(not t.remote for t in s.tags):
         return "release push"
     return "release promote   (when the rc is approved; or release pick for more fixes)"
 
@@ -113,8 +237,8 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         main = None
         notes.append(err.one_line())
     notes += ctx.notices
-    done: list[dict[str, Any]] = []
-    pending: list[dict[str, Any]] = []
+    done: list[DonePick] = []
+    pending: list[PendingPick] = []
     untagged = 0
     if main is not None and head is not None:
         assert branch is not None  # a release branch is a branch
@@ -125,14 +249,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         for message in picked:
             picked_from, reason = pick_fields(message.body)
             if picked_from:
-                done.append(
-                    {
-                        "sha": message.sha,
-                        "from": picked_from[-1],
-                        "subject": message.subject,
-                        "reason": reason,
-                    }
-                )
+                done.append(DonePick(message.sha, picked_from[-1], message.subject, reason))
         done.reverse()
         if info is not None:
             from release.flows.candidates import resolve_candidates
@@ -144,13 +261,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
                 for c in resolve_candidates(ctx, requests, info):
                     if not c.skip:
                         pending.append(
-                            {
-                                "sha": c.sha,
-                                "ref": c.request.ref,
-                                "subject": c.subject,
-                                "reason": c.request.reason,
-                                "likely": c.likely,
-                            }
+                            PendingPick(c.sha, c.request.ref, c.subject, c.request.reason, c.likely)
                         )
             except (ReleaseError, GitError) as err:
                 notes.append(f"{ctx.config.picks_file}: {err.one_line()}")
@@ -166,7 +277,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         str(release),
         head,
         dirty,
-        [{"name": t.name, "commit": t.commit, "local": t.local, "remote": t.remote} for t in ours],
+        [StatusTag(t.name, t.commit, t.local, t.remote) for t in ours],
         upcoming,
         final,
         done,
@@ -200,7 +311,7 @@ def _branch_point(
     return base, None
 
 
-def _images(ctx: ReleaseContext, tags: list[TagInfo], notes: list[str]) -> dict[str, Any] | None:
+def _images(ctx: ReleaseContext, tags: list[TagInfo], notes: list[str]) -> ImagesState | None:
     """Per variant of the matrix: built, smoked and snapshotted (or omitted), from the
     newest tag's published manifest, else from the parts written here."""
     matrix = ctx.config.matrix
@@ -229,15 +340,15 @@ def _images(ctx: ReleaseContext, tags: list[TagInfo], notes: list[str]) -> dict[
         notes.append(err.one_line())
         return None
     variants = manifest.get("variants", {})
-    return {
-        "tag": tag.name,
-        "manifest": source,
-        "variants": {r.id: variant_summary(variants.get(r.id)) for r in rules},
-        "missing": missing(manifest, rules),
-    }
+    return ImagesState(
+        tag.name,
+        source,
+        {r.id: variant_summary(variants.get(r.id)) for r in rules},
+        missing(manifest, rules),
+    )
 
 
-def _in_progress(ctx: ReleaseContext, notes: list[str]) -> dict[str, Any] | None:
+def _in_progress(ctx: ReleaseContext, notes: list[str]) -> PickInProgress | None:
     try:
         journal = read_journal(ctx.repo.git_dir)
     except RefusedError as err:
@@ -245,13 +356,9 @@ def _in_progress(ctx: ReleaseContext, notes: list[str]) -> dict[str, Any] | None
         return None
     if journal is None:
         return None
-    data = journal.to_dict()
-    return {
-        "status": data["status"],
-        "branch": data["branch"],
-        "remaining": len(data["queue"]),
-        "conflict": data.get("conflict"),
-    }
+    return PickInProgress(
+        journal.status.value, journal.branch, len(journal.queue), journal.conflict
+    )
 
 
 def _with_next(s: Status, ctx: ReleaseContext, post: str | None = None) -> Status:
@@ -270,9 +377,9 @@ def render_status(s: Status) -> list[str]:
         if s.tags:
             pushed = "" if s.remote_checked else " (remote not checked)"
             shown = [
-                escaped(t["name"])
-                + (pushed if not s.remote_checked else "" if t["remote"] else " (not pushed)")
-                + ("" if t["local"] else " (remote only)")
+                escaped(t.name)
+                + (pushed if not s.remote_checked else "" if t.remote else " (not pushed)")
+                + ("" if t.local else " (remote only)")
                 for t in s.tags[-4:]
             ]
             lines.append("tags:     " + ", ".join(shown))
@@ -282,25 +389,27 @@ def render_status(s: Status) -> list[str]:
         if s.untagged_commits:
             lines.append(f"untagged: {s.untagged_commits} commit(s) since the last tag")
         lines.append(f"picks:    {len(s.picks_done)} done, {len(s.picks_pending)} pending")
-        for p in s.picks_done[-10:]:
-            reason = f" [{escaped(p['reason'])}]" if p["reason"] else ""
-            lines.append(f"  done     {escaped(p['from'][:10])} {escaped(p['subject'])}{reason}")
-        for p in s.picks_pending:
-            held = f" (held: {escaped(p['likely'])})" if p.get("likely") else ""
-            lines.append(f"  pending  {p['sha'][:10]} {escaped(p['subject'])}{held}")
+        for done in s.picks_done[-10:]:
+            reason = f" [{escaped(done.reason)}]" if done.reason else ""
+            lines.append(
+                f"  done     {escaped(done.picked_from[:10])} {escaped(done.subject)}{reason}"
+            )
+        for pending in s.picks_pending:
+            held = f" (held: {escaped(pending.likely)})" if pending.likely else ""
+            lines.append(f"  pending  {pending.sha[:10]} {escaped(pending.subject)}{held}")
         if s.pick_in_progress:
-            conflict = s.pick_in_progress.get("conflict")
+            conflict = s.pick_in_progress.conflict
             where = (
-                f" stopped on {escaped(conflict['sha'][:10])}"
-                f" ({', '.join(map(escaped, conflict['files']))})"
+                f" stopped on {escaped(conflict.sha[:10])}"
+                f" ({', '.join(map(escaped, conflict.files))})"
                 if conflict
                 else ""
             )
-            lines.append(f"in progress: pick{where}, {s.pick_in_progress['remaining']} left")
+            lines.append(f"in progress: pick{where}, {s.pick_in_progress.remaining} left")
     if s.images is not None:
-        lines.append(f"images:   {escaped(s.images['tag'])} (manifest: {s.images['manifest']})")
-        width = max(len(v) for v in s.images["variants"])
-        for variant, row in s.images["variants"].items():
+        lines.append(f"images:   {escaped(s.images.tag)} (manifest: {s.images.manifest})")
+        width = max(len(v) for v in s.images.variants)
+        for variant, row in s.images.variants.items():
             built, smoked, snapshot = (escaped(row[k]) for k in ("built", "smoked", "snapshot"))
             lines.append(
                 f"  {variant:<{width}}  built {built}, smoke {smoked}, snapshot {snapshot}"
