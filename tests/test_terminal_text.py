@@ -17,8 +17,17 @@ from hypothesis import strategies as st
 from release.core.terminal_text import escaped
 from release.core.verdict import compare_variant, dict_changes, table
 from release.errors import RefusedError
+from release.flows.pick_journal import Conflict
 from release.flows.pick_plan import Candidate, PickRequest, PickState, plan_pick
-from release.flows.status import Status, render_status
+from release.flows.status import (
+    DonePick,
+    ImagesState,
+    PendingPick,
+    PickInProgress,
+    Status,
+    StatusTag,
+    render_status,
+)
 from release.images.build import BuildResult, BuildStatus
 from release.images.heartbeat import last_log_line
 from release.images.reproduce import Reproduction
@@ -178,22 +187,22 @@ def test_a_failed_build_shows_its_error_and_log_tail_one_line_each(tmp_path: Pat
 
 
 def test_status_shows_names_subjects_reasons_paths_and_the_manifest_escaped() -> None:
-    pick = {"sha": "a" * 40, "from": "b" * 40, "subject": HOSTILE, "reason": HOSTILE}
-    pending = {"sha": "c" * 40, "ref": "#1", "subject": HOSTILE, "reason": None}
     row = {"built": "yes (111111111111)", "smoked": "passed", "snapshot": f"omitted ({HOSTILE})"}
     s = Status(
         branch=f"releases/v0.1.0{CURSOR}",
         release="0.1.0",
         head="a" * 40,
         dirty=[HOSTILE],
-        tags=[{"name": HOSTILE, "commit": "a" * 40, "local": True, "remote": True}],
+        tags=[StatusTag(HOSTILE, "a" * 40, local=True, remote=True)],
         next_rc="v0.1.0rc2",
         final=None,
-        picks_done=[pick],
-        picks_pending=[{**pending, "likely": HOSTILE}],
-        pick_in_progress={"conflict": {"sha": "d" * 40, "files": [HOSTILE]}, "remaining": 1},
+        picks_done=[DonePick("a" * 40, "b" * 40, HOSTILE, HOSTILE)],
+        picks_pending=[PendingPick("c" * 40, "#1", HOSTILE, None, likely=HOSTILE)],
+        pick_in_progress=PickInProgress(
+            "conflict", "releases/v0.1.0", 1, Conflict("d" * 40, HOSTILE, (HOSTILE,))
+        ),
         remote_checked=True,
-        images={"tag": HOSTILE, "manifest": "published", "variants": {"cu128": row}},
+        images=ImagesState(HOSTILE, "published", {"cu128": row}, []),
         notes=[HOSTILE],
         next_command="release push",
     )
