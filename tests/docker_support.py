@@ -7,7 +7,9 @@ failure, so image tests can never silently skip in CI.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -215,3 +217,68 @@ def interrupt_when(
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         out_path.unlink(missing_ok=True)
+
+
+class LocalRegistry:
+    """Debian's docker-registry (Distribution, an OCI registry) serving ``root/data`` on a
+    free port of 127.0.0.1: the Docker Engine and skopeo speak plain HTTP to loopback.
+    It can be stopped and started again on the same port and storage (a registry that
+    goes away mid-run, then comes back)."""
+
+    def __init__(self, binary: str, root: Path) -> None:
+        import socket
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        self.binary, self.root = binary, root
+        self.address = f"127.0.0.1:{self.port}"
+        (root / "config.yml").write_text(
+            f"version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n"
+            f"    rootdirectory: {root / 'data'}\n  delete:\n    enabled: true\n"
+            f"http:\n  addr: {self.address}\n"
+        )
+        self.server: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        import urllib.request
+
+        with (self.root / "log").open("a") as log:
+            self.server = subprocess.Popen(
+                [self.binary, "serve", str(self.root / "config.yml")],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 20
+        while True:  # bounded: the registry answers within seconds or the test fails
+            try:
+                with urllib.request.urlopen(f"http://{self.address}/v2/", timeout=1):
+                    return
+            except OSError:
+                assert self.server.poll() is None, (self.root / "log").read_text()
+                assert time.monotonic() < deadline, "the registry did not answer"
+                time.sleep(0.1)
+
+    def stop(self) -> None:
+        if self.server is not None and self.server.poll() is None:
+            self.server.terminate()
+            self.server.wait(timeout=30)
+        self.server = None
+
+
+@contextlib.contextmanager
+def local_registry(root: Path) -> Iterator[LocalRegistry]:
+    """A :class:`LocalRegistry`, started; skips saying why where docker-registry is not
+    installed, and fails instead where image tests are required."""
+    binary = shutil.which("docker-registry")
+    if binary is None:
+        why = "no docker-registry here (Debian package docker-registry)"
+        if os.environ.get(REQUIRE_ENV) == "1":
+            pytest.fail(f"{why}; {REQUIRE_ENV}=1 requires it")
+        pytest.skip(why)
+    running = LocalRegistry(binary, root)
+    running.start()
+    try:
+        yield running
+    finally:
+        running.stop()

@@ -375,6 +375,8 @@ ANY_ALLOWED: dict[str, set[str]] = {
     "release.core.config_schema": {"schema_problems"},
     "release.core.json_text": {"parse_json"},
     "release.core.matrix": {"parse_images"},
+    "release.core.smoke_config": {"parse_smoke"},
+    "release.core.table_values": {"argv_value", "seconds_value", "string_value"},
     "release.core.references": {"registry_prefix"},
     "release.core.serving": {
         "Request.body", "Request.expect_json", "field_at", "parse_port", "parse_serving",
@@ -403,7 +405,7 @@ ANY_ALLOWED: dict[str, set[str]] = {
     "release.images.smoke": {"run_smoke"},
     "release.images.smoke_checks": {"SmokeCheck.config", "SmokeReport.to_dict"},
     "release.images.snapshot": {"SnapshotReport.record", "diff_states", "run_snapshot"},
-    "release.images.standin": {"registry_digest", "ensure_base"},
+    "release.images.standin": {"registry_digest", "ensure_base", "platform_of"},
     "release.core.content_digest": {"ContentDigest.to_dict"},
     # documents written for other tools (YAML pipelines, the bake file) and --json shapes
     "release.core.pipelines": {"buildkite_pipeline", "github_workflow"},

@@ -11,11 +11,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +24,7 @@ from release.adapters.config_file import load_config
 from release.adapters.engine import ContainerEngine
 from release.core.pipelines import pipeline_text
 from tests.conftest import run_cli
-from tests.docker_support import REQUIRE_ENV, purge, remove_repository
+from tests.docker_support import local_registry, purge, remove_repository
 from tests.test_images import BASE_1291, Repo, make_engine_repo
 
 images = pytest.mark.images
@@ -122,40 +119,9 @@ class Runner:
 
 @pytest.fixture(scope="module")
 def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Debian's docker-registry on a free port of 127.0.0.1 (docker pushes to loopback
-    without TLS); skips saying why where it is not installed, fails where required."""
-    binary = shutil.which("docker-registry")
-    if binary is None:
-        why = "no docker-registry here (Debian package docker-registry)"
-        if os.environ.get(REQUIRE_ENV) == "1":
-            pytest.fail(f"{why}; {REQUIRE_ENV}=1 requires it")
-        pytest.skip(why)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    root = tmp_path_factory.mktemp("registry")
-    (root / "config.yml").write_text(
-        f"version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n"
-        f"    rootdirectory: {root / 'data'}\nhttp:\n  addr: 127.0.0.1:{port}\n"
-    )
-    with (root / "log").open("w") as log:
-        server = subprocess.Popen(
-            [binary, "serve", str(root / "config.yml")], stdout=log, stderr=subprocess.STDOUT
-        )
-    try:
-        deadline = time.monotonic() + 20
-        while True:  # bounded: the registry answers within seconds or the test fails
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/v2/", timeout=1):
-                    break
-            except OSError:
-                assert server.poll() is None, (root / "log").read_text()
-                assert time.monotonic() < deadline, "the registry did not answer"
-                time.sleep(0.1)
-        yield f"127.0.0.1:{port}/ci"
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+    """Debian's docker-registry on loopback (see :func:`tests.docker_support.local_registry`)."""
+    with local_registry(tmp_path_factory.mktemp("registry")) as running:
+        yield f"{running.address}/ci"
 
 
 @pytest.fixture

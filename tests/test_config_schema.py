@@ -16,6 +16,7 @@ import pytest
 from release.core import config as config_module
 from release.core import matrix as matrix_module
 from release.core import serving as serving_module
+from release.core import smoke_config as smoke_module
 from release.core.config import config_from_mapping
 from release.core.config_schema import schema_problems, schema_text
 from release.errors import ConfigError
@@ -48,8 +49,8 @@ def test_the_schema_is_a_draft_2020_12_schema() -> None:
         (("images",), matrix_module._IMAGE_KEYS),
         (("images", "variants[]"), matrix_module._VARIANT_KEYS),
         (("images", "snapshot"), matrix_module._SNAPSHOT_KEYS),
-        (("images", "smoke"), matrix_module._SMOKE_KEYS),
-        (("images", "smoke", "checks[]"), matrix_module._CHECK_KEYS),
+        (("images", "smoke"), smoke_module._SMOKE_KEYS),
+        (("images", "smoke", "checks[]"), smoke_module._CHECK_KEYS),
         (("images", "snapshot", "warm[]"), serving_module._REQUEST_KEYS),
         (("images", "smoke", "checks[]", "requests[]"), serving_module._REQUEST_KEYS),
     ],

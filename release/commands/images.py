@@ -18,6 +18,7 @@ __all__ = [
     "BuildRequest",
     "ManifestRequest",
     "MatrixRequest",
+    "PublishRequest",
     "ReproduceRequest",
     "SmokeRequest",
     "SnapshotRequest",
@@ -25,6 +26,7 @@ __all__ = [
     "build",
     "manifest",
     "matrix",
+    "publish",
     "pull",
     "push",
     "reproduce",
@@ -190,6 +192,47 @@ def push(request: TransferRequest, run: Run) -> Report:
     return Report((), {"pushed": list(sent)})
 
 
+@dataclass(frozen=True)
+class PublishRequest:
+    variant: str | None = None
+    registry: str | None = None
+    version: str | None = None
+    dry_run: bool = False
+    json: bool = False
+
+
+def publish(request: PublishRequest, run: Run) -> Report:
+    """Publish the images, or (dry) say what would be; a document per variant."""
+    from release.images.publish import publish_images
+
+    ws = _workspace(run, request.version)
+    done = publish_images(
+        ws, ids(request.variant), request.registry, dry_run=request.dry_run, say=run.say
+    )
+    lines = tuple(
+        f"publish({p.variant}): {p.digest or '(not there yet)'} ({p.platform}): "
+        + ", ".join(p.tags)
+        for p in done
+    )
+    return Report(
+        ("dry run, nothing pushed:", *lines) if request.dry_run else lines,
+        {
+            "dry_run": request.dry_run,
+            "variants": [
+                {
+                    "variant": p.variant,
+                    "image_id": p.image_id,
+                    "platform": p.platform,
+                    "digest": p.digest,
+                    "pushed": list(p.pushed),
+                    "there": list(p.there),
+                }
+                for p in done
+            ],
+        },
+    )
+
+
 def pull(request: TransferRequest, run: Run) -> Report:
     from release.images.transfer import pull_images
 
@@ -210,9 +253,12 @@ def matrix(request: MatrixRequest, run: Run) -> Report:
     if m is None:
         return Report(("no [tool.release.images] in this repository",), {"variants": []})
     data = json.loads(matrix_json(m))
+    width = max(8, *(len(v.id) for v in m.variants))
+    tags = max(40, *(len(m.tag(v, "v{version}")) for v in m.variants))
     lines = tuple(
-        f"{v.id:8} CUDA {v.cuda_text:8} {m.tag(v, 'v{version}'):40} "
+        f"{v.id:{width}} CUDA {v.cuda_text:8} {m.tag(v, 'v{version}'):{tags}} "
         f"{'snapshot' if m.has_snapshot(v) else 'no snapshot':12} base {v.base_image}"
+        + (f" ({v.platform})" if v.platform else "")
         for v in m.variants
     )
     return Report(lines, data if isinstance(data, dict) else {"matrix": data})

@@ -326,6 +326,28 @@ COMMANDS: tuple[Command, ...] = (
         f"{_IMAGES}:push",
     ),
     Command(
+        "images.publish",
+        "Publish this checkout's images to the release registry, each tag read back; "
+        "published tags never move.",
+        (
+            VARIANT,
+            Option(
+                "registry",
+                "REGISTRY/PATH to publish under (default: registry in [tool.release.images])",
+                Kind.TEXT,
+            ),
+            Option("version", "version whose images to publish (default: as a build names them)", Kind.TEXT),
+            DRY_RUN,
+            JSON,
+        ),
+        f"{_IMAGES}:publish",
+        "Every tag is read first: one that serves this image is kept, one that serves "
+        "another refuses the run (exit 3, both digests) before anything is pushed. A "
+        "variant's image is pushed once; its other tags are copied by digest inside the "
+        "registry. The digests are recorded as the variant's publish part of the manifest. "
+        "A re-run pushes only what is missing.",
+    ),
+    Command(
         "images.pull",
         "Pull this checkout's images from a registry, refused when they were built from "
         "another commit.",

@@ -2,7 +2,8 @@
 schema in ``manifest.schema.json`` on write and on read. Pure.
 
 A manifest is assembled from *parts*: each ``build``, ``smoke`` and ``snapshot`` run
-writes one part per variant (a CI job per variant writes only its own), and
+(and ``publish``, where the images go to a registry: their digests there) writes one
+part per variant (a CI job per variant writes only its own), and
 :func:`merge` puts the parts of one release together, refusing parts that disagree on
 what was released (version, commit) or on the image (a smoke run on another image than
 the one built). :func:`missing` says what a manifest still lacks for the matrix: every
@@ -31,6 +32,7 @@ __all__ = [
     "MANIFEST_SCHEMA",
     "PARTS",
     "PART_SCHEMA",
+    "REQUIRED_PARTS",
     "ManifestError",
     "Release",
     "VariantRule",
@@ -48,7 +50,8 @@ __all__ = [
 
 MANIFEST_SCHEMA = "release-manifest/1"
 PART_SCHEMA = "release-manifest-part/1"
-PARTS = ("build", "smoke", "snapshot")
+REQUIRED_PARTS = ("build", "smoke", "snapshot")  # of every variant, for a complete manifest
+PARTS = (*REQUIRED_PARTS, "publish")  # publish: only where the images go to a registry
 
 
 class ManifestError(ReleaseError):
@@ -237,7 +240,7 @@ def merge(
 
 def _same_image(variant: str, entry: Mapping[str, Any]) -> None:
     built = entry.get("build", {}).get("image_id")
-    for name in ("smoke", "snapshot"):
+    for name in ("smoke", "snapshot", "publish"):
         other = entry.get(name, {}).get("image_id")
         if built and other and other != built:
             raise ManifestError(
@@ -252,7 +255,7 @@ def missing(manifest: Mapping[str, Any], rules: Sequence[VariantRule]) -> list[s
     variants = manifest.get("variants", {})
     for rule in rules:
         entry = variants.get(rule.id, {})
-        lacking = [name for name in PARTS if name not in entry]
+        lacking = [name for name in REQUIRED_PARTS if name not in entry]
         if lacking:
             out.append(
                 f"{rule.id}: no {' / '.join(lacking)} (run "

@@ -1,4 +1,13 @@
-"""The image matrix: ``[tool.release.images]`` as data, one row per CUDA variant. Pure.
+"""The image matrix: ``[tool.release.images]`` as data, one row per image built. Pure.
+
+A variant (``[[tool.release.images.variants]]``) builds for one platform (the engine's own
+unless ``platform`` or ``platforms`` names one) or for several: then it is one row per
+platform, each an image of its own with its own id (``cu129-arm64``), tag
+(``NAME:v0.31.0rc1-cu129-arm64``), input digest, labels, sessions and manifest entry, as
+cibuildwheel makes one build identifier per platform. ``Variant.group`` is the id as
+configured; publishing joins a group's rows into one multi-arch index
+(``NAME:v0.31.0rc1-cu129``). A variant of one platform is one row whose id and tag are
+the variant's own.
 
 The snapshot rule is one entry, a ``packaging`` specifier on the CUDA version: the same
 predicate decides whether a variant's image gets the snapshot-runtime build step and
@@ -8,7 +17,7 @@ whether its ``snapshot`` session exists (:meth:`ImageMatrix.has_snapshot`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,9 +30,10 @@ from release.core.serving import (
     Serving,
     parse_requests,
     parse_serving,
-    parse_timeout,
     refuse_unknown,
 )
+from release.core.smoke_config import Check, SmokeConfig, parse_smoke
+from release.core.table_values import argv_value, seconds_value, string_value
 from release.core.tree_paths import tree_relative
 from release.errors import ConfigError
 
@@ -40,32 +50,6 @@ _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _ARG = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 PREFIX = "[tool.release.images]"
-
-
-@dataclass(frozen=True)
-class Check:
-    """One declarative smoke check: a command run in the image (``kind = "command"``), or
-    the image served and asked (``kind = "serve"``: ``serving`` and ``requests``)."""
-
-    name: str
-    command: tuple[str, ...]
-    expect_output: str | None = None  # a regex the output must match
-    expect_exit: int = 0
-    timeout: float = 60.0
-    gpu: bool = False
-    kind: str = "command"
-    serving: Serving | None = None
-    requests: tuple[Request, ...] = ()
-
-
-@dataclass(frozen=True)
-class SmokeConfig:
-    package: str | None = None  # the engine package; imports and reports the version
-    entrypoint_help: bool = True
-    timeout: float = 60.0
-    env: Mapping[str, str] = field(default_factory=dict)
-    checks: tuple[Check, ...] = ()
-    gpu_command: tuple[str, ...] = ("nvidia-smi",)
 
 
 @dataclass(frozen=True)
@@ -88,14 +72,33 @@ class SnapshotRule:
         return self.cuda.contains(cuda, prereleases=True)
 
 
+PLATFORM = re.compile(r"^[a-z0-9]+/[a-z0-9_]+(/[a-z0-9]+)?$")  # os/arch[/variant]
+
+
+def platform_slug(platform: str) -> str:
+    """The part of a row's id and tags that names its platform: ``linux/arm64`` is
+    ``arm64``, ``linux/arm/v7`` ``armv7``, ``windows/amd64`` ``windows-amd64``."""
+    os_name, _, rest = platform.partition("/")
+    arch = rest.replace("/", "")
+    return arch if os_name == "linux" else f"{os_name}-{arch}"
+
+
 @dataclass(frozen=True)
 class Variant:
+    """One row of the matrix: one image, of one variant on one platform."""
+
     id: str
     cuda: Version
     base_image: str
     python: str | None = None
-    platform: str | None = None
+    platform: str | None = None  # os/arch; None: the engine's own
     build_args: Mapping[str, str] = field(default_factory=dict)
+    group: str = ""  # the variant's id as configured ("": the row's own id)
+    slug: str = ""  # the platform's part of id and tags where the variant has several
+
+    def __post_init__(self) -> None:
+        if not self.group:
+            object.__setattr__(self, "group", self.id)
 
     @property
     def cuda_text(self) -> str:
@@ -116,16 +119,36 @@ class ImageMatrix:
     moving_tag: str = "latest"  # moved to each final's images (never an rc's); "" for none
     heartbeat: float = 60.0  # seconds between the lines a build not on a terminal prints
     ci_registry: str = ""  # where CI jobs pass images (REGISTRY/NAME:TAG); "" for artifacts
+    registry: str = ""  # where images.publish publishes them (REGISTRY/PATH); "" for none
 
     @property
     def ids(self) -> tuple[str, ...]:
         return tuple(v.id for v in self.variants)
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """The variants as configured, in order (a group's rows are its platforms)."""
+        return tuple(dict.fromkeys(v.group for v in self.variants))
+
+    def rows_of(self, group: str) -> tuple[Variant, ...]:
+        return tuple(v for v in self.variants if v.group == group)
 
     def variant(self, variant_id: str) -> Variant:
         for v in self.variants:
             if v.id == variant_id:
                 return v
         raise ConfigError(f"no image variant {variant_id!r}; variants: {', '.join(self.ids)}")
+
+    def select(self, ids: Sequence[str] | None) -> list[Variant]:
+        """The rows ``ids`` name (all when None or empty): a row's id, or a variant's as
+        configured for all of its platforms; each row once, in the order asked."""
+        if not ids:
+            return list(self.variants)
+        chosen: dict[str, Variant] = {}
+        for wanted in ids:
+            rows = self.rows_of(wanted) if wanted in self.groups else (self.variant(wanted),)
+            chosen.update((v.id, v) for v in rows)
+        return list(chosen.values())
 
     def has_snapshot(self, variant: Variant) -> bool:
         """The one rule: the snapshot build step and the snapshot session exist together."""
@@ -141,9 +164,21 @@ class ImageMatrix:
         return {"build": self.ids, "smoke": self.ids, "snapshot": self.snapshot_ids()}
 
     def tag(self, variant: Variant, image_version: str) -> str:
-        """``NAME:v0.31.0rc1`` for the default variant, ``NAME:v0.31.0rc1-cu129`` otherwise."""
-        suffix = "" if variant.id == self.default_variant else f"-{variant.id}"
+        """``NAME:v0.31.0rc1`` for the default variant, ``NAME:v0.31.0rc1-cu129`` otherwise;
+        a row of a variant built for several platforms adds its platform
+        (``NAME:v0.31.0rc1-cu129-arm64``, ``NAME:v0.31.0rc1-arm64``)."""
+        suffix = "" if variant.group == self.default_variant else f"-{variant.group}"
+        if variant.slug:
+            suffix += f"-{variant.slug}"
         return f"{self.name}:{image_version}{suffix}"
+
+    def index_tags(self, group: str, image_version: str) -> tuple[str, ...]:
+        """The tags a variant's multi-arch index is published under: ``NAME:VERSION-ID``,
+        and for the default variant ``NAME:VERSION`` first (what users pull)."""
+        tags = [f"{self.name}:{image_version}-{group}"]
+        if group == self.default_variant:
+            tags.insert(0, f"{self.name}:{image_version}")
+        return tuple(tags)
 
     def build_args_for(self, variant: Variant, version: str | None = None) -> dict[str, str]:
         args = {"CUDA_VERSION": variant.cuda_text, "BASE_IMAGE": variant.base_image}
@@ -165,23 +200,10 @@ def _where(variant: str | None, key: str) -> str:
     return f"{PREFIX} variants[{variant}].{key}" if variant else f"{PREFIX} {key}"
 
 
-def _string(
-    table: Mapping[str, Any], key: str, where: str, *, required: bool = False
-) -> str | None:
-    if key not in table:
-        if required:
-            raise ConfigError(f"{where}: missing (required)")
-        return None
-    value = table[key]
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{where}: expected a non-empty string, got {value!r}")
-    return value
-
-
 def _tree_path(table: Mapping[str, Any], key: str, default: str) -> str:
     """The context or the Dockerfile: a path in the work tree, relative to its root."""
     where = _where(None, key)
-    return tree_relative(where, _string(table, key, where) or default)
+    return tree_relative(where, string_value(table, key, where) or default)
 
 
 def _args(table: Mapping[str, Any], key: str, where: str) -> dict[str, str]:
@@ -198,16 +220,6 @@ def _args(table: Mapping[str, Any], key: str, where: str) -> dict[str, str]:
     return out
 
 
-def _command(value: Any, where: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}: expected a non-empty list of strings (argv)")
-    return tuple(value)
-
-
-def _number(table: Mapping[str, Any], key: str, where: str, default: float) -> float:
-    return parse_timeout(table.get(key, default), where)
-
-
 _IMAGE_KEYS = (
     "name",
     "dockerfile",
@@ -221,18 +233,41 @@ _IMAGE_KEYS = (
     "moving-tag",
     "heartbeat",
     "ci-registry",
+    "registry",
+    "platforms",
 )
-_VARIANT_KEYS = ("id", "cuda", "base-image", "python", "platform", "build-args")
+_VARIANT_KEYS = ("id", "cuda", "base-image", "python", "platform", "platforms", "build-args")
 _SERVING_KEYS = ("port", "health", "startup-timeout", "run-options")
 _SNAPSHOT_KEYS = ("cuda", "build-args", "runtime", "serve", "warm", "carried", "timeout",
                   *_SERVING_KEYS)  # fmt: skip
-_SMOKE_KEYS = ("package", "entrypoint-help", "timeout", "env", "checks", "gpu-command")
-_CHECK_KEYS = ("name", "kind", "command", "expect-output", "expect-exit", "timeout", "gpu",
-               "requests", *_SERVING_KEYS)  # fmt: skip
-_KINDS = ("command", "serve")
 
 
-def _variant(raw: Any, index: int) -> Variant:
+def _platforms(raw: Mapping[str, Any], where: str) -> tuple[str, ...] | None:
+    """``platforms = ["linux/amd64", "linux/arm64"]`` (or one ``platform``) as written;
+    None where neither is given."""
+    if "platform" in raw and "platforms" in raw:
+        raise ConfigError(f"{where}.platform: give platform or platforms, not both")
+    if "platform" in raw:
+        value: Any = [raw["platform"]]
+        key = "platform"
+    elif "platforms" in raw:
+        value, key = raw["platforms"], "platforms"
+    else:
+        return None
+    if not isinstance(value, list) or not value:
+        raise ConfigError(f'{where}.{key}: expected a list of os/arch, e.g. ["linux/amd64"]')
+    for item in value:
+        if not isinstance(item, str) or not PLATFORM.match(item):
+            raise ConfigError(f"{where}.{key}: {item!r} is not os/arch (e.g. linux/amd64)")
+    if len(set(value)) != len(value):
+        raise ConfigError(f"{where}.{key}: a platform is named twice")
+    slugs = [platform_slug(p) for p in value]
+    if len(set(slugs)) != len(slugs):
+        raise ConfigError(f"{where}.{key}: two platforms would share a tag ({', '.join(value)})")
+    return tuple(value)
+
+
+def _variant(raw: Any, index: int, default_platforms: tuple[str, ...] | None) -> list[Variant]:
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{PREFIX} variants[{index}]: expected a table")
     vid = raw.get("id")
@@ -241,111 +276,33 @@ def _variant(raw: Any, index: int) -> Variant:
             f"{PREFIX} variants[{index}].id: {vid!r} is not a valid variant id (letters, digits, . _ -)"
         )
     refuse_unknown(raw, _VARIANT_KEYS, f"{PREFIX} variants[{vid}]")
-    cuda_text = _string(raw, "cuda", _where(vid, "cuda"), required=True)
+    cuda_text = string_value(raw, "cuda", _where(vid, "cuda"), required=True)
     try:
         cuda = Version(cuda_text or "")
     except InvalidVersion:
         raise ConfigError(
             f'{_where(vid, "cuda")}: {cuda_text!r} is not a version (e.g. "12.9.1")'
         ) from None
-    base = _string(raw, "base-image", _where(vid, "base-image"), required=True) or ""
+    base = string_value(raw, "base-image", _where(vid, "base-image"), required=True) or ""
     if not IMAGE_REFERENCE.match(base):
         raise ConfigError(
             f"{_where(vid, 'base-image')}: {base!r} is not an image reference docker accepts"
         )
-    platform = _string(raw, "platform", _where(vid, "platform"))
-    if platform is not None and not re.match(r"^[a-z0-9]+/[a-z0-9_]+(/[a-z0-9]+)?$", platform):
-        raise ConfigError(
-            f"{_where(vid, 'platform')}: {platform!r} is not os/arch (e.g. linux/amd64)"
+    platforms = _platforms(raw, f"{PREFIX} variants[{vid}]") or default_platforms or (None,)
+    several = len(platforms) > 1
+    return [
+        Variant(
+            id=f"{vid}-{platform_slug(p)}" if several and p else vid,
+            cuda=cuda,
+            base_image=base,
+            python=string_value(raw, "python", _where(vid, "python")),
+            platform=p,
+            build_args=_args(raw, "build-args", _where(vid, "build-args")),
+            group=vid,
+            slug=platform_slug(p) if several and p else "",
         )
-    return Variant(
-        id=vid,
-        cuda=cuda,
-        base_image=base,
-        python=_string(raw, "python", _where(vid, "python")),
-        platform=platform,
-        build_args=_args(raw, "build-args", _where(vid, "build-args")),
-    )
-
-
-def _smoke(raw: Any) -> SmokeConfig:
-    where = f"{PREFIX} smoke"
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where}: expected a table")
-    refuse_unknown(raw, _SMOKE_KEYS, where)
-    checks = []
-    names: set[str] = set()
-    for index, item in enumerate(raw.get("checks", [])):
-        cw = f"{where}.checks[{index}]"
-        if not isinstance(item, Mapping):
-            raise ConfigError(f"{cw}: expected a table")
-        refuse_unknown(item, _CHECK_KEYS, cw)
-        name = _string(item, "name", f"{cw}.name", required=True) or ""
-        if name in names:
-            raise ConfigError(f"{cw}.name: duplicate check {name!r}")
-        names.add(name)
-        expect = _string(item, "expect-output", f"{cw}.expect-output")
-        if expect is not None:
-            try:
-                re.compile(expect)
-            except re.error as err:
-                raise ConfigError(f"{cw}.expect-output: bad regex {expect!r}: {err}") from None
-        exit_code = item.get("expect-exit", 0)
-        if not isinstance(exit_code, int) or isinstance(exit_code, bool):
-            raise ConfigError(f"{cw}.expect-exit: expected an integer")
-        kind = item.get("kind", "command")
-        if kind not in _KINDS:
-            raise ConfigError(f"{cw}.kind: expected one of {', '.join(_KINDS)}, got {kind!r}")
-        timeout = _number(item, "timeout", f"{cw}.timeout", _number(raw, "timeout", where, 60.0))
-        if kind == "command":
-            for key in ("requests", *_SERVING_KEYS):
-                if key in item:
-                    raise ConfigError(f'{cw}.{key}: only a kind = "serve" check takes it')
-            checks.append(
-                Check(
-                    name,
-                    _command(item.get("command"), f"{cw}.command"),
-                    expect,
-                    exit_code,
-                    timeout,
-                    bool(item.get("gpu", False)),
-                )
-            )
-            continue
-        for key in ("expect-output", "expect-exit"):
-            if key in item:
-                raise ConfigError(
-                    f"{cw}.{key}: a serve check says what it expects per request "
-                    "(expect-status, expect-json, expect-output in [[...requests]])"
-                )
-        command = _command(item["command"], f"{cw}.command") if "command" in item else ()
-        checks.append(
-            Check(
-                name,
-                command,
-                timeout=timeout,
-                gpu=bool(item.get("gpu", False)),
-                kind="serve",
-                serving=parse_serving(item, cw, command),
-                requests=parse_requests(item.get("requests"), f"{cw}.requests", required=True),
-            )
-        )
-    env = raw.get("env", {})
-    if not isinstance(env, Mapping) or not all(isinstance(v, str) for v in env.values()):
-        raise ConfigError(f'{where}.env: expected a table of NAME = "value"')
-    package = _string(raw, "package", f"{where}.package")
-    if package is not None and not re.match(r"^[A-Za-z_][A-Za-z0-9_.]*$", package):
-        raise ConfigError(f"{where}.package: {package!r} is not an importable module name")
-    return SmokeConfig(
-        package=package,
-        entrypoint_help=bool(raw.get("entrypoint-help", True)),
-        timeout=_number(raw, "timeout", f"{where}.timeout", 60.0),
-        env=dict(env),
-        checks=tuple(checks),
-        gpu_command=_command(raw["gpu-command"], f"{where}.gpu-command")
-        if "gpu-command" in raw
-        else ("nvidia-smi",),
-    )
+        for p in platforms
+    ]
 
 
 def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
@@ -353,7 +310,7 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
     if not table:
         return None
     refuse_unknown(table, _IMAGE_KEYS, PREFIX)
-    name = _string(table, "name", _where(None, "name"), required=True) or ""
+    name = string_value(table, "name", _where(None, "name"), required=True) or ""
     if not IMAGE_NAME.match(name):
         raise ConfigError(
             f"{PREFIX} name: {name!r} is not an image name docker accepts (lowercase, e.g. org/engine)"
@@ -363,19 +320,30 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
         raise ConfigError(
             f"{PREFIX} variants: expected at least one [[tool.release.images.variants]]"
         )
-    variants = [_variant(raw, i) for i, raw in enumerate(raw_variants)]
+    everywhere = _platforms(table, PREFIX)
+    variants = [v for i, raw in enumerate(raw_variants) for v in _variant(raw, i, everywhere)]
+    groups: list[str] = []
+    for v in variants:
+        if v.group == v.id and v.id in groups:
+            raise ConfigError(f"{PREFIX} variants[{v.id}].id: duplicate variant id {v.id!r}")
+        if v.group not in groups:
+            groups.append(v.group)
     seen: set[str] = set()
     for v in variants:
-        if v.id in seen:
-            raise ConfigError(f"{PREFIX} variants[{v.id}].id: duplicate variant id {v.id!r}")
+        if v.id in seen or (v.id != v.group and v.id in groups):
+            raise ConfigError(
+                f"{PREFIX} variants[{v.group}]: its {v.platform} image would be {v.id!r}, "
+                "which another variant is called"
+            )
         seen.add(v.id)
-    default = _string(table, "default-variant", _where(None, "default-variant")) or variants[-1].id
-    if default not in seen:
+    default = string_value(table, "default-variant", _where(None, "default-variant")) or groups[-1]
+    if default not in groups:
         raise ConfigError(
-            f"{PREFIX} default-variant: {default!r} is not a variant ({', '.join(sorted(seen))})"
+            f"{PREFIX} default-variant: {default!r} is not a variant ({', '.join(sorted(groups))})"
         )
+    probe = ImageMatrix(name, "Dockerfile", ".", default, tuple(variants), None)
     for v in variants:
-        example = f"{name}:v0.0.0rc1{'' if v.id == default else '-' + v.id}"
+        example = probe.tag(v, "v0.0.0rc1")
         if not IMAGE_TAG.match(example.rsplit(":", 1)[1]):
             raise ConfigError(
                 f"{_where(v.id, 'id')}: image tags like {example!r} would be rejected by docker"
@@ -392,15 +360,15 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
                 "subcommands hold, start, dump and restore: a real checkpoint and restore)"
             )
         refuse_unknown(raw, _SNAPSHOT_KEYS, where)
-        spec_text = _string(raw, "cuda", f"{where}.cuda", required=True) or ""
+        spec_text = string_value(raw, "cuda", f"{where}.cuda", required=True) or ""
         try:
             spec = SpecifierSet(spec_text)
         except InvalidSpecifier:
             raise ConfigError(
                 f'{where}.cuda: {spec_text!r} is not a version specifier (e.g. "!=12.*")'
             ) from None
-        runtime = _command(raw["runtime"], f"{where}.runtime") if "runtime" in raw else ()
-        serve = _command(raw["serve"], f"{where}.serve") if "serve" in raw else ()
+        runtime = argv_value(raw["runtime"], f"{where}.runtime") if "runtime" in raw else ()
+        serve = argv_value(raw["serve"], f"{where}.serve") if "serve" in raw else ()
         if not runtime:
             for key in ("serve", "warm", "carried", *_SERVING_KEYS):
                 if key in raw:
@@ -412,9 +380,9 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
             serving=parse_serving(raw, where, serve),
             warm=parse_requests(raw.get("warm"), f"{where}.warm"),
             carried=parse_requests(raw.get("carried"), f"{where}.carried"),
-            timeout=_number(raw, "timeout", f"{where}.timeout", 120.0),
+            timeout=seconds_value(raw, "timeout", f"{where}.timeout", 120.0),
         )
-    version_arg = _string(table, "version-arg", _where(None, "version-arg"))
+    version_arg = string_value(table, "version-arg", _where(None, "version-arg"))
     if version_arg is not None and not _ARG.match(version_arg):
         raise ConfigError(f"{PREFIX} version-arg: {version_arg!r} is not a valid build-arg name")
     moving = table.get("moving-tag")
@@ -429,10 +397,11 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
         default_variant=default,
         variants=tuple(variants),
         snapshot=snapshot,
-        smoke=_smoke(table.get("smoke", {})),
+        smoke=parse_smoke(table.get("smoke", {})),
         build_args=_args(table, "build-args", _where(None, "build-args")),
         version_arg=version_arg,
         moving_tag="latest" if moving is None else moving,
-        heartbeat=_number(table, "heartbeat", _where(None, "heartbeat"), 60.0),
+        heartbeat=seconds_value(table, "heartbeat", _where(None, "heartbeat"), 60.0),
         ci_registry=registry_prefix(table.get("ci-registry", ""), _where(None, "ci-registry")),
+        registry=registry_prefix(table.get("registry", ""), _where(None, "registry")),
     )

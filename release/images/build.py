@@ -27,11 +27,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from release.adapters.emulation import emulation_problem
 from release.adapters.engine import ContainerEngine
 from release.adapters.image_content import image_content_digest
 from release.adapters.leftovers import left_by_dead, owned_name
 from release.adapters.process import last_line
-from release.core.matrix import ImageMatrix, Variant
+from release.core.matrix import ImageMatrix, Variant, platform_slug
 from release.core.terminal_text import escaped
 from release.errors import EngineError, RefusedError, ReleaseError
 from release.images.heartbeat import heartbeat_interval, log_tail
@@ -51,6 +52,7 @@ class BuildStatus(enum.Enum):
     BUILT = "built"
     UNCHANGED = "unchanged, not rebuilt"
     FAILED = "FAILED"
+    NOT_RUN = "not run"  # a platform this host cannot run (no emulation): said why
     NOT_STARTED = "not started (an earlier variant failed; --keep-going builds the rest)"
 
 
@@ -81,6 +83,8 @@ class BuildResult:
                 text += f" in {self.seconds:.1f}s"
             if self.standin_base:
                 text += " [on a stand-in base]"
+        elif self.status is BuildStatus.NOT_RUN:
+            text += f": {escaped(str(self.error))}"
         elif self.status is BuildStatus.FAILED:
             text += f": {escaped(str(self.error))}"
             text += f" (log: {escaped(str(self.log))})" if self.log else ""
@@ -125,6 +129,11 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
     log = run.logs / f"build-{variant.id}.log"
     building = False  # the log is this run's once the build step started
     try:
+        emulated = _emulated(engine, variant)
+        if emulated is not None and emulated.startswith("no "):
+            result = BuildResult(variant.id, BuildStatus.NOT_RUN, tags, error=emulated)
+            run.progress.update(variant.id, result.line().split(": ", 1)[1], final=True)
+            return result
         run.progress.update(variant.id, f"base {variant.base_image}")
         base = ensure_base(
             engine,
@@ -132,6 +141,7 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
             variant.cuda_text,
             lambda line: run.progress.update(variant.id, line),
             inspected=run.inspected.get(variant.base_image),
+            platform=variant.platform,
         )
         # a base made here has no registry digest: its content stands for it on every machine
         base = replace(base, content=image_content_digest(engine, base.id).digest)
@@ -166,16 +176,18 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
                 run.progress.update(variant.id, result.line().split(": ", 1)[1], final=True)
                 return result
         building = True
-        run.progress.update(
-            variant.id, "building" + (" on a stand-in base" if base.standin else ""), log=log
+        on = (" on a stand-in base" if base.standin else "") + (
+            f" ({emulated})" if emulated else ""
         )
+        run.progress.update(variant.id, "building" + on, log=log)
         iid = _iid(run.logs, variant)
         iid.unlink(missing_ok=True)
         run.check_interrupted()
         outcome = engine.build(
             context=context,
             dockerfile=dockerfile,
-            build_args=args,
+            # a base kept under a local name for its platform: FROM names that
+            build_args={**args, "BASE_IMAGE": base.build_ref} if base.build_ref else args,
             labels={**labels, DIGEST_LABEL: digest},
             iidfile=iid,
             platform=variant.platform,
@@ -224,6 +236,17 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
             run.stop.set()
     run.progress.update(variant.id, result.line().split(": ", 1)[1], final=True)
     return result
+
+
+def _emulated(engine: ContainerEngine, variant: Variant) -> str | None:
+    """None for a row of the engine's own platform; else how it runs here: "emulated
+    (linux/arm64 on linux/amd64)", or "no arm64 emulation: <why>" (it cannot)."""
+    if variant.platform is None or variant.platform == engine.platform():
+        return None
+    problem = emulation_problem(variant.platform)
+    if problem is not None:
+        return f"no {platform_slug(variant.platform)} emulation: {problem}"
+    return f"emulated, {variant.platform} on {engine.platform()}"
 
 
 def _hash_ahead(hashes: HashCache, context: Path, dockerfile: Path) -> None:

@@ -46,6 +46,8 @@ def labels_for(variant: Variant, source: BuildSource, base: BaseImage) -> dict[s
         "org.release.cuda": variant.cuda_text,
         MANAGED_LABEL: "true",
     }
+    if variant.platform:
+        labels["org.release.platform"] = variant.platform
     if base.digest:
         labels[BASE_DIGEST_LABEL] = base.digest
     if source.url:

@@ -197,6 +197,12 @@ def smoke_data(report: SmokeReport) -> dict[str, Any]:
 
 
 def snapshot_data(report: SnapshotReport) -> dict[str, Any]:
+    if report.not_run is not None:
+        return {
+            "status": "not run",
+            "reason": report.not_run,
+            "image_id": report.record["image_id"],
+        }
     return {
         "status": "passed" if report.passed else "failed",
         "reason": report.runtime_output,

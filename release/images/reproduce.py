@@ -166,7 +166,7 @@ def _rebuild_of(
             f"(it has: {', '.join(recorded)})"
         )
     run = f"{matrix.name}{SUFFIX}-{secrets.token_hex(4)}"
-    chosen = tuple(matrix.variant(v) for v in (variants or recorded))
+    chosen = tuple(matrix.select(variants or list(recorded)))
     return _Rebuild(replace(matrix, name=run), source, chosen, recorded)
 
 

@@ -24,6 +24,7 @@ from typing import Any
 from release.adapters.engine import ContainerEngine, RunResult
 from release.adapters.leftovers import owned_ref, record_images, scratch
 from release.adapters.process import last_line
+from release.adapters.structure_test import structure_test
 from release.core.matrix import ImageMatrix, Variant
 from release.errors import EngineError
 from release.images.progress import live_step
@@ -37,7 +38,7 @@ from release.images.smoke_checks import (
     smoke_checks,
 )
 from release.images.source import BuildSource
-from release.images.standin import STANDIN_LABEL
+from release.images.standin import STANDIN_LABEL, platform_of
 
 __all__ = ["run_check", "run_shared", "run_smoke"]
 
@@ -50,13 +51,14 @@ def _cst(
     configs: Sequence[Path],
     report: Path,
     timeout: float,
+    platform: str | None,
 ) -> tuple[RunResult, float]:
     """One container-structure-test run; after a timeout or Ctrl-C, what it left is removed."""
     report.unlink(missing_ok=True)
     before = _made_from(engine, image)
     started = time.perf_counter()
     try:
-        proc = engine.structure_test(image, configs, report, timeout=timeout)
+        proc = structure_test(engine, image, configs, report, timeout=timeout, platform=platform)
     except BaseException:  # Ctrl-C: the killed tool leaves its container and image behind
         _remove_new(engine, image, before)
         raise
@@ -82,11 +84,17 @@ def _verdict(
     return CheckResult(check.name, CheckStatus.PASSED, seconds)
 
 
-def run_check(engine: ContainerEngine, image: str, check: SmokeCheck, workdir: Path) -> CheckResult:
+def run_check(
+    engine: ContainerEngine,
+    image: str,
+    check: SmokeCheck,
+    workdir: Path,
+    platform: str | None = None,
+) -> CheckResult:
     config = workdir / "check.json"
     report = workdir / "report.json"
     config.write_text(json.dumps(check.config), encoding="utf-8")
-    proc, seconds = _cst(engine, image, [config], report, check.timeout)
+    proc, seconds = _cst(engine, image, [config], report, check.timeout, platform)
     if proc.timed_out:
         return CheckResult(
             check.name, CheckStatus.TIMED_OUT, seconds, f"no answer within {check.timeout:.0f}s"
@@ -103,7 +111,11 @@ def run_check(engine: ContainerEngine, image: str, check: SmokeCheck, workdir: P
 
 
 def run_shared(
-    engine: ContainerEngine, image: str, checks: Sequence[SmokeCheck], workdir: Path
+    engine: ContainerEngine,
+    image: str,
+    checks: Sequence[SmokeCheck],
+    workdir: Path,
+    platform: str | None = None,
 ) -> list[CheckResult] | None:
     """Checks that run nothing in a container, in one container-structure-test run (one
     ``--config`` each; its results come back in config order, one per check). Each gets an
@@ -117,7 +129,7 @@ def run_shared(
         config.write_text(json.dumps(check.config), encoding="utf-8")
         configs.append(config)
     report = workdir / "static-report.json"
-    proc, seconds = _cst(engine, image, configs, report, max(c.timeout for c in checks))
+    proc, seconds = _cst(engine, image, configs, report, max(c.timeout for c in checks), platform)
     if proc.timed_out or not report.exists():
         return None
     try:
@@ -196,6 +208,7 @@ def run_smoke(
     has_gpu = engine.gpu_usable()
     results: dict[int, CheckResult] = {}
     standin = labels.get(STANDIN_LABEL) == "true"
+    platform = platform_of(data)  # container-structure-test's default is linux/amd64
     say(SmokeReport(variant.id, image, data["Id"], standin).head())
 
     def done(at: int, result: CheckResult) -> None:  # each check is told as it finishes
@@ -207,7 +220,7 @@ def run_smoke(
         static_at = [i for i, c in enumerate(checks) if shares_a_run(c) is not None]
         together = f"smoke({variant.id}): {len(static_at)} checks in one container"
         with live_step(together, live=live and bool(static_at)):
-            shared = run_shared(engine, tested, [checks[i] for i in static_at], tmp)
+            shared = run_shared(engine, tested, [checks[i] for i in static_at], tmp, platform)
         static = dict(zip(static_at, shared, strict=True)) if shared is not None else {}
         for index, check in enumerate(checks):
             if index in static:
@@ -216,14 +229,19 @@ def run_smoke(
                 done(index, CheckResult(check.name, CheckStatus.NOT_RUN, 0.0, "no usable GPU here"))
             else:
                 with live_step(f"smoke({variant.id}): {check.name}", live=live):
-                    result = _run_one(engine, data["Id"], tested, check, tmp)
+                    result = _run_one(engine, data["Id"], tested, check, tmp, platform)
                 done(index, result)
     ordered = tuple(results[i] for i in sorted(results))
     return SmokeReport(variant.id, image, data["Id"], standin, ordered)
 
 
 def _run_one(
-    engine: ContainerEngine, image_id: str, tested: str, check: SmokeCheck, tmp: Path
+    engine: ContainerEngine,
+    image_id: str,
+    tested: str,
+    check: SmokeCheck,
+    tmp: Path,
+    platform: str,
 ) -> CheckResult:
     """One check that does not share a run: served, on the GPU, or alone in a container."""
     if check.serve is not None:
@@ -248,4 +266,4 @@ def _run_one(
             time.perf_counter() - started,
             "" if run.ok else last_line(run.stderr or run.stdout, "no output"),
         )
-    return run_check(engine, tested, check, tmp)
+    return run_check(engine, tested, check, tmp, platform)

@@ -185,9 +185,30 @@ def smoke_checks(
         {"key": "org.release.variant", "value": variant.id},
         {"key": "org.release.cuda", "value": cuda},
     ]
+    machine = _UNAME.get(variant.platform or "")
+    if variant.platform:
+        labels.append({"key": "org.release.platform", "value": variant.platform})
+    if machine:  # the binaries are the platform's, run natively or under its emulator
+        checks.append(
+            SmokeCheck(
+                f"runs as {variant.platform} (uname -m: {machine})",
+                _config(
+                    commandTests=[
+                        {
+                            "name": "platform",
+                            "command": "uname",
+                            "args": ["-m"],
+                            "exitCode": 0,
+                            "expectedOutput": [f"^{re.escape(machine)}\\s*$"],
+                        }
+                    ]
+                ),
+                timeout,
+            )
+        )
     checks.append(
         SmokeCheck(
-            "labels: version, revision, variant, CUDA",
+            "labels: version, revision, variant, CUDA" + (", platform" if variant.platform else ""),
             _config(metadataTest={"labels": labels}),
             timeout,
         )
@@ -250,6 +271,17 @@ def smoke_checks(
     )
     return checks
 
+
+# what ``uname -m`` says in a container of the platform (natively or under qemu-user)
+_UNAME = {
+    "linux/amd64": "x86_64",
+    "linux/arm64": "aarch64",
+    "linux/arm64/v8": "aarch64",
+    "linux/arm/v7": "armv7l",
+    "linux/ppc64le": "ppc64le",
+    "linux/s390x": "s390x",
+    "linux/riscv64": "riscv64",
+}
 
 _STATIC_KINDS = {"metadataTest": "Metadata Test", "fileContentTests": "File Content Test"}
 

@@ -43,10 +43,15 @@ class SnapshotReport:
     trip: RoundTrip
     baseline: Path | None = None
     diff: list[str] = field(default_factory=list)
+    not_run: str | None = None  # why no round trip ran (an emulated platform): never passed
 
     @property
     def passed(self) -> bool:
         return self.trip.passed
+
+    @property
+    def failed(self) -> bool:
+        return self.not_run is None and not self.trip.passed
 
     @property
     def runtime_output(self) -> str:
@@ -55,6 +60,8 @@ class SnapshotReport:
     def lines(self, limit: int = 40) -> list[str]:
         marker = " [on a stand-in base]" if self.record.get("standin_base") else ""
         out = [f"snapshot({self.variant}): {self.record['image']}{marker}"]
+        if self.not_run is not None:
+            return [*out, f"  checkpoint/restore round trip: not run: {self.not_run}"]
         out.append(
             f"  checkpoint/restore round trip: {'passed' if self.passed else 'FAILED'}"
             + (f" - {escaped(self.trip.reason)}" if self.trip.reason else "")
@@ -152,6 +159,13 @@ def run_snapshot(
     if data is None:
         raise EngineError(f"image {image} does not exist; build it first")
     rule = matrix.snapshot
+    if variant.platform is not None and variant.platform != engine.platform():
+        why = (
+            f"emulated platform ({variant.platform} on {engine.platform()}: CRIU does not "
+            "run under qemu-user; the round trip runs where the platform is native)"
+        )
+        record = {"variant": variant.id, "image": image, "image_id": data["Id"], "not_run": why}
+        return SnapshotReport(variant.id, record, Path(), RoundTrip(False, why), not_run=why)
     say(f"snapshot({variant.id}): {image}: serve, warm, checkpoint, restore in a fresh container")
     with live_step(f"snapshot({variant.id}): round trip", live=live):
         trip = round_trip(

@@ -5,15 +5,23 @@ is replaced by a minimal Debian rootfs (``debootstrap``, cached) imported into t
 engine and given NVIDIA's layout for the variant's CUDA version: ``CUDA_VERSION``,
 ``NVIDIA_REQUIRE_CUDA`` and ``/usr/local/cuda/version.json``. It carries
 ``org.release.standin=true`` so every result obtained on it says so.
+
+The engine keeps one image per name, so a base for a platform other than its own (a
+variant's ``linux/arm64`` row on an amd64 engine) lives under a local name of its own
+(:func:`platform_alias`), which the build's ``FROM`` is given (:attr:`BaseImage.build_ref`):
+the real base pulled for that platform, or a stand-in made from a rootfs debootstrapped
+for that architecture (its second stage runs under the binfmt emulator) and imported by a
+``FROM scratch`` build for the platform (``docker import`` ignores ``--platform``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +32,15 @@ from release.adapters.rootfs import rootfs_tarball
 from release.core.references import repository
 from release.errors import EngineError
 
-__all__ = ["STANDIN_LABEL", "BaseImage", "ensure_base", "registry_digest", "standin_dockerfile"]
+__all__ = [
+    "STANDIN_LABEL",
+    "BaseImage",
+    "ensure_base",
+    "platform_alias",
+    "platform_of",
+    "registry_digest",
+    "standin_dockerfile",
+]
 
 STANDIN_LABEL = "org.release.standin"
 ROOTFS_VERSION = "2"  # bump when the rootfs recipe changes: stand-ins made before are remade
@@ -50,6 +66,7 @@ class BaseImage:
     how: str  # "present", "pulled" or "stand-in made"
     digest: str | None = None
     content: str | None = None
+    build_ref: str | None = None  # what the build's FROM names, where not ``ref`` itself
 
     @property
     def identity(self) -> str:
@@ -66,6 +83,34 @@ def registry_digest(ref: str, data: Mapping[str, Any]) -> str | None:
     found = [(name, digest) for name, _, digest in entries if digest]
     ranked = [d for name, d in found if repository(name) == repository(ref)] + [d for _, d in found]
     return ranked[0] if ranked else None
+
+
+# docker's os/arch[/variant] -> Debian's architecture
+_DEBIAN_ARCH = {
+    "linux/amd64": "amd64",
+    "linux/arm64": "arm64",
+    "linux/arm64/v8": "arm64",
+    "linux/arm/v7": "armhf",
+    "linux/arm/v5": "armel",
+    "linux/386": "i386",
+    "linux/ppc64le": "ppc64el",
+    "linux/s390x": "s390x",
+    "linux/riscv64": "riscv64",
+}
+
+
+def platform_of(data: Mapping[str, Any]) -> str:
+    """``os/arch[/variant]`` of an image, from its inspect data."""
+    return "/".join(
+        str(p) for p in (data.get("Os"), data.get("Architecture"), data.get("Variant")) if p
+    )
+
+
+def platform_alias(ref: str, platform: str) -> str:
+    """The local name of ``ref``'s image for ``platform`` where that is not the engine's
+    own (``release-base-linux-arm64:nvidia-cuda-12.9.1-base-ubuntu22.04``)."""
+    tag = re.sub(r"[^A-Za-z0-9_.-]+", "-", ref).strip("-.")[:128]
+    return f"release-base-{platform.replace('/', '-')}:{tag or 'base'}"
 
 
 def _rootfs_image(engine: ContainerEngine, say: Callable[[str], None]) -> str:
@@ -90,7 +135,67 @@ def _rootfs_image(engine: ContainerEngine, say: Callable[[str], None]) -> str:
     return image
 
 
-def standin_dockerfile(ref: str, cuda: str) -> str:
+def _foreign_rootfs(engine: ContainerEngine, say: Callable[[str], None], platform: str) -> str:
+    """The name of the stand-in rootfs for ``platform``: debootstrapped for its
+    architecture, then a ``FROM scratch`` build for the platform, tagged
+    ``release-standin-rootfs:...-linux-arm64``."""
+    name = f"{ROOTFS_IMAGE}-{platform.replace('/', '-')}"
+    existing = engine.inspect_image(name)
+    if existing is not None and platform_of(existing) == platform:
+        return name
+    arch = _DEBIAN_ARCH.get(platform)
+    if arch is None:
+        raise EngineError(f"no stand-in base can be made for {platform} (no Debian architecture)")
+    tarball = rootfs_tarball(
+        f"rootfs-bookworm-python3-v{ROOTFS_VERSION}-{arch}.tar", "bookworm", "python3", say, arch
+    )
+    dockerfile = (
+        f'FROM scratch\nADD rootfs.tar /\nENV PATH={_PATH}\nCMD ["bash"]\n'
+        f"LABEL {STANDIN_LABEL}=true {MANAGED_LABEL}=true\n"
+    )
+    with scratch("standin") as tmp:
+        try:
+            os.link(tarball, Path(tmp) / "rootfs.tar")
+        except OSError:  # another file system: a copy
+            import shutil
+
+            shutil.copyfile(tarball, Path(tmp) / "rootfs.tar")
+        _build_tagged(engine, Path(tmp), dockerfile, platform, name, f"the {platform} rootfs")
+    return name
+
+
+def _build_tagged(
+    engine: ContainerEngine,
+    context: Path,
+    dockerfile: str,
+    platform: str | None,
+    tag: str,
+    what: str,
+) -> str:
+    """Build ``dockerfile`` in ``context`` (for ``platform``) and tag the image ``tag``."""
+    (context / "Dockerfile").write_text(dockerfile, encoding="utf-8")
+    iid, log = context / "iid", context / "build.log"
+    result = engine.build(
+        context=context,
+        dockerfile=context / "Dockerfile",
+        build_args={},
+        labels={},
+        iidfile=iid,
+        platform=platform,
+        log=log,
+        timeout=600,
+    )
+    if not result.ok or not iid.exists():
+        said = (
+            last_line(log.read_text(errors="replace"), "no output") if log.exists() else "no output"
+        )
+        raise EngineError(f"making {what} failed: {said}")
+    image = iid.read_text().strip()
+    engine.tag(image, [tag])
+    return image
+
+
+def standin_dockerfile(ref: str, cuda: str, rootfs: str = ROOTFS_IMAGE) -> str:
     major_minor = ".".join(cuda.split(".")[:2])
     version_json = json.dumps(
         {
@@ -101,7 +206,7 @@ def standin_dockerfile(ref: str, cuda: str) -> str:
     )
     escaped = version_json.replace("\\", "\\\\").replace("\n", "\\n").replace("'", "'\\''")
     return (
-        f"FROM {ROOTFS_IMAGE}\n"
+        f"FROM {rootfs}\n"
         f'ENV CUDA_VERSION={cuda} NVIDIA_REQUIRE_CUDA="cuda>={major_minor}" '
         "NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility "
         "LD_LIBRARY_PATH=/usr/local/nvidia/lib:/usr/local/nvidia/lib64\n"
@@ -134,13 +239,17 @@ def ensure_base(
     *,
     pull: bool = True,
     inspected: Mapping[str, Any] | None = None,
+    platform: str | None = None,
 ) -> BaseImage:
     """The base image for a variant: present, pulled, or a stand-in made now.
 
     ``inspected``: the base's ``docker image inspect`` data when the caller already has it
     (a batched query); without it, or when that query found no image, it is looked up here,
-    under the lock, since another variant may have made it meanwhile.
+    under the lock, since another variant may have made it meanwhile. ``platform``: a
+    platform other than the engine's own (its base is kept under :func:`platform_alias`).
     """
+    if platform is not None and platform != engine.platform():
+        return _foreign_base(engine, ref, cuda, say, platform, pull=pull)
     if inspected is not None and _current(inspected):
         return _present(ref, inspected)
     with _lock:
@@ -157,24 +266,66 @@ def ensure_base(
             say(f"base {ref} is not here and cannot be pulled; making a labelled stand-in")
         _rootfs_image(engine, say)
         with scratch("standin") as tmp:
-            dockerfile = Path(tmp) / "Dockerfile"
-            dockerfile.write_text(standin_dockerfile(ref, cuda), encoding="utf-8")
-            iid = Path(tmp) / "iid"
-            result = engine.build(
-                context=Path(tmp),
-                dockerfile=dockerfile,
-                build_args={},
-                labels={},
-                iidfile=iid,
-                platform=None,
-                log=Path(tmp) / "build.log",
-                timeout=600,
+            image = _build_tagged(
+                engine,
+                Path(tmp),
+                standin_dockerfile(ref, cuda),
+                None,
+                ref,
+                f"the stand-in for {ref}",
             )
-            if not result.ok or not iid.exists():
-                log = (Path(tmp) / "build.log").read_text(errors="replace")
-                raise EngineError(
-                    f"making the stand-in for {ref} failed: {last_line(log, 'no output')}"
-                )
-            image = iid.read_text().strip()
-            engine.tag(image, [ref])
         return BaseImage(ref, image, True, "stand-in made")
+
+
+def _foreign_base(
+    engine: ContainerEngine,
+    ref: str,
+    cuda: str,
+    say: Callable[[str], None],
+    platform: str,
+    *,
+    pull: bool,
+) -> BaseImage:
+    """``ref`` for ``platform``, not the engine's own: ``ref`` itself when it is of that
+    platform, else its local alias (found, pulled aside, or a stand-in made)."""
+    alias = platform_alias(ref, platform)
+    with _lock:
+        for name in (ref, alias):
+            data = engine.inspect_image(name)
+            if data is not None and platform_of(data) == platform and _current(data):
+                return replace(_present(ref, data), build_ref=None if name == ref else alias)
+        if pull and not os.environ.get("RELEASE_NO_PULL"):
+            pulled = _pull_aside(engine, ref, platform, alias)
+            if pulled is not None:
+                return pulled
+            say(f"base {ref} for {platform} cannot be pulled; making a labelled stand-in")
+        rootfs = _foreign_rootfs(engine, say, platform)
+        with scratch("standin") as tmp:
+            image = _build_tagged(
+                engine,
+                Path(tmp),
+                standin_dockerfile(ref, cuda, rootfs),
+                platform,
+                alias,
+                f"the {platform} stand-in for {ref}",
+            )
+        return BaseImage(ref, image, True, "stand-in made", build_ref=alias)
+
+
+def _pull_aside(engine: ContainerEngine, ref: str, platform: str, alias: str) -> BaseImage | None:
+    """``ref`` pulled for ``platform`` and kept as ``alias``: ``ref`` names what it named
+    before (the engine's own platform's image, or nothing)."""
+    before = engine.image_id(ref)
+    if not engine.pull(ref, platform):
+        return None
+    pulled = engine.inspect_image(ref)
+    try:
+        if pulled is None or platform_of(pulled) != platform:
+            return None
+        engine.tag(str(pulled["Id"]), [alias])
+        return replace(_present(ref, pulled, "pulled"), build_ref=alias)
+    finally:
+        if before is not None:
+            engine.tag(before, [ref])
+        elif pulled is not None:
+            engine.remove_image(ref)  # the tag only: the image keeps its alias

@@ -18,7 +18,7 @@ from release.core.pipelines import REVISION_LABEL, VARIANT_LABEL
 from release.errors import EngineError, RefusedError, UsageError
 from release.images.workspace import Workspace
 
-__all__ = ["pull_images", "push_images", "registry_ref"]
+__all__ = ["mismatch", "pull_images", "push_images", "registry_ref"]
 
 
 def registry_ref(registry: str, image: str) -> str:
@@ -35,7 +35,7 @@ def _registry(ws: Workspace, given: str | None) -> str:
     return registry
 
 
-def _mismatch(ws: Workspace, variant: str, labels: dict[str, str]) -> str:
+def mismatch(ws: Workspace, variant: str, labels: dict[str, str]) -> str:
     """Why an image with ``labels`` is not this checkout's build of ``variant``; ""."""
     want = ws.source.revision_label
     if labels.get(REVISION_LABEL) != want:
@@ -71,7 +71,7 @@ def push_images(
                 f"{image} is not here: build it first (nox -s 'build({variant.id})')"
             )
         labels = dict((data.get("Config") or {}).get("Labels") or {})
-        wrong = _mismatch(ws, variant.id, labels)
+        wrong = mismatch(ws, variant.id, labels)
         if wrong:
             raise RefusedError(f"{image} is not this checkout's build: {wrong}")
         ws.engine.tag(str(data["Id"]), [remote])
@@ -105,7 +105,7 @@ def pull_images(
         try:
             data = ws.engine.inspect_image(remote) or {}
             labels = dict((data.get("Config") or {}).get("Labels") or {})
-            wrong = _mismatch(ws, variant.id, labels)
+            wrong = mismatch(ws, variant.id, labels)
             if wrong:
                 raise RefusedError(f"{remote} is not this checkout's build: {wrong}; not used")
             ws.engine.tag(str(data["Id"]), [image])

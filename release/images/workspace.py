@@ -86,7 +86,7 @@ class Workspace:
         return image_state_dir(self.ctx.repo.git_dir)
 
     def variants(self, ids: Sequence[str] | None) -> list[Variant]:
-        return [self.matrix.variant(i) for i in ids] if ids else list(self.matrix.variants)
+        return self.matrix.select(ids)
 
     def image(self, variant: Variant) -> str:
         return self.matrix.tag(variant, self.source.image_version)
@@ -123,17 +123,18 @@ def build(
         # failure of one build keeps the parts of the others
         after=lambda result: record_builds(ws, ws.engine, [result]),
     )
-    failed = [r for r in results if r.status is BuildStatus.FAILED]
+    failed = [r.variant for r in results if r.status is BuildStatus.FAILED]
+    not_run = [r.variant for r in results if r.status is BuildStatus.NOT_RUN]
     say("summary:")
     for r in results:
         say("  " + r.line())
         for line in r.tail_lines():  # a failed build: what its log said last
             say(line)
-    if failed:
-        raise ImagesFailed(
-            f"{len(failed)} of {len(results)} variant(s) failed to build: "
-            + ", ".join(r.variant for r in failed)
-        )
+    said = [f"{len(failed)} of {len(results)} variant(s) failed to build: {', '.join(failed)}"]
+    if not_run:  # a platform this host cannot run is not built, never taken as built
+        said.append(f"not built here (no emulation for their platform): {', '.join(not_run)}")
+    if failed or not_run:
+        raise ImagesFailed("; ".join(said[0 if failed else 1 :]))
     return results
 
 
@@ -247,7 +248,7 @@ def snapshot(
         write_part(ws, variant.id, "snapshot", snapshot_data(report))
         for line in report.lines():
             say(line)
-    failed = [r.variant for r in reports if not r.passed]
+    failed = [r.variant for r in reports if r.failed]
     if failed:
         raise ImagesFailed(f"snapshot runtime check failed for {', '.join(failed)}")
     return reports
