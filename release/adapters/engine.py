@@ -270,6 +270,22 @@ class ContainerEngine:
         """Push ``ref`` to its registry (the caller says what a failure means)."""
         return self.run(["push", "--quiet", ref], check=False)
 
+    def push_index(self, ref: str, members: Sequence[str], *, insecure: bool) -> Result:
+        """A multi-arch index of ``members`` (each ``NAME@sha256:...``, in the registry
+        already) pushed as ``ref`` with ``docker manifest``; a local list left by a killed
+        run is dropped first. ``stdout`` holds the index's digest."""
+        env = {"DOCKER_CLI_EXPERIMENTAL": "enabled"}  # the 20.10 CLI marks it experimental
+        flag = ["--insecure"] if insecure else []
+        self.run(["manifest", "rm", ref], check=False, timeout=60, env=env)
+        made = self.run(
+            ["manifest", "create", *flag, ref, *members], check=False, env=env, timeout=300
+        )
+        if not made.ok:
+            return made
+        return self.run(
+            ["manifest", "push", *flag, "--purge", ref], check=False, env=env, timeout=300
+        )
+
     def tag(self, image_id: str, tags: Sequence[str]) -> None:
         for tag in tags:
             self.run(["tag", image_id, tag], timeout=60)

@@ -1,17 +1,18 @@
-"""The release registry, read and written with skopeo (Debian's ``skopeo``): what a tag
-resolves to as the registry serves it, and copies by digest inside the registry.
+"""The release registry, read and copied within with skopeo (Debian's ``skopeo``).
 
 A tag is read with ``skopeo inspect --raw``: the manifest's bytes as served, so its
-digest is the sha256 of those bytes (what ``docker pull NAME@sha256:...`` asks for), and
-for an image manifest the digest of its config, which is the image id the engine gives
-the image that was pushed. A copy (``skopeo copy --all --preserve-digests``) names its
-source by digest: the registry is asked for what was read, never for whatever a tag
-points at by then.
+digest is the sha256 of those bytes (what ``docker pull NAME@sha256:...`` asks for); an
+image manifest's config digest is the image id the engine gave the image that was
+pushed, and an index lists its platforms' manifests. A copy (``skopeo copy --all
+--preserve-digests``) names its source by digest: the registry is asked for what was
+read, never for whatever a tag points at by then; within one registry it uploads no blob
+(each is there: skopeo asks, ``HEAD``, and writes only the manifests).
 
-Plain HTTP only for a registry on loopback (127.0.0.0/8, ``localhost``, ``[::1]``), as
-the Docker Engine treats those; every other registry is spoken to over verified TLS.
+Plain HTTP only for a registry on loopback (127.0.0.0/8, ``localhost``, ``[::1]``), as the
+Docker Engine treats those; every other registry is spoken to over verified TLS.
 Credentials are the user's own (skopeo reads docker's login file); none are passed on a
-command line.
+command line. What skopeo says when it fails is a registry's or a network's words: shown
+as one line, control characters escaped.
 """
 
 from __future__ import annotations
@@ -23,16 +24,19 @@ from dataclasses import dataclass
 
 from release.adapters import process
 from release.core.references import repository
+from release.core.terminal_text import escaped
 from release.errors import EngineError
 
-__all__ = ["Registry", "RegistryError", "Served", "is_loopback"]
+__all__ = ["INDEX_TYPES", "Registry", "RegistryError", "Served", "is_loopback", "served_of"]
 
 TIMEOUT = 120.0  # seconds for one registry request
-_INDEX_TYPES = (
+INDEX_TYPES = (
     "application/vnd.docker.distribution.manifest.list.v2+json",
     "application/vnd.oci.image.index.v1+json",
 )
-_ABSENT = ("manifest unknown", "name unknown", "not found", "404")
+_ABSENT = ("manifest unknown", "name unknown", "not found")
+_REFUSED = ("unauthorized", "authentication required", "denied", "401", "403")
+_UNREACHABLE = ("connection refused", "no such host", "i/o timeout", "dial tcp", "connection reset")
 
 
 class RegistryError(EngineError):
@@ -50,7 +54,7 @@ class Served:
 
     @property
     def is_index(self) -> bool:
-        return self.media_type in _INDEX_TYPES
+        return self.media_type in INDEX_TYPES
 
 
 def is_loopback(ref: str) -> bool:
@@ -77,15 +81,31 @@ def served_of(raw: bytes, what: str) -> Served:
         raise RegistryError(f"{what}: the registry answered with no manifest")
     digest = "sha256:" + hashlib.sha256(raw).hexdigest()
     media = str(document.get("mediaType") or "")
-    if media in _INDEX_TYPES or "manifests" in document:
+    if media in INDEX_TYPES or "manifests" in document:
         platforms = []
         for entry in document.get("manifests") or ():
-            p = entry.get("platform") or {}
-            name = "/".join(x for x in (p.get("os"), p.get("architecture"), p.get("variant")) if x)
-            platforms.append((name, str(entry.get("digest"))))
-        return Served(digest, media or _INDEX_TYPES[1], None, tuple(platforms))
+            p = entry.get("platform") or {} if isinstance(entry, dict) else {}
+            name = "/".join(
+                str(x) for x in (p.get("os"), p.get("architecture"), p.get("variant")) if x
+            )
+            platforms.append((name, str(entry.get("digest") if isinstance(entry, dict) else "")))
+        return Served(digest, media or INDEX_TYPES[1], None, tuple(platforms))
     config = (document.get("config") or {}).get("digest")
     return Served(digest, media, str(config) if config else None)
+
+
+def _failure(ref: str, doing: str, said: str) -> RegistryError:
+    """What a failed registry request says, one line: unreachable, refused, or as said."""
+    host = repository(ref).split("/", 1)[0]
+    text = escaped(process.last_line(said, "no output"))
+    lower = said.lower()
+    if any(word in lower for word in _REFUSED):
+        return RegistryError(
+            f"{host} refused the credentials to {doing} ({text}); log in with docker login {host}"
+        )
+    if any(word.lower() in lower for word in _UNREACHABLE):
+        return RegistryError(f"the registry {host} does not answer ({text}); is it running?")
+    return RegistryError(f"cannot {doing}: {text}")
 
 
 class Registry:
@@ -98,22 +118,34 @@ class Registry:
     def _tls(flag: str, ref: str) -> list[str]:
         return [f"--{flag}=false"] if is_loopback(ref) else []
 
+    def _run(self, argv: list[str], timeout: float) -> process.Result:
+        try:
+            return process.run(
+                [self.tool, *argv],
+                error=RegistryError,
+                timeout=timeout,
+                errors="surrogateescape",
+                own_group=True,
+            )
+        except RegistryError as err:  # it could not be started
+            if err.message.startswith(f"cannot run {self.tool}"):
+                raise RegistryError(
+                    f"{self.tool} is not installed: publishing reads and copies in the "
+                    "registry with skopeo (apt-get install skopeo)"
+                ) from None
+            raise
+
     def served(self, ref: str) -> Served | None:
         """What ``ref`` (``HOST/NAME:TAG`` or ``HOST/NAME@sha256:...``) resolves to; None
         when the registry has no such tag."""
-        result = process.run(
-            [self.tool, "inspect", "--raw", *self._tls("tls-verify", ref), f"docker://{ref}"],
-            error=RegistryError,
-            timeout=TIMEOUT,
-            errors="surrogateescape",
-        )
+        tls = self._tls("tls-verify", ref)
+        result = self._run(["inspect", "--raw", *tls, f"docker://{ref}"], TIMEOUT)
         if result.timed_out:
             raise RegistryError(f"{ref}: the registry did not answer in {TIMEOUT:.0f}s")
         if not result.ok:
-            said = process.last_line(result.stderr, "no output")
             if any(word in result.stderr.lower() for word in _ABSENT):
                 return None
-            raise RegistryError(f"cannot read {ref}: {said}")
+            raise _failure(ref, f"read {ref}", result.stderr)
         return served_of(result.stdout.encode("utf-8", "surrogateescape"), ref)
 
     def copy(self, source: str, dest: str) -> None:
@@ -121,21 +153,16 @@ class Registry:
         digest kept; what is there already is not uploaded again."""
         if "@sha256:" not in source:
             raise ValueError(f"a copy names its source by digest, not {source!r}")
-        result = process.run(
-            [
-                self.tool,
-                "copy",
-                "--all",
-                "--preserve-digests",
-                "--quiet",
-                *self._tls("src-tls-verify", source),
-                *self._tls("dest-tls-verify", dest),
-                f"docker://{source}",
-                f"docker://{dest}",
-            ],
-            error=RegistryError,
-            timeout=TIMEOUT * 5,
-        )
+        argv = [
+            "copy",
+            "--all",
+            "--preserve-digests",
+            "--quiet",
+            *self._tls("src-tls-verify", source),
+            *self._tls("dest-tls-verify", dest),
+            f"docker://{source}",
+            f"docker://{dest}",
+        ]
+        result = self._run(argv, TIMEOUT * 5)
         if not result.ok:
-            said = process.last_line(result.stderr or result.stdout, "no output")
-            raise RegistryError(f"cannot copy {source} to {dest}: {said}")
+            raise _failure(dest, f"copy {source} to {dest}", result.stderr or result.stdout)

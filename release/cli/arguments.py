@@ -124,5 +124,3 @@ def _add(parser: argparse.ArgumentParser, o: Option) -> None:
             help=text,
             metavar=o.metavar or (None if o.choices else o.name.upper()),
         )
-
-

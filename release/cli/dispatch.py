@@ -104,9 +104,7 @@ def dispatch(
     as_json = bool(values.get("json"))
     if main_branch is None:
         main_branch = os.environ.get(MAIN_ENV)
-    run = Run(
-        repo_path(), _to_stderr if as_json else say, main_branch, as_json, live=not as_json
-    )
+    run = Run(repo_path(), _to_stderr if as_json else say, main_branch, as_json, live=not as_json)
     try:
         with sigterm_stops():
             module, _, name = command.target.partition(":")

@@ -59,7 +59,11 @@ class _Task(Task):  # type: ignore[type-arg]
         options = [a for a in made if not a.positional]
         return [
             _OptionalPositional(
-                options, names=a.names, kind=a.kind, default=a.default, help=a.help,
+                options,
+                names=a.names,
+                kind=a.kind,
+                default=a.default,
+                help=a.help,
                 positional=True,
             )
             if a.name in self.may_omit
@@ -95,9 +99,7 @@ def _task(command: Command) -> Task:  # type: ignore[type-arg]
         iterable=[o.dest for o in command.options if o.kind == Kind.MANY and not o.positional],
         auto_shortflags=False,
     )
-    task.may_omit = frozenset(
-        o.dest for o in command.options if o.positional and not o.required
-    )
+    task.may_omit = frozenset(o.dest for o in command.options if o.positional and not o.required)
     return task
 
 

@@ -210,22 +210,30 @@ def publish(request: PublishRequest, run: Run) -> Report:
         ws, ids(request.variant), request.registry, dry_run=request.dry_run, say=run.say
     )
     lines = tuple(
-        f"publish({p.variant}): {p.digest or '(not there yet)'} ({p.platform}): "
-        + ", ".join(p.tags)
+        f"{'would publish' if request.dry_run else 'published'} {p.group}: "
+        f"{p.digest or '(index not made yet)'} as {', '.join(p.refs)}"
         for p in done
     )
     return Report(
         ("dry run, nothing pushed:", *lines) if request.dry_run else lines,
         {
             "dry_run": request.dry_run,
+            "version": ws.source.version,
             "variants": [
                 {
-                    "variant": p.variant,
-                    "image_id": p.image_id,
-                    "platform": p.platform,
-                    "digest": p.digest,
-                    "pushed": list(p.pushed),
-                    "there": list(p.there),
+                    "variant": p.group,
+                    "index": {"digest": p.digest, "tags": list(p.refs), "written": list(p.written)},
+                    "platforms": [
+                        {
+                            "row": i.row,
+                            "platform": i.platform,
+                            "image_id": i.image_id,
+                            "digest": i.digest,
+                            "tag": i.ref,
+                            "pushed": i.pushed,
+                        }
+                        for i in p.images
+                    ],
                 }
                 for p in done
             ],

@@ -19,9 +19,7 @@ DRY_RUN = Option("dry-run", "print the plan, change nothing")
 JSON = Option("json", "print a JSON document (with a schema key) instead of text")
 OFFLINE = Option("offline", "do not ask the remote")
 SIGN = Option("sign", "sign the tag (GPG or SSH, as git config says)")
-VARIANT = Option(
-    "variant", "variant ids, comma separated (default: all)", Kind.TEXT, metavar="IDS"
-)
+VARIANT = Option("variant", "variant ids, comma separated (default: all)", Kind.TEXT, metavar="IDS")
 VERSION_AS = Option(
     "version",
     "version to build as (default: the tag at HEAD, else a dev version)",
@@ -320,7 +318,11 @@ COMMANDS: tuple[Command, ...] = (
         (
             VARIANT,
             REGISTRY,
-            Option("version", "version whose images to send (default: as a build names them)", Kind.TEXT),
+            Option(
+                "version",
+                "version whose images to send (default: as a build names them)",
+                Kind.TEXT,
+            ),
             JSON,
         ),
         f"{_IMAGES}:push",
@@ -336,7 +338,11 @@ COMMANDS: tuple[Command, ...] = (
                 "REGISTRY/PATH to publish under (default: registry in [tool.release.images])",
                 Kind.TEXT,
             ),
-            Option("version", "version whose images to publish (default: as a build names them)", Kind.TEXT),
+            Option(
+                "version",
+                "version whose images to publish (default: as a build names them)",
+                Kind.TEXT,
+            ),
             DRY_RUN,
             JSON,
         ),
@@ -354,7 +360,11 @@ COMMANDS: tuple[Command, ...] = (
         (
             VARIANT,
             REGISTRY,
-            Option("version", "version whose images to fetch (default: as a build names them)", Kind.TEXT),
+            Option(
+                "version",
+                "version whose images to fetch (default: as a build names them)",
+                Kind.TEXT,
+            ),
             JSON,
         ),
         f"{_IMAGES}:pull",

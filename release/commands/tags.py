@@ -93,9 +93,7 @@ def promote(request: PromoteRequest, run: Run) -> Report:
     return Report((*outcome.lines, *then), outcome.data)
 
 
-def _promote_images(
-    ctx: ReleaseContext, final: str, version: str, rc: str, run: Run
-) -> int | None:
+def _promote_images(ctx: ReleaseContext, final: str, version: str, rc: str, run: Run) -> int | None:
     """The rc's images as the final's, by id (see :mod:`release.images.promote`); an exit
     code when they could not be (the git side stands), else None."""
     from release.adapters.engine import ContainerEngine

@@ -1,68 +1,81 @@
-"""``images.publish``: each variant's image of this checkout in the release registry under
-its tags, read back, and its digest recorded as the variant's ``publish`` part.
+"""``images.publish``: this checkout's images in the release registry, per platform and as
+one multi-arch index per tag, each tag read back, the digests recorded as each row's
+``publish`` part of the manifest.
 
-A variant's image ``NAME:v0.31.0rc1-cu129`` is published as
-``REGISTRY/NAME:v0.31.0rc1-cu129`` (the default variant's also under ``v0.31.0rc1``).
-The rules:
+A variant's platform images go under their own tags (``REG/NAME:v0.31.0rc1-cu129-amd64``,
+``...-arm64``: vLLM's per-arch tags), and its index (amd64 + arm64) under the tags users
+pull: ``REG/NAME:v0.31.0rc1-cu129``, and for the default variant ``REG/NAME:v0.31.0rc1``
+too. The rules:
 
-- **Read before anything is written.** Every tag of every variant asked is read from the
-  registry first. A tag that is there and serves this image (its config digest is the
-  image's id) is left as it is; a tag that is there with another image is refused with
-  both digests (exit 3), and then nothing at all is pushed: an rc's tags are immutable.
-- **One upload per image.** A variant's first missing tag is pushed by the engine
-  (``docker push``: what the registry has is not sent again); its other tags are copied
-  from that digest inside the registry. Each tag is read back and must serve the digest
-  pushed, with this image's config; otherwise it is an error, never a success.
-- **A re-run converges.** Stopped at any point (SIGKILL included), the next run reads
-  what is there, keeps it, and pushes only what is missing: the registry puts a tag only
-  when the whole image is there.
-- ``--dry-run`` reads the registry and says what would be pushed and what is there,
-  with digests; nothing leaves the machine.
+- **Read before anything is written.** Every tag of every variant asked is read first. A
+  platform tag that serves this image (its config digest is the image's id), or an index
+  tag that lists the platforms' digests, is kept as it is; one that serves anything else
+  is refused with both digests (exit 3), and then nothing at all is pushed: a published
+  rc's tags are immutable (only ``promote``'s moving tag moves).
+- **In order, each step read back.** Platform images first (``docker push``: what the
+  registry has is not sent again), then the index (``docker manifest``: made of the
+  platform images by digest), then the index's other tags (copied by digest inside the
+  registry). Each is read back and must serve what was pushed; otherwise it is an error,
+  never a success.
+- **A re-run converges.** Stopped at any point (SIGKILL included), the next run reads what
+  is there, keeps it, and does only what is missing: the registry puts a tag only when the
+  whole manifest is there.
+- ``--dry-run`` reads the registry and says every push and tag, with the digests known;
+  nothing leaves the machine.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from release.adapters.process import last_line
-from release.adapters.registry import Registry, RegistryError, Served
-from release.core.matrix import Variant
+from release.adapters.registry import Registry, RegistryError, Served, is_loopback
+from release.core.matrix import Variant, platform_slug
+from release.core.terminal_text import escaped
 from release.errors import RefusedError, UsageError
 from release.images.manifest import write_part
+from release.images.standin import platform_of
 from release.images.transfer import mismatch, registry_ref
 from release.images.workspace import Workspace
 
-__all__ = ["Published", "publish_images", "published_tags"]
+__all__ = ["PlatformImage", "PublishedIndex", "publish_images", "release_registry"]
+
+Say = Callable[[str], None]
 
 
 @dataclass(frozen=True)
-class Published:
-    """One variant as the registry serves it after (or, dry, before) publishing."""
+class PlatformImage:
+    """One row's image as the registry serves it (or, dry, will)."""
 
-    variant: str
-    image_id: str
+    row: str
     platform: str
-    digest: str | None  # None: not there yet (a dry run)
-    pushed: tuple[str, ...]  # tags written by this run (or that a dry run would write)
-    there: tuple[str, ...]  # tags that served this image already
+    image_id: str
+    ref: str  # its platform tag in the registry
+    digest: str | None  # its manifest's digest there; None: not pushed yet (a dry run)
+    pushed: bool = False  # by this run (or, dry, it would be)
+
+
+@dataclass(frozen=True)
+class PublishedIndex:
+    """A variant's multi-arch index and its platform images."""
+
+    group: str
+    refs: tuple[str, ...]  # the index's tags
+    images: tuple[PlatformImage, ...]
+    digest: str | None  # None: not made yet (a dry run)
+    written: tuple[str, ...] = ()  # tags this run wrote (or, dry, would)
+
+    def digest_is(self, served: Served) -> bool:
+        return served.digest == self.digest
 
     @property
-    def tags(self) -> tuple[str, ...]:
-        return (*self.there, *self.pushed)
+    def members(self) -> dict[str, str | None]:
+        return {image.platform: image.digest for image in self.images}
 
 
-def published_tags(ws: Workspace, variant: Variant, registry: str) -> list[str]:
-    """The registry references a variant is published under: ``NAME:VERSION-ID``, and
-    for the default variant ``NAME:VERSION`` first (what users pull). Pure."""
-    version = ws.source.image_version
-    names = [f"{ws.matrix.name}:{version}-{variant.id}"]
-    if variant.id == ws.matrix.default_variant:
-        names.insert(0, f"{ws.matrix.name}:{version}")
-    return [registry_ref(registry, name) for name in names]
-
-
-def _where(ws: Workspace, given: str | None) -> str:
+def release_registry(ws: Workspace, given: str | None) -> str:
+    """The registry and path to publish under: given, else ``registry`` in the config."""
     registry = given or ws.matrix.registry
     if not registry:
         raise UsageError(
@@ -72,67 +85,183 @@ def _where(ws: Workspace, given: str | None) -> str:
     return registry
 
 
-@dataclass(frozen=True)
-class _Plan:
-    variant: Variant
-    image: str  # the local tag
-    image_id: str
-    platform: str
-    refs: tuple[str, ...]
-    served: tuple[Served | None, ...]  # what each ref serves now
+def _platform_ref(ws: Workspace, registry: str, row: Variant, platform: str) -> str:
+    """A row's platform tag: its own tag where the variant has several platforms, else the
+    variant's with the platform added (``NAME:v0.31.0rc1-cu128-amd64``)."""
+    local = ws.image(row)
+    return registry_ref(registry, local if row.slug else f"{local}-{platform_slug(platform)}")
 
 
-def _read(ws: Workspace, reg: Registry, ids: Sequence[str] | None, registry: str) -> list[_Plan]:
-    """Every variant's image here and every tag as the registry serves it; a tag that
-    serves another image refuses the whole run."""
-    plans = []
-    for variant in ws.variants(ids):
-        image = ws.image(variant)
-        data = ws.engine.inspect_image(image)
+def _refuse(ref: str, found: Served, want: str) -> RefusedError:
+    theirs = f"image {found.config}" if found.config else "an index"
+    return RefusedError(
+        f"{ref} is published already with another image: the registry serves {found.digest} "
+        f"({theirs}), this build is {want}; a published tag is not moved (publish the build "
+        "that was published, or tag a new rc)"
+    )
+
+
+def _read_group(ws: Workspace, reg: Registry, registry: str, group: str) -> PublishedIndex:
+    """A variant's images here and its tags as the registry serves them; what serves
+    something else is refused."""
+    images = []
+    for row in ws.matrix.rows_of(group):
+        local = ws.image(row)
+        data = ws.engine.inspect_image(local)
         if data is None:
-            raise RefusedError(f"{image} is not here: build it first (release images.build)")
+            raise RefusedError(f"{local} is not here: build it first (release images.build)")
         labels = dict((data.get("Config") or {}).get("Labels") or {})
-        wrong = mismatch(ws, variant.id, labels)
+        wrong = mismatch(ws, row.id, labels)
         if wrong:
-            raise RefusedError(f"{image} is not this checkout's build: {wrong}")
-        image_id = str(data["Id"])
-        platform = "/".join(
-            p for p in (data.get("Os"), data.get("Architecture"), data.get("Variant")) if p
+            raise RefusedError(f"{local} is not this checkout's build: {wrong}")
+        platform, image_id = platform_of(data), str(data["Id"])
+        if row.platform and platform != row.platform:
+            raise RefusedError(f"{local} is a {platform} image, not {row.platform}: build it again")
+        ref = _platform_ref(ws, registry, row, platform)
+        found = reg.served(ref)
+        if found is not None and found.config != image_id:
+            raise _refuse(ref, found, image_id)
+        digest = found.digest if found else None
+        images.append(PlatformImage(row.id, platform, image_id, ref, digest, found is None))
+    if len({i.platform for i in images}) != len(images):
+        raise RefusedError(
+            f"two images of {group} are of one platform: {', '.join(i.platform for i in images)}"
         )
-        refs = tuple(published_tags(ws, variant, registry))
-        served = tuple(reg.served(ref) for ref in refs)
-        for ref, found in zip(refs, served, strict=True):
-            if found is not None and found.config != image_id:
-                theirs = found.config or f"an index ({found.digest})"
-                raise RefusedError(
-                    f"{ref} is published already with another image: the registry serves "
-                    f"{found.digest} (image {theirs}), this build is {image_id}; a published "
-                    "tag is not moved (build the rc that was published, or tag a new rc)"
-                )
-        plans.append(_Plan(variant, image, image_id, platform, refs, served))
-    return plans
+    refs = tuple(
+        registry_ref(registry, t) for t in ws.matrix.index_tags(group, ws.source.image_version)
+    )
+    index = PublishedIndex(group, refs, tuple(images), None)
+    for ref in refs:
+        found = reg.served(ref)
+        if found is None:
+            index = replace(index, written=(*index.written, ref))
+            continue
+        if not found.is_index or not _lists(found, index):
+            raise _refuse(ref, found, _shown(index))
+        if index.digest not in (None, found.digest):
+            raise _refuse(ref, found, index.digest or "")
+        index = replace(index, digest=found.digest)
+    return index
 
 
-def _push_first(ws: Workspace, reg: Registry, plan: _Plan, ref: str) -> Served:
-    """The image's first upload, under ``ref``, read back."""
-    ws.engine.tag(plan.image_id, [ref])
-    try:
-        result = ws.engine.push(ref)
-    finally:
-        ws.engine.remove_image(ref)  # the alias only: the image keeps its own tag
-    if not result.ok:
-        said = last_line(result.stderr or result.stdout, "no output")
-        raise RegistryError(f"docker push {ref} failed: {said}")
-    return _read_back(reg, ref, plan.image_id, None)
+def _lists(found: Served, index: PublishedIndex) -> bool:
+    """Whether an index served lists exactly this variant's platforms, each with its
+    image's digest where that is known (a platform image not there yet: any)."""
+    listed = dict(found.platforms)
+    members = index.members
+    return (
+        len(listed) == len(found.platforms)
+        and listed.keys() == members.keys()
+        and all(
+            digest is None or listed[platform] == digest for platform, digest in members.items()
+        )
+    )
 
 
-def _read_back(reg: Registry, ref: str, image_id: str, digest: str | None) -> Served:
+def _shown(index: PublishedIndex) -> str:
+    return "an index of " + ", ".join(
+        f"{p} {d or '(not pushed yet)'}" for p, d in index.members.items()
+    )
+
+
+def _read_back(reg: Registry, ref: str, check: Callable[[Served], bool], want: str) -> Served:
     found = reg.served(ref)
-    if found is None or found.config != image_id or (digest and found.digest != digest):
-        got = "nothing" if found is None else f"{found.digest} (image {found.config})"
-        want = digest or f"image {image_id}"
+    if found is None or not check(found):
+        got = "nothing" if found is None else found.digest
         raise RegistryError(f"{ref} does not read back as pushed: it serves {got}, not {want}")
     return found
+
+
+def _push_image(ws: Workspace, reg: Registry, image: PlatformImage) -> PlatformImage:
+    """The platform image's upload under its tag, read back."""
+    ws.engine.tag(image.image_id, [image.ref])
+    try:
+        result = ws.engine.push(image.ref)
+    finally:
+        ws.engine.remove_image(image.ref)  # the alias only: the image keeps its own tag
+    if not result.ok:
+        said = escaped(last_line(result.stderr or result.stdout, "no output"))
+        raise RegistryError(f"docker push {image.ref} failed: {said}")
+    found = _read_back(
+        reg, image.ref, lambda s: s.config == image.image_id, f"image {image.image_id}"
+    )
+    return replace(image, digest=found.digest)
+
+
+def _make_index(ws: Workspace, reg: Registry, index: PublishedIndex, ref: str) -> str:
+    """The index of the platform images, by digest, pushed as ``ref`` and read back."""
+    members = [f"{i.ref.rsplit(':', 1)[0]}@{i.digest}" for i in index.images]
+    result = ws.engine.push_index(ref, members, insecure=is_loopback(ref))
+    if not result.ok:
+        said = escaped(last_line(result.stderr or result.stdout, "no output"))
+        raise RegistryError(f"making the index {ref} failed: {said}")
+    return _read_back(reg, ref, lambda s: s.is_index and _lists(s, index), _shown(index)).digest
+
+
+def _finish(ws: Workspace, reg: Registry, index: PublishedIndex, say: Say) -> PublishedIndex:
+    images = []
+    for image in index.images:
+        if image.digest is None:
+            image = _push_image(ws, reg, image)
+            say(f"publish({index.group}): pushed {image.ref} ({image.platform}): {image.digest}")
+        images.append(image)
+    index = replace(index, images=tuple(images))
+    repository = index.refs[0].rsplit(":", 1)[0]
+    for image in index.images:  # each member is served (none went missing behind our back)
+        if reg.served(f"{repository}@{image.digest}") is None:
+            raise RegistryError(f"{image.ref} ({image.digest}) is not served by the registry")
+    kept = [ref for ref in index.refs if ref not in index.written]
+    for ref in kept:  # an index there already must list the images pushed now
+        found = reg.served(ref)
+        if found is None or not _lists(found, index):
+            raise _refuse(ref, found or Served("nothing", "", None), _shown(index))
+    for ref in index.written:
+        if index.digest is None:
+            index = replace(index, digest=_make_index(ws, reg, index, ref))
+            say(f"publish({index.group}): index {ref}: {index.digest}")
+        else:
+            reg.copy(f"{repository}@{index.digest}", ref)
+            _read_back(reg, ref, index.digest_is, index.digest)
+            say(f"publish({index.group}): tagged {ref}: {index.digest}")
+    return index
+
+
+def _record(ws: Workspace, registry: str, index: PublishedIndex) -> None:
+    for image in index.images:
+        write_part(
+            ws,
+            image.row,
+            "publish",
+            {
+                "registry": registry,
+                "platform": image.platform,
+                "image_id": image.image_id,
+                "digest": image.digest,
+                "tags": [image.ref],
+                "index": {"digest": index.digest, "tags": list(index.refs)},
+            },
+        )
+
+
+def _plan_lines(index: PublishedIndex) -> list[str]:
+    out = []
+    for image in index.images:
+        if image.pushed:
+            out.append(
+                f"publish({index.group}): would push {image.ref} ({image.platform}, image {image.image_id})"
+            )
+        else:
+            out.append(f"publish({index.group}): {image.ref} is there: {image.digest}")
+    for ref in index.refs:
+        if ref not in index.written:
+            out.append(f"publish({index.group}): {ref} is there: {index.digest}")
+        elif index.digest is None and ref == index.written[0]:
+            out.append(f"publish({index.group}): would make the index {ref}: {_shown(index)}")
+        else:
+            out.append(
+                f"publish({index.group}): would tag {ref} as the index {index.digest or '(made above)'}"
+            )
+    return out
 
 
 def publish_images(
@@ -141,56 +270,29 @@ def publish_images(
     registry: str | None,
     *,
     dry_run: bool = False,
-    say: Callable[[str], None] = print,
+    say: Say = print,
     reg: Registry | None = None,
-) -> list[Published]:
-    """Publish each variant asked (all when None); what the registry serves afterwards."""
-    where = _where(ws, registry)
+) -> list[PublishedIndex]:
+    """Publish each variant asked (a row names its variant; all when None); what the
+    registry serves afterwards (dry: before)."""
+    where = release_registry(ws, registry)
     reg = reg or Registry()
-    plans = _read(ws, reg, ids, where)
-    out = []
-    for plan in plans:
-        v = plan.variant.id
-        there = [ref for ref, s in zip(plan.refs, plan.served, strict=True) if s is not None]
-        missing = [ref for ref, s in zip(plan.refs, plan.served, strict=True) if s is None]
-        digest = next((s.digest for s in plan.served if s is not None), None)
-        for ref in there:
-            say(f"publish({v}): {ref} is there: {digest}")
-        if dry_run:
-            for at, ref in enumerate(missing):
-                if digest is not None:
-                    source = f"copy of {digest}"
-                else:
-                    source = f"copy of {missing[0]}" if at else f"push of {plan.image_id}"
-                say(f"publish({v}): would write {ref} ({source}, {plan.platform})")
-            out.append(
-                Published(v, plan.image_id, plan.platform, digest, tuple(missing), tuple(there))
-            )
-            continue
-        pushed = []
-        for ref in missing:
-            if digest is None:
-                digest = _push_first(ws, reg, plan, ref).digest
-                say(f"publish({v}): pushed {ref}: {digest}")
-            else:
-                source = f"{ref.rsplit(':', 1)[0]}@{digest}"
-                reg.copy(source, ref)
-                _read_back(reg, ref, plan.image_id, digest)
-                say(f"publish({v}): copied {ref}: {digest}")
-            pushed.append(ref)
-        assert digest is not None  # every variant has a tag
-        done = Published(v, plan.image_id, plan.platform, digest, tuple(pushed), tuple(there))
-        write_part(
-            ws,
-            v,
-            "publish",
-            {
-                "registry": where,
-                "platform": plan.platform,
-                "image_id": plan.image_id,
-                "digest": digest,
-                "tags": list(plan.refs),
-            },
-        )
-        out.append(done)
-    return out
+    groups = list(dict.fromkeys(v.group for v in ws.variants(ids)))
+    indexes = [_read_group(ws, reg, where, group) for group in groups]  # all read, then act
+    if dry_run:
+        for index in indexes:
+            for line in _plan_lines(index):
+                say(line)
+        return indexes
+    done = []
+    for index in indexes:
+        for image in index.images:
+            if not image.pushed:
+                say(f"publish({index.group}): {image.ref} is there: {image.digest}")
+        for ref in index.refs:
+            if ref not in index.written:
+                say(f"publish({index.group}): {ref} is there: {index.digest}")
+        index = _finish(ws, reg, index, say)
+        _record(ws, where, index)
+        done.append(index)
+    return done
