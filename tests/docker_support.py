@@ -20,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from release.adapters.emulation import emulation_problem
 from release.adapters.engine import MANAGED_LABEL, ContainerEngine
+from release.adapters.registry_server import LocalRegistry, registry_binary
 from release.errors import ReleaseError
 
 __all__ = [
@@ -30,6 +32,8 @@ __all__ = [
     "docker",
     "image_env",
     "interrupt_when",
+    "local_registry",
+    "need_emulation",
     "purge",
     "remove_repository",
     "unique_name",
@@ -219,66 +223,28 @@ def interrupt_when(
         out_path.unlink(missing_ok=True)
 
 
-class LocalRegistry:
-    """Debian's docker-registry (Distribution, an OCI registry) serving ``root/data`` on a
-    free port of 127.0.0.1: the Docker Engine and skopeo speak plain HTTP to loopback.
-    It can be stopped and started again on the same port and storage (a registry that
-    goes away mid-run, then comes back)."""
-
-    def __init__(self, binary: str, root: Path) -> None:
-        import socket
-
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.port = sock.getsockname()[1]
-        self.binary, self.root = binary, root
-        self.address = f"127.0.0.1:{self.port}"
-        (root / "config.yml").write_text(
-            f"version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n"
-            f"    rootdirectory: {root / 'data'}\n  delete:\n    enabled: true\n"
-            f"http:\n  addr: {self.address}\n"
-        )
-        self.server: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        import urllib.request
-
-        with (self.root / "log").open("a") as log:
-            self.server = subprocess.Popen(
-                [self.binary, "serve", str(self.root / "config.yml")],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        deadline = time.monotonic() + 20
-        while True:  # bounded: the registry answers within seconds or the test fails
-            try:
-                with urllib.request.urlopen(f"http://{self.address}/v2/", timeout=1):
-                    return
-            except OSError:
-                assert self.server.poll() is None, (self.root / "log").read_text()
-                assert time.monotonic() < deadline, "the registry did not answer"
-                time.sleep(0.1)
-
-    def stop(self) -> None:
-        if self.server is not None and self.server.poll() is None:
-            self.server.terminate()
-            self.server.wait(timeout=30)
-        self.server = None
+def _required(why: str) -> None:
+    """Skip saying why, or fail where image tests are required (CI)."""
+    if os.environ.get(REQUIRE_ENV, "") not in ("", "0"):
+        pytest.fail(f"{why}; {REQUIRE_ENV}=1 requires it", pytrace=False)
+    pytest.skip(why)
 
 
 @contextlib.contextmanager
 def local_registry(root: Path) -> Iterator[LocalRegistry]:
-    """A :class:`LocalRegistry`, started; skips saying why where docker-registry is not
-    installed, and fails instead where image tests are required."""
-    binary = shutil.which("docker-registry")
-    if binary is None:
-        why = "no docker-registry here (Debian package docker-registry)"
-        if os.environ.get(REQUIRE_ENV) == "1":
-            pytest.fail(f"{why}; {REQUIRE_ENV}=1 requires it")
-        pytest.skip(why)
-    running = LocalRegistry(binary, root)
-    running.start()
-    try:
+    """Debian's docker-registry on a free port of 127.0.0.1, started (the product's own
+    :class:`release.adapters.registry_server.LocalRegistry`); skips saying why where it or
+    skopeo is not installed, and fails instead where image tests are required."""
+    if registry_binary() is None:
+        _required("no docker-registry here (Debian package docker-registry)")
+    if shutil.which("skopeo") is None:
+        _required("no skopeo here (Debian package skopeo)")
+    with LocalRegistry(root) as running:
         yield running
-    finally:
-        running.stop()
+
+
+def need_emulation(platform: str = "linux/arm64") -> None:
+    """Skip (or, required, fail) where this host cannot run ``platform``'s binaries."""
+    problem = emulation_problem(platform)
+    if problem is not None:
+        _required(f"not run: no {platform} emulation: {problem}")

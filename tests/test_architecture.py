@@ -390,12 +390,16 @@ ANY_ALLOWED: dict[str, set[str]] = {
         "missing", "of_tag", "not_built_so", "variant_summary",
     },
     "release.core.verdict": {"dict_changes", "compare_variant"},
+    "release.core.rc_page_input": {"page_of"},  # the checked manifest, made the page's values
     "release.flows.manifest_store": {"read_parts", "published"},
     "release.images.manifest": {
         "write_part", "build_data", "built_data", "smoke_data", "snapshot_data", "assemble",
         "publish",
     },
     "release.images.promote": {"final_manifest"},
+    "release.images.promote_registry": {"final_copies", "is_published", "promote_in_registry"},
+    "release.images.registry_check": {"registry_verdicts"},
+    "release.sample.rehearse_registry": {"registry_checks"},
     "release.sample.rehearse_report": {"manifest_of"},
     # docker's inspect documents and a runtime probe's record, as the engine gives them
     "release.adapters.engine": {"ContainerEngine.inspect_image", "ContainerEngine.remove_if_dangling"},

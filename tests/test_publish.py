@@ -1,11 +1,16 @@
 """``release images.publish`` against a real registry (Debian's docker-registry on
-loopback) and a real engine: every tag pushed once and read back with skopeo, a re-run
-that pushes nothing, a dry run that leaves the registry as it was, a published tag that
-serves another image refused before anything is pushed, a run killed half-way finished by
-the next, a registry that is not there, and a tag that does not read back as pushed."""
+loopback, read back with skopeo) and a real engine, with a variant built for linux/amd64
+and linux/arm64 (under emulation): platform images under their own tags, one multi-arch
+index under the tags users pull, its other tags copied by digest, the digests recorded; a
+re-run that uploads nothing; a dry run that leaves the registry as it was; a published tag
+that serves another image refused before anything is pushed; runs killed (SIGKILL,
+SIGTERM) at each step finished by the next; a registry that is stopped, that refuses the
+credentials, that is full, that deleted a platform image behind the tool's back; and a tag
+that does not read back as pushed."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -13,7 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,11 +26,13 @@ import pytest
 
 from release.adapters.engine import ContainerEngine
 from release.adapters.registry import Registry
+from release.adapters.registry_server import LocalRegistry
 from tests.conftest import repo_state
-from tests.docker_support import LocalRegistry, local_registry, purge
+from tests.docker_support import local_registry, need_emulation, purge
 from tests.test_images import BASE_1291, Repo, images, make_engine_repo
 
 VERSION = "v0.1.0"
+BOTH = ["linux/amd64", "linux/arm64"]
 
 
 @pytest.fixture(scope="module")
@@ -36,20 +43,22 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRegistry
 
 @pytest.fixture(scope="module")
 def built(docker: ContainerEngine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Repo]:
-    """An engine of two variants (``a`` the default), built."""
+    """An engine of two variants, built: ``a`` (the default) for amd64 and arm64, ``b`` for
+    the engine's own platform."""
+    need_emulation("linux/arm64")
     root = tmp_path_factory.mktemp("publish")
     repo = make_engine_repo(
         root / "engine",
         tmp_path_factory.mktemp("home"),
         variants=[
-            {"id": "a", "cuda": "12.9.1", "base-image": BASE_1291},
+            {"id": "a", "cuda": "12.9.1", "base-image": BASE_1291, "platforms": BOTH},
             {"id": "b", "cuda": "12.9.1", "base-image": BASE_1291, "build-args": {"B": "1"}},
         ],
         checks=[],
         default="a",
     )
     try:
-        result = repo.release("images.build")
+        result = repo.release("images.build", timeout=900)
         assert result.code == 0, result.output
         yield repo
     finally:
@@ -61,29 +70,52 @@ def where(registry: LocalRegistry, path: str) -> str:
     return f"{registry.address}/{path}"
 
 
-def refs(repo: Repo, at: str) -> dict[str, list[str]]:
+def platform_refs(repo: Repo, at: str) -> dict[str, str]:
+    """Each row's platform tag, spelt here (not taken from the code under test)."""
+    return {
+        "a-amd64": f"{at}/{repo.name}:{VERSION}-amd64",
+        "a-arm64": f"{at}/{repo.name}:{VERSION}-arm64",
+        "b": f"{at}/{repo.name}:{VERSION}-b-amd64",
+    }
+
+
+def index_refs(repo: Repo, at: str) -> dict[str, list[str]]:
     return {
         "a": [f"{at}/{repo.name}:{VERSION}", f"{at}/{repo.name}:{VERSION}-a"],
         "b": [f"{at}/{repo.name}:{VERSION}-b"],
     }
 
 
-def served(ref: str) -> tuple[str, str] | None:
-    """(digest, config digest) of ``ref`` as skopeo reads it from the registry."""
+def every_ref(repo: Repo, at: str) -> list[str]:
+    return [
+        *platform_refs(repo, at).values(),
+        *(r for rs in index_refs(repo, at).values() for r in rs),
+    ]
+
+
+def served(ref: str) -> tuple[str, dict[str, object]] | None:
+    """(digest, manifest) of ``ref`` as skopeo reads it from the registry."""
     raw = subprocess.run(
         ["skopeo", "inspect", "--raw", "--tls-verify=false", f"docker://{ref}"],
         capture_output=True,
         check=False,
+        timeout=60,
     )
     if raw.returncode != 0:
         assert b"manifest unknown" in raw.stderr.lower(), raw.stderr
         return None
-    digest = "sha256:" + hashlib.sha256(raw.stdout).hexdigest()
-    return digest, json.loads(raw.stdout)["config"]["digest"]
+    return "sha256:" + hashlib.sha256(raw.stdout).hexdigest(), json.loads(raw.stdout)
 
 
-def part(repo: Repo, variant: str) -> dict[str, object]:
-    found = list(repo.state.rglob(f"{variant}.publish.json"))
+def listed(manifest: dict[str, object]) -> dict[str, str]:
+    """An index's platforms and their digests."""
+    entries = manifest.get("manifests")
+    assert isinstance(entries, list), manifest
+    return {f"{e['platform']['os']}/{e['platform']['architecture']}": e["digest"] for e in entries}
+
+
+def part(repo: Repo, row: str) -> dict[str, object]:
+    found = list(repo.state.rglob(f"{row}.publish.json"))
     assert len(found) == 1, found
     return dict(json.loads(found[0].read_text())["data"])
 
@@ -92,52 +124,70 @@ def parts_of(repo: Repo) -> dict[str, bytes]:
     return {str(p): p.read_bytes() for p in repo.state.rglob("*.publish.json")}
 
 
+def registry_state(repo: Repo, at: str) -> dict[str, object]:
+    return {ref: served(ref) for ref in every_ref(repo, at)}
+
+
+def clear_parts(repo: Repo) -> None:
+    for path in repo.state.rglob("*.publish.json"):
+        path.unlink()
+
+
 @images
-def test_each_tag_is_pushed_once_read_back_and_recorded(
+def test_platform_images_then_one_index_each_read_back_and_recorded(
     built: Repo, registry: LocalRegistry, docker: ContainerEngine
 ) -> None:
     at = where(registry, "first")
+    clear_parts(built)
     result = built.release("images.publish", "--registry", at, "--json")
     assert result.code == 0, result.output
     document = json.loads(result.stdout)
     assert document["schema"] == "release/images.publish/v1"
-    for variant, tags in refs(built, at).items():
-        image_id = docker.image_id(
-            f"{built.name}:{VERSION}" + ("" if variant == "a" else f"-{variant}")
+    platforms = {}
+    for row, ref in platform_refs(built, at).items():
+        got = served(ref)
+        assert got is not None, ref
+        local = (
+            f"{built.name}:{VERSION}-{row.split('-')[1]}"
+            if "-" in row
+            else f"{built.name}:{VERSION}-b"
         )
-        got = {ref: served(ref) for ref in tags}
-        digests = {g[0] for g in got.values() if g}
-        assert all(got.values()) and len(digests) == 1, got  # every tag, one image
-        assert {g[1] for g in got.values() if g} == {image_id}  # its config is the image
-        (digest,) = digests
-        entry = next(v for v in document["variants"] if v["variant"] == variant)
-        assert entry["digest"] == digest and sorted(entry["pushed"]) == sorted(tags)
-        recorded = part(built, variant)
-        assert recorded["digest"] == digest and recorded["tags"] == tags
-        assert recorded["image_id"] == image_id and recorded["platform"] == "linux/amd64"
-        # one upload, then a copy inside the registry
-        said = [
-            line for line in result.stderr.splitlines() if line.startswith(f"publish({variant})")
-        ]
-        assert sum("pushed" in line for line in said) == 1, said
-        assert sum("copied" in line for line in said) == len(tags) - 1, said
-    # the alias docker pushed from is gone; the image keeps its own tag
+        assert got[1]["config"]["digest"] == docker.image_id(local)  # type: ignore[index]
+        recorded = part(built, row)
+        assert recorded["digest"] == got[0] and recorded["tags"] == [ref]
+        platforms[row] = got[0]
+    for group, refs in index_refs(built, at).items():
+        got = [served(ref) for ref in refs]
+        assert all(got) and len({g[0] for g in got if g}) == 1, got  # every tag, one index
+        digest, manifest = got[0]  # type: ignore[misc]
+        rows = [r for r in platform_refs(built, at) if r.split("-")[0] == group]
+        want = {part(built, r)["platform"]: platforms[r] for r in rows}
+        assert listed(manifest) == want  # the index lists each platform's digest
+        for row in rows:
+            assert part(built, row)["index"] == {"digest": digest, "tags": refs}
+    assert listed(served(index_refs(built, at)["a"][0])[1]).keys() == set(BOTH)  # type: ignore[index]
+    # one upload per platform image, one index made, its other tag copied by digest
+    said = result.stderr.splitlines()
+    assert sum(" pushed " in line for line in said) == 3, said
+    assert sum(" index " in line for line in said) == 2, said
+    assert sum(" tagged " in line for line in said) == 1, said
+    # the alias docker pushed from is gone; the images keep their own tags
     aliases = docker.run(["images", "--quiet", "--filter", f"reference={at}/*"], timeout=60)
     assert aliases.stdout.split() == []
-    # the manifest carries each variant's digests
+    # the manifest carries each row's digests
     merged = built.release("manifest", "--partial", "--json")
     assert merged.code == 0, merged.output
     variants = json.loads(merged.stdout)["variants"]
-    for variant in ("a", "b"):
-        entry = next(v for v in document["variants"] if v["variant"] == variant)
-        assert variants[variant]["publish"]["digest"] == entry["digest"]
-    # again: every tag is there, nothing is pushed, the registry is as it was
-    before = {ref: served(ref) for tags in refs(built, at).values() for ref in tags}
+    assert {r: variants[r]["publish"]["digest"] for r in platforms} == platforms
+    # again: everything is there, nothing is uploaded, the registry is as it was
+    before, traffic = registry_state(built, at), registry.traffic()
     again = built.release("images.publish", "--registry", at)
     assert again.code == 0, again.output
-    assert "pushed" not in again.stdout and "copied" not in again.stdout
-    assert again.stdout.count(" is there: ") == 3, again.stdout
-    assert {ref: served(ref) for ref in before} == before
+    assert " pushed " not in again.output and " index " not in again.output
+    assert again.output.count(" is there: ") == 6, again.output
+    assert registry_state(built, at) == before
+    assert registry.traffic().uploads == traffic.uploads
+    assert registry.traffic().manifests_written == traffic.manifests_written
 
 
 @images
@@ -145,20 +195,19 @@ def test_a_dry_run_reads_the_registry_and_writes_nothing(
     built: Repo, registry: LocalRegistry
 ) -> None:
     at = where(registry, "dry")
+    clear_parts(built)
     before = repo_state(built.root)
-    parts_before = parts_of(built)
     result = built.release("images.publish", "--registry", at, "--dry-run")
     assert result.code == 0, result.output
-    a_first, a_second = refs(built, at)["a"]
-    (b_only,) = refs(built, at)["b"]
-    assert f"would write {a_first} (push of sha256:" in result.stdout
-    assert f"would write {a_second} (copy of {a_first}" in result.stdout
-    assert f"would write {b_only} (push of sha256:" in result.stdout
-    assert result.stdout.count("would write ") == 3
-    assert "dry run, nothing pushed:" in result.stdout
-    assert all(served(ref) is None for ref in (a_first, a_second, b_only))  # nothing left
+    for ref in platform_refs(built, at).values():
+        assert f"would push {ref} (linux/" in result.output
+    a_index, a_other = index_refs(built, at)["a"]
+    assert f"would make the index {a_index}: an index of linux/amd64" in result.output
+    assert f"would tag {a_other} as the index" in result.output
+    assert "dry run, nothing pushed:" in result.output
+    assert all(s is None for s in registry_state(built, at).values())  # nothing left
     assert repo_state(built.root) == before
-    assert parts_of(built) == parts_before  # no part recorded for what was not published
+    assert parts_of(built) == {}  # no part recorded for what was not published
 
 
 @images
@@ -166,7 +215,7 @@ def test_a_tag_published_with_another_image_is_refused_before_anything_is_pushed
     built: Repo, registry: LocalRegistry, docker: ContainerEngine
 ) -> None:
     at = where(registry, "taken")
-    theirs = f"{at}/{built.name}:{VERSION}-b"
+    theirs = index_refs(built, at)["b"][0]
     docker.tag(BASE_1291, [theirs])  # someone else's image under b's rc tag
     try:
         assert docker.push(theirs).ok
@@ -174,64 +223,197 @@ def test_a_tag_published_with_another_image_is_refused_before_anything_is_pushed
         docker.remove_image(theirs)
     taken = served(theirs)
     assert taken is not None
+    traffic = registry.traffic()
     result = built.release("images.publish", "--registry", at)
     assert result.code == 3, result.output
     (line,) = result.stderr.splitlines()
-    ours = docker.image_id(f"{built.name}:{VERSION}-b")
     assert line.startswith(f"error: {theirs} is published already with another image")
-    assert taken[0] in line and str(ours) in line  # both digests
+    assert taken[0] in line and "this build is an index of linux/amd64" in line  # both
     # nothing was pushed, not even the variant that was free
-    assert all(served(ref) is None for ref in refs(built, at)["a"])
+    assert all(served(ref) is None for ref in platform_refs(built, at).values())
+    assert registry.traffic().uploads == traffic.uploads
     assert served(theirs) == taken
 
 
+def stopping_skopeo(tmp_path: Path, words: tuple[str, ...], nth: int, sig: int) -> Path:
+    """A skopeo that, on its ``nth`` call whose arguments hold every one of ``words``,
+    sends ``sig`` to the process that called it (the publish) before it answers: a run
+    stopped exactly at that step."""
+    real = shutil.which("skopeo")
+    assert real is not None
+    wrapper = tmp_path / "skopeo"
+    counter = tmp_path / "calls"
+    wrapper.write_text(
+        f"#!{sys.executable}\n"
+        "import os, subprocess, sys, time\n"
+        f"counter = {str(counter)!r}\n"
+        f"if all(w in ' '.join(sys.argv) for w in {list(words)!r}):\n"
+        "    with open(counter, 'a') as f:\n"
+        "        f.write('.')\n"
+        f"    if len(open(counter).read()) == {nth}:\n"
+        f"        os.kill(os.getppid(), {int(sig)})\n"
+        "        time.sleep(30)\n"
+        f"os.execv({real!r}, [{real!r}, *sys.argv[1:]])\n"
+    )
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+@pytest.mark.parametrize(
+    ("words", "nth", "sig"),
+    [
+        (("inspect", f"{VERSION}-arm64"), 2, signal.SIGKILL),  # pushed, not yet read back
+        (("copy",), 1, signal.SIGKILL),  # the index made, its other tag not yet
+        (("inspect", f"{VERSION}-b-amd64"), 2, signal.SIGTERM),  # CI's cancel, mid-step
+    ],
+    ids=["kill-after-a-platform", "kill-after-the-index", "term-before-an-index"],
+)
 @images
-def test_a_run_stopped_half_way_is_finished_by_the_next(
-    built: Repo, registry: LocalRegistry
+@pytest.mark.slow
+def test_a_run_stopped_at_a_step_is_finished_by_the_next(
+    built: Repo, registry: LocalRegistry, tmp_path: Path, words: tuple[str, ...], nth: int, sig: int
 ) -> None:
-    at = where(registry, "killed")
-    proc = subprocess.Popen(
+    at = where(registry, f"stopped-{tmp_path.name.lower()}")
+    clear_parts(built)
+    proc = subprocess.run(
         [sys.executable, "-m", "release", "images.publish", "--registry", at],
         cwd=built.root,
-        env={**os.environ, **built.env},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+        env={
+            **os.environ,
+            **built.env,
+            "RELEASE_SKOPEO": str(stopping_skopeo(tmp_path, words, nth, sig)),
+        },
+        capture_output=True,
         text=True,
-        start_new_session=True,
+        timeout=300,
     )
-    assert proc.stdout is not None
-    seen = []
-    deadline = time.monotonic() + 300
-    for line in proc.stdout:  # bounded by the process: it ends, or is killed here
-        seen.append(line)
-        if line.startswith("publish(a): pushed "):
-            os.killpg(proc.pid, signal.SIGKILL)
-            break
-        assert time.monotonic() < deadline, seen
-    proc.wait(timeout=60)
-    assert proc.returncode == -signal.SIGKILL, seen
-    first = refs(built, at)["a"][0]
-    assert served(first) is not None
-    assert served(refs(built, at)["b"][0]) is None  # b had not started
+    assert proc.returncode in (-signal.SIGKILL, 143), (proc.returncode, proc.stdout, proc.stderr)
+    done_before = {ref for ref, s in registry_state(built, at).items() if s is not None}
+    assert done_before and done_before != set(every_ref(built, at)), proc.stdout
+    assert parts_of(built) == {} or sig == signal.SIGTERM  # a killed run recorded nothing
     again = built.release("images.publish", "--registry", at)
     assert again.code == 0, again.output
-    assert f"publish(a): {first} is there: " in again.stdout
-    assert "publish(b): pushed " in again.stdout
-    for tags in refs(built, at).values():
-        assert all(served(ref) is not None for ref in tags)
+    state = registry_state(built, at)
+    assert all(s is not None for s in state.values()), state
+    for group, refs in index_refs(built, at).items():
+        rows = [r for r in platform_refs(built, at) if r.split("-")[0] == group]
+        digest, manifest = state[refs[0]]  # type: ignore[misc]
+        assert set(listed(manifest).values()) == {part(built, r)["digest"] for r in rows}
+        assert all(part(built, r)["index"]["digest"] == digest for r in rows)  # type: ignore[index]
+    for ref in done_before:  # kept, not pushed again
+        assert f"{ref} is there: " in again.output
 
 
 @images
-def test_a_registry_that_is_not_there_is_one_line_and_nothing_recorded(
-    built: Repo, tmp_path: Path
+def test_a_stopped_registry_is_one_line_and_nothing_recorded_then_it_comes_back(
+    built: Repo, registry: LocalRegistry
 ) -> None:
-    gone = LocalRegistry("docker-registry", tmp_path)  # a port nothing listens on
+    at = where(registry, "stopped")
+    clear_parts(built)
     before = repo_state(built.root)
-    result = built.release("images.publish", "--registry", f"{gone.address}/x", "--variant", "b")
+    registry.stop()
+    try:
+        result = built.release("images.publish", "--registry", at, "--variant", "b")
+    finally:
+        registry.start()
     assert result.code == 6, result.output
     (line,) = result.stderr.splitlines()
-    assert line.startswith(f"error: cannot read {gone.address}/x/") and "connection refused" in line
+    assert line.startswith(f"error: the registry {registry.address} does not answer"), line
     assert repo_state(built.root) == before
+    back = built.release("images.publish", "--registry", at, "--variant", "b")
+    assert back.code == 0, back.output
+    assert served(index_refs(built, at)["b"][0]) is not None
+
+
+def bcrypt(password: str) -> str:
+    """A bcrypt hash for the registry's htpasswd file (the C library's, through crypt)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import crypt
+
+    return crypt.crypt(password, "$2b$05$" + "abcdefghijklmnopqrstuv")
+
+
+@images
+def test_a_registry_that_refuses_the_credentials_is_one_line(built: Repo, tmp_path: Path) -> None:
+    guarded = LocalRegistry(tmp_path / "guarded")
+    (guarded.root / "htpasswd").write_text(f"maintainer:{bcrypt('the right one')}\n")
+    config = guarded.root / "config.yml"
+    config.write_text(
+        config.read_text()
+        + f"auth:\n  htpasswd:\n    realm: release\n    path: {guarded.root / 'htpasswd'}\n"
+    )
+    home = Path(built.env["HOME"])
+    logins = home / ".docker" / "config.json"  # docker login's file, a wrong password in it
+    logins.parent.mkdir(exist_ok=True)
+    token = base64.b64encode(b"maintainer:a wrong one").decode()
+    logins.write_text(json.dumps({"auths": {guarded.address: {"auth": token}}}))
+    clear_parts(built)
+    before = repo_state(built.root)
+    try:
+        with guarded:
+            result = built.release("images.publish", "--registry", f"{guarded.address}/x")
+    finally:
+        logins.unlink()
+    assert result.code == 6, result.output
+    (line,) = result.stderr.splitlines()
+    assert f"{guarded.address} refused the credentials" in line, line
+    assert f"docker login {guarded.address}" in line
+    assert repo_state(built.root) == before
+
+
+@images
+def test_a_full_registry_fails_in_one_line_and_a_rerun_with_room_finishes(
+    built: Repo, tmp_path: Path
+) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small file system for the registry's storage needs root")
+    small = LocalRegistry(tmp_path / "small")
+    data = small.root / "data"
+    data.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(data)], check=True)
+    try:
+        clear_parts(built)
+        with small:
+            result = built.release(
+                "images.publish", "--registry", f"{small.address}/x", "--variant", "b"
+            )
+            assert result.code == 6, result.output
+            (line,) = result.stderr.splitlines()
+            assert line.startswith("error: docker push ") and "failed" in line, line
+            assert parts_of(built) == {}
+            subprocess.run(["mount", "-o", "remount,size=512m", str(data)], check=True)
+            again = built.release(
+                "images.publish", "--registry", f"{small.address}/x", "--variant", "b"
+            )
+            assert again.code == 0, again.output
+    finally:
+        subprocess.run(["umount", "--lazy", str(data)], check=False)
+
+
+@images
+def test_a_platform_image_deleted_behind_the_tools_back_is_pushed_again(
+    built: Repo, registry: LocalRegistry
+) -> None:
+    at = where(registry, "deleted")
+    clear_parts(built)
+    assert built.release("images.publish", "--registry", at).code == 0
+    arm = platform_refs(built, at)["a-arm64"]
+    digest = part(built, "a-arm64")["digest"]
+    index = served(index_refs(built, at)["a"][0])
+    name = arm.split("/", 1)[1].rsplit(":", 1)[0]
+    request = urllib.request.Request(
+        f"http://{registry.address}/v2/{name}/manifests/{digest}", method="DELETE"
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        assert answer.status == 202
+    assert served(arm) is None  # the index lists a platform image the registry lost
+    again = built.release("images.publish", "--registry", at)
+    assert again.code == 0, again.output
+    assert f"publish(a): pushed {arm} (linux/arm64): {digest}" in again.output
+    assert served(arm) is not None and served(index_refs(built, at)["a"][0]) == index
 
 
 @images
@@ -252,18 +434,20 @@ def test_a_tag_that_does_not_read_back_as_pushed_fails(
         "    sys.stdout.buffer.write(done.stdout)\n"
         "    sys.exit(done.returncode)\n"
         "manifest = json.loads(done.stdout)\n"
-        f"manifest['config']['digest'] = 'sha256:' + '0' * 64\n"
+        "if 'config' in manifest:\n"
+        "    manifest['config']['digest'] = 'sha256:' + '0' * 64\n"
         "sys.stdout.write(json.dumps(manifest))\n"
     )
     lying.chmod(0o755)
     at = where(registry, "lies")
+    clear_parts(built)
     result = built.release(
         "images.publish", "--registry", at, "--variant", "b", RELEASE_SKOPEO=str(lying)
     )
     assert result.code == 6, result.output
-    ref = refs(built, at)["b"][0]
+    ref = platform_refs(built, at)["b"]
     assert f"error: {ref} does not read back as pushed: it serves sha256:" in result.stderr
-    assert "publish(b): pushed" not in result.stdout
+    assert parts_of(built) == {}
 
 
 def test_only_a_loopback_registry_is_spoken_to_without_tls() -> None:

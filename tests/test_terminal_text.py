@@ -151,7 +151,9 @@ def test_a_check_name_cannot_forge_the_verdict_of_reproduce() -> None:
     lines = [*table(outcome.verdicts), outcome.summary()]
     assert_not_forged(lines)
     assert f"+ {SHOWN} passed" in [line.strip() for line in lines]
-    assert lines[-1] == "reproduce v0.1.0rc1\\x1b[1A\\x1b[2K: DRIFT in cu130\\x1b[1A\\x1b[2K"
+    assert lines[-1] == (
+        "reproduce v0.1.0rc1\\x1b[1A\\x1b[2K: DRIFT in cu130\\x1b[1A\\x1b[2K (against the manifest)"
+    )
     assert dict_changes({}, {HOSTILE: HOSTILE}) == [f"+ {SHOWN} {SHOWN}"]
 
 

@@ -10,7 +10,9 @@ notes ref in the same atomic push as the tag; ``reproduce`` fetches both. By han
     git notes --ref release/v0.31.0rc1 show v0.31.0rc1
 
 The note's blob is written as given (``git hash-object``, then ``notes add -C``): no
-message cleanup touches the JSON.
+message cleanup touches the JSON. An annotated tag's object gets the same note as its
+commit, so ``git notes show v0.31.0rc1`` finds it by the tag's own name; it is read from the
+commit, which every tag of it (an rc and its final) shares.
 """
 
 from __future__ import annotations
@@ -30,19 +32,28 @@ def read_note(repo: GitRepo, tag: str, commit: str) -> str | None:
     """The text of ``tag``'s note on ``commit``; None when there is none."""
     if repo.rev(notes_ref(tag)) is None:
         return None
-    result = repo.run("notes", f"--ref={notes_ref(tag)}", "show", commit, check=False)
-    return result.stdout + "\n" if result.ok else None
+    return _note_of(repo, tag, commit)
 
 
 def write_note(repo: GitRepo, tag: str, commit: str, text: str) -> bool:
-    """Record ``text`` as ``tag``'s note on ``commit``; False when it was there already."""
-    if read_note(repo, tag, commit) == text:
+    """Record ``text`` as ``tag``'s note on ``commit`` (and on the annotated tag's object);
+    False when it was there already."""
+    tag_object = repo.object_id(f"refs/tags/{tag}")
+    targets = [commit] + ([tag_object] if tag_object and tag_object != commit else [])
+    missing = [t for t in targets if _note_of(repo, tag, t) != text]
+    if not missing:
         return False
     blob = repo.run("hash-object", "-w", "--stdin", stdin=text, mutating=True).stdout.strip()
-    repo.run(
-        "notes", f"--ref={notes_ref(tag)}", "add", "--force", "-C", blob, commit, mutating=True
-    )
-    return True
+    for target in missing:
+        repo.run(
+            "notes", f"--ref={notes_ref(tag)}", "add", "--force", "-C", blob, target, mutating=True
+        )
+    return commit in missing
+
+
+def _note_of(repo: GitRepo, tag: str, target: str) -> str | None:
+    result = repo.run("notes", f"--ref={notes_ref(tag)}", "show", target, check=False)
+    return result.stdout + "\n" if result.ok else None
 
 
 def fetch_note(repo: GitRepo, remote: str, tag: str) -> bool:

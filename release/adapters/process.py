@@ -43,6 +43,7 @@ from release.errors import ReleaseError
 
 __all__ = [
     "Result",
+    "Server",
     "Spawn",
     "Started",
     "Stream",
@@ -391,6 +392,30 @@ class Stream:
 
     def __exit__(self, *raised: object) -> None:
         self.close()
+
+
+class Server:
+    """A process that runs until stopped (a local registry), its output appended to
+    ``log``; it has a group of its own, and dies with the thread that started it."""
+
+    def __init__(self, argv: Sequence[str], *, log: Path, error: Errors) -> None:
+        self.argv = tuple(argv)
+        with log.open("ab") as out:
+            self._proc = _spawned(
+                popen, argv, error, cwd=None, env=None, stdin=False, stdout=out,
+                stderr=subprocess.STDOUT, own_group=True,
+            )  # fmt: skip
+
+    @property
+    def running(self) -> bool:
+        return self._proc.poll() is None
+
+    def stop(self) -> int:
+        if self.running:
+            _kill(self._proc, True)
+        status = self._proc.wait()
+        _forget(self._proc)
+        return status
 
 
 start = Started  # start(argv, error=...): begun now, collected in the background

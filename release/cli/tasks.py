@@ -40,13 +40,28 @@ class _OptionalPositional(Argument):
 
     @property
     def value(self) -> Any:
-        if self._value is None and any(a.got_value for a in self.others):
+        if self._value is None and (any(a.got_value for a in self.others) or _completing()):
             return ""
         return self._value if self._value is not None else self.default
 
     @value.setter
     def value(self, arg: str) -> None:
         self.set_value(arg, cast=True)
+
+
+def _completing() -> bool:
+    """Whether invoke's parser is closing the task's context (every token read): a
+    positional that may be left out and was is empty then, not missing."""
+    import sys
+
+    frame = sys._getframe(1)  # the getter's caller: invoke's missing_positional_args ...
+    for _ in range(4):  # ... (and its comprehension), then the parser's method
+        if frame.f_back is None:
+            return False
+        frame = frame.f_back
+        if frame.f_code.co_name == "complete_context":
+            return True
+    return False
 
 
 class _Task(Task):  # type: ignore[type-arg]

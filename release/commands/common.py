@@ -31,8 +31,15 @@ def context(run: Run) -> ReleaseContext:
 
 
 def as_json(value: object) -> JSONValue:
-    """A value the floors below give (dataclasses turned into dicts, paths, ...) as JSON."""
-    return cast(JSONValue, json.loads(json.dumps(value, default=str)))
+    """A value the floors below give (dataclasses turned into dicts, enums into their
+    values, paths, ...) as JSON."""
+    return cast(JSONValue, json.loads(json.dumps(value, default=_plain)))
+
+
+def _plain(value: object) -> object:
+    import enum
+
+    return value.value if isinstance(value, enum.Enum) else str(value)
 
 
 def notices(ctx: ReleaseContext) -> list[str]:

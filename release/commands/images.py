@@ -16,7 +16,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BuildRequest",
-    "ManifestRequest",
     "MatrixRequest",
     "PublishRequest",
     "ReproduceRequest",
@@ -24,7 +23,6 @@ __all__ = [
     "SnapshotRequest",
     "TransferRequest",
     "build",
-    "manifest",
     "matrix",
     "publish",
     "pull",
@@ -273,77 +271,6 @@ def matrix(request: MatrixRequest, run: Run) -> Report:
 
 
 @dataclass(frozen=True)
-class ManifestRequest:
-    parts: str | None = None
-    version: str | None = None
-    partial: bool = False
-    json: bool = False
-    out: str | None = None
-    push: bool = False
-    no_record: bool = False
-
-
-def manifest(request: ManifestRequest, run: Run) -> Report:
-    """Merge the parts, show or write the manifest, and record it as the tag's note. The
-    summary shows the manifest's fields escaped (parts come from CI artifacts)."""
-    from release.adapters.files import atomic_write, output_path
-    from release.adapters.git_notes import notes_ref
-    from release.core.manifest import missing, variant_rules, variant_summary
-    from release.core.terminal_text import escaped
-    from release.images.manifest import Checkout, assemble, publish, push_manifest
-
-    if request.no_record and request.push:
-        raise UsageError("--no-record and --push: a manifest not recorded cannot be pushed")
-    ws = Checkout.open(run.repo, request.version)
-    target = output_path(Path(request.out), "--out", tree=ws.ctx.root) if request.out else None
-    dirs = [Path(p) for p in (request.parts or "").split(",") if p]
-    document = assemble(ws, dirs, partial=request.partial)
-    if target is not None:
-        atomic_write(target, json.dumps(document, indent=2, sort_keys=True) + "\n")
-    data = as_json(document)
-    assert isinstance(data, dict)
-    said = run.say
-    if not request.json:
-        tag = document.get("tag") or "(untagged)"
-        of, at = escaped(str(document["version"])), escaped(str(document["commit"])[:10])
-        said(f"manifest of {of} {escaped(tag)} at {at}")
-        for variant, entry_ in document["variants"].items():
-            row = {k: escaped(v) for k, v in variant_summary(entry_).items()}
-            said(
-                f"  {escaped(variant)}: built {row['built']}, smoke {row['smoked']}, "
-                f"snapshot {row['snapshot']}"
-            )
-    if request.partial:
-        gaps = [f"missing: {escaped(gap)}" for gap in missing(document, variant_rules(ws.matrix))]
-        return Report(tuple(gaps), data)
-    tag = document.get("tag")
-    if not tag:
-        return Report(
-            ("untagged build: the manifest is complete but not recorded (only tags have one)",),
-            data,
-        )
-    if request.no_record:
-        return Report(
-            (
-                f"complete; not recorded (--no-record): release manifest records it as "
-                f"{notes_ref(tag)}",
-            ),
-            data,
-        )
-    recorded = publish(ws, document)
-    lines = [
-        f"{'recorded' if recorded else 'already recorded'} as {notes_ref(tag)}"
-        + ("" if request.push else "; release push sends it with the tag")
-    ]
-    if request.push:
-        sent = push_manifest(ws, tag)
-        lines.append(
-            f"{'pushed' if sent else 'already on'} {ws.ctx.config.remote}: {notes_ref(tag)}"
-        )
-    return Report(tuple(lines), data)
-
-
-@dataclass(frozen=True)
 class ReproduceRequest:
     tag: str
     variant: str | None = None
@@ -379,8 +306,21 @@ def reproduce(request: ReproduceRequest, run: Run) -> Report:
             for variant, fields in found.verdicts.items()
         },
         "notices": list(found.notices),
+        "against": found.against,
     }
+    _keep_verdict(run, found.tag, data)
     return Report((found.summary(),), data, 1 if found.drifted else 0)
+
+
+def _keep_verdict(run: Run, tag: str, data: dict[str, JSONValue]) -> None:
+    """The verdict as ``--json`` prints it, kept for the rc page (``release report``):
+    ``<git dir>/release/reproduce/<tag>.json``, replaced by the next run."""
+    from release.adapters.files import atomic_write
+    from release.flows.rc_page import reproduce_record_path
+
+    path = reproduce_record_path(context(run).repo.git_dir, tag)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def _field(verdict: object) -> object:

@@ -150,9 +150,17 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "manifest",
-        "Merge the release's manifest from its parts, check that it is complete, and record it "
-        "with the tag.",
+        "Merge the release's manifest from its parts and record it with the tag, or show a "
+        "tag's (show TAG).",
         (
+            Option(
+                "action",
+                "show: print the published manifest of TAG (checked against its schema)",
+                Kind.TEXT,
+                positional=True,
+                choices=("show",),
+            ),
+            Option("tag", "the tag whose manifest to show", Kind.TEXT, positional=True),
             Option(
                 "parts",
                 "a directory of parts (CI artifacts), read instead of this checkout's; comma "
@@ -166,7 +174,7 @@ COMMANDS: tuple[Command, ...] = (
             Option("push", "send the tag's manifest to the remote now (release push also does)"),
             Option("no-record", "merge and check only: record no note (for a CI job)"),
         ),
-        f"{_IMAGES}:manifest",
+        "release.commands.manifest:manifest",
     ),
     Command(
         "reproduce",
@@ -195,6 +203,26 @@ COMMANDS: tuple[Command, ...] = (
             JSON,
         ),
         f"{_IMAGES}:reproduce",
+    ),
+    Command(
+        "report",
+        "Write a tag's rc page: one static HTML file of its images, digests, checks and notes.",
+        (
+            Option("tag", "the rc or final tag", Kind.TEXT, positional=True, required=True),
+            Option(
+                "out",
+                "the directory to write TAG.html in (made when missing, in a directory that "
+                "exists)",
+                Kind.TEXT,
+                metavar="DIR",
+                required=True,
+            ),
+            JSON,
+        ),
+        "release.commands.report:report",
+        "Made from the tag's release manifest (its note, refs/notes/release/TAG), the tag's "
+        "message and the verdict of a release reproduce TAG run on this machine, if any. "
+        "Nothing on the page is fetched: no script, no external resource.",
     ),
     Command(
         "rehearse",

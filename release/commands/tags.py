@@ -94,16 +94,31 @@ def promote(request: PromoteRequest, run: Run) -> Report:
 
 
 def _promote_images(ctx: ReleaseContext, final: str, version: str, rc: str, run: Run) -> int | None:
-    """The rc's images as the final's, by id (see :mod:`release.images.promote`); an exit
-    code when they could not be (the git side stands), else None."""
+    """The rc's images as the final's: by digest in the registry where the rc was published
+    (:mod:`release.images.promote_registry`), else by image id here
+    (:mod:`release.images.promote`); an exit code when they could not be (the git side
+    stands), else None."""
     from release.adapters.engine import ContainerEngine
     from release.errors import EngineError, ReleaseError
     from release.flows.manifest_store import published
     from release.images.promote import promote_images
+    from release.images.promote_registry import is_published, promote_in_registry
 
     commit = ctx.repo.rev(rc)
-    if commit is None or published(ctx.repo, rc, commit) is None:
+    manifest = None if commit is None else published(ctx.repo, rc, commit)
+    if commit is None or manifest is None:
         run.say(f"images: not promoted: {rc} has no manifest (no images were recorded for it)")
+        return None
+    if is_published(manifest):
+        run.say(f"images of {rc} as {final}, by digest in the registry (no pull, no rebuild):")
+        try:
+            promote_in_registry(
+                ctx, manifest, final_tag=final, final_version=version, commit=commit, say=run.say
+            )
+        except (EngineError, ReleaseError) as err:
+            run.say(f"images not promoted: {err.one_line()}")
+            run.say("  (re-run release promote: what is in the registry already is kept)")
+            return err.exit_code
         return None
     run.say(f"images of {rc} as {final}, by image id (no rebuild):")
     try:

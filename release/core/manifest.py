@@ -90,12 +90,17 @@ class VariantRule:
     cuda: str
     snapshot: bool  # the snapshot rule applies (the runtime step is built in)
     rule: str  # the rule as written, e.g. "!=12.*"
+    publish: bool = False  # a release registry is configured: the row must be published
+    group: str = ""  # the variant as configured; its rows share one index
 
 
 def variant_rules(matrix: ImageMatrix) -> list[VariantRule]:
     """The matrix's variants as completeness sees them."""
     rule = str(matrix.snapshot.cuda) if matrix.snapshot is not None else "(no snapshot rule)"
-    return [VariantRule(v.id, v.cuda_text, matrix.has_snapshot(v), rule) for v in matrix.variants]
+    return [
+        VariantRule(v.id, v.cuda_text, matrix.has_snapshot(v), rule, bool(matrix.registry), v.group)
+        for v in matrix.variants
+    ]
 
 
 @functools.cache
@@ -231,6 +236,7 @@ def merge(
         _same_image(rule.id, entry)
         if entry.keys() - {"snapshot"} or partial:
             variants[rule.id] = entry
+    _one_index(variants, rules)
     manifest = {"schema": MANIFEST_SCHEMA, **header, "variants": variants}
     gaps = missing(manifest, rules)
     if gaps and not partial:
@@ -249,17 +255,40 @@ def _same_image(variant: str, entry: Mapping[str, Any]) -> None:
             )
 
 
+def _one_index(variants: Mapping[str, Any], rules: Sequence[VariantRule]) -> None:
+    """The rows of one variant were published as one index: their publish parts agree."""
+    seen: dict[str, tuple[str, Any]] = {}
+    for rule in rules:
+        index = variants.get(rule.id, {}).get("publish", {}).get("index")
+        if index is None:
+            continue
+        first = seen.setdefault(rule.group or rule.id, (rule.id, index))
+        if first[1] != index:
+            raise ManifestError(
+                f"publish({rule.id}) names the index {index['digest']}, publish({first[0]}) "
+                f"{first[1]['digest']}: the variant's platforms were published apart; "
+                "publish them together (release images.publish)"
+            )
+
+
+def _how(name: str, rule: VariantRule) -> str:
+    if name == "publish":
+        return f"release images.publish --variant {rule.group or rule.id}"
+    return f'nox -s "{name}({rule.id})"'
+
+
 def missing(manifest: Mapping[str, Any], rules: Sequence[VariantRule]) -> list[str]:
     """What the manifest lacks for the matrix, one phrase per variant; [] when complete."""
     out = []
     variants = manifest.get("variants", {})
     for rule in rules:
         entry = variants.get(rule.id, {})
-        lacking = [name for name in REQUIRED_PARTS if name not in entry]
+        needed = (*REQUIRED_PARTS, "publish") if rule.publish else REQUIRED_PARTS
+        lacking = [name for name in needed if name not in entry]
         if lacking:
             out.append(
                 f"{rule.id}: no {' / '.join(lacking)} (run "
-                + ", ".join(f'nox -s "{name}({rule.id})"' for name in lacking)
+                + ", ".join(_how(name, rule) for name in lacking)
                 + ")"
             )
     return out

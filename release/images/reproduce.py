@@ -60,6 +60,8 @@ from release.flows.manifest_store import published
 from release.flows.published_tag import PublishedTag, pin, read_published
 from release.images.build import BuildStatus, build_images
 from release.images.manifest import built_data, smoke_data, snapshot_data
+from release.images.registry_check import TAG_FIELD as REGISTRY_TAG
+from release.images.registry_check import registry_verdicts
 from release.images.source import BuildSource, read_source
 
 __all__ = ["Reproduction", "reproduce"]
@@ -81,10 +83,23 @@ class Reproduction:
     def drifted(self) -> list[str]:
         return [v for v, fields in self.verdicts.items() if any(f.drift for f in fields)]
 
+    @property
+    def against(self) -> str:
+        """What the rebuilds were compared with: the manifest, and the registry where a
+        variant's images were published."""
+        registry = any(f.name == REGISTRY_TAG for fields in self.verdicts.values() for f in fields)
+        return "the manifest and the registry" if registry else "the manifest"
+
     def summary(self) -> str:
         if self.drifted:
-            return f"reproduce {escaped(self.tag)}: DRIFT in {escaped(', '.join(self.drifted))}"
-        return f"reproduce {escaped(self.tag)}: match ({len(self.verdicts)} variant(s))"
+            return (
+                f"reproduce {escaped(self.tag)}: DRIFT in {escaped(', '.join(self.drifted))} "
+                f"(against {self.against})"
+            )
+        return (
+            f"reproduce {escaped(self.tag)}: match ({len(self.verdicts)} variant(s), against "
+            f"{self.against})"
+        )
 
 
 @dataclass(frozen=True)
@@ -356,6 +371,8 @@ def _verdicts(
                 rebuild.recorded[variant.id],
                 entry,
                 config_args=matrix.build_args_for(variant, source.version),
+            ) + registry_verdicts(
+                engine, rebuild.recorded[variant.id].get("publish"), entry["build"]["content"]
             )
     finally:
         if keep:

@@ -8,47 +8,63 @@ Every step runs the real command as a maintainer, or an rc tester, would type it
    continued; #59118 (the snapshot rule ``!=12.*``) with a reason; the feature refused;
 3. ``tag``: v0.31.0rc1;
 4. its images: ``images.build`` (the 12.x variants without the snapshot runtime step,
-   cu130 with it), ``images.smoke``, ``images.snapshot`` (cu130 only: the rule omits the
-   others), ``manifest`` (recorded as the tag's git note); ``push`` sends tags, branch
-   and notes refs in one atomic push;
-5. an rc tester clones the remote and reproduces v0.31.0rc1: a match;
+   cu130 with it; cu129 for linux/amd64 and, under emulation, linux/arm64),
+   ``images.smoke`` (every platform), ``images.snapshot`` (cu130 only: the rule omits the
+   others), ``images.publish`` to a release registry of the sandbox's own (Debian's
+   docker-registry on 127.0.0.1: per platform, then one multi-arch index per tag),
+   ``manifest`` (recorded as the tag's git note); ``push`` sends tags, branch and notes
+   refs in one atomic push;
+5. an rc tester clones the remote and reproduces v0.31.0rc1, against the manifest and
+   the images the registry serves: a match; the rc page of v0.31.0rc1;
 6. a late fix from the picks file, rc2, its images (every variant rebuilt: the version
    is baked into each image);
-7. ``promote``: v0.31.0 on rc2's commit, rc2's images given the final's tags by image
-   id; push; the notes;
+7. ``promote``: v0.31.0 on rc2's commit, rc2's published digests given the final's tags
+   inside the registry (no pull, no rebuild, no blob upload); push; the notes;
 8. drift on purpose: the cu130 base replaced, the tester's ``reproduce --variant cu130``
    says drift (exit 1); the original base is put back whatever happens;
 9. the result: the checks, a table per variant, the time per step.
 
-With no Docker Engine the image steps say *not run*, and how to start one; the git steps
-and their checks run as ever. Without ``--keep`` the sandbox and the image tags the
+With no Docker Engine the image steps say *not run*, and how to start one; without
+docker-registry and skopeo, the registry steps (and promote is by image id); without
+arm64 emulation, cu129 is built for the engine's own platform only, and it says so. The
+git steps and their checks run as ever. Without ``--keep`` the sandbox and the image tags the
 rehearsal made are removed afterwards; tags that were there before are left as they were.
 """
 
 from __future__ import annotations
 
-import re
 import shutil
 import tempfile
 from pathlib import Path
 
 from release.adapters.config_file import load_config
+from release.adapters.emulation import emulation_problem
 from release.adapters.git import GitRepo
 from release.core.host_access import asked_by, spelt
 from release.core.matrix import ImageMatrix
 from release.errors import ConfigError, ReleaseError
 from release.sample import SampleEngine
 from release.sample.rehearse_images import NO_ENGINE, DockerSide
+from release.sample.rehearse_registry import RegistrySide, registry_checks
 from release.sample.rehearse_report import (
     Ledger,
     Tags,
+    build_notes,
     manifest_of,
     parse_verdicts,
     result_table,
+    snapshot_note,
     verify,
 )
 from release.sample.rehearse_terminal import Outcome, Say, StepFailed, Terminal, shown
-from release.sample.story import AFTER_CUT, LATE_FIX, RESOLVED_SCHEDULER, VERSION, make_story_engine
+from release.sample.story import (
+    AFTER_CUT,
+    LATE_FIX,
+    MULTI_ARCH,
+    RESOLVED_SCHEDULER,
+    VERSION,
+    make_story_engine,
+)
 
 __all__ = ["Rehearsal", "rehearse"]
 
@@ -61,6 +77,7 @@ IMAGE_STEPS = (
     ("images.build", "--jobs", "2"),
     ("images.smoke",),
     ("images.snapshot",),
+    ("images.publish",),  # --registry: the sandbox's
     ("manifest",),
 )
 
@@ -75,6 +92,8 @@ class Rehearsal:
         self.notes = ""
         self.image_name = ""  # the sample's [tool.release.images] name
         self.images_before: dict[str, str] = {}  # its tags before the rehearsal, and their ids
+        self.registry = RegistrySide(None, "not started yet")
+        self.promote_uploads: int | None = None  # blob uploads promote asked of the registry
 
     @property
     def repo(self) -> GitRepo:
@@ -115,7 +134,13 @@ class Rehearsal:
         t = self.t
         t.step("a sandbox: the engine's history on main, a bare remote")
         t.note(f"sandbox: {self.sandbox}")
-        self.engine = make_story_engine(self.sandbox)
+        arm = emulation_problem("linux/arm64")
+        self.engine = make_story_engine(self.sandbox, arm64=arm is None)
+        t.note(
+            f"{MULTI_ARCH} is built for linux/amd64 and linux/arm64 (arm64 under emulation)"
+            if arm is None
+            else f"{MULTI_ARCH} for the engine's platform only: not run: no arm64 emulation ({arm})"
+        )
         assert self.engine.remote is not None
         t.note(
             f"{self.repo.history.count(until='HEAD')} commits on main, up to the cut; "
@@ -123,6 +148,12 @@ class Rehearsal:
         )
         docker = DockerSide.detect()
         t.note(docker.detail if docker.ready else f"image steps: not run: {docker.detail}")
+        self.registry = RegistrySide.start(self.sandbox / "registry", docker.ready)
+        t.note(
+            self.registry.detail
+            if self.registry.ready
+            else f"publish: not run: {self.registry.detail}"
+        )
         self.image_name = self.matrix().name
         drift_base = self.matrix().variant(DRIFT_VARIANT).base_image
         if docker.heal_base(drift_base):
@@ -167,16 +198,22 @@ class Rehearsal:
 
     def images(self, tag: str) -> None:
         t = self.t
-        t.step(f"{tag}'s images: build, smoke, snapshot, manifest; push")
+        t.step(f"{tag}'s images: build, smoke, snapshot, publish, manifest; push")
         blocked = ""
         for args in IMAGE_STEPS:
+            if args[0] == "images.publish":
+                if not self.registry.ready:
+                    self.skip(f"{tag} {args[0]}", args, self.registry.detail)
+                    continue
+                args = (*args, "--registry", self.registry.prefix)
             outcome = self.image_command(self.root, f"{tag} {args[0]}", args, blocked=blocked)
             if outcome is None:
                 blocked = blocked or f"release {args[0]} did not succeed"
             elif args[0] == "images.build":
-                self.say_builds(tag, outcome)
+                for line in build_notes(self.matrix(), tag, tag == TAGS.rc1, outcome.stdout):
+                    self.t.note(line)
             elif args[0] == "images.snapshot":
-                self.say_snapshots()
+                self.t.note(snapshot_note(self.matrix()))
         t.release(self.root, "push")
 
     def reproduce(self) -> None:
@@ -231,9 +268,14 @@ class Rehearsal:
 
     def final(self) -> None:
         t = self.t
-        t.step(f"the final: {TAGS.final} on {TAGS.rc2}'s commit, its images by id; notes")
+        how = "by digest in the registry" if self.registry.ready else "by id"
+        t.step(f"the final: {TAGS.final} on {TAGS.rc2}'s commit, its images {how}; notes")
         t.release(self.root, "promote", "--dry-run")
+        before = self.registry.traffic()
         promoted = t.release(self.root, "promote", expect=None)
+        after = self.registry.traffic()
+        if before is not None and after is not None:
+            self.promote_uploads = after.uploads - before.uploads
         if promoted.code != 0:  # the tag stands; only the images were not promoted
             self.ledger.failures.append(f"release promote exited {promoted.code}")
         t.release(self.root, "push")
@@ -288,6 +330,11 @@ class Rehearsal:
         assert self.engine is not None and self.engine.remote is not None
         matrix = self.matrix()
         verify(t, self.repo, self.engine.remote, matrix, TAGS, self.notes, self.ledger)
+        if self.ledger.docker.ready:
+            manifests = {tag: manifest_of(self.repo, tag)[0] for tag in (TAGS.rc2,)}
+            registry_checks(
+                t, self.registry, matrix, manifests, TAGS.final, TAGS.rc2, self.promote_uploads
+            )
         t.end_step()
         t.say("")
         for line in result_table(self.repo, matrix, TAGS, self.ledger, t):
@@ -338,36 +385,6 @@ class Rehearsal:
         found = parse_verdicts(outcome.output, ids)
         return {i: found.get(i, "no verdict") for i in ids}
 
-    def say_builds(self, tag: str, outcome: Outcome) -> None:
-        """Which variants were built, and why: rc1's runtime step, rc2's rebuilds."""
-        matrix, note = self.matrix(), self.t.note
-        said = dict(re.findall(r"^\s*build\(([^)]+)\): (built|unchanged)", outcome.stdout, re.M))
-        built = [i for i in matrix.ids if said.get(i) == "built"]
-        kept = [i for i in matrix.ids if said.get(i) == "unchanged"]
-        if tag == TAGS.rc1:
-            plain = [v.id for v in matrix.variants if not matrix.has_snapshot(v)]
-            note(
-                f"{', '.join(plain)}: without the snapshot runtime step (rule `{self.rule()}`); "
-                f"{', '.join(matrix.snapshot_ids())}: with it"
-            )
-        elif built:
-            note(
-                f"rebuilt: {', '.join(built)}. The version is baked into every image "
-                f"({matrix.version_arg}={tag.removeprefix('v')} writes tinyengine/_version.py) "
-                "and #59140 changed tinyengine/server.py, which every variant copies; the "
-                "layers before those steps came from the build cache"
-            )
-        if kept:
-            note(f"unchanged, not rebuilt: {', '.join(kept)} (images of the same inputs are here)")
-
-    def say_snapshots(self) -> None:
-        matrix = self.matrix()
-        left = [v.id for v in matrix.variants if not matrix.has_snapshot(v)]
-        self.t.note(
-            ", ".join(f"snapshot({i})" for i in left)
-            + f" do not exist: the rule `{self.rule()}` omits them, as it omits their runtime step"
-        )
-
     def rule(self) -> str:
         snapshot = self.matrix().snapshot
         return str(snapshot.cuda) if snapshot is not None else "(none)"
@@ -379,6 +396,7 @@ class Rehearsal:
     def tidy(self, keep: bool) -> None:
         """Remove the sandbox and the image tags made here, unless ``keep``."""
         docker, say, name = self.ledger.docker, self.t.say, self.image_name
+        self.registry.stop()
         if keep:
             say(f"sandbox kept at {self.sandbox}")
             if docker.ready:

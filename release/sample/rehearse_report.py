@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from release.adapters.engine import ContainerEngine
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref, read_note
 from release.core.manifest import loads
@@ -80,6 +81,45 @@ def manifest_of(repo: GitRepo, tag: str) -> tuple[dict[str, Any] | None, str]:
         return loads(shown, f"the manifest of {tag}"), ""
     except ReleaseError as err:
         return None, err.one_line()
+
+
+def _rule(matrix: ImageMatrix) -> str:
+    return str(matrix.snapshot.cuda) if matrix.snapshot is not None else "(none)"
+
+
+def build_notes(matrix: ImageMatrix, tag: str, first: bool, said: str) -> list[str]:
+    """Which variants a build made, and why (rc1's runtime step, rc2's rebuilds), from
+    what ``images.build`` printed."""
+    found = dict(re.findall(r"^\s*build\(([^)]+)\): (built|unchanged)", said, re.M))
+    built = [i for i in matrix.ids if found.get(i) == "built"]
+    kept = [i for i in matrix.ids if found.get(i) == "unchanged"]
+    notes = []
+    if first:
+        plain = [v.id for v in matrix.variants if not matrix.has_snapshot(v)]
+        notes.append(
+            f"{', '.join(plain)}: without the snapshot runtime step (rule `{_rule(matrix)}`); "
+            f"{', '.join(matrix.snapshot_ids())}: with it"
+        )
+    elif built:
+        notes.append(
+            f"rebuilt: {', '.join(built)}. The version is baked into every image "
+            f"({matrix.version_arg}={tag.removeprefix('v')} writes tinyengine/_version.py) "
+            "and #59140 changed tinyengine/server.py, which every variant copies; the "
+            "layers before those steps came from the build cache"
+        )
+    if kept:
+        notes.append(
+            f"unchanged, not rebuilt: {', '.join(kept)} (images of the same inputs are here)"
+        )
+    return notes
+
+
+def snapshot_note(matrix: ImageMatrix) -> str:
+    left = [v.id for v in matrix.variants if not matrix.has_snapshot(v)]
+    return (
+        ", ".join(f"snapshot({i})" for i in left)
+        + f" do not exist: the rule `{_rule(matrix)}` omits them, as it omits their runtime step"
+    )
 
 
 # -- the checks ----------------------------------------------------------------------
@@ -186,6 +226,13 @@ def _promoted_checks(
         t.check(f"{tags.final}'s images are {tags.rc2}'s", False, why or f"no {tags.rc2} manifest")
         return
     ids = {i: v["build"]["image_id"] for i, v in rc2["variants"].items()}
+    t.check(
+        f"{tags.final}'s manifest says it came from {tags.rc2}, with the same image ids",
+        final.get("promoted_from", {}).get("tag") == tags.rc2
+        and final["promoted_from"].get("image_ids") == ids,
+    )
+    if _published(rc2):  # promoted in the registry: its checks read the registry
+        return
     refs = [
         (i, ref)
         for i in ids
@@ -196,11 +243,10 @@ def _promoted_checks(
         "image ids (docker image inspect)",
         all(engine.image_id(ref) == ids[i] for i, ref in refs),
     )
-    t.check(
-        f"{tags.final}'s manifest says it came from {tags.rc2}, with the same image ids",
-        final.get("promoted_from", {}).get("tag") == tags.rc2
-        and final["promoted_from"].get("image_ids") == ids,
-    )
+
+
+def _published(manifest: Mapping[str, Any]) -> bool:
+    return all("publish" in entry for entry in manifest["variants"].values())
 
 
 def _final_refs(matrix: ImageMatrix, variant_id: str, final: str) -> list[str]:
@@ -219,6 +265,7 @@ def result_table(
 ) -> list[str]:
     """One row per variant, then the time each step took and the total."""
     manifests = {tag: manifest_of(repo, tag)[0] for tag in (tags.rc1, tags.rc2)}
+    final = manifest_of(repo, tags.final)[0] or {}
     engine = ledger.docker.engine
     header = (
         "variant",
@@ -234,18 +281,12 @@ def result_table(
     rows: list[tuple[str, ...]] = [header]
     for variant in matrix.variants:
         entries = [(m or {}).get("variants", {}).get(variant.id, {}) for m in manifests.values()]
-        rc2_id = entries[1].get("build", {}).get("image_id")
-        final_id = (
-            engine.image_id(_final_refs(matrix, variant.id, tags.final)[0])
-            if engine is not None and rc2_id
-            else None
-        )
         rows.append(
             (
                 variant.id,
                 variant.cuda_text,
                 *(_built(e) for e in entries),
-                NOT_RUN if rc2_id is None else ("= rc2" if final_id == rc2_id else "not promoted"),
+                _final_cell(engine, matrix, variant.id, tags.final, entries[1], final),
                 _both([_smoked(e) for e in entries]),
                 _both([_snapshot(e) for e in entries]),
                 ledger.reproduced.get(variant.id, NOT_RUN),
@@ -264,6 +305,27 @@ def result_table(
     mark = "under" if t.elapsed < MARK else "OVER"
     lines.append(f"total: {clock_text(t.elapsed)} ({mark} the {MARK / 60:.0f}-minute mark)")
     return lines
+
+
+def _final_cell(
+    engine: ContainerEngine | None,
+    matrix: ImageMatrix,
+    variant_id: str,
+    final_tag: str,
+    rc2: Mapping[str, Any],
+    final: Mapping[str, Any],
+) -> str:
+    """Whether the final's image is rc2's: by the digests in the registry (the final's
+    manifest records them as read back) where rc2 was published, else by image id here."""
+    rc2_id = rc2.get("build", {}).get("image_id")
+    if rc2_id is None:
+        return NOT_RUN
+    if "publish" in rc2:
+        theirs = final.get("variants", {}).get(variant_id, {}).get("publish", {})
+        same = theirs.get("digest") == rc2["publish"]["digest"]
+        return "= rc2 (registry)" if same else "not promoted"
+    final_id = engine.image_id(_final_refs(matrix, variant_id, final_tag)[0]) if engine else None
+    return "= rc2" if final_id == rc2_id else "not promoted"
 
 
 def _built(entry: Mapping[str, Any]) -> str:

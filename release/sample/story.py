@@ -150,15 +150,23 @@ def schedule(reqs, max_batch):
 '''
 
 
-def make_story_engine(root: Path) -> SampleEngine:
-    """The engine at ``root / "engine"`` with main up to the cut, and a bare remote."""
+MULTI_ARCH = "cu129"  # the variant built for linux/amd64 and linux/arm64 (no snapshot step)
+_CU129 = 'base-image = "nvidia/cuda:12.9.1-base-ubuntu22.04"\n'
+
+
+def make_story_engine(root: Path, *, arm64: bool = False) -> SampleEngine:
+    """The engine at ``root / "engine"`` with main up to the cut, and a bare remote;
+    ``arm64``: its cu129 variant is built for linux/arm64 too (where this host emulates it)."""
 
     def before_the_rule(work: Path) -> None:
         pyproject = work / "pyproject.toml"
         text = pyproject.read_text(encoding="utf-8")
-        if RULE_NOT_12 not in text:
+        if RULE_NOT_12 not in text or _CU129 not in text:
             raise ValueError(f"the sample engine's snapshot rule is not {RULE_NOT_12}")
-        pyproject.write_text(text.replace(RULE_NOT_12, RULE_ALL), encoding="utf-8")
+        text = text.replace(RULE_NOT_12, RULE_ALL)
+        if arm64:
+            text = text.replace(_CU129, _CU129 + 'platforms = ["linux/amd64", "linux/arm64"]\n')
+        pyproject.write_text(text, encoding="utf-8")
 
     engine = make_engine_repo(
         root,

@@ -1,0 +1,141 @@
+"""The release manifest: ``manifest`` merges a release's parts and records it with its tag;
+``manifest show TAG`` prints a tag's published manifest (what an rc tester reads)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from release.commands.common import as_json, context
+from release.commands.outcome import Report, Run
+from release.errors import RefusedError, UsageError
+
+__all__ = ["ManifestRequest", "manifest", "show"]
+
+ACTIONS = ("show",)
+
+
+def _summary(document: Mapping[str, Any]) -> list[str]:
+    """A manifest in a few lines, its fields escaped (parts and notes come from elsewhere)."""
+    from release.core.manifest import variant_summary
+    from release.core.terminal_text import escaped
+
+    tag = document.get("tag") or "(untagged)"
+    of, at = escaped(str(document["version"])), escaped(str(document["commit"])[:10])
+    lines = [f"manifest of {of} {escaped(tag)} at {at}"]
+    came = document.get("promoted_from")
+    if came:
+        lines.append(f"  promoted from {escaped(str(came['tag']))}")
+    for variant, entry in document["variants"].items():
+        row = {k: escaped(v) for k, v in variant_summary(entry).items()}
+        lines.append(
+            f"  {escaped(variant)}: built {row['built']}, smoke {row['smoked']}, "
+            f"snapshot {row['snapshot']}"
+        )
+        published = entry.get("publish")
+        if published:
+            lines.append(
+                f"    {escaped(published['platform'])} {escaped(published['digest'])}, index "
+                f"{escaped(published['index']['digest'])}: "
+                + ", ".join(escaped(t) for t in published["index"]["tags"])
+            )
+    return lines
+
+
+@dataclass(frozen=True)
+class ManifestRequest:
+    action: str | None = None  # "show": print a tag's published manifest
+    tag: str | None = None
+    parts: str | None = None
+    version: str | None = None
+    partial: bool = False
+    json: bool = False
+    out: str | None = None
+    push: bool = False
+    no_record: bool = False
+
+
+def manifest(request: ManifestRequest, run: Run) -> Report:
+    """Merge the parts, show or write the manifest, and record it as the tag's note. The
+    summary shows the manifest's fields escaped (parts come from CI artifacts)."""
+    from release.adapters.files import atomic_write, output_path
+    from release.adapters.git_notes import notes_ref
+    from release.core.manifest import missing, variant_rules
+    from release.core.terminal_text import escaped
+    from release.images.manifest import Checkout, assemble, publish, push_manifest
+
+    if request.action or request.tag:  # invoke gives "" for one left out
+        return show(request, run)
+    if request.no_record and request.push:
+        raise UsageError("--no-record and --push: a manifest not recorded cannot be pushed")
+    ws = Checkout.open(run.repo, request.version)
+    target = output_path(Path(request.out), "--out", tree=ws.ctx.root) if request.out else None
+    dirs = [Path(p) for p in (request.parts or "").split(",") if p]
+    document = assemble(ws, dirs, partial=request.partial)
+    if target is not None:
+        atomic_write(target, json.dumps(document, indent=2, sort_keys=True) + "\n")
+    data = as_json(document)
+    assert isinstance(data, dict)
+    said = run.say
+    if not request.json:
+        for line in _summary(document):
+            said(line)
+    if request.partial:
+        gaps = [f"missing: {escaped(gap)}" for gap in missing(document, variant_rules(ws.matrix))]
+        return Report(tuple(gaps), data)
+    tag = document.get("tag")
+    if not tag:
+        return Report(
+            ("untagged build: the manifest is complete but not recorded (only tags have one)",),
+            data,
+        )
+    if request.no_record:
+        return Report(
+            (
+                f"complete; not recorded (--no-record): release manifest records it as "
+                f"{notes_ref(tag)}",
+            ),
+            data,
+        )
+    recorded = publish(ws, document)
+    lines = [
+        f"{'recorded' if recorded else 'already recorded'} as {notes_ref(tag)}"
+        + ("" if request.push else "; release push sends it with the tag")
+    ]
+    if request.push:
+        sent = push_manifest(ws, tag)
+        lines.append(
+            f"{'pushed' if sent else 'already on'} {ws.ctx.config.remote}: {notes_ref(tag)}"
+        )
+    return Report(tuple(lines), data)
+
+
+def show(request: ManifestRequest, run: Run) -> Report:
+    """``manifest show TAG``: the tag's published manifest, checked against its schema and
+    its tag, as text or (``--json``) the document itself."""
+    from release.adapters.git_notes import notes_ref
+    from release.flows.manifest_store import published
+
+    if request.action not in ACTIONS:
+        raise UsageError(f"release manifest {request.action}: no such action; did you mean show?")
+    if not request.tag:
+        raise UsageError("release manifest show needs a tag: release manifest show v0.31.0rc1")
+    ctx = context(run)
+    commit = ctx.repo.rev(f"refs/tags/{request.tag}")
+    if commit is None:
+        raise RefusedError(
+            f"no tag {request.tag} here (git fetch {ctx.config.remote} --tags, or check its name)"
+        )
+    document = published(ctx.repo, request.tag, commit)
+    if document is None:
+        remote = ctx.config.remote
+        raise RefusedError(
+            f"{request.tag} has no manifest here ({notes_ref(request.tag)}): fetch it with "
+            f"git fetch {remote} 'refs/notes/release/*:refs/notes/release/*'"
+        )
+    data = as_json(document)
+    assert isinstance(data, dict)
+    return Report(() if request.json else tuple(_summary(document)), data)

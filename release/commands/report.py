@@ -1,0 +1,73 @@
+"""``release report TAG --out DIR``: the rc page of a tag, one static HTML file
+(``DIR/<tag>.html``) to attach to its GitHub release.
+
+``DIR`` is made when it is missing and its parent is a directory (nothing further up is
+made); anything but a directory there is refused, and so is anything but a regular file
+where the page goes. Both are checked before anything is read; the page is written
+atomically.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from release.commands.common import context
+from release.commands.outcome import Report, Run
+from release.errors import UsageError
+
+__all__ = ["ReportRequest", "page_name", "report"]
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    tag: str
+    out: str
+    json: bool = False
+
+
+def page_name(tag: str) -> str:
+    """The page's file name: ``v0.31.0rc1.html`` (a ``/`` of a tag's name as ``-``)."""
+    return tag.replace("/", "-") + ".html"
+
+
+def report(request: ReportRequest, run: Run) -> Report:
+    from release.adapters.files import atomic_write, output_path
+    from release.core.rc_page import render
+    from release.core.terminal_text import escaped
+    from release.flows.published_tag import check_tag_name
+    from release.flows.rc_page import gather
+
+    check_tag_name(request.tag)
+    ctx = context(run)
+    directory = _directory(Path(request.out), request.tag)
+    path = output_path(directory / page_name(request.tag), "--out", tree=ctx.root, made=True)
+    page = gather(ctx, request.tag)
+    directory.mkdir(exist_ok=True)
+    atomic_write(path, render(page))
+    said = f"{len(page.rows)} image(s) of {page.image}" + (
+        "" if page.reproduced else ", reproduce not run here"
+    )
+    return Report(
+        (*(f"note: {escaped(n)}" for n in page.notices), f"wrote {path} ({escaped(said)})"),
+        {
+            "path": str(path),
+            "tag": request.tag,
+            "rows": [r.id for r in page.rows],
+            "reproduced": page.reproduced,
+            "notices": list(page.notices),
+        },
+    )
+
+
+def _directory(path: Path, tag: str) -> Path:
+    """``--out``: a directory, or none yet in a directory that exists."""
+    if os.path.lexists(path) and not path.is_dir():
+        raise UsageError(
+            f"--out {path} is not a directory: name the directory to write {page_name(tag)} in"
+        )
+    parent = Path(os.path.abspath(path)).parent
+    if not path.is_dir() and not parent.is_dir():
+        raise UsageError(f"--out {path}: there is no directory {parent}; make it first")
+    return path
