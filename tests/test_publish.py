@@ -181,6 +181,7 @@ def test_platform_images_then_one_index_each_read_back_and_recorded(
     assert {r: variants[r]["publish"]["digest"] for r in platforms} == platforms
     # again: everything is there, nothing is uploaded, the registry is as it was
     before, traffic = registry_state(built, at), registry.traffic()
+    assert traffic.uploads > 0 and traffic.manifests_written >= 5  # the first run's
     again = built.release("images.publish", "--registry", at)
     assert again.code == 0, again.output
     assert " pushed " not in again.output and " index " not in again.output

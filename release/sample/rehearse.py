@@ -37,26 +37,21 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from release.adapters.config_file import load_config
 from release.adapters.emulation import emulation_problem
 from release.adapters.git import GitRepo
-from release.core.host_access import asked_by, spelt
-from release.core.matrix import ImageMatrix
-from release.errors import ConfigError, ReleaseError
-from release.sample import SampleEngine
+from release.errors import ReleaseError
+from release.sample.rehearse_base import DRIFT_VARIANT, Sandbox
 from release.sample.rehearse_images import NO_ENGINE, DockerSide
 from release.sample.rehearse_registry import RegistrySide, registry_checks
 from release.sample.rehearse_report import (
-    Ledger,
     Tags,
     build_notes,
     manifest_of,
-    parse_verdicts,
     result_table,
     snapshot_note,
     verify,
 )
-from release.sample.rehearse_terminal import Outcome, Say, StepFailed, Terminal, shown
+from release.sample.rehearse_terminal import Say, StepFailed, shown
 from release.sample.story import (
     AFTER_CUT,
     LATE_FIX,
@@ -70,7 +65,6 @@ __all__ = ["Rehearsal", "rehearse"]
 
 BRANCH = f"releases/v{VERSION}"
 TAGS = Tags(f"v{VERSION}rc1", f"v{VERSION}rc2", f"v{VERSION}")
-DRIFT_VARIANT = "cu130"
 PICKS_FILE = "release-picks.txt"
 PICKS = f"# picks for {TAGS.rc2}\n#59140 critical\n#59102 regression\n"
 IMAGE_STEPS = (
@@ -82,35 +76,7 @@ IMAGE_STEPS = (
 )
 
 
-class Rehearsal:
-    def __init__(self, sandbox: Path, say: Say) -> None:
-        self.sandbox = sandbox
-        self.t = Terminal(say, sandbox)
-        self.ledger = Ledger(DockerSide(None, "not asked yet"), drifted={DRIFT_VARIANT: "not run"})
-        self.engine: SampleEngine | None = None
-        self.tester = sandbox / "tester"
-        self.notes = ""
-        self.image_name = ""  # the sample's [tool.release.images] name
-        self.images_before: dict[str, str] = {}  # its tags before the rehearsal, and their ids
-        self.registry = RegistrySide(None, "not started yet")
-        self.promote_uploads: int | None = None  # blob uploads promote asked of the registry
-
-    @property
-    def repo(self) -> GitRepo:
-        assert self.engine is not None
-        return self.engine.repo
-
-    @property
-    def root(self) -> Path:
-        return self.repo.root
-
-    def matrix(self) -> ImageMatrix:
-        """The image matrix as the checked-out branch has it (the rule changes with #59118)."""
-        matrix = load_config(self.root).matrix
-        if matrix is None:
-            raise ConfigError("the sample engine has no [tool.release.images]")
-        return matrix
-
+class Rehearsal(Sandbox):
     def run(self) -> None:
         """The story; a command that exits otherwise than expected stops it (the result
         and the checks are still shown)."""
@@ -247,6 +213,17 @@ class Rehearsal:
             t.check(what, None, self.ledger.steps["reproduce"].removeprefix("not run: "))
         else:
             t.check(what, all(self.ledger.reproduced[i] == "match" for i in ids))
+        self.rc_page()
+
+    def rc_page(self) -> None:
+        """The tester's rc page of rc1 (its verdict on it), kept beside the sandbox."""
+        if self.no_manifest(TAGS.rc1):
+            self.t.note(f"the rc page: not written: {self.no_manifest(TAGS.rc1)}")
+            return
+        out = self.sandbox.parent / f"{self.sandbox.name}-page"
+        written = self.t.release(self.tester, "report", TAGS.rc1, "--out", str(out), expect=None)
+        self.page = out / f"{TAGS.rc1}.html" if written.code == 0 else None
+        self.t.check(f"the rc page of {TAGS.rc1} is written", self.page is not None)
 
     def rc2(self) -> None:
         t, engine = self.t, self.engine
@@ -340,63 +317,13 @@ class Rehearsal:
         for line in result_table(self.repo, matrix, TAGS, self.ledger, t):
             t.say(line)
 
-    # -- image steps -----------------------------------------------------------------
-    def image_command(
-        self, where: Path, key: str, args: tuple[str, ...], *, blocked: str = "", expect: int = 0
-    ) -> Outcome | None:
-        """``release ARGS`` when an engine answers and nothing it needs failed; its outcome
-        when it exits ``expect``, else None (the failure recorded)."""
-        docker = self.ledger.docker
-        why = docker.not_run if not docker.ready else blocked
-        if why:
-            self.skip(key, args, why)
-            return None
-        outcome = self.t.release(where, *args, expect=None)
-        if outcome.code != expect:
-            self.ledger.steps[key] = f"FAILED (exit {outcome.code})"
-            self.ledger.failures.append(f"release {' '.join(args)} exited {outcome.code}")
-            return None
-        self.ledger.steps[key] = "ok"
-        return outcome
-
-    def skip(self, key: str, args: tuple[str, ...], why: str) -> None:
-        self.ledger.steps[key] = f"not run: {why}"
-        self.t.note(f"release {' '.join(args)}: not run: {why}")
-
-    def ran(self, key: str) -> bool:
-        return not self.ledger.steps.get(key, "").startswith("not run")
-
-    def allow_host(self) -> str:
-        """The tester's consent to the sample's snapshot options (CRIU's capabilities)."""
-        matrix = self.matrix()
-        return spelt(
-            o for opts in asked_by(matrix, matrix.variants, gpu=False).values() for o in opts
-        )
-
-    def no_manifest(self, tag: str) -> str:
-        if manifest_of(self.repo, tag)[0] is None:
-            return f"{tag} has no manifest (an image step before failed)"
-        return ""
-
-    def verdicts(self, outcome: Outcome | None, ids: tuple[str, ...], key: str) -> dict[str, str]:
-        said = self.ledger.steps.get(key, "not run")
-        if outcome is None:
-            return dict.fromkeys(ids, "not run" if said.startswith("not run") else said)
-        found = parse_verdicts(outcome.output, ids)
-        return {i: found.get(i, "no verdict") for i in ids}
-
-    def rule(self) -> str:
-        snapshot = self.matrix().snapshot
-        return str(snapshot.cuda) if snapshot is not None else "(none)"
-
-    def show(self, command: str) -> None:
-        self.t.typed(self.root, command)
-
     # -- afterwards --------------------------------------------------------------------
     def tidy(self, keep: bool) -> None:
         """Remove the sandbox and the image tags made here, unless ``keep``."""
         docker, say, name = self.ledger.docker, self.t.say, self.image_name
         self.registry.stop()
+        if self.page is not None:
+            say(f"the rc page of {TAGS.rc1}: {self.page}")
         if keep:
             say(f"sandbox kept at {self.sandbox}")
             if docker.ready:
