@@ -67,13 +67,16 @@ def bench(session: nox.Session) -> None:
     """Speed figures, each as a ratio against the raw tool (git, docker) measured in the same run.
 
     Posargs go to benchmarks/run.py (--quick, --reps N, --json); the image figures follow
-    (skipped, with the reason, where no Docker Engine answers), then the figures on a real
-    history (skipped, with the reason, unless RELEASE_REAL_HISTORY names a clone).
+    (skipped, with the reason, where no Docker Engine answers), then the publishing figures
+    (where docker-registry and skopeo are installed), then the figures on a real history
+    (skipped, with the reason, unless RELEASE_REAL_HISTORY names a clone).
     """
     session.install("-e", ".[bench]")
     session.run("python", "benchmarks/run.py", *session.posargs)
     quick = ["--runs", "1", "--no-cold"] if "--quick" in session.posargs else []
     session.run("python", "benchmarks/images.py", *quick)
+    # publishing: a re-publish and promote against a registry of its own, arm64 emulated
+    session.run("python", "benchmarks/registry.py", *(["--runs", "1"] if quick else []))
     # figures on a real vLLM-family history, where $RELEASE_REAL_HISTORY points at a clone
     session.run("python", "benchmarks/real_history.py")
     session.run("python", "benchmarks/backports.py")
