@@ -4,15 +4,19 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from release.adapters.emulation import emulation_problem
+from release.adapters.engine import ContainerEngine
 from release.core.matrix import ImageMatrix, parse_images, platform_slug
 from release.errors import ConfigError
 from release.images.standin import platform_alias
+from tests.docker_support import need_emulation, purge
+from tests.test_images import BASE_1291, images, make_engine_repo
 from tests.test_matrix import config_error, sample_table
 
 BOTH = ["linux/amd64", "linux/arm64"]
@@ -41,6 +45,12 @@ def test_a_variant_for_two_platforms_is_two_rows_with_their_own_ids_and_tags() -
     one = matrix.variant("cu128")
     assert (one.group, one.platform, one.slug) == ("cu128", None, "")
     assert matrix.tag(one, "v0.31.0rc1") == "example/tinyengine:v0.31.0rc1-cu128"
+    # published per platform: a row's own tag, or the variant's with the platform added
+    assert matrix.platform_tag(arm, "v0.31.0rc1", "linux/arm64") == matrix.tag(arm, "v0.31.0rc1")
+    assert (
+        matrix.platform_tag(one, "v0.31.0rc1", "linux/amd64")
+        == "example/tinyengine:v0.31.0rc1-cu128-amd64"
+    )
     # each row has its sessions; the snapshot rule goes by CUDA, so by row
     assert matrix.session_ids()["build"] == matrix.ids
     assert "cu129-arm64" not in matrix.session_ids()["snapshot"]
@@ -140,3 +150,33 @@ def test_emulation_is_known_from_binfmt_misc(tmp_path: Path) -> None:
     assert "is disabled" in str(emulation_problem("linux/arm64", off))
     assert "not mounted" in str(emulation_problem("linux/arm64", tmp_path / "nothing"))
     assert "no emulator is known" in str(emulation_problem("linux/mystery", root))
+
+
+@images
+def test_an_emulated_platforms_snapshot_is_not_run_never_passed(
+    docker: ContainerEngine, tmp_path: Path
+) -> None:
+    need_emulation("linux/arm64")
+    repo = make_engine_repo(
+        tmp_path / "engine",
+        tmp_path / "home",
+        variants=[{"id": "a", "cuda": "12.9.1", "base-image": BASE_1291, "platforms": BOTH}],
+        checks=[],
+        default="a",
+        tables='[tool.release.images.snapshot]\ncuda = ">=12"\nruntime = ["snapshot-runtime"]\n',
+    )
+    try:
+        built = repo.release("images.build", "--variant", "a-arm64", timeout=900)
+        assert built.code == 0, built.output
+        assert "(emulated, linux/arm64 on linux/amd64)" in built.output
+        smoked = repo.release("images.smoke", "--variant", "a-arm64")
+        assert smoked.code == 0, smoked.output
+        assert "passed    runs as linux/arm64 (uname -m: aarch64)" in smoked.output
+        snap = repo.release("images.snapshot", "--variant", "a-arm64")
+        assert snap.code == 0, snap.output
+        assert "checkpoint/restore round trip: not run: emulated platform" in snap.output
+        (part,) = repo.state.rglob("a-arm64.snapshot.json")
+        data = json.loads(part.read_text())["data"]
+        assert data["status"] == "not run" and "CRIU does not run under qemu-user" in data["reason"]
+    finally:
+        purge(docker, repo.name, repo.head)

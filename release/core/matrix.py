@@ -172,6 +172,13 @@ class ImageMatrix:
             suffix += f"-{variant.slug}"
         return f"{self.name}:{image_version}{suffix}"
 
+    def platform_tag(self, variant: Variant, image_version: str, platform: str) -> str:
+        """The tag a row's image is published under, per platform: the row's own where its
+        variant has several (``NAME:v0.31.0rc1-cu129-arm64``), else the variant's with the
+        platform added (``NAME:v0.31.0rc1-cu128-amd64``), as vLLM's per-arch tags."""
+        tag = self.tag(variant, image_version)
+        return tag if variant.slug else f"{tag}-{platform_slug(platform)}"
+
     def index_tags(self, group: str, image_version: str) -> tuple[str, ...]:
         """The tags a variant's multi-arch index is published under: ``NAME:VERSION-ID``,
         and for the default variant ``NAME:VERSION`` first (what users pull)."""

@@ -22,7 +22,7 @@ from typing import Any
 from release.adapters.git_notes import notes_ref, write_note
 from release.adapters.registry import Registry, RegistryError
 from release.core.manifest import ManifestError, check, missing, variant_rules
-from release.core.matrix import ImageMatrix, platform_slug
+from release.core.matrix import ImageMatrix
 from release.errors import RefusedError
 from release.flows.context import ReleaseContext
 from release.images.promote import final_manifest
@@ -68,10 +68,9 @@ def final_copies(
             )
         row = matrix.variant(row_id)
         registry, digest = published["registry"], published["index"]["digest"]
-        local = matrix.tag(row, final_tag)
-        if not row.slug:
-            local += f"-{platform_slug(published['platform'])}"
-        platform_ref = registry_ref(registry, local)
+        platform_ref = registry_ref(
+            registry, matrix.platform_tag(row, final_tag, published["platform"])
+        )
         platform_copies.append(Copy(platform_ref, published["digest"]))
         indexes.setdefault(row.group, (registry, digest))
         index_refs = [registry_ref(registry, t) for t in matrix.index_tags(row.group, final_tag)]

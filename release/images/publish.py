@@ -31,7 +31,6 @@ from dataclasses import dataclass, replace
 
 from release.adapters.process import last_line
 from release.adapters.registry import Registry, RegistryError, Served, is_loopback
-from release.core.matrix import Variant, platform_slug
 from release.core.terminal_text import escaped
 from release.errors import RefusedError, UsageError
 from release.images.manifest import write_part
@@ -85,13 +84,6 @@ def release_registry(ws: Workspace, given: str | None) -> str:
     return registry
 
 
-def _platform_ref(ws: Workspace, registry: str, row: Variant, platform: str) -> str:
-    """A row's platform tag: its own tag where the variant has several platforms, else the
-    variant's with the platform added (``NAME:v0.31.0rc1-cu128-amd64``)."""
-    local = ws.image(row)
-    return registry_ref(registry, local if row.slug else f"{local}-{platform_slug(platform)}")
-
-
 def _refuse(ref: str, found: Served, want: str) -> RefusedError:
     theirs = f"image {found.config}" if found.config else "an index"
     return RefusedError(
@@ -117,7 +109,7 @@ def _read_group(ws: Workspace, reg: Registry, registry: str, group: str) -> Publ
         platform, image_id = platform_of(data), str(data["Id"])
         if row.platform and platform != row.platform:
             raise RefusedError(f"{local} is a {platform} image, not {row.platform}: build it again")
-        ref = _platform_ref(ws, registry, row, platform)
+        ref = registry_ref(registry, ws.matrix.platform_tag(row, ws.source.image_version, platform))
         found = reg.served(ref)
         if found is not None and found.config != image_id:
             raise _refuse(ref, found, image_id)
