@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import re
+import shutil
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,8 +23,10 @@ from typing import Any
 import pytest
 
 from release.adapters.config_file import load_config
+from release.adapters.emulation import emulation_problem
 from release.adapters.engine import ContainerEngine
 from release.adapters.git import GitRepo
+from release.adapters.registry_server import registry_binary
 from release.core.manifest import loads
 from release.sample.rehearse_images import DRIFT_LABEL, DockerSide
 from release.sample.rehearse_report import Ledger, Tags, manifest_of, parse_verdicts, verify
@@ -34,7 +37,12 @@ from tests.docker_support import image_env, remove_repository, unique_name
 NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent.sock"}
 SAMPLE_NAME = "example/tinyengine"
 TAGS = ("v0.31.0rc1", "v0.31.0rc2", "v0.31.0")
-VARIANTS = ("cu128", "cu129", "cu130")
+# cu129 is built for amd64 and arm64 where arm64 is emulated here (one row each)
+ARM64 = emulation_problem("linux/arm64") is None
+VARIANTS = (
+    ("cu128", "cu129-amd64", "cu129-arm64", "cu130") if ARM64 else ("cu128", "cu129", "cu130")
+)
+REGISTRY = registry_binary() is not None and shutil.which("skopeo") is not None
 ALLOW_HOST = (
     "--allow-host cap-add=SYS_ADMIN,cap-add=SYS_PTRACE,cap-add=NET_ADMIN,cap-add=SYS_TIME,"
     "security-opt=seccomp=unconfined,security-opt=apparmor=unconfined"
@@ -43,6 +51,7 @@ IMAGE_COMMANDS = (
     "images.build --jobs 2",
     "images.smoke",
     "images.snapshot",
+    "images.publish",
     "manifest",
     f"reproduce v0.31.0rc1 {ALLOW_HOST}",
     f"reproduce v0.31.0rc1 --variant cu130 {ALLOW_HOST}",
@@ -52,7 +61,7 @@ IMAGE_COMMANDS = (
 def table(stdout: str) -> dict[str, dict[str, str]]:
     """The final table: variant -> column -> cell (columns are two or more spaces apart)."""
     lines = stdout.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("variant  CUDA"))
+    start = next(i for i, line in enumerate(lines) if re.match(r"variant +CUDA", line))
     header = re.split(r" {2,}", lines[start])
     rows = {}
     for line in lines[start + 1 : start + 1 + len(VARIANTS)]:
@@ -109,7 +118,7 @@ def test_the_rehearsal_tells_the_story_end_to_end(
         assert row["smoked"] == "passed", row
         assert row["snapshot"] == ("passed" if variant == "cu130" else "omitted: rule `!=12.*`")
         assert row["reproduce v0.31.0rc1"] == "match", row
-        assert row["v0.31.0"] == "= rc2", row
+        assert row["v0.31.0"] == ("= rc2 (registry)" if REGISTRY else "= rc2"), row
         assert (
             row["changed base"].startswith("drift")
             if variant == "cu130"
@@ -117,7 +126,16 @@ def test_the_rehearsal_tells_the_story_end_to_end(
         )
         assert row["built v0.31.0rc1"] != row["built v0.31.0rc2"]  # the version is baked in
     assert re.search(r"^total: \S+ \((under|OVER) the 5-minute mark\)$", out, re.MULTILINE)
-    assert re.search(r"^# rebuilt: cu128, cu129, cu130\. The version is baked", out, re.MULTILINE)
+    rebuilt = ", ".join(VARIANTS)
+    assert re.search(rf"^# rebuilt: {rebuilt}\. The version is baked", out, re.MULTILINE)
+    if REGISTRY:  # read back from the registry by the rehearsal itself, as a tester would
+        assert "ok   v0.31.0's tags in the registry resolve to v0.31.0rc2's index digests" in out
+        assert "ok   promote copied inside the registry: no blob uploaded (0 upload" in out
+        page = re.search(r"^the rc page of v0.31.0rc1: (.+)$", out, re.MULTILINE)
+        assert page is not None and Path(page[1]).is_file(), out
+        assert 'data-row="cu130"' in Path(page[1]).read_text(encoding="utf-8")
+    if ARM64:
+        assert "ok   each index lists its variant's platforms (cu129: 2)" in out
 
     kept = re.search(r"^sandbox kept at (.+)$", out, re.MULTILINE)
     assert kept is not None, out
@@ -144,9 +162,16 @@ def test_the_rehearsal_tells_the_story_end_to_end(
     for variant in VARIANTS:
         image = rc2["variants"][variant]["build"]["image_id"]
         assert final["variants"][variant]["build"]["image_id"] == image
-        refs = (
-            rc2["variants"][variant]["build"]["tags"] + final["variants"][variant]["build"]["tags"]
-        )
+        refs = rc2["variants"][variant]["build"]["tags"]
+        if REGISTRY:  # promoted in the registry: the final's digests are rc2's, read back
+            ours, theirs = (m["variants"][variant]["publish"] for m in (final, rc2))
+            assert (ours["digest"], ours["index"]["digest"]) == (
+                theirs["digest"],
+                theirs["index"]["digest"],
+            )
+            assert all("v0.31.0" in t and "rc" not in t for t in ours["index"]["tags"])
+        else:  # promoted here, by image id
+            refs = refs + final["variants"][variant]["build"]["tags"]
         assert {docker.image_id(ref) for ref in refs} == {image}, refs  # docker image inspect
     assert any(ref.endswith(":latest") for ref in final["variants"]["cu130"]["build"]["tags"])
     if base_before is not None:

@@ -114,7 +114,7 @@ class Rehearsal(Sandbox):
         )
         docker = DockerSide.detect()
         t.note(docker.detail if docker.ready else f"image steps: not run: {docker.detail}")
-        self.registry = RegistrySide.start(self.sandbox / "registry", docker.ready)
+        self.registry = RegistrySide.start(self.sandbox / "registry", docker)
         t.note(
             self.registry.detail
             if self.registry.ready
@@ -221,6 +221,8 @@ class Rehearsal(Sandbox):
             self.t.note(f"the rc page: not written: {self.no_manifest(TAGS.rc1)}")
             return
         out = self.sandbox.parent / f"{self.sandbox.name}-page"
+        notes = "refs/notes/release/*:refs/notes/release/*"  # what reproduce read, kept here
+        self.t.git(GitRepo(self.tester), "fetch", "--quiet", "origin", notes)
         written = self.t.release(self.tester, "report", TAGS.rc1, "--out", str(out), expect=None)
         self.page = out / f"{TAGS.rc1}.html" if written.code == 0 else None
         self.t.check(f"the rc page of {TAGS.rc1} is written", self.page is not None)

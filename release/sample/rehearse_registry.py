@@ -18,6 +18,7 @@ from release.adapters.registry import Registry
 from release.adapters.registry_server import LocalRegistry, Traffic, registry_binary
 from release.core.matrix import ImageMatrix
 from release.errors import ReleaseError
+from release.sample.rehearse_images import DockerSide
 from release.sample.rehearse_terminal import Terminal
 
 __all__ = ["RegistrySide", "registry_checks"]
@@ -31,9 +32,9 @@ class RegistrySide:
     detail: str  # where it serves, or why there is none
 
     @classmethod
-    def start(cls, root: Path, engine_ready: bool) -> RegistrySide:
-        if not engine_ready:
-            return cls(None, "no Docker Engine answers")
+    def start(cls, root: Path, docker: DockerSide) -> RegistrySide:
+        if not docker.ready:
+            return cls(None, docker.not_run)
         if registry_binary() is None:
             return cls(None, "no docker-registry here (apt-get install docker-registry)")
         if shutil.which("skopeo") is None:
