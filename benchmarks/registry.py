@@ -37,9 +37,13 @@ NAME = "release-bench/published"
 
 def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
     started = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, env={**_ENV, **(env or {})}, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        argv, cwd=cwd, env={**_ENV, **(env or {})}, capture_output=True, text=True, check=False
+    )
     if proc.returncode != 0:
-        raise SystemExit(f"benchmark command failed: {' '.join(argv)}\n{proc.stdout}\n{proc.stderr}")
+        raise SystemExit(
+            f"benchmark command failed: {' '.join(argv)}\n{proc.stdout}\n{proc.stderr}"
+        )
     return time.perf_counter() - started
 
 
@@ -113,7 +117,6 @@ def _promote_figure(root: Path, server: object, runs: int) -> dict[str, object]:
     from release.images.promote_registry import final_copies, promote_in_registry
 
     assert isinstance(server, LocalRegistry)
-    at = f"{server.address}/rel"
     _run(_release("manifest"), root)
     ctx = ReleaseContext(root)
     commit = str(ctx.repo.rev(RC))
@@ -126,7 +129,9 @@ def _promote_figure(root: Path, server: object, runs: int) -> dict[str, object]:
         before = server.traffic()
         started = time.perf_counter()
         os.chdir(root)
-        promote_in_registry(ctx, rc, final_tag=final, final_version=final[1:], commit=commit, say=lambda _: None)
+        promote_in_registry(
+            ctx, rc, final_tag=final, final_version=final[1:], commit=commit, say=lambda _: None
+        )
         ours.append(time.perf_counter() - started)
         blobs.append(server.traffic().uploads - before.uploads)
         copies, _ = final_copies(rc, ctx.config.matrix, f"h{final}")  # the hand route's tags
@@ -140,7 +145,9 @@ def _promote_figure(root: Path, server: object, runs: int) -> dict[str, object]:
             _run([DOCKER, "push", "--quiet", c.ref], root)
             _run([DOCKER, "image", "rm", c.ref], root)
         for c in indexes:
-            members = [p.ref for p in platform if _group(p.ref) == _group(c.ref)] or [p.ref for p in platform]
+            members = [p.ref for p in platform if _group(p.ref) == _group(c.ref)] or [
+                p.ref for p in platform
+            ]
             env = {"DOCKER_CLI_EXPERIMENTAL": "enabled"}
             _run([DOCKER, "manifest", "create", "--insecure", c.ref, *members], root, env)
             _run([DOCKER, "manifest", "push", "--insecure", "--purge", c.ref], root, env)
@@ -179,7 +186,12 @@ def _arm64_figure(root: Path, runs: int) -> dict[str, object] | None:
 def _missing() -> str | None:
     from release.adapters.registry_server import registry_binary
 
-    version = subprocess.run([DOCKER, "version", "--format", "{{.Server.Version}}"], capture_output=True, text=True, check=False)
+    version = subprocess.run(
+        [DOCKER, "version", "--format", "{{.Server.Version}}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if version.returncode != 0:
         return "no Docker Engine answers; start one (dockerd &)"
     if registry_binary() is None or shutil.which("skopeo") is None:
@@ -188,7 +200,12 @@ def _missing() -> str | None:
 
 
 def _cleanup() -> None:
-    proc = subprocess.run([DOCKER, "images", "--format", "{{.Repository}}:{{.Tag}}", f"{NAME}*"], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [DOCKER, "images", "--format", "{{.Repository}}:{{.Tag}}", f"{NAME}*"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     refs = [r for r in proc.stdout.split() if not r.endswith(":<none>")]
     if refs:
         subprocess.run([DOCKER, "image", "rm", "--force", *refs], capture_output=True, check=False)
@@ -206,7 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     from release.adapters.emulation import emulation_problem
 
     arm64 = emulation_problem("linux/arm64") is None
-    print(f"publishing figures ({args.runs} runs each, medians; arm64 {'emulated' if arm64 else 'not run: no emulation'})")
+    print(
+        f"publishing figures ({args.runs} runs each, medians; arm64 {'emulated' if arm64 else 'not run: no emulation'})"
+    )
     figures: list[dict[str, object]] = []
     home = os.getcwd()
     with tempfile.TemporaryDirectory(prefix="release-bench-registry-") as tmp:
