@@ -245,3 +245,33 @@ def test_a_registry_on_this_machine_is_not_checked(engine: GitRepo) -> None:
     outcome = run_check(engine.root)
     assert status(outcome, "registry login 127.0.0.1:5000")[0] is Status.NOT_CHECKED
     assert status(outcome, "registry login docker.io")[0] is Status.OK
+
+
+def test_a_release_registry_needs_skopeo_and_a_foreign_platform_emulation(
+    engine: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pyproject = engine.root / "pyproject.toml"
+    text = pyproject.read_text()
+    text = text.replace(
+        'version-arg = "ENGINE_VERSION"',
+        'version-arg = "ENGINE_VERSION"\nregistry = "registry.example.com/rel"',
+    ).replace(
+        'base-image = "nvidia/cuda:12.9.1-base-ubuntu22.04"',
+        'base-image = "nvidia/cuda:12.9.1-base-ubuntu22.04"\nplatforms = ["linux/amd64", "linux/s390x"]',
+    )
+    pyproject.write_text(text)
+    monkeypatch.setattr(
+        doctor, "emulation_problem", lambda p: None if p == "linux/amd64" else "no handler"
+    )
+    monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
+    outcome = run_check(engine.root)
+    assert status(outcome, "skopeo")[0] is Status.PROBLEM
+    assert "apt-get install skopeo" in status(outcome, "skopeo")[1]
+    assert status(outcome, "platform linux/amd64")[0] is Status.OK
+    assert status(outcome, "platform linux/s390x") == (
+        Status.NOT_CHECKED,
+        "not emulated here: no handler; build it on a linux/s390x runner",
+    )
+    login = status(outcome, "registry login registry.example.com")
+    assert login[0] is Status.PROBLEM and "docker login registry.example.com" in login[1]
+    assert outcome.exit_code == 1

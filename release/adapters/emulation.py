@@ -9,9 +9,10 @@ is mounted (``mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc``).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-__all__ = ["BINFMT", "emulation_problem"]
+__all__ = ["BINFMT", "emulation_problem", "host_arch"]
 
 BINFMT = Path("/proc/sys/fs/binfmt_misc")
 # docker's architecture names -> qemu's (the handler is called qemu-<name>)
@@ -27,10 +28,18 @@ _QEMU = {
 }
 
 
+def host_arch() -> str:
+    """This machine's architecture, as docker names it (``amd64``, ``arm64``)."""
+    machine = os.uname().machine
+    return next((arch for arch, name in _QEMU.items() if name == machine), machine)
+
+
 def emulation_problem(platform: str, root: Path = BINFMT) -> str | None:
-    """None when the engine's containers can run ``platform``'s binaries here through an
-    emulator; else why not, and what to do (one phrase)."""
+    """None when the engine's containers can run ``platform``'s binaries here: natively, or
+    through an emulator; else why not, and what to do (one phrase)."""
     arch = platform.split("/")[1] if "/" in platform else platform
+    if arch == host_arch():
+        return None
     name = _QEMU.get(arch)
     if name is None:
         return f"no emulator is known for {platform}"

@@ -94,8 +94,10 @@ def snapshot_privileges(matrix: ImageMatrix) -> Item | None:
 
 
 def registries(matrix: ImageMatrix) -> list[str]:
-    """The registries images are pushed to: the images' name's, and CI's where set."""
+    """The registries images are pushed to: the images' name's, CI's and the release
+    registry where set."""
     found = [repository(matrix.name).split("/", 1)[0]]
-    if matrix.ci_registry:
-        found.append(repository(matrix.ci_registry + "/x").split("/", 1)[0])
+    for prefix in (matrix.ci_registry, matrix.registry):  # CI's, and the release registry
+        if prefix:
+            found.append(repository(prefix + "/x").split("/", 1)[0])
     return list(dict.fromkeys(found))

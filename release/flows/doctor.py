@@ -7,10 +7,12 @@ run here says ``not checked`` and why (:mod:`release.core.doctor`).
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
 from release.adapters.config_file import CONFIG_FILE, read_config
+from release.adapters.emulation import emulation_problem
 from release.adapters.engine import ContainerEngine
 from release.adapters.engine_cli import choose_cli
 from release.adapters.files import read_tree_text
@@ -141,6 +143,26 @@ def _images(root: Path, config: Config | None, env: Mapping[str, str]) -> list[I
             )
         )
     items += [_login(host, env) for host in registries(matrix)]
+    if matrix.registry:
+        found = shutil.which("skopeo")
+        items.append(
+            ok("skopeo", f"{escaped(found)} reads and copies in the release registry")
+            if found
+            else problem(
+                "skopeo",
+                "not installed: images.publish and promote need it (apt-get install skopeo)",
+            )
+        )
+    for platform in sorted({v.platform for v in matrix.variants if v.platform}):
+        problem_ = emulation_problem(platform)
+        name = f"platform {platform}"
+        items.append(
+            ok(name, "runs here (natively, or emulated through binfmt_misc)")
+            if problem_ is None
+            else not_checked(
+                name, f"not emulated here: {problem_}; build it on a {platform} runner"
+            )
+        )
     return items
 
 
