@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass
 
 from release.adapters import process
@@ -34,6 +35,7 @@ INDEX_TYPES = (
     "application/vnd.docker.distribution.manifest.list.v2+json",
     "application/vnd.oci.image.index.v1+json",
 )
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128}")
 _ABSENT = ("manifest unknown", "name unknown", "not found")
 _REFUSED = ("unauthorized", "authentication required", "denied", "401", "403")
 _UNREACHABLE = ("connection refused", "no such host", "i/o timeout", "dial tcp", "connection reset")
@@ -80,18 +82,27 @@ def served_of(raw: bytes, what: str) -> Served:
     if not isinstance(document, dict):
         raise RegistryError(f"{what}: the registry answered with no manifest")
     digest = "sha256:" + hashlib.sha256(raw).hexdigest()
-    media = str(document.get("mediaType") or "")
+    media = escaped(str(document.get("mediaType") or ""))
     if media in INDEX_TYPES or "manifests" in document:
         platforms = []
         for entry in document.get("manifests") or ():
-            p = entry.get("platform") or {} if isinstance(entry, dict) else {}
+            entry = entry if isinstance(entry, dict) else {}
+            found = entry.get("platform")
+            p: dict[str, object] = found if isinstance(found, dict) else {}
             name = "/".join(
-                str(x) for x in (p.get("os"), p.get("architecture"), p.get("variant")) if x
+                escaped(str(x)) for x in (p.get("os"), p.get("architecture"), p.get("variant")) if x
             )
-            platforms.append((name, str(entry.get("digest") if isinstance(entry, dict) else "")))
+            platforms.append((name, _digest(entry.get("digest"), what)))
         return Served(digest, media or INDEX_TYPES[1], None, tuple(platforms))
-    config = (document.get("config") or {}).get("digest")
-    return Served(digest, media, str(config) if config else None)
+    config = document.get("config") if isinstance(document.get("config"), dict) else {}
+    return Served(digest, media, _digest(config.get("digest"), what) if config else None)
+
+
+def _digest(value: object, what: str) -> str:
+    """A digest the registry's document names: what it says is shown only when it is one."""
+    if not isinstance(value, str) or not _DIGEST.fullmatch(value):
+        raise RegistryError(f"{what}: the registry's manifest names no digest where one belongs")
+    return value
 
 
 def _failure(ref: str, doing: str, said: str) -> RegistryError:
