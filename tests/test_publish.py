@@ -460,3 +460,32 @@ def test_only_a_loopback_registry_is_spoken_to_without_tls() -> None:
     assert not is_loopback("127.0.0.1.example.com/y")  # a name, not the loopback address
     assert not is_loopback("example.com:5000/127.0.0.1/y")
     assert Registry._tls("tls-verify", "example.com/y") == []
+
+
+def test_what_a_registry_answers_is_taken_as_digests_and_escaped_names_only() -> None:
+    from release.adapters.registry import RegistryError, served_of
+
+    index = {
+        "mediaType": "application/vnd.oci.image.index.v1+json",
+        "manifests": [
+            {
+                "digest": "sha256:" + "a" * 64,
+                "platform": {"os": "linux", "architecture": "arm\x1b[2K64"},
+            }
+        ],
+    }
+    raw = json.dumps(index).encode()
+    served_index = served_of(raw, "x")
+    assert (
+        served_index.is_index and served_index.digest == "sha256:" + hashlib.sha256(raw).hexdigest()
+    )
+    assert served_index.platforms == (("linux/arm\\x1b[2K64", "sha256:" + "a" * 64),)
+    for bad in ({"config": {"digest": "sha256:zz\x1b[1A"}}, {"manifests": [{"digest": 7}]}):
+        with pytest.raises(RegistryError) as refused:
+            served_of(json.dumps(bad).encode(), "REF")
+        assert (
+            refused.value.message
+            == "REF: the registry's manifest names no digest where one belongs"
+        )
+    with pytest.raises(RegistryError):
+        served_of(b"<html>not a manifest</html>", "REF")
