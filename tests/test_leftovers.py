@@ -681,3 +681,17 @@ def test_a_build_a_killed_run_finished_but_never_tagged_is_removed_by_the_next(
         live[0].unlink(missing_ok=True)
         for _, image in (untagged, pinned, live):
             docker.remove_image(image)
+
+
+def test_a_container_is_this_runs_by_its_owner_label_or_the_tag_it_was_made_of() -> None:
+    """Two runs may build the same image (one id): each removes only its own containers."""
+    me = leftovers.this_owner()
+    assert me is not None
+    other = leftovers.Owner(me.boot, me.pidns, me.pid + 1, me.start)
+    own_ref = leftovers.owned_ref("sha256:" + "a" * 64)
+    assert own_ref is not None
+    assert leftovers.mine(str(me), "example/engine:v1")
+    assert leftovers.mine("", own_ref)  # made by container-structure-test from our tag
+    assert not leftovers.mine(str(other), "example/engine:v1")
+    assert not leftovers.mine("", own_ref.replace(str(me), str(other)))
+    assert not leftovers.mine("", "example/engine:v1")  # no owner: not provably ours

@@ -208,14 +208,18 @@ class ContainerEngine:
         said = self.run(["info", "--format", "{{json .Runtimes}}"], check=False, timeout=30)
         return "nvidia" in said.stdout
 
-    def containers_of(self, image: str) -> list[str]:
-        """Ids of every container (any state) made from ``image``."""
+    def containers_of(self, image: str, *, mine: bool = False) -> list[str]:
+        """Ids of every container (any state) made from ``image`` (its id: another run's
+        image can be the same one); ``mine``: only those this process made (its owner
+        label, or made of a tag that names it)."""
+        shown = f'{{{{.ID}}}}\t{{{{.Label "{leftovers.OWNER_LABEL}"}}}}\t{{{{.Image}}}}'
         result = self.run(
-            ["ps", "--all", "--quiet", "--no-trunc", "--filter", f"ancestor={image}"],
+            ["ps", "--all", "--no-trunc", "--filter", f"ancestor={image}", "--format", shown],
             check=False,
             timeout=60,
         )
-        return result.stdout.split()
+        rows = [[*line.split("\t"), "", ""][:3] for line in result.stdout.splitlines()]
+        return [c for c, owner, made in rows if c and (not mine or leftovers.mine(owner, made))]
 
     def untagged_since(self, image: str) -> list[str]:
         """Ids of untagged images made after ``image``."""

@@ -73,6 +73,7 @@ __all__ = [
     "dies_with_parent",
     "keep",
     "left_by_dead",
+    "mine",
     "owned_name",
     "owned_ref",
     "owner_of",
@@ -196,6 +197,12 @@ def owned_ref(image_id: str) -> str | None:
 def _owned_by(ref: str) -> Owner | None:
     match = re.fullmatch(_OWNED, ref)
     return Owner.parse(match["owner"]) if match else None
+
+
+def mine(owner_label: str, image_ref: str) -> bool:
+    """Whether a container of this owner label, made of ``image_ref``, is this process's."""
+    me = this_owner()
+    return me is not None and (Owner.parse(owner_label) == me or _owned_by(image_ref) == me)
 
 
 def left_by_dead(directory: Path, stem: str) -> list[Path]:

@@ -386,6 +386,6 @@ def _remove(engine: ContainerEngine, image: str) -> None:
     """A rebuilt image, and any container of it (only ``reproduce`` makes them: one a
     check's tool was still creating when Ctrl-C came is found here too)."""
     with contextlib.suppress(ReleaseError):
-        for container in engine.containers_of(image):
+        for container in engine.containers_of(image, mine=True):
             engine.remove_container(container)
         engine.remove_image(image)
