@@ -272,7 +272,13 @@ def stopping_skopeo(tmp_path: Path, words: tuple[str, ...], nth: int, sig: int) 
 @images
 @pytest.mark.slow
 def test_a_run_stopped_at_a_step_is_finished_by_the_next(
-    built: Repo, registry: LocalRegistry, tmp_path: Path, words: tuple[str, ...], nth: int, sig: int
+    built: Repo,
+    registry: LocalRegistry,
+    docker: ContainerEngine,
+    tmp_path: Path,
+    words: tuple[str, ...],
+    nth: int,
+    sig: int,
 ) -> None:
     at = where(registry, f"stopped-{tmp_path.name.lower()}")
     clear_parts(built)
@@ -292,6 +298,8 @@ def test_a_run_stopped_at_a_step_is_finished_by_the_next(
     done_before = {ref for ref, s in registry_state(built, at).items() if s is not None}
     assert done_before and done_before != set(every_ref(built, at)), proc.stdout
     assert parts_of(built) == {} or sig == signal.SIGTERM  # a killed run recorded nothing
+    # what a push killed mid-way leaves here: the image tagged under its registry name
+    docker.tag(str(docker.image_id(f"{built.name}:{VERSION}-b")), [platform_refs(built, at)["b"]])
     again = built.release("images.publish", "--registry", at)
     assert again.code == 0, again.output
     state = registry_state(built, at)
@@ -303,6 +311,9 @@ def test_a_run_stopped_at_a_step_is_finished_by_the_next(
         assert all(part(built, r)["index"]["digest"] == digest for r in rows)  # type: ignore[index]
     for ref in done_before:  # kept, not pushed again
         assert f"{ref} is there: " in again.output
+    # no local alias a killed push tagged is left
+    aliases = docker.run(["images", "--quiet", "--filter", f"reference={at}/*/*"], timeout=60)
+    assert aliases.stdout.split() == []
 
 
 @images

@@ -209,9 +209,10 @@ class ContainerEngine:
         return "nvidia" in said.stdout
 
     def containers_of(self, image: str, *, mine: bool = False) -> list[str]:
-        """Ids of every container (any state) made from ``image`` (its id: another run's
-        image can be the same one); ``mine``: only those this process made (its owner
-        label, or made of a tag that names it)."""
+        """Ids of every container (any state) made from ``image`` or an image made of it
+        (container-structure-test commits one); by its id, so another run's image can be
+        the same one: ``mine`` keeps only those this process made (its owner label, or
+        made of a tag that names it)."""
         shown = f'{{{{.ID}}}}\t{{{{.Label "{leftovers.OWNER_LABEL}"}}}}\t{{{{.Image}}}}'
         result = self.run(
             ["ps", "--all", "--no-trunc", "--filter", f"ancestor={image}", "--format", shown],

@@ -115,6 +115,10 @@ def _read_group(ws: Workspace, reg: Registry, registry: str, group: str) -> Publ
             raise _refuse(ref, found, image_id)
         digest = found.digest if found else None
         images.append(PlatformImage(row.id, platform, image_id, ref, digest, found is None))
+    left = ws.engine.inspect_images([i.ref for i in images])  # a killed push's local aliases
+    for ref, data in left.items():
+        if data is not None:
+            ws.engine.remove_image(ref)  # the alias only: the image keeps its own tag
     if len({i.platform for i in images}) != len(images):
         raise RefusedError(
             f"two images of {group} are of one platform: {', '.join(i.platform for i in images)}"

@@ -148,7 +148,7 @@ def run_shared(
 def _made_from(engine: ContainerEngine, image: str) -> tuple[set[str], set[str]]:
     """Containers of ``image`` and untagged images made after it (candidates for the images
     container-structure-test commits from ``image`` and removes only when it ends normally)."""
-    return set(engine.containers_of(image, mine=True)), set(engine.untagged_since(image))
+    return set(engine.containers_of(image)), set(engine.untagged_since(image))
 
 
 def _remove_new(engine: ContainerEngine, image: str, before: tuple[set[str], set[str]]) -> None:
@@ -159,7 +159,7 @@ def _remove_new(engine: ContainerEngine, image: str, before: tuple[set[str], set
     for leftover in containers - before[0]:
         engine.remove_container(leftover)
     time.sleep(_SETTLE)
-    for leftover in set(engine.containers_of(image, mine=True)) - before[0] - containers:
+    for leftover in set(engine.containers_of(image)) - before[0] - containers:
         engine.remove_container(leftover)
     parent = image if image.startswith("sha256:") else engine.image_id(image)  # a tag: its id
     for candidate in images - before[1]:
