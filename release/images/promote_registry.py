@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from release.adapters.git_notes import notes_ref, write_note
-from release.adapters.registry import Registry, RegistryError
+from release.adapters.registry import Registry, RegistryError, Served
 from release.core.manifest import ManifestError, check, missing, variant_rules
 from release.core.matrix import ImageMatrix
 from release.errors import RefusedError
@@ -89,6 +89,14 @@ def final_copies(
     return [*platform_copies, *index_copies, *moving], records
 
 
+def _read_all(reg: Registry, refs: list[str]) -> dict[str, Served | None]:
+    """What each tag serves, asked of the registry a few at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="registry") as pool:
+        return dict(zip(refs, pool.map(reg.served, refs), strict=True))
+
+
 def promote_in_registry(
     ctx: ReleaseContext,
     rc_manifest: Mapping[str, Any],
@@ -112,7 +120,7 @@ def promote_in_registry(
         )
     reg = reg or Registry()
     copies, records = final_copies(rc_manifest, matrix, final_tag)
-    served = {c.ref: reg.served(c.ref) for c in copies}  # all read before any copy
+    served = _read_all(reg, [c.ref for c in copies])  # every tag read before any copy
     for c in copies:
         found = served[c.ref]
         if found is not None and found.digest != c.digest and not c.moving:
@@ -120,20 +128,23 @@ def promote_in_registry(
                 f"{c.ref} is published already with another image: the registry serves "
                 f"{found.digest}, the rc's is {c.digest}; a published tag is not moved"
             )
+    copied = []
     for c in copies:
         found = served[c.ref]
         if found is not None and found.digest == c.digest:
             say(f"  {c.ref} is there: {c.digest}")
             continue
         reg.copy(f"{_repository(c.ref)}@{c.digest}", c.ref)
-        back = reg.served(c.ref)
-        if back is None or back.digest != c.digest:
-            got = "nothing" if back is None else back.digest
+        copied.append(c)
+    back = _read_all(reg, [c.ref for c in copied])  # then every copy read back
+    for c in copied:
+        got = back[c.ref]
+        if got is None or got.digest != c.digest:
+            shown = "nothing" if got is None else got.digest
             raise RegistryError(
-                f"{c.ref} does not read back as copied: it serves {got}, not {c.digest}"
+                f"{c.ref} does not read back as copied: it serves {shown}, not {c.digest}"
             )
-        moved = " (moved)" if found is not None else ""
-        say(f"  {c.ref} -> {c.digest}{moved}")
+        say(f"  {c.ref} -> {c.digest}" + (" (moved)" if served[c.ref] is not None else ""))
     final = final_manifest(dict(rc_manifest), matrix, final_tag, final_version)
     for row_id, record in records.items():
         final["variants"][row_id]["publish"] = record
