@@ -376,6 +376,7 @@ ANY_ALLOWED: dict[str, set[str]] = {
     "release.core.json_text": {"parse_json"},
     "release.core.matrix": {"parse_images"},
     "release.core.smoke_config": {"parse_smoke"},
+    "release.core.ci_config": {"parse_ci"},
     "release.core.table_values": {"argv_value", "seconds_value", "string_value"},
     "release.core.references": {"registry_prefix"},
     "release.core.serving": {

@@ -15,6 +15,7 @@ from typing import Any
 import invoke.vendor.yaml as yaml
 import pytest
 
+from release import __version__
 from release.adapters.config_file import load_config
 from release.core.matrix import ImageMatrix, parse_images
 from release.core.pipelines import (
@@ -25,6 +26,7 @@ from release.core.pipelines import (
     github_workflow,
     pipeline_jobs,
     pipeline_text,
+    setup_command,
 )
 from release.core.yaml_text import dump_yaml
 from release.errors import ConfigError
@@ -34,6 +36,8 @@ from release.images.source import BuildSource
 from release.images.standin import BaseImage
 from tests.conftest import run_cli, run_nox
 from tests.test_matrix import sample_table
+
+SETUP = setup_command("release==0.1.0")
 
 ROOT = Path(__file__).resolve().parents[1]
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -167,15 +171,16 @@ def test_bake_task_writes_the_tagged_version_and_refuses_a_dirty_tree(tmp_path: 
 
 
 def _buildkite(matrix: ImageMatrix) -> dict[str, dict[str, Any]]:
-    parsed = yaml.safe_load(pipeline_text(matrix, "buildkite"))
-    assert parsed == buildkite_pipeline(matrix)
+    parsed = yaml.safe_load(pipeline_text(matrix, "buildkite", setup=SETUP))
+    assert parsed == buildkite_pipeline(matrix, setup=SETUP)
     return {step["label"]: step for step in parsed["steps"]}
 
 
 def _github(matrix: ImageMatrix) -> dict[str, dict[str, Any]]:
-    parsed = yaml.safe_load(pipeline_text(matrix, "github"))
-    assert parsed == github_workflow(matrix)
-    assert set(parsed) == {"name", "on", "jobs"}  # "on" stays a key, not True
+    parsed = yaml.safe_load(pipeline_text(matrix, "github", setup=SETUP))
+    assert parsed == github_workflow(matrix, setup=SETUP)
+    assert set(parsed) == {"name", "on", "permissions", "concurrency", "jobs"}  # "on": a key
+    assert parsed["permissions"] == {}  # least privilege: each job says what it needs
     return {job["name"]: {**job, "id": key} for key, job in parsed["jobs"].items()}
 
 
@@ -222,7 +227,7 @@ def test_buildkite_steps_depend_on_their_build_and_carry_the_image() -> None:
             if step is None:
                 continue
             assert step["depends_on"] == [build["key"]]
-            assert step["command"][1:] == [
+            assert step["command"][-4:] == [
                 'export RELEASE_STATE_DIR="$$(mktemp -d)"',
                 f'buildkite-agent artifact download "{archive}" . --step {build["key"]}',
                 f"gunzip -c {archive} | docker load && rm -f {archive}",
@@ -238,7 +243,7 @@ def test_buildkite_steps_depend_on_their_build_and_carry_the_image() -> None:
         f"release manifest --parts {PARTS_DIR} --out manifest.json --no-record"
     )
     assert "agents" not in final
-    queued = buildkite_pipeline(matrix, runner="gpu")["steps"]
+    queued = buildkite_pipeline(matrix, setup=SETUP, runner="gpu")["steps"]
     assert all(s["agents"] == {"queue": "gpu"} for s in queued)
 
 
@@ -247,11 +252,13 @@ def test_github_jobs_need_their_build_and_pass_artifacts() -> None:
     jobs = _github(matrix)
     for label, job in jobs.items():
         steps = job["steps"]
-        assert steps[0] == {"uses": "actions/checkout@v4", "with": {"fetch-depth": 0}}
+        assert steps[0]["uses"].startswith("actions/checkout@")
+        assert steps[0]["with"] == {"fetch-depth": 0, "persist-credentials": False}
         assert job["runs-on"] == "ubuntu-latest"
+        assert job["permissions"] == {"contents": "read"} and job["timeout-minutes"] >= 1
         runs = [s["run"] for s in steps if "run" in s]
-        uploads = [s["with"] for s in steps if s.get("uses") == "actions/upload-artifact@v4"]
-        downloads = [s["with"] for s in steps if s.get("uses") == "actions/download-artifact@v4"]
+        uploads = [s["with"] for s in steps if s.get("uses", "").startswith("actions/upload-")]
+        downloads = [s["with"] for s in steps if s.get("uses", "").startswith("actions/download-")]
         if label == "manifest":
             assert job["needs"] == [j["id"] for j in jobs.values() if j is not job]
             assert downloads == [
@@ -287,7 +294,7 @@ def test_github_jobs_need_their_build_and_pass_artifacts() -> None:
 def test_nothing_in_the_pipelines_writes_under_git() -> None:
     matrix = root_matrix()
     for fmt in ("buildkite", "github"):
-        text = pipeline_text(matrix, fmt)
+        text = pipeline_text(matrix, fmt, setup=SETUP)
         assert ".git/" not in text.replace(".github/", "")
         assert not PARTS_DIR.startswith(".git")
 
@@ -299,7 +306,10 @@ def test_ci_task_writes_each_format_and_refuses_an_unknown_one(tmp_path: Path) -
         assert result.code == 0, result.stderr
         written = (tmp_path / fmt / name).read_text()
         assert written == pipeline_text(
-            root_matrix(), fmt, command=["release", "ci", "--format", fmt]
+            root_matrix(),
+            fmt,
+            setup=setup_command(f"release=={__version__}"),
+            command=["release", "ci", "--format", fmt],
         )
         assert "8 jobs (build(cu128)" in result.stdout
     bad = run_cli(ROOT, "ci", "--format", "jenkins", "--out", str(tmp_path))
@@ -323,8 +333,10 @@ REGISTRY = "registry.example.com:5000/org/ci"
 
 def test_with_a_registry_images_travel_through_it_not_as_artifacts() -> None:
     matrix = root_matrix()
-    github = github_workflow(matrix, registry=REGISTRY)["jobs"]
-    buildkite = {s["key"]: s for s in buildkite_pipeline(matrix, registry=REGISTRY)["steps"]}
+    github = github_workflow(matrix, setup=SETUP, registry=REGISTRY)["jobs"]
+    buildkite = {
+        s["key"]: s for s in buildkite_pipeline(matrix, setup=SETUP, registry=REGISTRY)["steps"]
+    }
     for job in pipeline_jobs(matrix):
         runs = [s["run"] for s in github[job.key]["steps"] if "run" in s]
         named = [s["with"].get("name", "") for s in github[job.key]["steps"] if "with" in s]
@@ -346,9 +358,11 @@ def test_ci_registry_is_configuration_and_the_option_overrides_it(tmp_path: Path
     table["ci-registry"] = REGISTRY + "/"
     matrix = parse_images(table)
     assert matrix is not None and matrix.ci_registry == REGISTRY
-    text = pipeline_text(matrix, "github")
+    text = pipeline_text(matrix, "github", setup=SETUP)
     assert f"release images.pull --variant cu129 --registry {REGISTRY}" in text
-    assert "docker load" in pipeline_text(matrix, "github", registry="")  # "": artifacts
+    assert "docker load" in pipeline_text(
+        matrix, "github", setup=SETUP, registry=""
+    )  # "": artifacts
     table["ci-registry"] = "Not A Registry"
     with pytest.raises(ConfigError) as caught:
         parse_images(table)
@@ -364,3 +378,108 @@ def test_ci_registry_is_configuration_and_the_option_overrides_it(tmp_path: Path
     written = (tmp_path / "pipeline.yml").read_text()
     assert f"release ci --format buildkite --registry {REGISTRY}" in written
     assert f"release images.push --variant cu130 --registry {REGISTRY}" in written
+
+
+# -- [tool.release.ci] and what a job checks -----------------------------------------------
+
+
+def test_ci_settings_choose_runners_and_timeouts_by_job_kind_and_platform() -> None:
+    from release.core.ci_config import CiSettings, parse_ci
+
+    settings = parse_ci(
+        {
+            "runners": {"build": "b", "build-arm64": "arm", "smoke": "s", "default": "d"},
+            "timeouts": {"build": 240},
+        }
+    )
+    assert settings.runner("build") == "b" and settings.runner("build", "arm64") == "arm"
+    assert settings.runner("gpu") == "s"  # no gpu label: the smoke's
+    assert settings.runner("snapshot") == "d" and settings.queue("manifest", None, "cli") == "cli"
+    assert CiSettings().queue("build") is None and CiSettings().runner("build") == "ubuntu-latest"
+    assert settings.timeout("build") == 240 and settings.timeout("smoke") == 30
+    for table, said in (
+        ({"runners": {"biuld": "x"}}, "runners.biuld: not a job kind"),
+        ({"runners": {"build": "a\nb"}}, "expected a runner label"),
+        ({"timeouts": {"build": 0}}, "expected minutes, 1 to 4320"),
+        ({"timeouts": {"snap": 5}}, "timeouts.snap: not a job kind"),
+        ({"python": "3"}, "expected a Python version"),
+        ({"install": "a\nb"}, "expected a pip requirement"),
+        ({"runner": {}}, "did you mean 'runners'?"),
+    ):
+        with pytest.raises(ConfigError) as refused:
+            parse_ci(table)
+        assert said in refused.value.one_line(), table
+
+
+def test_the_jobs_install_this_tool_in_their_own_python_never_the_engine(tmp_path: Path) -> None:
+    settings_text = '[tool.release.ci]\npython = "3.12"\ninstall = "release @ git+https://git.example.com/release"\nruntimes = 1\n'
+    text = (ROOT / "release" / "sample" / "engine" / "pyproject.toml").read_text()
+    (tmp_path / "pyproject.toml").write_text(text + settings_text.replace("runtimes = 1\n", ""))
+    (tmp_path / "noxfile.py").write_text(
+        "from release.cli.nox_sessions import image_sessions\n\nimage_sessions()\n"
+    )
+    subprocess.run(["git", "init", "--quiet", str(tmp_path)], check=True)
+    result = run_cli(tmp_path, "ci", "--format", "github", "--out", str(tmp_path))
+    assert result.code == 0, result.stderr
+    workflow = yaml.safe_load((tmp_path / "images.yml").read_text())
+    steps = workflow["jobs"]["build-cu128"]["steps"]
+    assert steps[1]["with"] == {"python-version": "3.12"}
+    assert steps[2] == {
+        "run": "python -m pip install --quiet 'release @ git+https://git.example.com/release' nox"
+    }
+    assert all("-e ." not in s.get("run", "") for s in steps)  # never the engine
+    bad = tmp_path / "pyproject.toml"
+    bad.write_text(text + settings_text)
+    refused = run_cli(tmp_path, "ci", "--format", "github", "--out", str(tmp_path))
+    assert refused.code == 2 and "[tool.release.ci]: unknown key 'runtimes'" in refused.stderr
+
+
+def test_ci_checks_the_engines_noxfile_and_writes_it_only_when_asked(tmp_path: Path) -> None:
+    text = (ROOT / "release" / "sample" / "engine" / "pyproject.toml").read_text()
+    (tmp_path / "pyproject.toml").write_text(text)
+    subprocess.run(["git", "init", "--quiet", str(tmp_path)], check=True)
+    out = tmp_path / "out"
+    out.mkdir()
+    refused = run_cli(tmp_path, "ci", "--format", "github", "--out", str(out))
+    assert refused.code == 3 and "pass --write-noxfile" in refused.stderr
+    assert not (out / "images.yml").exists() and not (tmp_path / "noxfile.py").exists()
+    (tmp_path / "noxfile.py").write_text("import nox\n")
+    other = run_cli(tmp_path, "ci", "--format", "github", "--out", str(out), "--write-noxfile")
+    assert other.code == 3 and "noxfile.py does not call image_sessions" in other.stderr
+    assert (tmp_path / "noxfile.py").read_text() == "import nox\n"  # never replaced
+    (tmp_path / "noxfile.py").unlink()
+    made = run_cli(tmp_path, "ci", "--format", "github", "--out", str(out), "--write-noxfile")
+    assert made.code == 0, made.stderr
+    assert f"wrote {tmp_path / 'noxfile.py'}" in made.stdout
+    assert "image_sessions()" in (tmp_path / "noxfile.py").read_text()
+    sessions = run_nox(tmp_path, "-l")
+    assert "build(cu128)" in sessions.stdout
+
+
+def test_check_tag_says_whether_this_checkout_is_the_tags(tmp_path: Path) -> None:
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    _git(origin, "init", "--quiet", "--initial-branch=main")
+    (origin / "pyproject.toml").write_text('[tool.release]\nmain-branch = "main"\n')
+    _git(origin, "add", "pyproject.toml")
+    _git(origin, "commit", "--quiet", "-m", "one")
+    _git(origin, "tag", "-a", "v0.31.0rc1", "-m", "rc1")
+    good = run_cli(origin, "check", "--tag", "v0.31.0rc1")
+    assert good.code == 0 and "ok           tag v0.31.0rc1: HEAD is v0.31.0rc1" in good.stdout
+    # a checkout by commit with no tags (a Buildkite agent's): told to fetch them
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    _git(agent, "init", "--quiet")
+    _git(agent, "fetch", "--quiet", "--no-tags", str(origin), "main")
+    _git(agent, "checkout", "--quiet", "FETCH_HEAD")
+    untagged = run_cli(agent, "check", "--tag", "v0.31.0rc1")
+    assert untagged.code == 1 and "fetch the tags first" in untagged.stdout
+    _git(agent, "fetch", "--quiet", "--tags", str(origin))
+    assert run_cli(agent, "check", "--tag", "v0.31.0rc1").code == 0
+    (origin / "NEWS").write_text("later\n")
+    _git(origin, "add", "NEWS")
+    _git(origin, "commit", "--quiet", "-m", "later")
+    moved = run_cli(origin, "check", "--tag", "v0.31.0rc1")
+    assert moved.code == 1 and "check out the tag" in moved.stdout
+    for name, said in (("", "none given"), ("nightly", "not a release tag")):
+        assert said in run_cli(origin, "check", "--tag", name).stdout

@@ -13,6 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from release.core import ci_config as ci_module
 from release.core import config as config_module
 from release.core import matrix as matrix_module
 from release.core import serving as serving_module
@@ -46,6 +47,7 @@ def test_the_schema_is_a_draft_2020_12_schema() -> None:
     ("where", "accepted"),
     [
         ((), config_module._KEYS),
+        (("ci",), ci_module._KEYS),
         (("images",), matrix_module._IMAGE_KEYS),
         (("images", "variants[]"), matrix_module._VARIANT_KEYS),
         (("images", "snapshot"), matrix_module._SNAPSHOT_KEYS),

@@ -47,6 +47,9 @@ def git(root: Path, *args: str) -> str:
     ).stdout.strip()
 
 
+NOXFILE = "from release.cli.nox_sessions import image_sessions\n\nimage_sessions()\n"
+
+
 def engine_repo(
     tmp_path: Path,
     *,
@@ -62,6 +65,7 @@ def engine_repo(
     (root / "docker" / "Dockerfile").write_text("FROM scratch\n", encoding="utf-8")
     text = pyproject or PYPROJECT.format(context=context, dockerfile=dockerfile)
     (root / "pyproject.toml").write_text(text, encoding="utf-8")
+    (root / "noxfile.py").write_text(NOXFILE, encoding="utf-8")  # the sessions CI jobs run
     for path, target in (links or {}).items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).symlink_to(target)
@@ -479,9 +483,9 @@ def test_the_header_comment_stays_a_comment_whatever_it_carries(line: str) -> No
     matrix = parse_images(sample_table())
     assert matrix is not None
     made = ["release", "ci", "--runner", f"x{line}evil: true{line}jobs: {{}}"]
-    text = pipeline_text(matrix, "github", command=made)
+    text = pipeline_text(matrix, "github", setup="pip install release nox", command=made)
     parsed = yaml.safe_load(text)
-    assert parsed == github_workflow(matrix)
+    assert parsed == github_workflow(matrix, setup="pip install release nox")
     assert "evil" not in parsed
     header = text.split("\nname: ", 1)[0]
     assert all(row.startswith("#") for row in header.splitlines())
@@ -494,7 +498,7 @@ def test_ci_setup_with_newlines_stays_one_value(tmp_path: Path) -> None:
     assert result.code == 0, result.stderr
     parsed = yaml.safe_load((root / ".github" / "workflows" / "images.yml").read_text())
     assert "evil" not in parsed
-    assert parsed["jobs"]["manifest"]["steps"][1] == {"run": setup}
+    assert parsed["jobs"]["manifest"]["steps"][2] == {"run": setup}
 
 
 # -- manifest parts and JSON ---------------------------------------------------------------

@@ -16,6 +16,7 @@ __all__ = ["CheckOutcome", "CheckRequest", "check"]
 
 @dataclass(frozen=True)
 class CheckRequest:
+    tag: str | None = None  # only: this checkout is the tag's, and release reads it so
     json: bool = False
 
 
@@ -50,4 +51,43 @@ class CheckOutcome:
 
 
 def check(request: CheckRequest, run: Run) -> CheckOutcome:
+    if request.tag is not None:  # "" too: a CI variable that was not set is no tag
+        return CheckOutcome((tag_item(run, request.tag),))
     return CheckOutcome(tuple(check_items(run.repo)))
+
+
+def tag_item(run: Run, tag: str) -> Item:
+    """What a CI job checks before it builds for a pushed tag: HEAD is the tag's commit, and
+    the version ``release`` computes here is the tag's (a checkout by commit has no tags, and
+    would build a ``.devN``)."""
+    from release.core.doctor import ok, problem
+    from release.core.terminal_text import escaped
+    from release.flows.context import ReleaseContext
+    from release.images.source import read_source
+
+    name = f"tag {escaped(tag)}"
+    if not tag:
+        return problem("tag", "none given (is the job running for a tag push?)")
+    ctx = ReleaseContext(run.repo)
+    wanted = ctx.config.tag.parse_any(tag)
+    if wanted is None:
+        return problem(
+            name, f"not a release tag of this repository (tag = {escaped(ctx.config.tag.template)})"
+        )
+    commit = ctx.repo.rev(f"refs/tags/{tag}")
+    if commit is None:
+        remote = escaped(ctx.config.remote)
+        return problem(name, f"no such tag here: fetch the tags first (git fetch --tags {remote})")
+    head = ctx.repo.head()
+    if commit != head:
+        return problem(
+            name, f"HEAD is {head[:12]}, {escaped(tag)} is {commit[:12]}: check out the tag"
+        )
+    found = read_source(ctx, None, allow_dirty=True, allow_shallow=True).version
+    if found != wanted.pep440():
+        return problem(
+            name,
+            f"release reads version {escaped(found)} here, the tag is {wanted.pep440()}: fetch "
+            "the tags (git fetch --tags) and the history it counts from",
+        )
+    return ok(name, f"HEAD is {escaped(tag)}; release builds it as {escaped(found)}")

@@ -71,17 +71,48 @@ class CiRequest:
     setup: str | None = None
     runner: str | None = None
     registry: str | None = None
+    write_noxfile: bool = False
     json: bool = False
 
 
+NOXFILE = "from release.cli.nox_sessions import image_sessions\n\nimage_sessions()\n"
+
+
+def _noxfile(ctx: ReleaseContext, write: bool) -> str | None:
+    """The jobs run ``nox -s ...`` in the engine's repository: its ``noxfile.py`` must make
+    the image sessions. Written where there is none and ``write``; refused otherwise. What
+    was written, or None."""
+    from release.adapters.files import atomic_write, read_tree_text
+    from release.flows.doctor import NOXFILE_CALL
+
+    found = read_tree_text(ctx.root, "noxfile.py", "noxfile.py")
+    if found is not None and NOXFILE_CALL in found.text:
+        return None
+    if found is not None:
+        raise RefusedError(
+            f"noxfile.py does not call {NOXFILE_CALL}: the jobs run nox -s 'build(ID)' and "
+            f"the rest; add: {NOXFILE.strip().replace(chr(10) * 2, '; ')} (nothing was written)"
+        )
+    if not write:
+        raise RefusedError(
+            "the jobs run nox -s 'build(ID)' and the rest, and this repository has no "
+            "noxfile.py: pass --write-noxfile to write the two lines that make the sessions "
+            "(nothing was written)"
+        )
+    atomic_write(ctx.root / "noxfile.py", NOXFILE)
+    return str(ctx.root / "noxfile.py")
+
+
 def ci(request: CiRequest, run: Run) -> Report:
+    from release import __version__
     from release.adapters.files import atomic_write, output_path
+    from release.core.ci_config import CiSettings
     from release.core.pipelines import (
-        DEFAULT_SETUP,
         FORMATS,
         pipeline_jobs,
         pipeline_text,
         runner_label,
+        setup_command,
     )
     from release.core.references import registry_prefix
 
@@ -94,6 +125,9 @@ def ci(request: CiRequest, run: Run) -> Report:
     # out of it); a directory given is taken as given, from where the command runs
     where = Path(request.out) if request.out else ctx.root / DEFAULT_DIRS[fmt]
     path = output_path(where / FORMATS[fmt], "--out", tree=ctx.root, made=not request.out)
+    wrote = _noxfile(ctx, request.write_noxfile)
+    settings = ctx.config.ci or CiSettings()
+    setup = request.setup or setup_command(settings.install or f"release=={__version__}")
     registry = request.registry
     made = ["release", "ci", "--format", fmt]
     made += ["--setup", repr(request.setup)] if request.setup else []
@@ -104,16 +138,19 @@ def ci(request: CiRequest, run: Run) -> Report:
     text = pipeline_text(
         matrix,
         fmt,
-        setup=request.setup or DEFAULT_SETUP,
+        setup=setup,
+        settings=settings,
         runner=runner,
         command=made,
         registry=registry,
     )
     atomic_write(path, text)
     jobs = pipeline_jobs(matrix)
+    lines = [f"wrote {path}: {len(jobs)} jobs ({', '.join(j.label for j in jobs)})"]
+    lines += [f"wrote {wrote}: the image sessions the jobs run"] if wrote else []
     return Report(
-        (f"wrote {path}: {len(jobs)} jobs ({', '.join(j.label for j in jobs)})",),
-        {"path": str(path), "jobs": [j.label for j in jobs]},
+        tuple(lines),
+        {"path": str(path), "jobs": [j.label for j in jobs], "noxfile": wrote},
     )
 
 

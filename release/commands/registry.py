@@ -279,14 +279,14 @@ COMMANDS: tuple[Command, ...] = (
             ),
             Option(
                 "setup",
-                "the command each job runs first to install release and nox (default: python3 "
-                "-m pip install -q -e .)",
+                "the command each job runs, in the Python it set up, to install release and nox "
+                "(default: pip install [tool.release.ci] install, else this release, and nox)",
                 Kind.TEXT,
             ),
             Option(
                 "runner",
-                "GitHub: the runs-on label (default ubuntu-latest); Buildkite: the agents' "
-                "queue (default: none)",
+                "GitHub: the runs-on label, Buildkite: the agents' queue, of every job "
+                "[tool.release.ci] runners gives none (default: ubuntu-latest; no queue)",
                 Kind.TEXT,
             ),
             Option(
@@ -294,6 +294,9 @@ COMMANDS: tuple[Command, ...] = (
                 "REGISTRY/PATH images travel through between jobs (default: ci-registry in "
                 "[tool.release.images]; '' for artifacts: docker save, then docker load)",
                 Kind.TEXT,
+            ),
+            Option(
+                "write-noxfile", "write the two-line noxfile.py the jobs run, where there is none"
             ),
             JSON,
         ),
@@ -418,7 +421,16 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         name="check",
         summary="Check the configuration, git, docker, the engine and the registry login, one line each.",
-        options=(JSON,),
+        options=(
+            Option(
+                "tag",
+                "check only that this checkout is TAG's and release reads TAG's version here "
+                "(what a CI job checks before it builds)",
+                Kind.TEXT,
+                metavar="TAG",
+            ),
+            JSON,
+        ),
         target="release.commands.check:check",
         description=(
             "Each line says ok, problem or not checked (with why), and what to do; exit 1 "

@@ -17,6 +17,7 @@ from release.core.tree_paths import tree_relative
 from release.core.versions import SCHEMES, ReleaseVersion, TagTemplate, ref_format_problem
 
 if TYPE_CHECKING:  # imported when there is a matrix to parse (its specifiers cost start-up time)
+    from release.core.ci_config import CiSettings
     from release.core.matrix import ImageMatrix
 from release.errors import ConfigError
 
@@ -120,6 +121,7 @@ _KEYS = {
     "bots",
     "merge-by-name",
     "first-rc",
+    "ci",
 }
 
 
@@ -144,6 +146,7 @@ class Config:
     merge_by_name: bool = True  # one contributor per name, whatever their emails
     images: Mapping[str, Any] = field(default_factory=dict)  # the table as written
     matrix: ImageMatrix | None = None  # the same, parsed and validated; None without one
+    ci: CiSettings | None = None  # [tool.release.ci]; None: the defaults
 
     def alias_map(self) -> dict[str, str]:
         """Normalized spelling -> canonical category."""
@@ -260,6 +263,11 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
         from release.core.matrix import parse_images
 
         matrix = parse_images(images)
+    ci = None
+    if "ci" in table:  # the pipelines' settings; loaded only where the table is
+        from release.core.ci_config import parse_ci
+
+        ci = parse_ci(table["ci"])
 
     return Config(
         main_branch=_nonempty("main-branch", _str(table, "main-branch")) or defaults.main_branch,
@@ -278,6 +286,7 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
         feature_categories=features,
         images=dict(images),
         matrix=matrix,
+        ci=ci,
         bots=_globs(table),
         merge_by_name=_flag(table, "merge-by-name", defaults.merge_by_name),
     )

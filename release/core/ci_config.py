@@ -1,0 +1,111 @@
+"""``[tool.release.ci]``: how the generated CI pipelines run in the engine's repository.
+Pure.
+
+- ``python``: the Python the jobs set up for this tool and nox (never the engine's own);
+- ``install``: what the jobs install this tool from: a pip requirement (default: this
+  tool at the version that wrote the file) or a path or URL pip takes;
+- ``runners``: the runner label (GitHub) or agents' queue (Buildkite) per job kind
+  (``build``, ``smoke``, ``gpu``: a smoke with a GPU check, ``snapshot``, ``publish``,
+  ``manifest``, ``promote``), per kind and platform (``build-arm64``: arm64 images built
+  natively), and ``default`` for the rest;
+- ``timeouts``: minutes per job kind (GitHub's own default is six hours).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from release.core.serving import refuse_unknown
+from release.errors import ConfigError
+
+__all__ = ["JOB_KINDS", "CiSettings", "parse_ci"]
+
+PREFIX = "[tool.release.ci]"
+JOB_KINDS = ("build", "smoke", "gpu", "snapshot", "publish", "manifest", "promote")
+TIMEOUTS = {
+    "build": 180,
+    "smoke": 30,
+    "gpu": 30,
+    "snapshot": 60,
+    "publish": 30,
+    "manifest": 15,
+    "promote": 15,
+}
+DEFAULT_RUNNER = "ubuntu-latest"
+_KEYS = ("python", "install", "runners", "timeouts")
+_RUNNER_KEY = re.compile(rf"^(?:default|(?:{'|'.join(JOB_KINDS)})(?:-[a-z0-9]+)?)$")
+_PYTHON = re.compile(r"^3\.\d{1,2}(?:\.\d{1,2})?$")
+
+
+@dataclass(frozen=True)
+class CiSettings:
+    python: str = "3.11"
+    install: str | None = None  # None: this tool at the version that writes the pipeline
+    runners: Mapping[str, str] = field(default_factory=dict)
+    timeouts: Mapping[str, int] = field(default_factory=lambda: dict(TIMEOUTS))
+
+    def runner(self, kind: str, arch: str | None = None, fallback: str | None = None) -> str:
+        """The label for a job of ``kind`` (on ``arch``): the most specific one given."""
+        return self.queue(kind, arch, fallback) or DEFAULT_RUNNER
+
+    def queue(self, kind: str, arch: str | None = None, fallback: str | None = None) -> str | None:
+        """The label given for a job of ``kind`` (on ``arch``), most specific first, then
+        ``fallback`` (``--runner``), then ``default``; None where none is given."""
+        keys = [f"{kind}-{arch}"] if arch else []
+        keys += [kind, "smoke"] if kind == "gpu" else [kind]
+        for key in keys:
+            if key in self.runners:
+                return self.runners[key]
+        return fallback or self.runners.get("default")
+
+    def timeout(self, kind: str) -> int:
+        return self.timeouts.get(kind, TIMEOUTS.get(kind, 60))
+
+
+def _label(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip() or not value.isprintable():
+        raise ConfigError(f"{where}: expected a runner label (one line of printable text)")
+    return value
+
+
+def parse_ci(table: Any) -> CiSettings:
+    """Validate ``[tool.release.ci]`` (absent: the defaults)."""
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{PREFIX}: expected a table")
+    refuse_unknown(table, _KEYS, PREFIX)
+    python = table.get("python", "3.11")
+    if not isinstance(python, str) or not _PYTHON.match(python):
+        raise ConfigError(
+            f'{PREFIX} python: expected a Python version such as "3.11", got {python!r}'
+        )
+    install = table.get("install")
+    if install is not None and (
+        not isinstance(install, str) or not install.strip() or "\n" in install
+    ):
+        raise ConfigError(f"{PREFIX} install: expected a pip requirement, path or URL (one line)")
+    runners = table.get("runners", {})
+    if not isinstance(runners, Mapping):
+        raise ConfigError(f'{PREFIX} runners: expected a table of KIND = "label"')
+    for key, value in runners.items():
+        if not _RUNNER_KEY.match(key):
+            raise ConfigError(
+                f"{PREFIX} runners.{key}: not a job kind ({', '.join(JOB_KINDS)}, KIND-ARCH "
+                "such as build-arm64, or default)"
+            )
+        _label(value, f"{PREFIX} runners.{key}")
+    timeouts = dict(TIMEOUTS)
+    given = table.get("timeouts", {})
+    if not isinstance(given, Mapping):
+        raise ConfigError(f"{PREFIX} timeouts: expected a table of KIND = minutes")
+    for key, value in given.items():
+        if key not in JOB_KINDS:
+            raise ConfigError(f"{PREFIX} timeouts.{key}: not a job kind ({', '.join(JOB_KINDS)})")
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 4320:
+            raise ConfigError(
+                f"{PREFIX} timeouts.{key}: expected minutes, 1 to 4320, got {value!r}"
+            )
+        timeouts[key] = value
+    return CiSettings(python, install, dict(runners), timeouts)
