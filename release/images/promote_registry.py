@@ -23,6 +23,7 @@ from release.adapters.git_notes import notes_ref, write_note
 from release.adapters.registry import Registry, RegistryError, Served
 from release.core.manifest import ManifestError, check, missing, variant_rules
 from release.core.matrix import ImageMatrix
+from release.core.references import repository
 from release.errors import RefusedError
 from release.flows.context import ReleaseContext
 from release.images.promote import final_manifest
@@ -45,10 +46,6 @@ class Copy:
 def is_published(manifest: Mapping[str, Any]) -> bool:
     """Whether a manifest's images were published to a registry (its rows have digests)."""
     return any("publish" in entry for entry in manifest["variants"].values())
-
-
-def _repository(ref: str) -> str:
-    return ref.rsplit(":", 1)[0]
 
 
 def final_copies(
@@ -134,7 +131,7 @@ def promote_in_registry(
         if found is not None and found.digest == c.digest:
             say(f"  {c.ref} is there: {c.digest}")
             continue
-        reg.copy(f"{_repository(c.ref)}@{c.digest}", c.ref)
+        reg.copy(f"{repository(c.ref)}@{c.digest}", c.ref)
         copied.append(c)
     back = _read_all(reg, [c.ref for c in copied])  # then every copy read back
     for c in copied:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 
 from release.adapters.process import last_line
 from release.adapters.registry import Registry, RegistryError, Served, is_loopback
+from release.core.references import repository as registry_repository
 from release.core.terminal_text import escaped
 from release.errors import RefusedError, UsageError
 from release.images.manifest import write_part
@@ -186,7 +187,7 @@ def _push_image(ws: Workspace, reg: Registry, image: PlatformImage) -> PlatformI
 
 def _make_index(ws: Workspace, reg: Registry, index: PublishedIndex, ref: str) -> str:
     """The index of the platform images, by digest, pushed as ``ref`` and read back."""
-    members = [f"{i.ref.rsplit(':', 1)[0]}@{i.digest}" for i in index.images]
+    members = [f"{registry_repository(i.ref)}@{i.digest}" for i in index.images]
     result = ws.engine.push_index(ref, members, insecure=is_loopback(ref))
     if not result.ok:
         said = escaped(last_line(result.stderr or result.stdout, "no output"))
@@ -201,16 +202,17 @@ def _finish(ws: Workspace, reg: Registry, index: PublishedIndex, say: Say) -> Pu
             image = _push_image(ws, reg, image)
             say(f"publish({index.group}): pushed {image.ref} ({image.platform}): {image.digest}")
         images.append(image)
+    # every member is served now: read at the start, or pushed and read back
+    pushed = any(image.pushed for image in index.images)
     index = replace(index, images=tuple(images))
-    repository = index.refs[0].rsplit(":", 1)[0]
-    for image in index.images:  # each member is served (none went missing behind our back)
-        if reg.served(f"{repository}@{image.digest}") is None:
-            raise RegistryError(f"{image.ref} ({image.digest}) is not served by the registry")
     kept = [ref for ref in index.refs if ref not in index.written]
-    for ref in kept:  # an index there already must list the images pushed now
+    for ref in kept if pushed else ():  # an index there already must list what was pushed
         found = reg.served(ref)
-        if found is None or not _lists(found, index):
-            raise _refuse(ref, found or Served("nothing", "", None), _shown(index))
+        if found is None:
+            raise RegistryError(f"{ref} is gone from the registry since it was read")
+        if not _lists(found, index):
+            raise _refuse(ref, found, _shown(index))
+    repository = registry_repository(index.refs[0])
     for ref in index.written:
         if index.digest is None:
             index = replace(index, digest=_make_index(ws, reg, index, ref))

@@ -17,6 +17,7 @@ from typing import Any
 from release.adapters.engine import ContainerEngine
 from release.adapters.image_content import image_content_digest
 from release.adapters.registry import Registry, Served
+from release.core.references import repository
 from release.core.terminal_text import escaped
 from release.core.verdict import FieldVerdict, State
 from release.errors import ReleaseError
@@ -75,7 +76,7 @@ def registry_verdicts(
     if digest is None:
         why = (f"{escaped(tag)} lists no {escaped(published['platform'])} image",)
         return [*verdicts, FieldVerdict(CONTENT_FIELD, State.NOT_COMPARED, why)]
-    ref = f"{tag.rsplit(':', 1)[0]}@{digest}"
+    ref = f"{repository(tag)}@{digest}"
     had = engine.inspect_image(ref) is not None
     if not engine.pull(ref, published["platform"]):
         why = (f"{escaped(ref)} cannot be pulled here",)
