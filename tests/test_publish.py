@@ -500,3 +500,33 @@ def test_what_a_registry_answers_is_taken_as_digests_and_escaped_names_only() ->
         )
     with pytest.raises(RegistryError):
         served_of(b"<html>not a manifest</html>", "REF")
+
+
+@images
+def test_a_published_multi_arch_base_is_pulled_aside_for_a_foreign_platform(
+    built: Repo, registry: LocalRegistry, docker: ContainerEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A base the registry serves for both platforms: the arm64 image is pulled and kept
+    under the base's local arm64 name; the base's own name names what it named before."""
+    from release.images.standin import ensure_base, platform_alias, platform_of
+
+    at = where(registry, "bases")
+    clear_parts(built)
+    assert built.release("images.publish", "--registry", at, "--variant", "a").code == 0
+    ref = index_refs(built, at)["a"][0]
+    alias = platform_alias(ref, "linux/arm64")
+    monkeypatch.delenv("RELEASE_NO_PULL", raising=False)
+    try:
+        base = ensure_base(docker, ref, "12.9.1", lambda _: None, platform="linux/arm64")
+        assert (base.build_ref, base.how) == (alias, "pulled")  # its labels say stand-in: ours is
+        data = docker.inspect_image(alias)
+        assert data is not None and platform_of(data) == "linux/arm64"
+        assert docker.image_id(ref) is None  # it named nothing before, and names nothing now
+        amd = docker.image_id(f"{built.name}:{VERSION}-amd64")
+        docker.tag(str(amd), [ref])  # the engine's own platform's image under the name
+        docker.remove_image(alias)
+        again = ensure_base(docker, ref, "12.9.1", lambda _: None, platform="linux/arm64")
+        assert again.build_ref == alias and docker.image_id(ref) == amd  # put back
+    finally:
+        docker.remove_image(ref)
+        docker.remove_image(alias)
