@@ -413,7 +413,8 @@ ANY_ALLOWED: dict[str, set[str]] = {
     "release.images.standin": {"registry_digest", "ensure_base", "platform_of"},
     "release.core.content_digest": {"ContentDigest.to_dict"},
     # documents written for other tools (YAML pipelines, the bake file) and --json shapes
-    "release.core.pipelines": {"buildkite_pipeline", "github_workflow"},
+    "release.core.pipeline_buildkite": {"buildkite_pipeline"},
+    "release.core.pipeline_github": {"github_workflows"},
     "release.core.yaml_text": {"dump_yaml"},
     "release.images.bake": {"bake_document"},
     "release.core.plan": {"Step.data", "Step.to_dict", "Plan.info", "Plan.to_dict"},
@@ -446,7 +447,12 @@ def public_any(source: Path | str) -> list[str]:
                 if node.name.startswith("_") and not dunder:
                     continue
                 a = node.args
-                params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, (a.vararg, a.kwarg))]
+                params = [
+                    *a.posonlyargs,
+                    *a.args,
+                    *a.kwonlyargs,
+                    *filter(None, (a.vararg, a.kwarg)),
+                ]
                 if _names_any(node.returns) or any(_names_any(p.annotation) for p in params):
                     found.append(prefix + node.name)
             elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):

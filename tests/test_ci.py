@@ -22,10 +22,7 @@ from release.core.pipelines import (
     PARTS_DIR,
     REVISION_LABEL,
     VARIANT_LABEL,
-    buildkite_pipeline,
-    github_workflow,
     pipeline_jobs,
-    pipeline_text,
     setup_command,
 )
 from release.core.yaml_text import dump_yaml
@@ -34,6 +31,7 @@ from release.images.bake import UNSET_LABELS, bake_document, bake_json, target_n
 from release.images.labels import labels_for
 from release.images.source import BuildSource
 from release.images.standin import BaseImage
+from tests.ci_support import buildkite_pipeline, github_workflow, pipeline_text
 from tests.conftest import run_cli, run_nox
 from tests.test_matrix import sample_table
 
@@ -116,6 +114,24 @@ def test_bake_platforms_where_set_and_target_names_bake_accepts() -> None:
     assert clash is not None
     with pytest.raises(ConfigError, match="bake target 'cu12_9'"):
         bake_document(clash, source())
+
+
+def test_bake_has_a_target_per_platform_row_in_step_with_the_build() -> None:
+    table = sample_table()
+    table["variants"][1]["platforms"] = ["linux/amd64", "linux/arm64"]
+    matrix = parse_images(table)
+    assert matrix is not None
+    built = source()
+    targets = bake_document(matrix, built)["target"]
+    rows = matrix.rows_of(table["variants"][1]["id"])
+    assert [r.platform for r in rows] == ["linux/amd64", "linux/arm64"]
+    for row in rows:
+        target = targets[target_name(row)]
+        assert target["platforms"] == [row.platform]
+        assert target["tags"] == [matrix.tag(row, built.image_version)]  # what images.build tags
+        assert target["tags"][0].endswith("-" + row.platform.split("/")[1])
+        assert target["args"] == matrix.build_args_for(row, built.version)
+    assert len({t["tags"][0] for t in targets.values()}) == len(targets)
 
 
 def _git(cwd: Path, *args: str) -> str:
@@ -240,8 +256,8 @@ def test_buildkite_steps_depend_on_their_build_and_carry_the_image() -> None:
     final = steps["manifest"]
     assert final["depends_on"] == [k for label, k in keys.items() if label != "manifest"]
     assert final["command"][-1] == (
-        f"release manifest --parts {PARTS_DIR} --out manifest.json --no-record"
-    )
+        f"release manifest --parts {PARTS_DIR} --out manifest.json --push"
+    )  # recorded as the tag's note and pushed, with the agent's own git credentials
     assert "agents" not in final
     queued = buildkite_pipeline(matrix, setup=SETUP, runner="gpu")["steps"]
     assert all(s["agents"] == {"queue": "gpu"} for s in queued)
@@ -255,7 +271,9 @@ def test_github_jobs_need_their_build_and_pass_artifacts() -> None:
         assert steps[0]["uses"].startswith("actions/checkout@")
         assert steps[0]["with"] == {"fetch-depth": 0, "persist-credentials": False}
         assert job["runs-on"] == "ubuntu-latest"
-        assert job["permissions"] == {"contents": "read"} and job["timeout-minutes"] >= 1
+        pushes = label == "manifest"  # the one job that writes: the tag's note, pushed
+        assert job["permissions"] == {"contents": "write" if pushes else "read"}
+        assert job["timeout-minutes"] >= 1
         runs = [s["run"] for s in steps if "run" in s]
         uploads = [s["with"] for s in steps if s.get("uses", "").startswith("actions/upload-")]
         downloads = [s["with"] for s in steps if s.get("uses", "").startswith("actions/download-")]
@@ -264,7 +282,11 @@ def test_github_jobs_need_their_build_and_pass_artifacts() -> None:
             assert downloads == [
                 {"pattern": f"{PARTS_DIR}-*", "path": PARTS_DIR, "merge-multiple": True}
             ]
-            assert runs[-1].startswith(f"release manifest --parts {PARTS_DIR}")
+            assert runs[-1].endswith(
+                f"release manifest --parts {PARTS_DIR} --out manifest.json --push"
+            )
+            pushing = [s for s in steps if "run" in s and "--push" in s["run"]]
+            assert pushing[0]["env"] == {"PUSH_TOKEN": "${{ github.token }}"}
             continue
         kind, variant = label.rstrip(")").split("(")
         assert job["env"] == {
@@ -311,7 +333,8 @@ def test_ci_task_writes_each_format_and_refuses_an_unknown_one(tmp_path: Path) -
             setup=setup_command(f"release=={__version__}"),
             command=["release", "ci", "--format", fmt],
         )
-        assert "8 jobs (build(cu128)" in result.stdout
+        assert "8 jobs for rc and post tags (build(cu128)" in result.stdout
+        assert "no promote job: no registry in [tool.release.images]" in result.stdout
     bad = run_cli(ROOT, "ci", "--format", "jenkins", "--out", str(tmp_path))
     assert bad.code == 2 and "use buildkite or github" in bad.stderr
 
@@ -483,3 +506,96 @@ def test_check_tag_says_whether_this_checkout_is_the_tags(tmp_path: Path) -> Non
     assert moved.code == 1 and "check out the tag" in moved.stdout
     for name, said in (("", "none given"), ("nightly", "not a release tag")):
         assert said in run_cli(origin, "check", "--tag", name).stdout
+    # the pipeline's kind: a final is never built, an rc never promoted
+    _git(origin, "tag", "-a", "v0.31.0", "-m", "final")
+    assert run_cli(origin, "check", "--tag", "v0.31.0", "--job", "promote").code == 0
+    built = run_cli(origin, "check", "--tag", "v0.31.0", "--job", "build")
+    assert built.code == 1 and "a final: its images are the last rc's" in built.stdout
+    _git(origin, "tag", "-a", "v0.31.1rc1", "-m", "rc1")
+    promoted = run_cli(origin, "check", "--tag", "v0.31.1rc1", "--job", "promote")
+    assert promoted.code == 1 and "not a final" in promoted.stdout
+    assert run_cli(origin, "check", "--tag", "v0.31.1rc1", "--job", "build").code == 0
+
+
+def test_a_registry_adds_publish_jobs_and_a_promote_pipeline_for_finals() -> None:
+    from dataclasses import replace
+
+    from tests.ci_support import github_promote
+
+    matrix = replace(root_matrix(), registry="registry.example.com/org/release")
+    jobs = {j.key: j for j in pipeline_jobs(matrix)}
+    assert [k for k in jobs if k.startswith("publish-")] == [f"publish-{g}" for g in matrix.groups]
+    assert jobs["publish-cu130"].needs == ("build-cu130", "smoke-cu130", "snapshot-cu130")
+    assert set(jobs["manifest"].needs) == set(jobs) - {"manifest"}
+    images = github_workflow(matrix, setup=SETUP)
+    assert images["on"]["push"]["tags"][0] == "v[0-9]+.[0-9]+.[0-9]+rc[0-9]+"
+    steps = images["jobs"]["publish-cu130"]["steps"]
+    # images travel under the release registry's ci path, apart from the published tags
+    assert {
+        "if": "github.ref_type == 'tag'",
+        "run": "release images.publish --variant cu130",
+    } in steps
+    assert any("--registry registry.example.com/org/release/ci" in s.get("run", "") for s in steps)
+    promote = github_promote(matrix, setup=SETUP)
+    assert promote is not None and promote["on"] == {"push": {"tags": ["v[0-9]+.[0-9]+.[0-9]+"]}}
+    (job,) = promote["jobs"].values()
+    assert job["permissions"] == {"contents": "write"}
+    runs = [s["run"] for s in job["steps"] if "run" in s]
+    assert runs[-1].endswith('release images.promote --tag "$GITHUB_REF_NAME" --push')
+    assert not any("nox" in r.split(" ", 1)[0] or "images.build" in r for r in runs)
+    steps = {s["key"]: s for s in buildkite_pipeline(matrix, setup=SETUP)["steps"]}
+    assert steps["promote"]["if"].startswith("build.tag != null && build.tag =~ /^v(")
+    assert all(
+        s["if"].startswith("build.tag == null || ") for k, s in steps.items() if k != "promote"
+    )
+    # without push credentials: the manifest is an artifact, not recorded; nothing writes
+    from release.core.ci_config import parse_ci
+
+    quiet = github_workflow(matrix, setup=SETUP, settings=parse_ci({"push-manifest": False}))
+    manifest = quiet["jobs"]["manifest"]
+    assert manifest["permissions"] == {"contents": "read"}
+    runs = [s["run"] for s in manifest["steps"] if "run" in s]
+    assert f"release manifest --parts {PARTS_DIR} --out manifest.json --no-record" in runs
+    assert any("push-manifest = false: the manifest is not recorded" in r for r in runs)
+    assert not any("PUSH_TOKEN" in r for r in runs)
+
+
+def test_a_manifest_pushed_again_converges_and_another_is_never_overwritten(
+    tmp_path: Path,
+) -> None:
+    from release.adapters.git import GitRepo
+    from release.adapters.git_notes import write_note
+    from release.errors import RefusedError
+    from release.images.manifest import push_manifest
+
+    remote = tmp_path / "remote.git"
+    _git(tmp_path, "init", "--quiet", "--bare", str(remote))
+    clones = []
+    for name in ("first", "second"):
+        work = tmp_path / name
+        if name == "first":
+            work.mkdir()
+            _git(work, "init", "--quiet", "--initial-branch=main")
+            (work / "a").write_text("a\n")
+            _git(work, "add", "a")
+            _git(work, "commit", "--quiet", "-m", "one")
+            _git(work, "tag", "-a", "v1.0.0rc1", "-m", "rc1")
+            _git(work, "remote", "add", "origin", str(remote))
+            _git(work, "push", "--quiet", "origin", "main", "v1.0.0rc1")
+        else:
+            _git(tmp_path, "clone", "--quiet", str(remote), str(work))
+        clones.append(GitRepo(work))
+    first, second = clones
+    commit = first.head()
+    write_note(first, "v1.0.0rc1", commit, '{"a": 1}\n')
+    assert push_manifest(first, "origin", "v1.0.0rc1", commit) is True
+    write_note(second, "v1.0.0rc1", commit, '{"a": 1}\n')  # a job run again: same note
+    assert push_manifest(second, "origin", "v1.0.0rc1", commit) is False
+    assert second.rev("refs/notes/release/v1.0.0rc1") == first.rev("refs/notes/release/v1.0.0rc1")
+    write_note(second, "v1.0.0rc1", commit, '{"a": 2}\n')
+    before = _git(remote, "rev-parse", "refs/notes/release/v1.0.0rc1")
+    with pytest.raises(RefusedError) as refused:
+        push_manifest(second, "origin", "v1.0.0rc1", commit)
+    assert "has another manifest of v1.0.0rc1" in str(refused.value)
+    assert _git(remote, "rev-parse", "refs/notes/release/v1.0.0rc1") == before
+    assert not _git(second.root, "for-each-ref", "refs/notes/release-scratch")

@@ -22,7 +22,8 @@ import pytest
 
 from release.adapters.config_file import load_config
 from release.adapters.engine import ContainerEngine
-from release.core.pipelines import pipeline_text
+from release.core.ci_config import parse_ci
+from tests.ci_support import pipeline_text
 from tests.conftest import run_cli
 from tests.docker_support import local_registry, purge, remove_repository
 from tests.test_images import BASE_1291, Repo, make_engine_repo
@@ -69,7 +70,7 @@ class Runner:
                 for key, value in (job.get("env") or {}).items()
             },
         }
-        env |= {"GITHUB_REF_NAME": "v0.1.0", "GITHUB_REF_TYPE": "tag"}  # a tag's push
+        env |= {"GITHUB_REF_NAME": "v0.1.0rc1", "GITHUB_REF_TYPE": "tag"}  # an rc's push
         for step in job["steps"][1:]:  # the first is actions/checkout: the clone above
             uses = step.get("uses", "")
             condition = step.get("if")
@@ -146,7 +147,13 @@ def run_workflow(repo: Repo, work: Path, engine: ContainerEngine, registry: str)
     """Every job of the workflow ``release ci --format github`` writes, in order."""
     matrix = load_config(repo.root).matrix
     assert matrix is not None
-    workflow = yaml.safe_load(pipeline_text(matrix, "github", setup="true", registry=registry))
+    repo.git("tag", "-d", "v0.1.0")  # the workflow builds an rc (a final is promoted)
+    repo.git("tag", "v0.1.0rc1")
+    # push-manifest = false: no job records a note, so none writes under .git (the one
+    # that records and pushes it runs in tests/test_ci_pipelines.py)
+    settings = parse_ci({"push-manifest": False})
+    text = pipeline_text(matrix, "github", setup="true", registry=registry, settings=settings)
+    workflow = yaml.safe_load(text)
     jobs = workflow["jobs"]
     assert list(jobs) == ["build-one", "smoke-one", "manifest"]
     runner = Runner(repo, work, engine)
@@ -155,14 +162,14 @@ def run_workflow(repo: Repo, work: Path, engine: ContainerEngine, registry: str)
         assert changed == {}, f"{job_id} wrote under .git: {sorted(changed)}"
     # the logs and records went to RELEASE_STATE_DIR, beside the clone
     assert (work / "build-one" / "release-state" / "logs" / "build-one.log").exists()
-    assert (work / "smoke-one" / "release-state" / "smoke" / "0.1.0" / "one.json").exists()
+    assert (work / "smoke-one" / "release-state" / "smoke" / "0.1.0rc1" / "one.json").exists()
     return runner
 
 
 def merged(runner: Runner, repo: Repo) -> dict[str, Any]:
     """The manifest the last job merged, complete, the smoke on the image the build made."""
     document = json.loads((runner.store / "manifest" / "manifest.json").read_text("utf-8"))
-    assert document["tag"] == "v0.1.0" and document["commit"] == repo.head
+    assert document["tag"] == "v0.1.0rc1" and document["commit"] == repo.head
     one = document["variants"]["one"]
     assert one["build"]["image_id"].startswith("sha256:")
     assert one["smoke"]["passed"] is True

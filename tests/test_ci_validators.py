@@ -10,12 +10,14 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from release.core.ci_config import parse_ci
-from release.core.pipelines import pipeline_text, setup_command
+from release.core.pipelines import setup_command
+from tests.ci_support import pipeline_texts
 from tests.test_ci import root_matrix
 
 SETUP = setup_command("release==0.1.0")
@@ -26,7 +28,10 @@ SETTINGS = parse_ci(
         "timeouts": {"build": 240, "smoke": 20},
     }
 )
-ROUTES = {"artifacts": "", "registry": "registry.example.com/org/ci"}
+# how images travel between jobs; "release": a release registry is configured, so images
+# travel under it, each variant is published and the final's tags are promoted there
+ROUTES = {"artifacts": "", "registry": "registry.example.com/org/ci", "release": None}
+RELEASE_REGISTRY = "registry.example.com/org/release"
 
 
 def LABELS(tmp_path: Path) -> list[str]:
@@ -50,26 +55,38 @@ def validate(argv: list[str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
 
 
+def written_all(tmp_path: Path, fmt: str, route: str) -> list[Path]:
+    """Every file ``release ci`` writes for ``fmt`` and ``route``."""
+    matrix = root_matrix()
+    if route == "release":
+        matrix = replace(matrix, registry=RELEASE_REGISTRY)
+    texts = pipeline_texts(matrix, fmt, setup=SETUP, settings=SETTINGS, registry=ROUTES[route])
+    assert len(texts) == (2 if fmt == "github" and route == "release" else 1)
+    paths = []
+    for name, text in texts.items():
+        path = tmp_path / f"{fmt}-{route}-{name}"
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
 def written(tmp_path: Path, fmt: str, route: str) -> Path:
-    path = tmp_path / f"{fmt}-{route}.yml"
-    text = pipeline_text(root_matrix(), fmt, setup=SETUP, settings=SETTINGS, registry=ROUTES[route])
-    path.write_text(text, encoding="utf-8")
-    return path
+    return written_all(tmp_path, fmt, route)[0]
 
 
 @pytest.mark.parametrize("route", sorted(ROUTES))
 def test_the_github_workflow_passes_actionlint_zizmor_and_the_schema(
     tmp_path: Path, route: str
 ) -> None:
-    workflow = written(tmp_path, "github", route)
-    lint = validate([tool("actionlint"), "-no-color", *LABELS(tmp_path), str(workflow)])
-    assert lint.returncode == 0 and lint.stdout == "", lint.stdout + lint.stderr
-    audit = validate([tool("zizmor"), "--offline", "--no-progress", str(workflow)])
-    assert audit.returncode == 0 and "No findings" in audit.stdout, audit.stdout + audit.stderr
-    schema = validate(
-        [tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(workflow)]
-    )
-    assert schema.returncode == 0, schema.stdout + schema.stderr
+    for workflow in written_all(tmp_path, "github", route):
+        lint = validate([tool("actionlint"), "-no-color", *LABELS(tmp_path), str(workflow)])
+        assert lint.returncode == 0 and lint.stdout == "", lint.stdout + lint.stderr
+        audit = validate([tool("zizmor"), "--offline", "--no-progress", str(workflow)])
+        assert audit.returncode == 0 and "No findings" in audit.stdout, audit.stdout + audit.stderr
+        schema = validate(
+            [tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(workflow)]
+        )
+        assert schema.returncode == 0, schema.stdout + schema.stderr
 
 
 @pytest.mark.parametrize("route", sorted(ROUTES))

@@ -77,8 +77,9 @@ def test_the_list_shows_every_task_with_its_whole_summary(tmp_path: Path) -> Non
     listing = run_cli(tmp_path, "--list")
     assert listing.code == 0
     for command in COMMANDS:
-        assert re.search(rf"^  {re.escape(command.name)} +{re.escape(command.summary)}$",
-                         listing.stdout, re.M), command.name
+        assert re.search(
+            rf"^  {re.escape(command.name)} +{re.escape(command.summary)}$", listing.stdout, re.M
+        ), command.name
 
 
 def test_a_short_flag_means_one_long_option_everywhere() -> None:

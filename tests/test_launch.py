@@ -70,7 +70,9 @@ def test_notes_load_only_what_notes_use(cut_engine_copy: SampleEngine) -> None:
     )
     assert found.returncode == 0, found.stderr
     loaded = ast.literal_eval(found.stdout.splitlines()[-1])
-    assert "release.adapters.git_range" in loaded or "release.flows.range_commits" in loaded  # the notes ran
+    assert (
+        "release.adapters.git_range" in loaded or "release.flows.range_commits" in loaded
+    )  # the notes ran
     unneeded = ("release.flows.pick", "release.images", "release.sample", "rich", "platformdirs")
     assert [m for m in loaded if m.startswith(unneeded)] == []
     assert "release.core.plan" not in loaded and "release.adapters.state" not in loaded

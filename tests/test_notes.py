@@ -411,9 +411,7 @@ def test_views_since_previous_rc_and_since_last_final(cycle: Cycle, cli) -> None
 
 def test_notes_to_a_file(cycle: Cycle, cli, tmp_path: Path) -> None:
     out = tmp_path / "notes.json"
-    result = cli(
-        cycle.root, "notes", "--until", "v0.1.0rc2", "--format", "json", "--out", str(out)
-    )
+    result = cli(cycle.root, "notes", "--until", "v0.1.0rc2", "--format", "json", "--out", str(out))
     assert result.code == 0 and result.stdout == ""
     assert json.loads(out.read_text(encoding="utf-8"))["since"] == "v0.1.0rc1"
 

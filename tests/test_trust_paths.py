@@ -23,12 +23,13 @@ from release.core.config import config_from_text
 from release.core.json_text import parse_json
 from release.core.manifest import PART_SCHEMA, ManifestError, loads
 from release.core.matrix import parse_images
-from release.core.pipelines import github_workflow, pipeline_text, runner_label
+from release.core.pipelines import runner_label
 from release.errors import ConfigError, UsageError
 from release.flows import manifest_store
 from release.flows.manifest_store import read_parts
 from release.images.inputs import HashCache
 from release.sample import SampleEngine
+from tests.ci_support import github_workflow, pipeline_text
 
 from .conftest import repo_state, run_cli
 from .test_build_guards import PYPROJECT as GUARDED

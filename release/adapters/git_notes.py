@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from release.adapters.git import GitRepo
 
-__all__ = ["NOTES_PREFIX", "fetch_note", "notes_ref", "read_note", "write_note"]
+__all__ = ["NOTES_PREFIX", "fetch_note", "notes_ref", "read_note", "remote_note", "write_note"]
 
 NOTES_PREFIX = "refs/notes/release/"
 
@@ -61,3 +61,23 @@ def fetch_note(repo: GitRepo, remote: str, tag: str) -> bool:
     published); False when the remote has none."""
     ref = notes_ref(tag)
     return repo.run("fetch", "--quiet", "--no-tags", remote, f"+{ref}:{ref}", check=False).ok
+
+
+def remote_note(repo: GitRepo, remote: str, tag: str, commit: str) -> tuple[str, str] | None:
+    """``remote``'s notes ref of ``tag`` and its note's text on ``commit``, read without
+    changing this repository's refs (a scratch ref, removed again); None when the remote
+    has no such ref. ("", text "") when the ref has no note on ``commit``."""
+    ref = notes_ref(tag)
+    scratch = "refs/notes/release-scratch/" + tag
+    fetched = repo.run(
+        "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote, f"+{ref}:{scratch}",
+        check=False, mutating=True,
+    )  # fmt: skip
+    try:
+        sha = repo.rev(scratch) if fetched.ok else None
+        if sha is None:
+            return None
+        shown = repo.run("notes", f"--ref={scratch}", "show", commit, check=False)
+        return sha, (shown.stdout + "\n" if shown.ok else "")
+    finally:
+        repo.run("update-ref", "-d", scratch, check=False, mutating=True)

@@ -17,6 +17,7 @@ __all__ = ["CheckOutcome", "CheckRequest", "check"]
 @dataclass(frozen=True)
 class CheckRequest:
     tag: str | None = None  # only: this checkout is the tag's, and release reads it so
+    job: str | None = None  # with tag: the pipeline's kind (build or promote) the tag must fit
     json: bool = False
 
 
@@ -52,14 +53,15 @@ class CheckOutcome:
 
 def check(request: CheckRequest, run: Run) -> CheckOutcome:
     if request.tag is not None:  # "" too: a CI variable that was not set is no tag
-        return CheckOutcome((tag_item(run, request.tag),))
+        return CheckOutcome((tag_item(run, request.tag, request.job or None),))
     return CheckOutcome(tuple(check_items(run.repo)))
 
 
-def tag_item(run: Run, tag: str) -> Item:
-    """What a CI job checks before it builds for a pushed tag: HEAD is the tag's commit, and
-    the version ``release`` computes here is the tag's (a checkout by commit has no tags, and
-    would build a ``.devN``)."""
+def tag_item(run: Run, tag: str, job: str | None = None) -> Item:
+    """What a CI job checks before it builds for a pushed tag: HEAD is the tag's commit, the
+    version ``release`` computes here is the tag's (a checkout by commit has no tags, and
+    would build a ``.devN``), and, given ``job``, the tag is of that pipeline's kind: an rc
+    or a post release is built, a final is promoted from its last rc, never rebuilt."""
     from release.core.doctor import ok, problem
     from release.core.terminal_text import escaped
     from release.flows.context import ReleaseContext
@@ -74,6 +76,15 @@ def tag_item(run: Run, tag: str) -> Item:
         return problem(
             name, f"not a release tag of this repository (tag = {escaped(ctx.config.tag.template)})"
         )
+    final = wanted.is_final
+    if job == "build" and final:
+        return problem(
+            name,
+            "a final: its images are the last rc's, given its tags by the promote job "
+            "(release images.promote), never built again",
+        )
+    if job == "promote" and not final:
+        return problem(name, "not a final: an rc or a post release is built, not promoted")
     commit = ctx.repo.rev(f"refs/tags/{tag}")
     if commit is None:
         remote = escaped(ctx.config.remote)
@@ -90,4 +101,5 @@ def tag_item(run: Run, tag: str) -> Item:
             f"release reads version {escaped(found)} here, the tag is {wanted.pep440()}: fetch "
             "the tags (git fetch --tags) and the history it counts from",
         )
-    return ok(name, f"HEAD is {escaped(tag)}; release builds it as {escaped(found)}")
+    verb = "promotes" if job == "promote" else "builds"
+    return ok(name, f"HEAD is {escaped(tag)}; release {verb} it as {escaped(found)}")

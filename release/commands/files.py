@@ -107,12 +107,16 @@ def ci(request: CiRequest, run: Run) -> Report:
     from release import __version__
     from release.adapters.files import atomic_write, output_path
     from release.core.ci_config import CiSettings
+    from release.core.ci_triggers import tag_kinds
+    from release.core.pipeline_files import pipeline_files
     from release.core.pipelines import (
         FORMATS,
+        Plan,
         pipeline_jobs,
-        pipeline_text,
+        promote_job,
         runner_label,
         setup_command,
+        transfer_registry,
     )
     from release.core.references import registry_prefix
 
@@ -124,7 +128,10 @@ def ci(request: CiRequest, run: Run) -> Report:
     # the default places are the repository's (made when missing, never through a symlink
     # out of it); a directory given is taken as given, from where the command runs
     where = Path(request.out) if request.out else ctx.root / DEFAULT_DIRS[fmt]
-    path = output_path(where / FORMATS[fmt], "--out", tree=ctx.root, made=not request.out)
+    paths = {
+        name: output_path(where / name, "--out", tree=ctx.root, made=not request.out)
+        for name in FORMATS[fmt]
+    }
     wrote = _noxfile(ctx, request.write_noxfile)
     settings = ctx.config.ci or CiSettings()
     setup = request.setup or setup_command(settings.install or f"release=={__version__}")
@@ -135,22 +142,45 @@ def ci(request: CiRequest, run: Run) -> Report:
     made += ["--registry", registry] if registry is not None else []
     if registry:
         registry = registry_prefix(registry, "--registry")
-    text = pipeline_text(
+    plan = Plan(
         matrix,
-        fmt,
-        setup=setup,
-        settings=settings,
-        runner=runner,
-        command=made,
-        registry=registry,
+        settings,
+        setup,
+        transfer_registry(matrix, registry),
+        tag_kinds(ctx.config.tag),
+        runner,
     )
-    atomic_write(path, text)
+    files = pipeline_files(plan, fmt, command=made)
+    for name, text in files.items():
+        atomic_write(paths[name], text)
     jobs = pipeline_jobs(matrix)
-    lines = [f"wrote {path}: {len(jobs)} jobs ({', '.join(j.label for j in jobs)})"]
+    promote = promote_job(matrix)
+    first = paths[FORMATS[fmt][0]]
+    lines = [
+        f"wrote {first}: {len(jobs)} jobs for rc and post tags ({', '.join(j.label for j in jobs)})"
+    ]
+    if promote is not None and fmt == "github":
+        lines.append(f"wrote {paths['promote.yml']}: the promote job, for final tags")
+    elif promote is not None:
+        lines.append("  and the promote step, for final tags")
+    else:
+        lines.append(
+            "no promote job: no registry in [tool.release.images]; release promote gives the "
+            "rc's images the final's tags where they are"
+        )
+        stale = [p for n, p in paths.items() if n not in files and p.is_file()]
+        lines += [f"left {p}: release ci no longer makes it; remove it" for p in stale]
+    if not settings.push_manifest:
+        lines.append("push-manifest = false: a tag's manifest is left as an artifact, not recorded")
     lines += [f"wrote {wrote}: the image sessions the jobs run"] if wrote else []
     return Report(
         tuple(lines),
-        {"path": str(path), "jobs": [j.label for j in jobs], "noxfile": wrote},
+        {
+            "path": str(first),
+            "paths": [str(paths[n]) for n in files],
+            "jobs": [j.label for j in [*jobs, *([promote] if promote else [])]],
+            "noxfile": wrote,
+        },
     )
 
 

@@ -106,7 +106,7 @@ def manifest(request: ManifestRequest, run: Run) -> Report:
         + ("" if request.push else "; release push sends it with the tag")
     ]
     if request.push:
-        sent = push_manifest(ws, tag)
+        sent = push_manifest(ws.ctx.repo, ws.ctx.config.remote, tag, str(document["commit"]))
         lines.append(
             f"{'pushed' if sent else 'already on'} {ws.ctx.config.remote}: {notes_ref(tag)}"
         )

@@ -8,36 +8,19 @@ so ``release --help`` and ``release --list`` read it at once.
 from __future__ import annotations
 
 from release.commands.declare import Command, Kind, Option
+from release.commands.options import (
+    DRY_RUN,
+    GUARDS,
+    JSON,
+    SIGN,
+    VERSION_AS,
+)
+from release.commands.registry_images import IMAGE_COMMANDS
 
 __all__ = ["COMMANDS", "PICK_REASONS", "by_name"]
 
 # as release.core.config names them (a test holds the two in step): no import of core here
 PICK_REASONS = ("regression", "critical", "fix-new-feature", "docs", "release-only")
-
-# the options many commands share, spelt and explained once
-DRY_RUN = Option("dry-run", "print the plan, change nothing")
-JSON = Option("json", "print a JSON document (with a schema key) instead of text")
-OFFLINE = Option("offline", "do not ask the remote")
-SIGN = Option("sign", "sign the tag (GPG or SSH, as git config says)")
-VARIANT = Option("variant", "variant ids, comma separated (default: all)", Kind.TEXT, metavar="IDS")
-VERSION_AS = Option(
-    "version",
-    "version to build as (default: the tag at HEAD, else a dev version)",
-    Kind.TEXT,
-    metavar="VERSION",
-)
-ALLOW_DIRTY = Option(
-    "allow-dirty", "take uncommitted changes in: version +dirty, labelled org.release.dirty=true"
-)
-ALLOW_SHALLOW = Option(
-    "allow-shallow", "allow a shallow clone; a dev version it cannot count gets +shallow"
-)
-REGISTRY = Option(
-    "registry",
-    "REGISTRY/PATH the images travel under (default: ci-registry in [tool.release.images])",
-    Kind.TEXT,
-)
-GUARDS = (ALLOW_DIRTY, ALLOW_SHALLOW)
 
 _REPO = "release.commands.repo"
 _IMAGES = "release.commands.images"
@@ -260,12 +243,13 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "ci",
-        "Write a CI pipeline for the image matrix: a job per image session, then one that "
-        "merges the manifest.",
+        "Write the CI pipelines: rc tags build, smoke, snapshot, publish and record the "
+        "manifest; finals only promote.",
         (
             Option(
                 "format",
-                "buildkite (a pipeline, pipeline.yml) or github (a workflow, images.yml)",
+                "buildkite (one pipeline, pipeline.yml) or github (workflows: images.yml for rc "
+                "and post tags, promote.yml for finals)",
                 Kind.TEXT,
                 choices=("buildkite", "github"),
                 required=True,
@@ -302,110 +286,7 @@ COMMANDS: tuple[Command, ...] = (
         ),
         f"{_FILES}:ci",
     ),
-    Command(
-        "images.build",
-        "Build one image per CUDA variant, skipping variants whose inputs are unchanged.",
-        (
-            VARIANT,
-            Option("jobs", "variants built in parallel", Kind.NUMBER, default=1),
-            Option("keep-going", "build the other variants when one fails; report every failure"),
-            VERSION_AS,
-            Option("force", "rebuild even when the inputs are unchanged"),
-            Option("no-cache", "rebuild every layer (docker build --no-cache); implies --force"),
-            *GUARDS,
-            JSON,
-        ),
-        f"{_IMAGES}:build",
-    ),
-    Command(
-        "images.smoke",
-        "Smoke-test each variant's image, building it first if it is missing.",
-        (VARIANT, Option("version", "version to check for", Kind.TEXT), *GUARDS, JSON),
-        f"{_IMAGES}:smoke",
-    ),
-    Command(
-        "images.snapshot",
-        "Checkpoint each variant's running server, restore it in a fresh container, and "
-        "record the runtime state.",
-        (
-            Option(
-                "variant",
-                "variant ids, comma separated (default: every variant the snapshot rule covers)",
-                Kind.TEXT,
-                metavar="IDS",
-            ),
-            Option("version", "version to check", Kind.TEXT),
-            Option("baseline", "a snapshot record to diff against", Kind.TEXT, metavar="FILE"),
-            Option("dry-run", "print the round trip's steps and container options, run nothing"),
-            *GUARDS,
-            JSON,
-        ),
-        f"{_IMAGES}:snapshot",
-        "Variants the snapshot rule omits (CUDA 12.x in the sample) are not snapshotted.",
-    ),
-    Command(
-        "images.push",
-        "Push this checkout's images to a registry, for the CI jobs after the build.",
-        (
-            VARIANT,
-            REGISTRY,
-            Option(
-                "version",
-                "version whose images to send (default: as a build names them)",
-                Kind.TEXT,
-            ),
-            JSON,
-        ),
-        f"{_IMAGES}:push",
-    ),
-    Command(
-        "images.publish",
-        "Publish this checkout's images to the release registry, each tag read back; "
-        "published tags never move.",
-        (
-            VARIANT,
-            Option(
-                "registry",
-                "REGISTRY/PATH to publish under (default: registry in [tool.release.images])",
-                Kind.TEXT,
-            ),
-            Option(
-                "version",
-                "version whose images to publish (default: as a build names them)",
-                Kind.TEXT,
-            ),
-            DRY_RUN,
-            JSON,
-        ),
-        f"{_IMAGES}:publish",
-        "Every tag is read first: one that serves this image is kept, one that serves "
-        "another refuses the run (exit 3, both digests) before anything is pushed. A "
-        "variant's image is pushed once; its other tags are copied by digest inside the "
-        "registry. The digests are recorded as the variant's publish part of the manifest. "
-        "A re-run pushes only what is missing.",
-    ),
-    Command(
-        "images.pull",
-        "Pull this checkout's images from a registry, refused when they were built from "
-        "another commit.",
-        (
-            VARIANT,
-            REGISTRY,
-            Option(
-                "version",
-                "version whose images to fetch (default: as a build names them)",
-                Kind.TEXT,
-            ),
-            JSON,
-        ),
-        f"{_IMAGES}:pull",
-    ),
-    Command(
-        "images.matrix",
-        "Show the image matrix: variants, tags, build args and which sessions exist.",
-        (JSON,),
-        f"{_IMAGES}:matrix",
-    ),
+    *IMAGE_COMMANDS,
     Command(
         name="init",
         summary="Write a commented [tool.release] into pyproject.toml, guessed from this repository.",
@@ -428,6 +309,13 @@ COMMANDS: tuple[Command, ...] = (
                 "(what a CI job checks before it builds)",
                 Kind.TEXT,
                 metavar="TAG",
+            ),
+            Option(
+                "job",
+                "with --tag: the CI job's kind the tag must fit: build (an rc or a post "
+                "release) or promote (a final)",
+                Kind.TEXT,
+                choices=("build", "promote"),
             ),
             JSON,
         ),

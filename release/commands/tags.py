@@ -13,7 +13,15 @@ if TYPE_CHECKING:
     from release.core.plan import Plan
     from release.flows.context import ReleaseContext
 
-__all__ = ["PromoteRequest", "PushRequest", "TagRequest", "promote", "push", "tag"]
+__all__ = [
+    "PromoteRequest",
+    "PushRequest",
+    "TagRequest",
+    "promote",
+    "promote_rc_images",
+    "push",
+    "tag",
+]
 
 
 def _made(plan: Plan, done: str) -> list[str]:
@@ -86,14 +94,16 @@ def promote(request: PromoteRequest, run: Run) -> Report:
     if ctx.config.matrix is not None and not request.dry_run and rc:
         for line in outcome.lines:  # said before the images' progress, in order
             run.say(line)
-        images = _promote_images(ctx, plan.info["tag"], plan.info["version"], rc, run)
+        images = promote_rc_images(ctx, plan.info["tag"], plan.info["version"], rc, run)
         if images is not None:
             return Report(tuple(then), outcome.data, images)
         return Report(tuple(then), outcome.data)
     return Report((*outcome.lines, *then), outcome.data)
 
 
-def _promote_images(ctx: ReleaseContext, final: str, version: str, rc: str, run: Run) -> int | None:
+def promote_rc_images(
+    ctx: ReleaseContext, final: str, version: str, rc: str, run: Run
+) -> int | None:
     """The rc's images as the final's: by digest in the registry where the rc was published
     (:mod:`release.images.promote_registry`), else by image id here
     (:mod:`release.images.promote`); an exit code when they could not be (the git side

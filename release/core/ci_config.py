@@ -8,7 +8,11 @@ Pure.
   (``build``, ``smoke``, ``gpu``: a smoke with a GPU check, ``snapshot``, ``publish``,
   ``manifest``, ``promote``), per kind and platform (``build-arm64``: arm64 images built
   natively), and ``default`` for the rest;
-- ``timeouts``: minutes per job kind (GitHub's own default is six hours).
+- ``timeouts``: minutes per job kind (GitHub's own default is six hours);
+- ``push-manifest``: whether the last job of an rc records the manifest as the tag's note
+  and pushes it, and the promote job the final's (default true: GitHub's job token with
+  ``contents: write`` on those jobs only, Buildkite's agent's own git credentials); false
+  leaves the merged manifest as an artifact, for a maintainer to record and push.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ TIMEOUTS = {
     "promote": 15,
 }
 DEFAULT_RUNNER = "ubuntu-latest"
-_KEYS = ("python", "install", "runners", "timeouts")
+_KEYS = ("python", "install", "runners", "timeouts", "push-manifest")
 _RUNNER_KEY = re.compile(rf"^(?:default|(?:{'|'.join(JOB_KINDS)})(?:-[a-z0-9]+)?)$")
 _PYTHON = re.compile(r"^3\.\d{1,2}(?:\.\d{1,2})?$")
 
@@ -46,6 +50,7 @@ class CiSettings:
     install: str | None = None  # None: this tool at the version that writes the pipeline
     runners: Mapping[str, str] = field(default_factory=dict)
     timeouts: Mapping[str, int] = field(default_factory=lambda: dict(TIMEOUTS))
+    push_manifest: bool = True
 
     def runner(self, kind: str, arch: str | None = None, fallback: str | None = None) -> str:
         """The label for a job of ``kind`` (on ``arch``): the most specific one given."""
@@ -108,4 +113,7 @@ def parse_ci(table: Any) -> CiSettings:
                 f"{PREFIX} timeouts.{key}: expected minutes, 1 to 4320, got {value!r}"
             )
         timeouts[key] = value
-    return CiSettings(python, install, dict(runners), timeouts)
+    push = table.get("push-manifest", True)
+    if not isinstance(push, bool):
+        raise ConfigError(f"{PREFIX} push-manifest: expected true or false, got {push!r}")
+    return CiSettings(python, install, dict(runners), timeouts, push)

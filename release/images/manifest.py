@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from release import __version__
 from release.adapters.engine import ContainerEngine
 from release.adapters.files import atomic_write
-from release.adapters.git_notes import notes_ref, write_note
+from release.adapters.git import GitRepo
+from release.adapters.git_notes import notes_ref, read_note, remote_note, write_note
 from release.adapters.image_content import image_content_digest
 from release.core.json_text import parse_json
 from release.core.manifest import (
@@ -239,14 +240,27 @@ def publish(ws: Workspace, manifest: Mapping[str, Any]) -> bool:
     return write_note(ws.ctx.repo, str(tag), str(manifest["commit"]), text + "\n")
 
 
-def push_manifest(ws: Workspace, tag: str) -> bool:
-    """Send ``tag``'s manifest to the remote on its own (a CI job that merged the parts);
-    False when the remote has it already. One written elsewhere is not overwritten."""
-    repo, remote = ws.ctx.repo, ws.ctx.config.remote
+def push_manifest(repo: GitRepo, remote: str, tag: str, commit: str) -> bool:
+    """Send ``tag``'s manifest to the remote on its own (a CI job that merged the parts, or
+    promoted a final); False when the remote has it already. A note the remote has for
+    the tag with the same text is taken as it is (a job run again: this clone's notes ref
+    is a new commit of the same note); one with other text is never overwritten."""
     ref = notes_ref(tag)
     local = repo.rev(ref)
     if local is None:
         raise ManifestError(f"{tag} has no manifest here to push (release manifest writes it)")
+    theirs = remote_note(repo, remote, tag, commit)
+    if theirs is not None:
+        sha, text = theirs
+        if text != read_note(repo, tag, commit):
+            raise RefusedError(
+                f"{remote} has another manifest of {tag} ({ref}): a manifest written "
+                "elsewhere is never overwritten (see release manifest show "
+                f"{tag}, after git fetch {remote} '+{ref}:{ref}')"
+            )
+        if sha != local:
+            repo.run("update-ref", ref, sha, local, mutating=True)  # the remote's, same note
+        return False
     result = repo.remotes.push_atomic(remote, [f"{ref}:{ref}"])
     if not result.ok:
         said = (result.stderr or result.stdout).strip().splitlines()

@@ -1,0 +1,87 @@
+"""``images.promote``: a final tag's images, made in CI when the final tag is pushed: the
+last rc's images, published to the release registry, given the final's tags there by
+digest (no pull, no rebuild), and the final's manifest recorded as its note (and, with
+``--push``, sent to the remote). What ``release promote`` does on the image side, for a
+checkout of the final tag with no release branch: the promote job of ``release ci``.
+
+The rc is the newest rc of the final's version on the final's commit (``release promote``
+tags the final on the last rc's commit); its manifest is read here, else fetched from the
+remote. A final with no such rc, or an rc with no manifest, is refused: nothing says which
+images the final is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from release.commands.common import context
+from release.commands.outcome import JSONValue, Report, Run
+from release.errors import ConfigError, RefusedError, UsageError
+
+__all__ = ["ImagePromoteRequest", "promote"]
+
+
+@dataclass(frozen=True)
+class ImagePromoteRequest:
+    tag: str | None = None
+    push: bool = False
+    json: bool = False
+
+
+def promote(request: ImagePromoteRequest, run: Run) -> Report:
+    from release.adapters.git_notes import fetch_note, notes_ref
+    from release.commands.tags import promote_rc_images
+    from release.core.terminal_text import escaped
+    from release.flows.manifest_store import published
+    from release.images.manifest import push_manifest
+
+    ctx = context(run)
+    if ctx.config.matrix is None:
+        raise ConfigError("[tool.release.images] is missing: no images to promote")
+    tags = ctx.tags(offline=True)
+    head = ctx.repo.head()
+    if request.tag:
+        final = next((t for t in tags if t.name == request.tag), None)
+        if final is None:
+            raise UsageError(
+                f"{escaped(request.tag)} is not a release tag here "
+                f"(tag = {escaped(ctx.config.tag.template)}; fetch the tags first)"
+            )
+    else:
+        at_head = [t for t in tags if t.commit == head and t.version.is_final]
+        if not at_head:
+            raise UsageError("no final tag at HEAD: pass --tag or check out the final's tag")
+        final = at_head[-1]
+    if not final.version.is_final:
+        raise UsageError(
+            f"{final.name} is not a final: an rc or a post release is built and published "
+            "(release images.publish), not promoted"
+        )
+    rcs = [t for t in ctx.release_tags(final.version, tags) if t.version.is_rc]
+    on_commit = [t for t in rcs if t.commit == final.commit]
+    if not on_commit:
+        last = f" (the last is {rcs[-1].name}, on another commit)" if rcs else ""
+        raise RefusedError(
+            f"no rc of {final.version} is on {final.name}'s commit{last}: a final's images are "
+            "its last rc's, and release promote tags the final on that rc's commit"
+        )
+    rc = on_commit[-1]
+    if published(ctx.repo, rc.name, rc.commit) is None:
+        fetch_note(ctx.repo, ctx.config.remote, rc.name)
+    if published(ctx.repo, rc.name, rc.commit) is None:
+        raise RefusedError(
+            f"{rc.name} has no manifest ({notes_ref(rc.name)}, here or on "
+            f"{ctx.config.remote}): nothing says which images it is, so none are promoted"
+        )
+    code = promote_rc_images(ctx, final.name, str(final.version), rc.name, run)
+    data: dict[str, JSONValue] = {"tag": final.name, "from": rc.name, "pushed": False}
+    if code is not None:
+        return Report((), data, code)
+    lines = []
+    if request.push:
+        sent = push_manifest(ctx.repo, ctx.config.remote, final.name, final.commit)
+        data["pushed"] = sent
+        lines.append(
+            f"{'pushed' if sent else 'already on'} {ctx.config.remote}: {notes_ref(final.name)}"
+        )
+    return Report(tuple(lines), data)

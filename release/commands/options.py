@@ -1,0 +1,42 @@
+"""The options many commands share, spelt and explained once."""
+
+from __future__ import annotations
+
+from release.commands.declare import Kind, Option
+
+__all__ = [
+    "ALLOW_DIRTY",
+    "ALLOW_SHALLOW",
+    "DRY_RUN",
+    "GUARDS",
+    "JSON",
+    "OFFLINE",
+    "REGISTRY",
+    "SIGN",
+    "VARIANT",
+    "VERSION_AS",
+]
+
+DRY_RUN = Option("dry-run", "print the plan, change nothing")
+JSON = Option("json", "print a JSON document (with a schema key) instead of text")
+OFFLINE = Option("offline", "do not ask the remote")
+SIGN = Option("sign", "sign the tag (GPG or SSH, as git config says)")
+VARIANT = Option("variant", "variant ids, comma separated (default: all)", Kind.TEXT, metavar="IDS")
+VERSION_AS = Option(
+    "version",
+    "version to build as (default: the tag at HEAD, else a dev version)",
+    Kind.TEXT,
+    metavar="VERSION",
+)
+ALLOW_DIRTY = Option(
+    "allow-dirty", "take uncommitted changes in: version +dirty, labelled org.release.dirty=true"
+)
+ALLOW_SHALLOW = Option(
+    "allow-shallow", "allow a shallow clone; a dev version it cannot count gets +shallow"
+)
+REGISTRY = Option(
+    "registry",
+    "REGISTRY/PATH the images travel under (default: ci-registry in [tool.release.images])",
+    Kind.TEXT,
+)
+GUARDS = (ALLOW_DIRTY, ALLOW_SHALLOW)

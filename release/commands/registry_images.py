@@ -1,0 +1,137 @@
+"""The ``images.*`` commands, declared (see :mod:`release.commands.registry`): imports
+nothing but the declarations."""
+
+from __future__ import annotations
+
+from release.commands.declare import Command, Kind, Option
+from release.commands.options import DRY_RUN, GUARDS, JSON, REGISTRY, VARIANT, VERSION_AS
+
+__all__ = ["IMAGE_COMMANDS"]
+
+_IMAGES = "release.commands.images"
+
+IMAGE_COMMANDS: tuple[Command, ...] = (
+    Command(
+        "images.build",
+        "Build one image per CUDA variant, skipping variants whose inputs are unchanged.",
+        (
+            VARIANT,
+            Option("jobs", "variants built in parallel", Kind.NUMBER, default=1),
+            Option("keep-going", "build the other variants when one fails; report every failure"),
+            VERSION_AS,
+            Option("force", "rebuild even when the inputs are unchanged"),
+            Option("no-cache", "rebuild every layer (docker build --no-cache); implies --force"),
+            *GUARDS,
+            JSON,
+        ),
+        f"{_IMAGES}:build",
+    ),
+    Command(
+        "images.smoke",
+        "Smoke-test each variant's image, building it first if it is missing.",
+        (VARIANT, Option("version", "version to check for", Kind.TEXT), *GUARDS, JSON),
+        f"{_IMAGES}:smoke",
+    ),
+    Command(
+        "images.snapshot",
+        "Checkpoint each variant's running server, restore it in a fresh container, and "
+        "record the runtime state.",
+        (
+            Option(
+                "variant",
+                "variant ids, comma separated (default: every variant the snapshot rule covers)",
+                Kind.TEXT,
+                metavar="IDS",
+            ),
+            Option("version", "version to check", Kind.TEXT),
+            Option("baseline", "a snapshot record to diff against", Kind.TEXT, metavar="FILE"),
+            Option("dry-run", "print the round trip's steps and container options, run nothing"),
+            *GUARDS,
+            JSON,
+        ),
+        f"{_IMAGES}:snapshot",
+        "Variants the snapshot rule omits (CUDA 12.x in the sample) are not snapshotted.",
+    ),
+    Command(
+        "images.push",
+        "Push this checkout's images to a registry, for the CI jobs after the build.",
+        (
+            VARIANT,
+            REGISTRY,
+            Option(
+                "version",
+                "version whose images to send (default: as a build names them)",
+                Kind.TEXT,
+            ),
+            JSON,
+        ),
+        f"{_IMAGES}:push",
+    ),
+    Command(
+        "images.publish",
+        "Publish this checkout's images to the release registry, each tag read back; "
+        "published tags never move.",
+        (
+            VARIANT,
+            Option(
+                "registry",
+                "REGISTRY/PATH to publish under (default: registry in [tool.release.images])",
+                Kind.TEXT,
+            ),
+            Option(
+                "version",
+                "version whose images to publish (default: as a build names them)",
+                Kind.TEXT,
+            ),
+            DRY_RUN,
+            JSON,
+        ),
+        f"{_IMAGES}:publish",
+        "Every tag is read first: one that serves this image is kept, one that serves "
+        "another refuses the run (exit 3, both digests) before anything is pushed. A "
+        "variant's image is pushed once; its other tags are copied by digest inside the "
+        "registry. The digests are recorded as the variant's publish part of the manifest. "
+        "A re-run pushes only what is missing.",
+    ),
+    Command(
+        "images.promote",
+        "Give a pushed final tag its last rc's published images, by digest in the registry, "
+        "and record its manifest.",
+        (
+            Option(
+                "tag",
+                "the final tag (default: the final tag at HEAD)",
+                Kind.TEXT,
+                metavar="TAG",
+            ),
+            Option("push", "push the final's manifest note to the remote"),
+            JSON,
+        ),
+        "release.commands.image_promote:promote",
+        "The rc is the newest rc of the final's version on the final's commit; its manifest "
+        "is read here, else fetched from the remote. Every final tag is read first: one "
+        "serving another digest is refused (exit 3); a re-run keeps what is there.",
+    ),
+    Command(
+        "images.pull",
+        "Pull this checkout's images from a registry, refused when they were built from "
+        "another commit.",
+        (
+            VARIANT,
+            REGISTRY,
+            Option(
+                "version",
+                "version whose images to fetch (default: as a build names them)",
+                Kind.TEXT,
+            ),
+            JSON,
+        ),
+        f"{_IMAGES}:pull",
+    ),
+    Command(
+        "images.matrix",
+        "Show the image matrix: variants, tags, build args and which sessions exist.",
+        (JSON,),
+        f"{_IMAGES}:matrix",
+    ),
+)

@@ -1,0 +1,232 @@
+"""The pipelines as GitHub Actions workflows: ``images.yml`` for rc and post tags (and a run
+by hand), ``promote.yml`` for final tags. Least privilege (``permissions: {}`` for each
+workflow, ``contents: read`` per job, ``contents: write`` only where a manifest is pushed),
+one ``concurrency`` group per ref, a timeout per job kind, actions pinned by commit, no
+credentials left in a checkout. Pure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from release.core.ci_triggers import BUILT, PROMOTED
+from release.core.pipelines import (
+    MANIFEST_FILE,
+    NOT_RECORDED,
+    PARTS_DIR,
+    REGISTRY_PASSWORD,
+    REGISTRY_USER,
+    STATE_ENV,
+    Job,
+    Plan,
+    check_command,
+    load_command,
+    login_command,
+    merge_command,
+    pipeline_jobs,
+    promote_command,
+    promote_job,
+    publish_command,
+    pull_command,
+    push_command,
+    save_command,
+    session_command,
+)
+from release.core.yaml_text import dump_yaml
+
+__all__ = ["ACTIONS", "github_texts", "github_workflows"]
+
+# actions pinned by commit (what their tags named when this was written)
+ACTIONS = {
+    "checkout": ("actions/checkout", "3d3c42e5aac5ba805825da76410c181273ba90b1", "v7.0.1"),
+    "setup-python": ("actions/setup-python", "5fda3b95a4ea91299a34e894583c3862153e4b97", "v7.0.0"),
+    "upload-artifact": (
+        "actions/upload-artifact", "bbbca2ddaa5d8feaa63e36b76fdaad77386f024f", "v7.0.0",
+    ),
+    "download-artifact": (
+        "actions/download-artifact", "3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c", "v8.0.1",
+    ),
+}  # fmt: skip
+STATE = "${{ github.workspace }}/../release-state"  # the job's env cannot name runner.temp
+ON_TAG = "github.ref_type == 'tag'"
+# the job's token as git's credentials for one step, as actions/checkout gives them, and
+# gone with the step: nothing is written to the checkout's config
+TOKEN_AUTH = (
+    'auth="$(printf \'x-access-token:%s\' "$PUSH_TOKEN" | base64 -w0)"\n'
+    'export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0="http.$GITHUB_SERVER_URL/.extraheader" '
+    'GIT_CONFIG_VALUE_0="AUTHORIZATION: basic $auth"\n'
+)
+
+
+def _action(name: str) -> str:
+    repository, commit, _ = ACTIONS[name]
+    return f"{repository}@{commit}"
+
+
+def _upload(name: str, path: str, condition: str | None = None) -> dict[str, Any]:
+    step: dict[str, Any] = {"uses": _action("upload-artifact")}
+    if condition:
+        step["if"] = condition
+    step["with"] = {"name": name, "path": path, "if-no-files-found": "error"}
+    return step
+
+
+def _download_image(row: str, condition: str | None = None) -> dict[str, Any]:
+    step: dict[str, Any] = {"uses": _action("download-artifact")}
+    if condition:
+        step["if"] = condition
+    step["with"] = {"name": f"image-{row}"}
+    return step
+
+
+def _setup(plan: Plan, job: Job) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = [
+        # the whole history and its tags (a build reads its version from them); no
+        # credentials left in the checkout for a later step or an artifact to carry
+        {"uses": _action("checkout"), "with": {"fetch-depth": 0, "persist-credentials": False}},
+        {"uses": _action("setup-python"), "with": {"python-version": plan.settings.python}},
+        {"run": plan.setup},
+        {"if": ON_TAG, "run": check_command("$GITHUB_REF_NAME", job)},
+    ]
+    login = login_command(plan)
+    uses_registry = job.kind in ("publish", "promote") or (
+        plan.transfer and job.kind in ("build", "smoke", "snapshot")
+    )
+    if login and uses_registry:
+        steps.append(
+            {
+                "run": login,
+                "env": {
+                    REGISTRY_USER: f"${{{{ secrets.{REGISTRY_USER} }}}}",
+                    REGISTRY_PASSWORD: f"${{{{ secrets.{REGISTRY_PASSWORD} }}}}",
+                },
+            }
+        )
+    return steps
+
+
+def _pushing(run: str) -> dict[str, Any]:
+    return {"run": TOKEN_AUTH + run, "env": {"PUSH_TOKEN": "${{ github.token }}"}}
+
+
+def _work(plan: Plan, job: Job) -> list[dict[str, Any]]:
+    """The job's own steps, after the set-up."""
+    transfer = plan.transfer
+    if job.kind == "build":
+        if transfer:
+            return [
+                {"run": session_command(job)},
+                {"run": push_command(job.variant or "", transfer)},
+            ]
+        return [
+            {"run": session_command(job)},
+            {"run": save_command(job)},
+            _upload(f"image-{job.variant}", job.archive),
+        ]
+    if job.kind in ("smoke", "snapshot"):
+        if transfer:
+            return [
+                {"run": pull_command(job.variant or "", transfer)},
+                {"run": session_command(job)},
+            ]
+        return [
+            _download_image(job.variant or ""),
+            {"run": load_command(job.variant or "")},
+            {"run": session_command(job)},
+        ]
+    if job.kind == "publish":  # on a tag only: a branch's images are not released
+        steps: list[dict[str, Any]] = []
+        for row in job.rows:
+            if transfer:
+                steps.append({"if": ON_TAG, "run": pull_command(row, transfer)})
+            else:
+                steps += [_download_image(row, ON_TAG), {"if": ON_TAG, "run": load_command(row)}]
+        return [*steps, {"if": ON_TAG, "run": publish_command(job)}]
+    push = plan.settings.push_manifest
+    if job.kind == "promote":
+        run = promote_command("$GITHUB_REF_NAME", push)
+        return [_pushing(run) if push else {"run": run}]
+    merged = merge_command(push)
+    return [
+        {
+            "uses": _action("download-artifact"),
+            "with": {"pattern": f"{PARTS_DIR}-*", "path": PARTS_DIR, "merge-multiple": True},
+        },
+        _pushing(merged) if push else {"run": merged},
+        *([] if push else [{"if": ON_TAG, "run": NOT_RECORDED}]),
+        _upload("manifest", MANIFEST_FILE),
+    ]
+
+
+def _job(plan: Plan, job: Job) -> dict[str, Any]:
+    steps = _setup(plan, job) + _work(plan, job)
+    if job.kind in ("build", "smoke", "snapshot"):
+        steps.append(_upload(f"{PARTS_DIR}-{job.key}", PARTS_DIR))
+    elif job.kind == "publish":
+        steps.append(_upload(f"{PARTS_DIR}-{job.key}", PARTS_DIR, ON_TAG))
+    out: dict[str, Any] = {"name": job.label}
+    if job.needs:
+        out["needs"] = list(job.needs)
+    out["runs-on"] = plan.settings.runner(job.runs_on, job.arch, plan.runner)
+    out["timeout-minutes"] = plan.settings.timeout(job.kind)
+    pushes = job.kind in ("manifest", "promote") and plan.settings.push_manifest
+    out["permissions"] = {"contents": "write" if pushes else "read"}
+    if job.kind not in ("manifest", "promote"):
+        out["env"] = {"RELEASE_MANIFEST_DIR": PARTS_DIR, STATE_ENV: STATE}
+    out["steps"] = steps
+    return out
+
+
+def _workflow(name: str, tags: list[str], jobs: dict[str, Any], by_hand: bool) -> dict[str, Any]:
+    on: dict[str, Any] = {"push": {"tags": tags}}
+    if by_hand:
+        on["workflow_dispatch"] = {}
+    return {
+        "name": name,
+        "on": on,
+        "permissions": {},
+        # one run per ref at a time: a tag pushed again waits, it does not race the first
+        "concurrency": {"group": f"{name}-${{{{ github.ref }}}}", "cancel-in-progress": False},
+        "jobs": jobs,
+    }
+
+
+def github_workflows(plan: Plan) -> list[dict[str, Any]]:
+    """The rc workflow (``images``), then the final's (``promote``) where there is one."""
+    images = _workflow(
+        "images",
+        plan.tags.globs(BUILT),
+        {j.key: _job(plan, j) for j in pipeline_jobs(plan.matrix)},
+        by_hand=True,
+    )
+    promote = promote_job(plan.matrix)
+    if promote is None:
+        return [images]
+    final = _workflow(
+        "promote", plan.tags.globs(PROMOTED), {promote.key: _job(plan, promote)}, False
+    )
+    return [images, final]
+
+
+def github_texts(plan: Plan, made: str) -> list[str]:
+    pinned = [f"{repo} {version}" for repo, _, version in ACTIONS.values()]
+    header = [
+        f"Made by `{made}` from [tool.release.images] and [tool.release.ci].",
+        "Make it again after the matrix changes; do not edit it by hand.",
+        "Actions pinned by commit: " + ", ".join(pinned[:2]) + ",",
+        ", ".join(pinned[2:]) + ".",
+    ]
+    texts = []
+    for workflow in github_workflows(plan):
+        if workflow["name"] == "images":
+            what = [
+                "rc and post tags: build, smoke and snapshot each image, publish, then record",
+                "the manifest as the tag's note; run by hand on a branch, nothing is published.",
+            ]
+        else:
+            what = [
+                "Final tags: the last rc's images get the final's tags, by digest in the",
+                "registry; nothing is built.",
+            ]
+        texts.append(dump_yaml(workflow, [*header, *what]))
+    return texts

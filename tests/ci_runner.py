@@ -1,0 +1,308 @@
+"""The generated pipelines run here as their CI would run them, for one pushed tag.
+
+Each job (step) runs in a fresh checkout of the *engine's* remote at the tag, in a fresh
+virtual environment, its ``run:`` / ``command:`` lines executed exactly as written, in the
+dependency order the file gives; ``uses:`` steps are emulated by what they do:
+
+- ``actions/checkout`` (``fetch-depth: 0``): a clone of the remote, every branch and tag,
+  detached at the tag;
+- ``actions/setup-python``: a virtual environment whose ``bin`` comes first on ``PATH``;
+- ``actions/upload-artifact`` / ``download-artifact``: a directory per artifact name;
+- Buildkite's agent checks out by commit with an explicit refspec and no tags (its known
+  behaviour), and ``buildkite-agent artifact download`` is a small script over a
+  directory per step.
+
+Which workflow or step runs is decided from the file: GitHub's ``on.push.tags`` filter
+patterns (matched with GitHub's glob rules) and Buildkite's ``if`` conditionals (the forms
+the generator writes; any other form fails the run). The package index the setup line
+installs from is this test environment: its ``site-packages`` on ``PYTHONPATH`` (so
+``pip install release==V nox`` finds both installed) and its ``bin`` last on ``PATH``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+RUN_TIMEOUT = 900
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A GitHub filter pattern as a regular expression: ``*`` (no ``/``), ``**``, ``+`` and
+    ``?`` on the character before, ``[...]``, and ``\\`` escaping a special character."""
+    out, i = "", 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            out += re.escape(pattern[i + 1])
+            i += 2
+            continue
+        if pattern.startswith("**", i):
+            out, i = out + ".*", i + 2
+            continue
+        if ch == "*":
+            out += "[^/]*"
+        elif ch in "+?":
+            out += ch
+        elif ch == "[":
+            end = pattern.index("]", i)
+            out, i = out + pattern[i : end + 1], end + 1
+            continue
+        else:
+            out += re.escape(ch)
+        i += 1
+    return re.compile("^" + out + "$")
+
+
+def tag_filter_matches(patterns: list[str], tag: str) -> bool:
+    """GitHub's rule: patterns in order, a ``!`` pattern excluding what matched before."""
+    matched = False
+    for pattern in patterns:
+        if pattern.startswith("!"):
+            matched = matched and not glob_regex(pattern[1:]).match(tag)
+        elif glob_regex(pattern).match(tag):
+            matched = True
+    return matched
+
+
+_COMPARISON = re.compile(r"^build\.tag (==|!=) null$|^build\.tag =~ /(.*)/$")
+
+
+def buildkite_condition(text: str, tag: str | None) -> bool:
+    """A Buildkite ``if`` of the forms written: comparisons of ``build.tag`` with ``null``
+    or a regular expression, joined by ``||`` and ``&&`` (``&&`` binding first)."""
+    text = text.replace("$$", "$")  # the pipeline's interpolation, on upload
+
+    def one(part: str) -> bool:
+        found = _COMPARISON.match(part.strip())
+        assert found, f"a conditional the runner does not know: {part!r}"
+        if found[1] == "==":
+            return tag is None
+        if found[1] == "!=":
+            return tag is not None
+        return tag is not None and re.search(found[2], tag) is not None
+
+    return any(all(one(p) for p in alt.split(" && ")) for alt in text.split(" || "))
+
+
+AGENT = """#!{python}
+import shutil, sys
+from pathlib import Path
+args = sys.argv[1:]
+assert args[:2] == ["artifact", "download"], args
+pattern, dest, rest = args[2], Path(args[3]), args[4:]
+store = Path({store!r})
+steps = [rest[1]] if rest[:1] == ["--step"] else sorted(p.name for p in store.iterdir())
+found = 0
+for step in steps:
+    for path in sorted((store / step).glob(pattern)):
+        if path.is_file():
+            rel = path.relative_to(store / step)
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, dest / rel)
+            found += 1
+sys.exit(0 if found else 1)
+"""
+
+
+@dataclass
+class CiRun:
+    """One pipeline run for one tag: what ran, in order, and what each job printed."""
+
+    tag: str
+    jobs: list[str] = field(default_factory=list)
+    output: dict[str, str] = field(default_factory=dict)
+    artifacts: dict[str, list[Path]] = field(default_factory=dict)  # name -> relative files
+
+
+class Runner:
+    """Runs pipelines of the engine whose remote is ``remote``, under ``work``."""
+
+    def __init__(
+        self, remote: Path, work: Path, env: dict[str, str], fresh: Callable[[], None]
+    ) -> None:
+        self.remote, self.work, self.fresh = remote, work, fresh
+        self.store = work / "artifacts"
+        shims = work / "shims"
+        shims.mkdir(parents=True, exist_ok=True)
+        (shims / "python3").symlink_to(sys.executable)  # the agent's Python
+        agent = shims / "buildkite-agent"
+        agent.write_text(AGENT.format(python=sys.executable, store=str(self.store / "buildkite")))
+        agent.chmod(0o755)
+        index = sysconfig.get_paths()["purelib"]
+        tools = str(Path(sys.executable).parent)
+        path = os.pathsep.join([str(shims), env.get("PATH", os.environ["PATH"]), tools])
+        self.env = {**env, "PATH": path, "PYTHONPATH": index, "PIP_NO_INDEX": "1"}
+        self.count = 0
+
+    def _run(self, job: str, script: str, cwd: Path, env: dict[str, str], out: list[str]) -> None:
+        proc = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT,
+            check=False,
+        )
+        out.append(f"$ {script}\n{proc.stdout}{proc.stderr}")
+        assert proc.returncode == 0, f"{job}: exit {proc.returncode}\n" + "\n".join(out)
+
+    def _workspace(self, job: str) -> Path:
+        self.count += 1
+        return self.work / f"{self.count:02d}-{job}"
+
+    # -- GitHub Actions ---------------------------------------------------------------------
+
+    def github(self, workflows: dict[str, dict[str, Any]], tag: str) -> CiRun:
+        """Every workflow a push of ``tag`` starts, each job in the order its needs give."""
+        run = CiRun(tag)
+        for name, workflow in workflows.items():
+            if not tag_filter_matches(workflow["on"]["push"]["tags"], tag):
+                continue
+            done: set[str] = set()
+            for key, job in workflow["jobs"].items():
+                assert set(job.get("needs", [])) <= done, f"{name}: {key} before its needs"
+                self._github_job(run, key, job)
+                done.add(key)
+        return run
+
+    def _github_job(self, run: CiRun, key: str, job: dict[str, Any]) -> None:
+        self.fresh()  # a fresh runner: none of the engine's images
+        base = self._workspace(key)
+        ws = base / "repo"
+        subprocess.run(
+            ["git", "clone", "--quiet", str(self.remote), str(ws)], check=True, env=self.env
+        )
+        subprocess.run(
+            ["git", "checkout", "--quiet", "--detach", run.tag], cwd=ws, check=True, env=self.env
+        )
+        env = {
+            **self.env,
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_REF": f"refs/tags/{run.tag}",
+            "GITHUB_REF_NAME": run.tag,
+            "GITHUB_REF_TYPE": "tag",
+            "GITHUB_SERVER_URL": "https://github.com",
+            "GITHUB_WORKSPACE": str(ws),
+        }
+        env |= {k: _expand(v, ws) for k, v in (job.get("env") or {}).items()}
+        out: list[str] = []
+        steps = job["steps"]
+        assert steps[0]["uses"].startswith("actions/checkout@")
+        assert steps[0]["with"] == {"fetch-depth": 0, "persist-credentials": False}
+        for step in steps[1:]:
+            condition = step.get("if")
+            assert condition in (None, "github.ref_type == 'tag'"), condition
+            uses = step.get("uses", "")
+            if uses.startswith("actions/setup-python@"):
+                venv = base / "python"
+                subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+                env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
+            elif uses.startswith("actions/upload-artifact@"):
+                self._upload(run, ws, step["with"])
+            elif uses.startswith("actions/download-artifact@"):
+                self._download(run, ws, step["with"])
+            else:
+                step_env = {k: _expand(v, ws) for k, v in (step.get("env") or {}).items()}
+                self._run(key, step["run"], ws, {**env, **step_env}, out)
+        run.jobs.append(key)
+        run.output[key] = "\n".join(out)
+
+    def _upload(self, run: CiRun, ws: Path, given: dict[str, Any]) -> None:
+        source = ws / given["path"]
+        files = (
+            [source] if source.is_file() else sorted(p for p in source.rglob("*") if p.is_file())
+        )
+        assert files or given.get("if-no-files-found") != "error", f"nothing at {source}"
+        kept = self.store / "github" / given["name"]
+        for path in files:
+            rel = path.relative_to(source.parent if source.is_file() else source)
+            (kept / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, kept / rel)
+        run.artifacts[given["name"]] = [p.relative_to(kept) for p in kept.rglob("*") if p.is_file()]
+
+    def _download(self, run: CiRun, ws: Path, given: dict[str, Any]) -> None:
+        if "name" in given:
+            names = [given["name"]]
+        else:
+            prefix = given["pattern"].removesuffix("*")
+            names = [n for n in run.artifacts if n.startswith(prefix)]
+        target = ws / given.get("path", ".")
+        for name in names:
+            for rel in run.artifacts[name]:
+                (target / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(self.store / "github" / name / rel, target / rel)
+
+    # -- Buildkite --------------------------------------------------------------------------
+
+    def buildkite(self, pipeline: dict[str, Any], tag: str, branch: str) -> CiRun:
+        """The steps a build of ``tag`` (on ``branch``'s history) uploads, in order."""
+        run = CiRun(tag)
+        done: set[str] = set()
+        for step in pipeline["steps"]:
+            if not buildkite_condition(step["if"], tag):
+                continue
+            assert set(step.get("depends_on", [])) <= done, f"{step['key']} before its needs"
+            self._buildkite_step(run, step, branch)
+            done.add(step["key"])
+        return run
+
+    def _buildkite_step(self, run: CiRun, step: dict[str, Any], branch: str) -> None:
+        self.fresh()
+        key = step["key"]
+        ws = self._workspace(key) / "build"
+        ws.mkdir(parents=True)
+        commit = subprocess.run(
+            ["git", "rev-parse", f"{run.tag}^{{commit}}"], cwd=self.remote, capture_output=True,
+            text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        # the agent: by commit, with an explicit refspec and no tags
+        for argv in (
+            ["git", "init", "--quiet"],
+            ["git", "remote", "add", "origin", str(self.remote)],
+            ["git", "fetch", "--quiet", "--no-tags", "origin", f"+refs/heads/{branch}:refs/remotes/origin/{branch}"],
+            ["git", "checkout", "--quiet", "--detach", commit],
+        ):  # fmt: skip
+            subprocess.run(argv, cwd=ws, check=True, env=self.env, capture_output=True)
+        assert not subprocess.run(
+            ["git", "tag"], cwd=ws, capture_output=True, text=True, check=True
+        ).stdout
+        env = {
+            **self.env,
+            "BUILDKITE": "true",
+            "BUILDKITE_TAG": run.tag,
+            "BUILDKITE_COMMIT": commit,
+            "BUILDKITE_BRANCH": run.tag,
+            **(step.get("env") or {}),
+        }
+        script = "\n".join(c.replace("$$", "$") for c in step["command"])
+        out: list[str] = []
+        self._run(key, script, ws, env, out)
+        kept = self.store / "buildkite" / key
+        for pattern in step.get("artifact_paths", []):
+            for path in sorted(ws.glob(pattern)):
+                if path.is_file():
+                    (kept / path.relative_to(ws)).parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(path, kept / path.relative_to(ws))
+        run.jobs.append(key)
+        run.output[key] = "\n".join(out)
+
+
+def _expand(value: str, ws: Path) -> str:
+    """The ``${{ }}`` expressions the generated files use, as a runner gives them: no
+    secrets are set here (the registry on loopback needs no login), and the job's token
+    is one no file remote asks for."""
+    value = value.replace("${{ github.workspace }}", str(ws))
+    value = value.replace("${{ github.token }}", "unused-token")
+    value = re.sub(r"\$\{\{ secrets\.[A-Z_]+ \}\}", "", value)
+    assert "${{" not in value, f"an expression the runner does not know: {value}"
+    return value

@@ -1,0 +1,65 @@
+"""The pipeline generators called as ``release ci`` calls them: a :class:`Plan` made from a
+matrix and the options, for tests that check the documents."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from release.core.ci_config import CiSettings
+from release.core.ci_triggers import tag_kinds
+from release.core.matrix import ImageMatrix
+from release.core.pipeline_buildkite import buildkite_pipeline as _buildkite
+from release.core.pipeline_files import pipeline_files
+from release.core.pipeline_files import pipeline_text as _text
+from release.core.pipeline_github import github_workflows
+from release.core.pipelines import Plan, transfer_registry
+from release.core.versions import TagTemplate
+
+TAG = TagTemplate("v{version}", "tag")
+
+
+def plan_for(
+    matrix: ImageMatrix,
+    *,
+    setup: str,
+    settings: CiSettings | None = None,
+    runner: str | None = None,
+    registry: str | None = None,
+    tag: TagTemplate = TAG,
+) -> Plan:
+    return Plan(
+        matrix,
+        settings or CiSettings(),
+        setup,
+        transfer_registry(matrix, registry),
+        tag_kinds(tag),
+        runner,
+    )
+
+
+def buildkite_pipeline(matrix: ImageMatrix, **given: Any) -> dict[str, Any]:
+    return _buildkite(plan_for(matrix, **given))
+
+
+def github_workflow(matrix: ImageMatrix, **given: Any) -> dict[str, Any]:
+    """The rc workflow (``images.yml``)."""
+    return github_workflows(plan_for(matrix, **given))[0]
+
+
+def github_promote(matrix: ImageMatrix, **given: Any) -> dict[str, Any] | None:
+    """The final's workflow (``promote.yml``), where there is one."""
+    made = github_workflows(plan_for(matrix, **given))
+    return made[1] if len(made) > 1 else None
+
+
+def pipeline_text(
+    matrix: ImageMatrix, fmt: str, *, command: Sequence[str] = (), **given: Any
+) -> str:
+    return _text(plan_for(matrix, **given), fmt, command=command)
+
+
+def pipeline_texts(
+    matrix: ImageMatrix, fmt: str, *, command: Sequence[str] = (), **given: Any
+) -> dict[str, str]:
+    return pipeline_files(plan_for(matrix, **given), fmt, command=command)

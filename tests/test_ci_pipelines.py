@@ -1,0 +1,200 @@
+"""Both generated pipelines run end to end in the sample engine's own repository, as a
+maintainer adopting the tool would have them: ``release ci`` writes them into the engine,
+the maintainer cuts the release branch, tags rc1 and pushes it; the rc's pipeline runs (each
+job in a fresh clone of the engine at the tag, in a fresh virtual environment, the lines
+as written: :mod:`tests.ci_runner`): it builds, smokes, snapshots and publishes each
+variant to the release registry (Debian's docker-registry on loopback) and records the
+manifest as the tag's note on the remote. Then ``release promote`` and ``release push``:
+the final's pipeline runs the promote job only, no build at all, and the final's tags
+serve rc1's digests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import invoke.vendor.yaml as yaml
+import pytest
+
+from release.adapters.engine import ContainerEngine
+from release.adapters.registry import Registry
+from release.sample import make_sample_engine
+from tests.ci_runner import Runner, buildkite_condition, tag_filter_matches
+from tests.conftest import run_cli
+from tests.docker_support import image_env, local_registry, purge, remove_repository, unique_name
+
+images = pytest.mark.images
+RC, FINAL, BRANCH = "v0.31.0rc1", "v0.31.0", "releases/v0.31.0"
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with local_registry(tmp_path_factory.mktemp("registry")) as running:
+        yield running.address
+
+
+class Engine:
+    """The sample engine with its remote, set up as a maintainer adopting the tool would."""
+
+    def __init__(self, root: Path, registry: str, fmt: str) -> None:
+        self.env = image_env(root / "home")
+        self.name = unique_name()
+        with pytest.MonkeyPatch.context() as mp:
+            for key in ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM"):
+                mp.setenv(key, self.env[key])
+            made = make_sample_engine(root / "sample")
+        assert made.remote is not None
+        self.root, self.remote = made.root, made.remote
+        self.registry = f"{registry}/rel"
+        pyproject = self.root / "pyproject.toml"
+        text = pyproject.read_text(encoding="utf-8")
+        # two of the sample's variants: one snapshotted (cu130), one the rule omits (cu129)
+        start = text.index('[[tool.release.images.variants]]\nid = "cu128"')
+        end = text.index('[[tool.release.images.variants]]\nid = "cu129"')
+        text = text[:start] + text[end:]
+        text = text.replace('name = "example/tinyengine"', f'name = "{self.name}"')
+        text = text.replace(
+            'version-arg = "ENGINE_VERSION"\n',
+            f'version-arg = "ENGINE_VERSION"\nregistry = "{self.registry}"\n',
+        )
+        pyproject.write_text(text, encoding="utf-8")
+        written = self.release("ci", "--format", fmt, "--write-noxfile")
+        assert written.code == 0, written.output
+        self.git("add", "--all")
+        self.git("commit", "--quiet", "-m", "[CI/Build] Image pipelines (#120)")
+        self.git("push", "--quiet", "origin", "main")
+        folder = ".buildkite" if fmt == "buildkite" else ".github/workflows"
+        self.files = {
+            p.name: yaml.safe_load(p.read_text(encoding="utf-8"))
+            for p in sorted((self.root / folder).glob("*.yml"))
+        }
+
+    def release(self, *args: str) -> Any:
+        return run_cli(self.root, *args, env=self.env, timeout=300)
+
+    def git(self, *args: str) -> str:
+        import subprocess
+
+        return subprocess.run(
+            ["git", *args], cwd=self.root, env=self.env, capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    def remote_note(self, tag: str) -> dict[str, Any]:
+        import subprocess
+
+        shown = subprocess.run(
+            ["git", "notes", f"--ref=release/{tag}", "show", f"{tag}^{{commit}}"],
+            cwd=self.remote, env=self.env, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert shown.returncode == 0, f"no manifest of {tag} on the remote: {shown.stderr}"
+        return json.loads(shown.stdout)
+
+
+def _cycle(engine: Engine, runner: Runner, fmt: str, docker: ContainerEngine) -> None:
+    def run(tag: str) -> Any:
+        if fmt == "github":
+            return runner.github(engine.files, tag)
+        return runner.buildkite(engine.files["pipeline.yml"], tag, BRANCH)
+
+    for step in ("cut", "tag", "push"):
+        args = ("cut", "0.31.0") if step == "cut" else (step,)
+        done = engine.release(*args)
+        assert done.code == 0, done.output
+    rc = run(RC)
+    # rc1: every session, each variant's publish, the manifest recorded; no promote
+    assert rc.jobs == [
+        "build-cu129", "build-cu130", "smoke-cu129", "smoke-cu130", "snapshot-cu130",
+        "publish-cu129", "publish-cu130", "manifest",
+    ]  # fmt: skip
+    assert "release builds it as 0.31.0rc1" in rc.output["build-cu130"]
+    manifest = engine.remote_note(RC)
+    assert manifest["tag"] == RC and manifest["version"] == "0.31.0rc1"
+    cu130 = manifest["variants"]["cu130"]
+    assert cu130["smoke"]["passed"] is True and cu130["snapshot"]["status"] == "passed"
+    assert manifest["variants"]["cu129"]["snapshot"]["status"] == "omitted"
+    reg = Registry()
+    digests = {}
+    for variant, entry in manifest["variants"].items():
+        published = entry["publish"]
+        assert published["registry"] == engine.registry
+        index = published["index"]
+        for ref in index["tags"]:
+            served = reg.served(ref)
+            assert served is not None and served.digest == index["digest"], ref
+        digests[variant] = index["digest"]
+    assert "pushed origin: refs/notes/release/v0.31.0rc1" in rc.output["manifest"]
+
+    # the final: tagged and pushed by the maintainer; CI promotes, builds nothing
+    for step in ("promote", "push"):
+        done = engine.release(step)
+        assert done.code == 0, done.output
+    before = docker.run(["images", "-q", "--filter", f"reference={engine.name}"]).stdout.split()
+    final = run(FINAL)
+    assert final.jobs == ["promote"]
+    assert "release promotes it as 0.31.0" in final.output["promote"]
+    after = docker.run(["images", "-q", "--filter", f"reference={engine.name}"]).stdout.split()
+    assert after == [] and before == []  # no image of the engine was built or pulled
+    promoted = engine.remote_note(FINAL)
+    assert promoted["promoted_from"]["tag"] == RC
+    assert promoted["promoted_from"]["commit"] == manifest["commit"]
+    for variant, digest in digests.items():
+        for ref in promoted["variants"][variant]["publish"]["index"]["tags"]:
+            assert ":v0.31.0" in ref and "rc1" not in ref
+            served = reg.served(ref)
+            assert served is not None and served.digest == digest, ref
+    latest = reg.served(f"{engine.registry}/{engine.name}:latest")
+    assert latest is not None and latest.digest == digests["cu130"]  # the default variant
+
+    # run again (a job retried): everything converges, nothing is pushed twice
+    again = run(FINAL)
+    assert "already on origin: refs/notes/release/v0.31.0" in again.output["promote"]
+
+
+@images
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["github", "buildkite"])
+def test_rc_then_final_through_the_generated_pipeline(
+    fmt: str, tmp_path: Path, registry: str, docker: ContainerEngine
+) -> None:
+    engine = Engine(tmp_path, registry, fmt)
+    if fmt == "github":
+        assert sorted(engine.files) == ["images.yml", "promote.yml"]
+    else:
+        assert sorted(engine.files) == ["pipeline.yml"]
+    runner = Runner(
+        engine.remote, tmp_path / "ci", engine.env, lambda: remove_repository(docker, engine.name)
+    )
+    try:
+        _cycle(engine, runner, fmt, docker)
+    finally:
+        purge(docker, engine.name)
+
+
+def test_github_tag_filters_and_buildkite_conditionals_choose_by_kind() -> None:
+    """The patterns written for the default tag template, evaluated as the CI evaluates
+    them: an rc or a post release builds, a final promotes, anything else runs nothing."""
+    from release.core.ci_triggers import BUILT, PROMOTED, tag_kinds
+    from release.core.versions import TagTemplate
+
+    for template, rc, post, final in (
+        ("v{version}", "v0.31.0rc1", "v0.31.0.post1", "v0.31.0"),
+        ("release/{major}.{minor}/v{version}", "release/1.2/v1.2.0-rc.3", "release/1.2/v1.2.0+post.1", "release/1.2/v1.2.0"),
+    ):  # fmt: skip
+        scheme = "semver" if "-rc." in rc else "pep440"
+        kinds = tag_kinds(TagTemplate(template, "tag", scheme))
+        built, promoted = kinds.globs(BUILT), kinds.globs(PROMOTED)
+        built_if = f"build.tag == null || build.tag =~ /{kinds.regex(BUILT)}/"
+        final_if = f"build.tag != null && build.tag =~ /{kinds.regex(PROMOTED)}/"
+        for tag, kind in ((rc, "rc"), (post, "post"), (final, "final")):
+            assert kinds.kind_of(tag) == kind
+            assert tag_filter_matches(built, tag) is (kind != "final"), (template, tag)
+            assert tag_filter_matches(promoted, tag) is (kind == "final"), (template, tag)
+            assert buildkite_condition(built_if, tag) is (kind != "final")
+            assert buildkite_condition(final_if, tag) is (kind == "final")
+        for other in (final + "x", "x" + final, final.replace("0", "a", 1), "main", rc + ".dev1"):
+            assert kinds.kind_of(other) is None, other
+            assert not tag_filter_matches(built + promoted, other), other
+            assert not buildkite_condition(final_if, other)
+        assert buildkite_condition(built_if, None) and not buildkite_condition(final_if, None)
