@@ -599,3 +599,41 @@ def test_a_manifest_pushed_again_converges_and_another_is_never_overwritten(
     assert "has another manifest of v1.0.0rc1" in str(refused.value)
     assert _git(remote, "rev-parse", "refs/notes/release/v1.0.0rc1") == before
     assert not _git(second.root, "for-each-ref", "refs/notes/release-scratch")
+
+
+def test_images_promote_refuses_what_is_not_a_final_of_a_recorded_rc(tmp_path: Path) -> None:
+    """The promote job's command says why it promotes nothing, and promotes nothing: an rc
+    given, a final with no rc on its commit, an rc with no manifest here or on the remote."""
+    from release.sample import make_sample_engine
+
+    engine = make_sample_engine(tmp_path)
+    root = engine.root
+    pyproject = root / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace(
+            'version-arg = "ENGINE_VERSION"\n',
+            'version-arg = "ENGINE_VERSION"\nregistry = "127.0.0.1:9/rel"\n',
+        )
+    )
+    _git(root, "commit", "--quiet", "-am", "registry")
+    _git(root, "tag", "-a", "v0.31.0rc1", "-m", "rc1")
+    rc = run_cli(root, "images.promote", "--tag", "v0.31.0rc1")
+    assert rc.code == 2 and "v0.31.0rc1 is not a final" in rc.stderr
+    none = run_cli(root, "images.promote")
+    assert none.code == 2 and "no final tag at HEAD" in none.stderr
+    (root / "NEWS").write_text("after the rc\n")
+    _git(root, "add", "NEWS")
+    _git(root, "commit", "--quiet", "-m", "after the rc")
+    _git(root, "tag", "-a", "v0.31.0", "-m", "final")  # not on the rc's commit
+    moved = run_cli(root, "images.promote")
+    assert moved.code == 3, moved.output
+    assert "no rc of 0.31.0 is on v0.31.0's commit (the last is v0.31.0rc1" in moved.stderr
+    _git(root, "tag", "-d", "v0.31.0")
+    _git(root, "tag", "-a", "v0.31.0", "-m", "final", "v0.31.0rc1^{commit}")
+    unrecorded = run_cli(root, "images.promote", "--tag", "v0.31.0", "--push")
+    assert unrecorded.code == 3, unrecorded.output
+    assert "v0.31.0rc1 has no manifest (refs/notes/release/v0.31.0rc1, here or on origin)" in (
+        unrecorded.stderr
+    )
+    assert not _git(root, "for-each-ref", "refs/notes")  # nothing recorded
+    assert not _git(tmp_path / "remote.git", "for-each-ref", "refs/notes")  # nothing pushed
