@@ -31,6 +31,7 @@ __all__ = [
     "connect",
     "docker",
     "image_env",
+    "default_sigint",
     "interrupt_when",
     "local_registry",
     "need_emulation",
@@ -174,6 +175,13 @@ class Interrupted:
     seconds: float  # from SIGINT to exit
 
 
+def default_sigint() -> None:
+    """In a child about to run: SIGINT as a terminal's foreground process has it. A suite
+    started in the background by a shell without job control inherits SIGINT ignored, and
+    Python keeps an ignored SIGINT ignored: the Ctrl-C a test sends would never arrive."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def interrupt_when(
     argv: list[str],
     cwd: Path,
@@ -197,6 +205,7 @@ def interrupt_when(
             stderr=subprocess.STDOUT,
             text=True,
             start_new_session=True,
+            preexec_fn=default_sigint,
         )
     try:
         deadline = time.monotonic() + limit

@@ -28,6 +28,7 @@ from release.adapters.lock import process_group_alive
 from release.sample import AFTER_CUT, ALICE, Change, SampleEngine, make_sample_engine
 
 from .conftest import repo_state, run_cli
+from .docker_support import default_sigint
 
 pytestmark = pytest.mark.slow
 
@@ -260,6 +261,7 @@ def _run_killed(
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=default_sigint,
         )
     try:
         if point.wait_for is not None:
