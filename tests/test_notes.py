@@ -693,3 +693,73 @@ WORDS = [
 def test_a_subject_without_a_prefix_is_read_by_its_words(subject: str, category: str) -> None:
     [entry] = notes_of(c(1, subject)).entries
     assert entry.category == category
+
+
+def test_a_revert_of_two_commits_cancels_both_and_itself() -> None:
+    """pytorch's and git's own shape: one revert, a "This reverts commit X." per commit."""
+    notes = notes_of(
+        c(1, "[Kernel] Add the fused op (#201)"),
+        c(2, "[Kernel] Use the fused op in attention (#202)"),
+        c(3, "[Fix] Keep me (#203)"),
+        c(
+            4,
+            'Revert "[Kernel] Add the fused op (#201)" and its use (#204)',
+            f"This reverts commit {sha(2)}.\n\nThis reverts commit {sha(1)}.\n",
+        ),
+    )
+    assert titles(notes) == ["Keep me"]
+    assert set(notes.cancelled) == {sha(1), sha(2), sha(4)}
+
+
+def test_a_revert_of_two_commits_with_one_outside_the_range_stays() -> None:
+    notes = notes_of(
+        c(2, "[Kernel] Use the fused op in attention (#202)"),
+        c(
+            4,
+            'Revert "[Kernel] Use the fused op in attention (#202)" (#204)',
+            f"This reverts commit {sha(2)}.\nThis reverts commit {sha(1)}.\n",
+        ),
+    )
+    # #202 and its revert's part cancel; the revert stays for what shipped before
+    assert set(notes.cancelled) == {sha(2)}
+    assert [e.sha for e in notes.entries] == [sha(4)]
+
+
+def test_a_bracketed_revert_cancels_what_it_quotes() -> None:
+    notes = notes_of(
+        c(1, "[Kernel] Add a stub (#104)"),
+        c(2, '[Revert] "[Kernel] Add a stub (#104)" (#105)'),
+        c(3, "[Fix] Keep me (#106)"),
+    )
+    assert titles(notes) == ["Keep me"]
+    assert set(notes.cancelled) == {sha(1), sha(2)}
+    reland = c(4, '[Reapply] "[Kernel] Add a stub (#104)"')
+    assert reland.reverts_subject == 'Revert "[Kernel] Add a stub (#104)"'
+
+
+def test_co_authors_without_an_email_are_credited_only_as_plain_names() -> None:
+    body = (
+        "Co-authored-by: **@mallory**\n"
+        "Co-authored-by: [Eve](https://example.com/eve)\n"
+        "Co-authored-by: Zoë O'Neil\n"
+        "Co-authored-by: Bob Okafor <bob@example.com>\n"
+    )
+    commit = c(1, "[Fix] One (#1)", body)
+    assert [(p.name, p.email) for p in commit.co_authors] == [
+        ("Zoë O'Neil", ""),
+        ("Bob Okafor", "bob@example.com"),
+    ]
+    assert "mallory" not in render_markdown(notes_of(commit, c(2, "[Fix] Two (#2)", body)))
+
+
+def test_pytorch_bots_and_coding_agents_are_not_credited() -> None:
+    bots = [
+        ("Facebook Community Bot", "facebook-github-bot@users.noreply.github.com"),
+        ("PyTorch MergeBot", "pytorchmergebot@users.noreply.github.com"),
+        ("Claude", "noreply@anthropic.com"),
+        ("Cursor Agent", "cursoragent@cursor.com"),
+    ]
+    commits = [c(n, f"[Fix] Change {n} (#{n})", author=who) for n, who in enumerate(bots, 1)]
+    commits.append(c(9, "[Fix] Keep me (#9)", author=("Ana Talbot", "talbot@example.com")))
+    notes = notes_of(*commits)
+    assert [p.name for p in notes.contributors] == ["Ana Talbot"]

@@ -275,11 +275,16 @@ class History:
     def start_subjects(self, ref: str, prs: Collection[int] = ()) -> GitRead:
         """The commits of ``ref``, read by :func:`~release.adapters.git_log.parse_subjects`;
         with ``prs``, only those whose message has ``(#N)`` for one of them (leading zeros
-        allowed): git looks, so only they are written and parsed."""
+        allowed), or a PR's URL ``/pull/N`` (a ghstack body's ``Pull Request resolved:``):
+        git looks, so only they are written and parsed."""
         grep: tuple[str, ...] = ()
         if prs:
             numbers = "|".join(str(int(n)) for n in sorted(set(prs)))
-            grep = ("--extended-regexp", rf"--grep=\(#0*({numbers})\)")
+            grep = (
+                "--extended-regexp",
+                rf"--grep=\(#0*({numbers})\)",
+                rf"--grep=/pull/0*({numbers})([^0-9]|$)",
+            )
         return self.repo.start("log", f"--format={SUBJECT_FORMAT}", *grep, ref, "--")
 
     def start_about(self, shas: Sequence[str]) -> GitRead:

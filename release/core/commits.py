@@ -28,6 +28,7 @@ __all__ = [
     "parse_subject",
     "pick_fields",
     "pr_number",
+    "resolved_pr",
     "subject_parser",
     "title_key",
 ]
@@ -40,18 +41,27 @@ _PREFIXES = lazy_pattern(r"(?:\s*\[[^\]]*\]\s*)+")  # every leading prefix at on
 # (vLLM style); the closing quote may be missing (GitHub cuts long titles). With two
 # numbers after the quote, the first is the reverted one's ('Revert "<title>" (#N) (#M)',
 # as revert bots write it). git's 'Reapply "<subject>"' reverts the revert of <subject>.
+# '[Revert] "<subject>"': the word as a bracketed prefix, the quote after it.
 _REVERT = lazy_pattern(
-    r'^(?:\s*\[[^\]]*\])*\s*(?P<kind>Revert|Reapply)\s+"(?P<subject>.*?)'
+    r'^(?:\s*\[[^\]]*\])*\s*(?:\[(?P<tag>Revert|Reapply)\]\s*|(?P<kind>Revert|Reapply)\s+)"(?P<subject>.*?)'
     r'(?:"(?:(?P<reverted>\s*\(#\d+\))(?=\s*\(#\d+\)\s*$))?(?:\s*\(#\d+\))?)?\s*$'
 )
 # GitHub's revert body: "Reverts org/repo#123" (or "Reverts #123").
 _REVERTS_PR = lazy_pattern(r"^Reverts (?:[\w.-]+/[\w.-]+)?#([0-9]{1,9})\b", re.MULTILINE)
 _REVERTS_SHA = lazy_pattern(r"This reverts commit ([0-9a-f]{7,40})")
+# ghstack's and Phabricator's landing line (PyTorch): the PR is named only in the body
+_RESOLVED_TEXT = "Pull Request resolved:"
+_RESOLVED_PR = lazy_pattern(
+    r"^Pull Request resolved:\s*https?://[^\s/]+/[\w.-]+/[\w.-]+/pull/([0-9]{1,9})(?![0-9])",
+    re.MULTILINE,
+)
 _PICKED_FROM = lazy_pattern(r"\(cherry picked from commit ([0-9a-f]{7,40})\)")
 # ``Key: value`` lines. The value is trimmed afterwards (:func:`_value`) to what
 # ``(?P<value>.+?)\s*$`` takes, without the lazy match that costs a step per character.
 _TRAILER = lazy_pattern(r"^(?P<key>[A-Za-z][A-Za-z0-9-]*):\s*(?P<value>.+)", re.MULTILINE)
 _PERSON = lazy_pattern(r"^(?P<name>.*?)\s*<(?P<email>[^>]*)>\s*$")
+# a co-author named without an email: letters first, then letters, spaces, . ' - only
+_PLAIN_NAME = lazy_pattern(r"^[^\W\d_][^\W_]*(?:[ .'-]+[^\W_]+)*\.?$")
 # Prefixes that are not categories: versions/branches ([v0.23.0], [main]) and series ([1/N]).
 # Text a body must contain before the regexes that look for it are run (the trailer
 # keys are matched in any case, so they are looked for in the lower-cased body).
@@ -105,6 +115,14 @@ class Commit:
             return int(found.group(1))
         number = pr_number(self.reverts_subject)
         return number[0] if number else None
+
+    @property
+    def reverts_shas(self) -> tuple[str, ...]:
+        """Every commit the body says this reverts ("This reverts commit X." once per
+        commit: a revert of two commits names both), the first being :attr:`reverts_sha`."""
+        if _REVERTS_TEXT not in self.body:
+            return ()
+        return tuple(dict.fromkeys(_REVERTS_SHA.findall(self.body)))
 
     @property
     def reverts_title(self) -> str | None:
@@ -204,6 +222,15 @@ def pr_number(subject: str) -> tuple[int, int] | None:
     return int(digits), start
 
 
+def resolved_pr(body: str) -> int | None:
+    """The PR a body names as landed (``Pull Request resolved: https://HOST/ORG/REPO/pull/N``,
+    as ghstack and Phabricator write it); None without one."""
+    if _RESOLVED_TEXT not in body:
+        return None
+    found = _RESOLVED_PR.search(body)
+    return int(found[1]) if found else None
+
+
 def is_pr_digits(text: str) -> bool:
     """ASCII digits, at most nine: a PR number (``(#` then thousands of digits is not one,
     and Unicode digits are not ASCII ones)."""
@@ -264,7 +291,7 @@ class _Parser:
         self.known = frozenset(aliases.values())  # the configured categories
         self.blocks: dict[str, tuple[str, tuple[str, ...]]] = {}
         self.people: dict[tuple[str, str], Person] = {}
-        self.co_authors: dict[str, Person] = {}
+        self.co_authors: dict[str, Person | None] = {}
 
     def subject(self, subject: str) -> tuple[str, str, int | None, tuple[str, ...]]:
         whole = subject.strip()
@@ -291,15 +318,19 @@ class _Parser:
                 return decided[0], rest[:start].rstrip() or whole, int(digits), decided[1]
         return decided[0], rest or whole, None, decided[1]
 
-    def person(self, text: str) -> Person:
-        person = self.co_authors.get(text)
-        if person is None:
-            match = _PERSON.match(text.strip())
-            if match:
-                person = Person(match["name"].strip(), match["email"].strip())
-            else:
-                person = Person(text.strip(), "")
-            self.co_authors[text] = person
+    def person(self, text: str) -> Person | None:
+        """A co-author as the trailer names one: ``Name <email>``, or a plain name alone;
+        None for anything else (a handle, markdown, a URL), which credits no one."""
+        if text in self.co_authors:
+            return self.co_authors[text]
+        match = _PERSON.match(text.strip())
+        person: Person | None
+        if match:
+            person = Person(match["name"].strip(), match["email"].strip())
+        else:
+            name = " ".join(text.split())
+            person = Person(name, "") if _PLAIN_NAME.match(name) else None
+        self.co_authors[text] = person
         return person
 
     def commit(self, sha: str, name: str, email: str, subject: str, body: str) -> Commit:
@@ -307,7 +338,8 @@ class _Parser:
         reverted = None
         if revert is not None:
             reverted = revert["subject"]
-            if revert["kind"] == "Reapply":  # git's name for reverting 'Revert "X"'
+            kind = revert["kind"] or revert["tag"]
+            if kind == "Reapply":  # git's name for reverting 'Revert "X"'
                 reverted = f'Revert "{reverted}"'
             reverted += revert["reverted"] or ""  # 'Revert "X" (#N)' has X (#N)'s number
         category, title, pr, prefixes = self.subject(revert["subject"] if revert else subject)
@@ -315,7 +347,7 @@ class _Parser:
             # A revert is listed under what it reverts, but keeps its own PR number.
             own_pr = pr_number(subject)
             pr = own_pr[0] if own_pr else None
-            title = f'{revert["kind"]} "{title}"'
+            title = f'{kind} "{title}"'
             if category == "Other" and self.words:  # nothing says what it reverts: "Revert" does
                 own = _PREFIXES.sub("", subject, count=1).strip()
                 category = category_from_words(own, self.aliases, self.known) or category
@@ -332,7 +364,9 @@ class _Parser:
                     key = key.lower()
                     if key == _CO_AUTHOR:
                         value = value.rstrip() or value  # _value(), inline: one per co-author
-                        people.append(known.get(value) or self.person(value))
+                        named = known[value] if value in known else self.person(value)
+                        if named is not None:
+                            people.append(named)
                     elif key == _REASON:
                         if reason is None:
                             reason = _value(value)
@@ -344,6 +378,8 @@ class _Parser:
             if _REVERTS_TEXT in body:
                 found = _REVERTS_SHA.search(body)
                 reverts_sha = found.group(1) if found else None
+        if pr is None and body:
+            pr = resolved_pr(body)  # a ghstack commit: its PR only in the body
         author = self.people.get((name, email))
         if author is None:
             author = self.people[name, email] = Person(name, email)
@@ -366,8 +402,9 @@ class _Parser:
 
 
 def parse_person(text: str) -> Person:
-    """``Name <email>`` (or a bare name) as a trailer writes it."""
-    return _Parser({}).person(text)
+    """``Name <email>`` (or a bare name) as a trailer or git writes it; anything else as
+    a name, as it is."""
+    return _Parser({}).person(text) or Person(text.strip(), "")
 
 
 def parse_subject(

@@ -101,6 +101,17 @@ DEFAULT_BOTS: tuple[str, ...] = (
     "pre-commit-ci*",
     "mergify*",
     "codecov*",
+    # PyTorch's landing and merge bots
+    "facebook github bot",
+    "facebook-github-bot*",
+    "facebook community bot",
+    "pytorchbot",
+    "pytorchmergebot",
+    # coding agents, as their commits and co-author trailers name them
+    "noreply",
+    "cursoragent*",
+    "devin-ai-integration*",
+    "openhands*",
 )
 
 # Cherry-pick reasons, as vLLM's and PyTorch's cherry-pick policies name them.

@@ -90,7 +90,8 @@ def cancel_reverts(commits: Sequence[Commit]) -> tuple[list[Commit], list[str]]:
     the sha in its body (or a ``-x`` source of it), by the PR number it reverts (GitHub's
     "Reverts org/repo#N", or the quoted title's "(#N)"), by the exact subject, then by the
     title with prefixes and PR number dropped (a title GitHub cut short matches what it
-    begins with). A revert of a revert that was cancelled stays, as the reland. The latest
+    begins with). A revert of several commits ("This reverts commit X." for each) drops
+    each one here, and is dropped itself only when all of them were. A revert of a revert that was cancelled stays, as the reland. The latest
     commit for each key is kept at hand (:class:`_Kept`), so a revert looks back through
     the commits before it only when that one is gone, or for a title cut short.
     """
@@ -99,11 +100,19 @@ def cancel_reverts(commits: Sequence[Commit]) -> tuple[list[Commit], list[str]]:
     for commit in commits:  # oldest first
         if commit.reverts_subject is not None or commit.reverts_sha:
             target = _target(commit, kept)
-            if target is not None:
-                reverted = kept.commits[target]
+            found = [] if target is None else [target]
+            extra = commit.reverts_shas[1:]  # a revert of several commits names each
+            for sha in extra:
+                other = _by_sha(kept.commits, sha)
+                if other is not None and other not in found:
+                    found.append(other)
+            for index in found:
+                reverted = kept.commits[index]
                 assert reverted is not None
-                cancelled.extend([reverted.sha, commit.sha])
-                kept.commits[target] = None
+                cancelled.append(reverted.sha)
+                kept.commits[index] = None
+            if found and len(found) == 1 + len(extra):  # every one it reverts is here
+                cancelled.append(commit.sha)
                 continue
         kept.add(commit)
     return [c for c in kept.commits if c is not None], cancelled
@@ -197,6 +206,15 @@ def _scan(kept: Sequence[Commit | None], revert: Commit, kind: str, key: object)
             and candidate is not revert
             and _matches(candidate, revert, kind, key)
         ):
+            return index
+    return None
+
+
+def _by_sha(kept: Sequence[Commit | None], sha: str) -> int | None:
+    """The latest kept commit that is ``sha`` (or was picked from it)."""
+    for index in range(len(kept) - 1, -1, -1):
+        candidate = kept[index]
+        if candidate is not None and _names(candidate, sha):
             return index
     return None
 

@@ -5,10 +5,10 @@ category, and its place in main's order. Nothing here changes the repository.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from release.adapters.git_log import Subject, parse_subjects
-from release.core.commits import pr_number, subject_parser
+from release.core.commits import pr_number, resolved_pr, subject_parser
 from release.core.plan import short
 from release.errors import RefusedError, UsageError
 from release.flows.branch import ReleaseBranch
@@ -18,14 +18,28 @@ from release.flows.pick_plan import PR_REF, SHA_REF, Candidate, PickRequest
 __all__ = ["commits_by_pr", "resolve_candidates"]
 
 
-def commits_by_pr(subjects: Iterable[Subject], wanted: set[int]) -> dict[int, list[str]]:
+def commits_by_pr(
+    subjects: Iterable[Subject],
+    wanted: set[int],
+    bodies: Callable[[list[str]], Mapping[str, str]] | None = None,
+) -> dict[int, list[str]]:
     """Main commits whose subject ends with ``(#N)``, for each wanted N (a revert's own
-    number ends its subject too: ``Revert "..." (#N)``)."""
+    number ends its subject too: ``Revert "..." (#N)``); with ``bodies`` (the messages'
+    bodies of shas), also those whose subject has no number and whose body names the PR
+    landed (ghstack's ``Pull Request resolved: .../pull/N``)."""
     by_pr: dict[int, list[str]] = {}
+    unnumbered = []
     for sha, subject in subjects:
         found = pr_number(subject)
-        if found is not None and found[0] in wanted:
+        if found is None:
+            unnumbered.append(sha)
+        elif found[0] in wanted:
             by_pr.setdefault(found[0], []).append(sha)
+    if unnumbered and bodies is not None:
+        for sha, body in bodies(unnumbered).items():
+            number = resolved_pr(body)
+            if number is not None and number in wanted:
+                by_pr.setdefault(number, []).append(sha)
     return by_pr
 
 
@@ -50,7 +64,15 @@ def resolve_candidates(
     wanted = {int(number[1]) for r in requests if (number := PR_REF.match(r.ref))}
     pr_log = ctx.repo.history.start_subjects(info.main, wanted) if wanted else None
     order = info.main_order
-    by_pr = commits_by_pr(parse_subjects(pr_log.out()), wanted) if pr_log else {}
+    by_pr = (
+        commits_by_pr(
+            parse_subjects(pr_log.out()),
+            wanted,
+            lambda shas: {sha: found.body for sha, found in info.about(shas).items()},
+        )
+        if pr_log
+        else {}
+    )
     # Full shas of main's commits are looked up here; anything else is asked of git, at once.
     asked = list(
         dict.fromkeys(
@@ -67,7 +89,9 @@ def resolve_candidates(
             shas = by_pr.get(int(pr_match[1]), [])
             if not shas:
                 raise RefusedError(
-                    f"no commit on {ctx.config.main_branch} ends with '(#{pr_match[1]})'; is #{pr_match[1]} merged?"
+                    f"no commit on {ctx.config.main_branch} ends with '(#{pr_match[1]})' or names "
+                    f"it landed (Pull Request resolved: .../pull/{pr_match[1]}); is "
+                    f"#{pr_match[1]} merged?"
                 )
             if len(shas) > 1:
                 raise RefusedError(

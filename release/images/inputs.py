@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import os
+import posixpath
 import re
 import stat
 import threading
@@ -39,6 +40,7 @@ __all__ = [
     "build_paths",
     "context_files",
     "context_filter",
+    "docker_regex",
     "input_digest",
 ]
 
@@ -81,24 +83,56 @@ def _ignore_patterns(context: Path) -> list[tuple[re.Pattern[str], bool]]:
         if not line or line.startswith("#"):
             continue
         negate = line.startswith("!")
-        pattern = line[1:].strip() if negate else line
-        pattern = pattern.strip("/").removeprefix("./")
-        regex = ""
-        i = 0
-        while i < len(pattern):
-            if pattern.startswith("**", i):
-                i += 2
-                if pattern.startswith("/", i):
-                    regex += "(?:.*/)?"
-                    i += 1
-                else:
-                    regex += ".*"
-                continue
-            ch = pattern[i]
-            regex += "[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch)
-            i += 1
-        rules.append((re.compile(f"^{regex}(?:/.*)?$"), negate))
+        pattern = _cleaned(line[1:].strip() if negate else line)
+        if not pattern:
+            continue
+        try:
+            rules.append((re.compile(docker_regex(pattern) + "(?:/.*)?$", re.DOTALL), negate))
+        except re.error as err:
+            raise ConfigError(
+                f"{context / '.dockerignore'}: {raw.strip()!r} is not a pattern ({err}); "
+                "docker refuses it too"
+            ) from None
     return rules
+
+
+def _cleaned(pattern: str) -> str:
+    """A pattern as Docker reads it: ``filepath.Clean`` (``./a`` is ``a``, ``a//b`` is
+    ``a/b``, ``a/../b`` is ``b``), then without a leading ``/``; "" for the context itself."""
+    cleaned = posixpath.normpath(pattern)
+    cleaned = cleaned.lstrip("/") if cleaned.startswith("/") else cleaned
+    return "" if cleaned in (".", "") else cleaned
+
+
+_DOCKER_ESCAPED = set(".+()|{}$")  # regexp characters that mean nothing in a pattern
+
+
+def docker_regex(pattern: str) -> str:
+    """A ``.dockerignore`` pattern as the regular expression Docker's pattern matcher
+    (moby/patternmatcher) makes of it, anchored at the start: ``*`` and ``?`` within one
+    path element, ``**`` across them (``**/`` also none), ``[...]`` a character class,
+    ``\\x`` the character x. Pure."""
+    regex, i = "^", 0
+    while i < len(pattern):
+        ch = pattern[i]
+        i += 1
+        if ch == "*" and pattern.startswith("*", i):
+            i += 1
+            if pattern.startswith("/", i):
+                i += 1
+            regex += ".*" if i >= len(pattern) else "(?:.*/)?"
+        elif ch == "*":
+            regex += "[^/]*"
+        elif ch == "?":
+            regex += "[^/]"
+        elif ch in _DOCKER_ESCAPED:
+            regex += "\\" + ch
+        elif ch == "\\":
+            regex += "\\" + (pattern[i] if i < len(pattern) else "\\")
+            i += 1
+        else:
+            regex += ch
+    return regex
 
 
 def context_filter(context: Path, dockerfile: Path | None = None) -> Callable[[Path], bool]:
