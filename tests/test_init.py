@@ -182,10 +182,11 @@ def test_a_pytorch_style_repository(tmp_path: Path) -> None:
     text = (tmp_path / "pyproject.toml").read_text(encoding="utf-8")
     assert table(tmp_path) == {
         "main-branch": "main", "branch": "release/{major}.{minor}", "changelog": "CHANGES.md",
+        "tag": "v{version}", "version-scheme": "pep440", "rc-spelling": "-rc{n}",
     }  # fmt: skip
-    assert "# tag: not guessed: the rc tags are spelt vX.Y.Z-rcN (v2.5.0-rc1, v2.5.1-rc1)" in text
-    assert "no\n# version-scheme spells yet" in text
+    assert "# rc-spelling: guessed from the rc tags v2.5.0-rc1, v2.5.1-rc1" in text
     config = load_config(tmp_path)
+    assert config.tag.render(ReleaseVersion(2, 5, 1, rc=2)) == "v2.5.1-rc2"  # as they spell it
     assert config.branch.parse("release/2.5") == ReleaseVersion(2, 5, 0)
     assert config.branch.render(ReleaseVersion(2, 5, 1)) == "release/2.5"
     assert config.tag.parse_any("v2.5.1-rc1") == ReleaseVersion(2, 5, 1, rc=1)

@@ -114,6 +114,9 @@ DEFAULT_BOTS: tuple[str, ...] = (
     "openhands*",
 )
 
+# How an rc's tag spells the rc after X.Y.Z: PEP 440's, PyTorch's, SemVer's
+RC_SPELLINGS = ("rc{n}", "-rc{n}", "-rc.{n}")
+
 # Cherry-pick reasons, as vLLM's and PyTorch's cherry-pick policies name them.
 PICK_REASONS = ("regression", "critical", "fix-new-feature", "docs", "release-only")
 
@@ -123,6 +126,7 @@ _KEYS = {
     "branch",
     "tag",
     "version-scheme",
+    "rc-spelling",
     "changelog",
     "repo-url",
     "picks-file",
@@ -224,7 +228,13 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
     branch_text = _nonempty("branch", _str(table, "branch")) or defaults.branch.template
     tag_text = _nonempty("tag", _str(table, "tag")) or defaults.tag.template
     branch = TagTemplate(branch_text, "branch", "pep440")
-    tag = TagTemplate(tag_text, "tag", scheme)
+    rc = _str(table, "rc-spelling") or ""
+    if rc and rc not in RC_SPELLINGS:
+        raise ConfigError(
+            f"[tool.release] rc-spelling: {rc!r} is not one of {', '.join(RC_SPELLINGS)} "
+            "(what follows X.Y.Z in an rc's tag: v0.31.0rc1, v0.31.0-rc1, v0.31.0-rc.1)"
+        )
+    tag = TagTemplate(tag_text, "tag", scheme, rc)
     if "{version}" not in tag_text:
         raise ConfigError(f"[tool.release] tag: {tag_text!r} must contain {{version}}")
     example = ReleaseVersion(0, 31, 0, rc=1)

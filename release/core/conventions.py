@@ -20,10 +20,11 @@ __all__ = ["DockerArg", "Guess", "dockerfile_args", "expand", "guess_branch", "g
 _BRANCH = re.compile(r"^(?P<prefix>.*release[s]?[/_-]v?)(?P<version>\d+\.\d+(?:\.\d+)?)$", re.I)
 _TAG = re.compile(r"^(?P<prefix>[A-Za-z_./-]*?)(?P<base>\d+\.\d+\.\d+)(?P<suffix>.*)$")
 # a tag's pre-release spelling -> the version scheme that spells it; None: no scheme does
-_SPELLINGS: dict[str, tuple[re.Pattern[str], str | None]] = {
-    "X.Y.ZrcN": (re.compile(r"^rc(?P<n>\d+)$"), "pep440"),
-    "X.Y.Z-rc.N": (re.compile(r"^-rc\.(?P<n>\d+)$"), "semver"),
-    "X.Y.Z-rcN": (re.compile(r"^-rc(?P<n>\d+)$"), None),
+# an rc's spelling -> (its pattern, the version-scheme, the rc-spelling it needs beyond it)
+_SPELLINGS: dict[str, tuple[re.Pattern[str], str, str | None]] = {
+    "X.Y.ZrcN": (re.compile(r"^rc(?P<n>\d+)$"), "pep440", None),
+    "X.Y.Z-rc.N": (re.compile(r"^-rc\.(?P<n>\d+)$"), "semver", None),
+    "X.Y.Z-rcN": (re.compile(r"^-rc(?P<n>\d+)$"), "pep440", "-rc{n}"),  # PyTorch's
 }
 _FINAL = re.compile(r"^(?:\.post\d+)?$")
 _ARG = re.compile(r"^\s*ARG\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:=(?P<value>.*?))?\s*$", re.I)
@@ -64,7 +65,8 @@ def guess_branch(branches: Iterable[str]) -> Guess | None:
 
 
 def guess_tags(tags: Iterable[str]) -> list[Guess]:
-    """``tag``, ``version-scheme`` and ``first-rc`` as the release tags spell them."""
+    """``tag``, ``version-scheme``, ``rc-spelling`` and ``first-rc`` as the release tags
+    spell them."""
     prefixes: Counter[str] = Counter()
     tags_seen: list[str] = []
     spellings: dict[str, list[str]] = {}
@@ -74,7 +76,7 @@ def guess_tags(tags: Iterable[str]) -> list[Guess]:
         if match is None:
             continue
         suffix = match["suffix"]
-        kind = next((k for k, (p, _) in _SPELLINGS.items() if p.match(suffix)), None)
+        kind = next((k for k, (p, _, _) in _SPELLINGS.items() if p.match(suffix)), None)
         if kind is None and not _FINAL.match(suffix):
             continue
         prefixes[match["prefix"]] += 1
@@ -91,23 +93,14 @@ def guess_tags(tags: Iterable[str]) -> list[Guess]:
     tagged = sorted(n for names in spellings.values() for n in names)
     kind = max(spellings, key=lambda k: len(spellings[k])) if spellings else None
     scheme = _SPELLINGS[kind][1] if kind is not None else "pep440"
-    if scheme is None:
-        names = _listed(sorted(spellings[str(kind)]))
-        return [
-            Guess(
-                "tag",
-                None,
-                f"the rc tags are spelt {prefix}{kind} ({names}), which no version-scheme "
-                "spells yet (pep440 tags X.Y.ZrcN, semver X.Y.Z-rc.N); existing tags in any "
-                "of these spellings count when numbering the next rc",
-            ),
-            Guess("version-scheme", None, f"see tag: no scheme spells {kind}"),
-        ]
     finals = sorted(n for n in tags_seen if n not in tagged)
     if ref_format_problem(f"{prefix}0.31.0") is None and "{" not in prefix and "}" not in prefix:
         out.append(Guess("tag", prefix + "{version}", f"the tags {_listed(tagged + finals)}"))
     if kind is not None:
         out.append(Guess("version-scheme", scheme, f"the rc tags {_listed(spellings[kind])}"))
+        rc = _SPELLINGS[kind][2]
+        if rc is not None:
+            out.append(Guess("rc-spelling", rc, f"the rc tags {_listed(spellings[kind])}"))
         if 0 in rc_numbers:
             zero = [n for n in tagged if n.endswith(("rc0", "rc.0"))]
             out.append(Guess("first-rc", 0, f"the rc tags that start at 0: {_listed(zero)}"))

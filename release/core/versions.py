@@ -178,6 +178,7 @@ class TagTemplate:
     template: str
     key: str
     scheme: str = "pep440"
+    rc: str = ""  # how an rc is spelt after X.Y.Z ("rc{n}", "-rc{n}", "-rc.{n}"); "": the scheme's
 
     FIELDS = frozenset({"version", "major", "minor", "patch"})
 
@@ -200,8 +201,13 @@ class TagTemplate:
             )
 
     def render(self, version: ReleaseVersion) -> str:
+        spelled = version.spelled(self.scheme)
+        if self.rc and version.rc is not None:
+            spelled = f"{version.major}.{version.minor}.{version.patch}" + self.rc.format(
+                n=version.rc
+            )
         return self.template.format(
-            version=version.spelled(self.scheme),
+            version=spelled,
             major=version.major,
             minor=version.minor,
             patch=version.patch,
