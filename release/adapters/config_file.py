@@ -2,20 +2,28 @@
 a file inside the tree, never out of it (``-> /etc/...``, ``-> /dev/zero``), and only a
 regular file of a sane size is read, never a FIFO waited on (:mod:`release.adapters.files`).
 What it says is :func:`release.core.config.config_from_text`'s to validate.
+
+A configuration from outside the tree, the user's own: ``RELEASE_CONFIG=FILE`` (or
+``release --config FILE``) names a TOML file whose ``[tool.release]`` table, or else whose
+keys, are the configuration instead of ``pyproject.toml``'s: to try one without
+committing it (an edited ``pyproject.toml`` is a dirty tree), or for a repository with
+none. Each run says where its configuration came from.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from release.adapters.files import read_tree_text
+from release.adapters.files import read_regular, read_tree_text
 from release.core.config import Config, config_from_mapping, parse_pyproject, release_table
 from release.core.table_names import misspelt_notices
 from release.errors import ConfigError
 
-__all__ = ["CONFIG_FILE", "load_config", "read_config"]
+__all__ = ["CONFIG_ENV", "CONFIG_FILE", "load_config", "read_config"]
 
 CONFIG_FILE = "pyproject.toml"
+CONFIG_ENV = "RELEASE_CONFIG"  # a configuration file from outside the tree (--config)
 
 
 def load_config(root: Path) -> Config:
@@ -26,9 +34,30 @@ def load_config(root: Path) -> Config:
 def read_config(root: Path) -> tuple[Config, tuple[str, ...]]:
     """:func:`load_config`, and what a run should say about how the file was read: a table
     under ``[tool]`` one edit away from ``release`` is not read (``[tool.relase]``)."""
+    given = os.environ.get(CONFIG_ENV)
+    if given:
+        return _outside(Path(given))
     found = read_tree_text(root, CONFIG_FILE, CONFIG_FILE, error=ConfigError)
     if found is None:
         return Config(), ()
     document = parse_pyproject(found.text, CONFIG_FILE)
     notices = tuple(misspelt_notices(document, CONFIG_FILE))
     return config_from_mapping(release_table(document)), notices
+
+
+def _outside(path: Path) -> tuple[Config, tuple[str, ...]]:
+    """The configuration in ``path`` (``$RELEASE_CONFIG``): its ``[tool.release]``, else
+    the whole file as the table."""
+    what = f"{CONFIG_ENV} {path}"
+    data = read_regular(path, what, error=ConfigError)
+    if data is None:
+        raise ConfigError(f"{what}: no such file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{what}: not UTF-8 text") from None
+    document = parse_pyproject(text, str(path))
+    table = release_table(document) if "tool" in document else document
+    notices = tuple(misspelt_notices(document, str(path))) if "tool" in document else ()
+    said = f"configuration: {path} ({CONFIG_ENV}), not {CONFIG_FILE}'s [tool.release]"
+    return config_from_mapping(table), (said, *notices)

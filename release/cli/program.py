@@ -34,6 +34,12 @@ GLOBAL_FLAGS: tuple[tuple[tuple[str, ...], bool, str], ...] = (
         "the branch fixes are picked from, for this run (also $RELEASE_MAIN_BRANCH; "
         "default: main-branch in [tool.release])",
     ),
+    (
+        ("--config",),
+        True,
+        "a TOML file to read the configuration from instead of pyproject.toml: its "
+        "[tool.release], or its keys (also $RELEASE_CONFIG)",
+    ),
     (("--debug",), False, "show a traceback on error (also RELEASE_DEBUG=1)"),
     (("--completion",), True, "print a shell completion script: bash or zsh"),
 )
@@ -55,7 +61,7 @@ def _listing() -> str:
 
 def _usage() -> str:
     lines = [
-        "usage: release [--main-branch NAME] [--debug] TASK [OPTIONS]",
+        "usage: release [--main-branch NAME] [--config FILE] [--debug] TASK [OPTIONS]",
         "       release --help [TASK] | --list | --version | --completion bash|zsh",
         "",
         "The release-candidate toolkit: cut, pick, tag, images, manifest, reproduce, promote.",
@@ -112,6 +118,14 @@ def run(argv: Sequence[str]) -> int:
             debug, i = True, i + 1
         elif flag == "--main-branch":
             main_branch, i = _global_value(words, i, flag)
+        elif flag == "--config":
+            given, i = _global_value(words, i, flag)
+            if not given:
+                raise Refused("--config takes a file")
+            import os
+
+            # the environment carries it to what this run starts (nox sessions, their release)
+            os.environ["RELEASE_CONFIG"] = os.path.abspath(given)
         elif flag == "--completion":
             shell, i = _global_value(words, i, flag)
             from release.cli.completion import script

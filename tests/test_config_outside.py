@@ -1,0 +1,58 @@
+"""A configuration from outside the tree (``--config FILE``, ``$RELEASE_CONFIG``): tried
+without committing it, the work tree left clean, and each run saying where it came from."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from release.sample import SampleEngine
+from tests.conftest import run_cli
+
+
+def _status(engine: SampleEngine) -> str:
+    return subprocess.run(
+        ["git", "status", "--porcelain"],
+        cwd=engine.root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def test_a_file_outside_the_tree_is_the_configuration(
+    cut_engine: SampleEngine, tmp_path: Path
+) -> None:
+    engine = cut_engine
+    text = (engine.root / "pyproject.toml").read_text(encoding="utf-8")
+    tried = tmp_path / "pytorch.toml"
+    tried.write_text(
+        text.replace('tag = "v{version}"', 'tag = "v{version}"\nrc-spelling = "-rc{n}"')
+    )
+    planned = run_cli(engine.root, "--config", str(tried), "tag", "--dry-run")
+    assert planned.code == 0, planned.output
+    assert "v0.1.0-rc1" in planned.stdout
+    assert f"configuration: {tried} (RELEASE_CONFIG), not pyproject.toml's" in planned.stderr
+    assert _status(engine) == ""  # nothing to commit first, nothing changed
+    # the table's keys alone, through the environment
+    keys = tmp_path / "keys.toml"
+    keys.write_text(
+        'main-branch = "main"\nbranch = "releases/v{version}"\nrc-spelling = "-rc.{n}"\n'
+    )
+    by_env = run_cli(engine.root, "tag", "--dry-run", env={"RELEASE_CONFIG": str(keys)})
+    assert by_env.code == 0, by_env.output
+    assert "v0.1.0-rc.1" in by_env.stdout
+    checked = run_cli(engine.root, "check", env={"RELEASE_CONFIG": str(keys)})
+    assert f"{keys} (RELEASE_CONFIG) loads; pyproject.toml is not read" in checked.stdout
+    # without it, the tree's own
+    assert "v0.1.0rc1" in run_cli(engine.root, "tag", "--dry-run").stdout
+
+
+def test_a_missing_or_wrong_file_is_refused(cut_engine: SampleEngine, tmp_path: Path) -> None:
+    missing = run_cli(cut_engine.root, "--config", str(tmp_path / "none.toml"), "status")
+    assert missing.code == 2 and "none.toml: no such file" in missing.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[tool.release]\nmain-brnch = 'main'\n")
+    refused = run_cli(cut_engine.root, "--config", str(bad), "status")
+    assert refused.code == 2 and "unknown key 'main-brnch'" in refused.stderr
+    assert run_cli(cut_engine.root, "--config", "", "status").code == 2
