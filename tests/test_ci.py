@@ -479,6 +479,21 @@ def test_ci_checks_the_engines_noxfile_and_writes_it_only_when_asked(tmp_path: P
     assert "build(cu128)" in sessions.stdout
 
 
+def test_a_refused_ci_writes_no_noxfile_either(tmp_path: Path) -> None:
+    text = (ROOT / "release" / "sample" / "engine" / "pyproject.toml").read_text()
+    (tmp_path / "pyproject.toml").write_text(text)
+    subprocess.run(["git", "init", "--quiet", str(tmp_path)], check=True)
+    out = tmp_path / "out"
+    out.mkdir()
+    refused = run_cli(
+        tmp_path, "ci", "--format", "github", "--out", str(out), "--write-noxfile",
+        "--registry", "a b",
+    )  # fmt: skip
+    assert refused.code == 2 and "is not a registry path" in refused.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".git", "out", "pyproject.toml"]
+    assert list(out.iterdir()) == []
+
+
 def test_check_tag_says_whether_this_checkout_is_the_tags(tmp_path: Path) -> None:
     origin = tmp_path / "origin"
     origin.mkdir()

@@ -78,11 +78,11 @@ class CiRequest:
 NOXFILE = "from release.cli.nox_sessions import image_sessions\n\nimage_sessions()\n"
 
 
-def _noxfile(ctx: ReleaseContext, write: bool) -> str | None:
+def _noxfile(ctx: ReleaseContext, write: bool) -> Path | None:
     """The jobs run ``nox -s ...`` in the engine's repository: its ``noxfile.py`` must make
-    the image sessions. Written where there is none and ``write``; refused otherwise. What
-    was written, or None."""
-    from release.adapters.files import atomic_write, read_tree_text
+    the image sessions. Where to write it (none there and ``write``), or None (there, and
+    making them); refused otherwise. Nothing is written here."""
+    from release.adapters.files import read_tree_text
     from release.flows.doctor import NOXFILE_CALL
 
     found = read_tree_text(ctx.root, "noxfile.py", "noxfile.py")
@@ -99,8 +99,7 @@ def _noxfile(ctx: ReleaseContext, write: bool) -> str | None:
             "noxfile.py: pass --write-noxfile to write the two lines that make the sessions "
             "(nothing was written)"
         )
-    atomic_write(ctx.root / "noxfile.py", NOXFILE)
-    return str(ctx.root / "noxfile.py")
+    return ctx.root / "noxfile.py"
 
 
 def ci(request: CiRequest, run: Run) -> Report:
@@ -132,7 +131,7 @@ def ci(request: CiRequest, run: Run) -> Report:
         name: output_path(where / name, "--out", tree=ctx.root, made=not request.out)
         for name in FORMATS[fmt]
     }
-    wrote = _noxfile(ctx, request.write_noxfile)
+    noxfile = _noxfile(ctx, request.write_noxfile)
     settings = ctx.config.ci or CiSettings()
     setup = request.setup or setup_command(settings.install or f"release=={__version__}")
     registry = request.registry
@@ -151,6 +150,9 @@ def ci(request: CiRequest, run: Run) -> Report:
         runner,
     )
     files = pipeline_files(plan, fmt, command=made)
+    # written once nothing can be refused any more: a refusal leaves the tree as it was
+    if noxfile is not None:
+        atomic_write(noxfile, NOXFILE)
     for name, text in files.items():
         atomic_write(paths[name], text)
     jobs = pipeline_jobs(matrix)
@@ -172,6 +174,7 @@ def ci(request: CiRequest, run: Run) -> Report:
         lines += [f"left {p}: release ci no longer makes it; remove it" for p in stale]
     if not settings.push_manifest:
         lines.append("push-manifest = false: a tag's manifest is left as an artifact, not recorded")
+    wrote = None if noxfile is None else str(noxfile)
     lines += [f"wrote {wrote}: the image sessions the jobs run"] if wrote else []
     return Report(
         tuple(lines),

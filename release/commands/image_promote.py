@@ -39,7 +39,6 @@ def promote(request: ImagePromoteRequest, run: Run) -> Report:
     if ctx.config.matrix is None:
         raise ConfigError("[tool.release.images] is missing: no images to promote")
     tags = ctx.tags(offline=True)
-    head = ctx.repo.head()
     if request.tag:
         final = next((t for t in tags if t.name == request.tag), None)
         if final is None:
@@ -48,6 +47,7 @@ def promote(request: ImagePromoteRequest, run: Run) -> Report:
                 f"(tag = {escaped(ctx.config.tag.template)}; fetch the tags first)"
             )
     else:
+        head = ctx.repo.head()
         at_head = [t for t in tags if t.commit == head and t.version.is_final]
         if not at_head:
             raise UsageError("no final tag at HEAD: pass --tag or check out the final's tag")
@@ -66,9 +66,10 @@ def promote(request: ImagePromoteRequest, run: Run) -> Report:
             "its last rc's, and release promote tags the final on that rc's commit"
         )
     rc = on_commit[-1]
-    if published(ctx.repo, rc.name, rc.commit) is None:
-        fetch_note(ctx.repo, ctx.config.remote, rc.name)
-    if published(ctx.repo, rc.name, rc.commit) is None:
+    manifest = published(ctx.repo, rc.name, rc.commit)
+    if manifest is None and fetch_note(ctx.repo, ctx.config.remote, rc.name):
+        manifest = published(ctx.repo, rc.name, rc.commit)
+    if manifest is None:
         raise RefusedError(
             f"{rc.name} has no manifest ({notes_ref(rc.name)}, here or on "
             f"{ctx.config.remote}): nothing says which images it is, so none are promoted"

@@ -30,6 +30,7 @@ from release.core.pipelines import (
     push_command,
     save_command,
     session_command,
+    uses_registry,
 )
 from release.core.yaml_text import dump_yaml
 
@@ -85,7 +86,7 @@ def _commands(plan: Plan, job: Job) -> tuple[list[str], list[str]]:
 def _step(plan: Plan, job: Job, condition: str) -> dict[str, Any]:
     commands = [_TAGS, _VENV, plan.setup, _check(job)]
     login = login_command(plan)
-    if login and (job.kind in ("publish", "promote") or (plan.transfer and job.kind != "manifest")):
+    if login and uses_registry(plan, job):
         commands.append(login)
     if job.kind not in ("manifest", "promote"):
         commands.append(_STATE)

@@ -31,6 +31,7 @@ from release.core.pipelines import (
     push_command,
     save_command,
     session_command,
+    uses_registry,
 )
 from release.core.yaml_text import dump_yaml
 
@@ -89,10 +90,7 @@ def _setup(plan: Plan, job: Job) -> list[dict[str, Any]]:
         {"if": ON_TAG, "run": check_command("$GITHUB_REF_NAME", job)},
     ]
     login = login_command(plan)
-    uses_registry = job.kind in ("publish", "promote") or (
-        plan.transfer and job.kind in ("build", "smoke", "snapshot")
-    )
-    if login and uses_registry:
+    if login and uses_registry(plan, job):
         steps.append(
             {
                 "run": login,

@@ -56,6 +56,7 @@ __all__ = [
     "runner_label",
     "setup_command",
     "transfer_registry",
+    "uses_registry",
 ]
 
 # format -> the files it writes: the rc pipeline's first, then the final's where it has one
@@ -106,10 +107,6 @@ class Plan:
     transfer: str  # REGISTRY/PATH images travel through; "" for artifacts
     tags: TagKinds
     runner: str | None = None  # --runner: every job's label [tool.release.ci] gives none
-
-    @property
-    def publishes(self) -> bool:
-        return bool(self.matrix.registry)
 
 
 def archive(row: str) -> str:
@@ -203,6 +200,13 @@ def login_command(plan: Plan) -> str | None:
         for host in hosts
     )
     return f'if [ -n "${{{REGISTRY_USER}:-}}" ]; then {logins}; fi'
+
+
+def uses_registry(plan: Plan, job: Job) -> bool:
+    """Whether ``job`` pushes to or pulls from a registry (and so logs in first)."""
+    if job.kind in ("publish", "promote"):
+        return True
+    return bool(plan.transfer) and job.kind in ("build", "smoke", "snapshot")
 
 
 def save_command(job: Job) -> str:
