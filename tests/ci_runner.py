@@ -113,6 +113,40 @@ sys.exit(0 if found else 1)
 """
 
 
+class Artifacts:
+    """``actions/upload-artifact`` and ``actions/download-artifact`` as what they do: a
+    directory per artifact name under ``store``."""
+
+    def __init__(self, store: Path) -> None:
+        self.store = store
+        self.files: dict[str, list[Path]] = {}  # name -> the files kept, relative
+
+    def upload(self, ws: Path, given: dict[str, Any]) -> None:
+        source = ws / given["path"]
+        files = (
+            [source] if source.is_file() else sorted(p for p in source.rglob("*") if p.is_file())
+        )
+        assert files or given.get("if-no-files-found") != "error", f"nothing at {source}"
+        kept = self.store / given["name"]
+        for path in files:
+            rel = path.relative_to(source.parent if source.is_file() else source)
+            (kept / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, kept / rel)
+        self.files[given["name"]] = [p.relative_to(kept) for p in kept.rglob("*") if p.is_file()]
+
+    def download(self, ws: Path, given: dict[str, Any]) -> None:
+        if "name" in given:
+            names = [given["name"]]
+        else:
+            prefix = given["pattern"].removesuffix("*")
+            names = [n for n in self.files if n.startswith(prefix)]
+        target = ws / given.get("path", ".")
+        for name in names:
+            for rel in self.files[name]:
+                (target / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(self.store / name / rel, target / rel)
+
+
 @dataclass
 class CiRun:
     """One pipeline run for one tag: what ran, in order, and what each job printed."""
@@ -120,7 +154,7 @@ class CiRun:
     tag: str
     jobs: list[str] = field(default_factory=list)
     output: dict[str, str] = field(default_factory=dict)
-    artifacts: dict[str, list[Path]] = field(default_factory=dict)  # name -> relative files
+    artifacts: Artifacts | None = None  # GitHub's (Buildkite's agent keeps its own)
 
 
 class Runner:
@@ -164,7 +198,7 @@ class Runner:
 
     def github(self, workflows: dict[str, dict[str, Any]], tag: str) -> CiRun:
         """Every workflow a push of ``tag`` starts, each job in the order its needs give."""
-        run = CiRun(tag)
+        run = CiRun(tag, artifacts=Artifacts(self.store / "github"))
         for name, workflow in workflows.items():
             if not tag_filter_matches(workflow["on"]["push"]["tags"], tag):
                 continue
@@ -196,6 +230,8 @@ class Runner:
         }
         env |= {k: _expand(v, ws) for k, v in (job.get("env") or {}).items()}
         out: list[str] = []
+        artifacts = run.artifacts
+        assert artifacts is not None
         steps = job["steps"]
         assert steps[0]["uses"].startswith("actions/checkout@")
         assert steps[0]["with"] == {"fetch-depth": 0, "persist-credentials": False}
@@ -208,39 +244,14 @@ class Runner:
                 subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
                 env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
             elif uses.startswith("actions/upload-artifact@"):
-                self._upload(run, ws, step["with"])
+                artifacts.upload(ws, step["with"])
             elif uses.startswith("actions/download-artifact@"):
-                self._download(run, ws, step["with"])
+                artifacts.download(ws, step["with"])
             else:
                 step_env = {k: _expand(v, ws) for k, v in (step.get("env") or {}).items()}
                 self._run(key, step["run"], ws, {**env, **step_env}, out)
         run.jobs.append(key)
         run.output[key] = "\n".join(out)
-
-    def _upload(self, run: CiRun, ws: Path, given: dict[str, Any]) -> None:
-        source = ws / given["path"]
-        files = (
-            [source] if source.is_file() else sorted(p for p in source.rglob("*") if p.is_file())
-        )
-        assert files or given.get("if-no-files-found") != "error", f"nothing at {source}"
-        kept = self.store / "github" / given["name"]
-        for path in files:
-            rel = path.relative_to(source.parent if source.is_file() else source)
-            (kept / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, kept / rel)
-        run.artifacts[given["name"]] = [p.relative_to(kept) for p in kept.rglob("*") if p.is_file()]
-
-    def _download(self, run: CiRun, ws: Path, given: dict[str, Any]) -> None:
-        if "name" in given:
-            names = [given["name"]]
-        else:
-            prefix = given["pattern"].removesuffix("*")
-            names = [n for n in run.artifacts if n.startswith(prefix)]
-        target = ws / given.get("path", ".")
-        for name in names:
-            for rel in run.artifacts[name]:
-                (target / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(self.store / "github" / name / rel, target / rel)
 
     # -- Buildkite --------------------------------------------------------------------------
 

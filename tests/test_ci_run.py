@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ import pytest
 from release.adapters.config_file import load_config
 from release.adapters.engine import ContainerEngine
 from release.core.ci_config import parse_ci
+from tests.ci_runner import Artifacts
 from tests.ci_support import pipeline_text
 from tests.conftest import run_cli
 from tests.docker_support import local_registry, purge, remove_repository
@@ -48,8 +48,8 @@ class Runner:
         self.origin = origin
         self.engine = engine
         self.work = work
-        self.artifacts: dict[str, list[Path]] = {}  # name -> files kept (relative paths)
-        self.store = work / "artifacts"
+        self.kept = Artifacts(work / "artifacts")
+        self.store = self.kept.store
         bin_dir = str(Path(sys.executable).parent)  # nox and release, as pip put them
         self.env = {**origin.env, "PATH": bin_dir + os.pathsep + os.environ["PATH"]}
 
@@ -87,38 +87,11 @@ class Runner:
                 )
                 assert proc.returncode == 0, f"{job_id}: {step['run']}\n{proc.stdout}{proc.stderr}"
             elif uses.startswith("actions/upload-artifact"):
-                self.upload(workspace, step["with"])
+                self.kept.upload(workspace, step["with"])
             elif uses.startswith("actions/download-artifact"):
-                self.download(workspace, step["with"])
+                self.kept.download(workspace, step["with"])
         after = git_files(workspace)
         return {k: v for k, v in after.items() if before.get(k) != v}
-
-    def upload(self, workspace: Path, given: dict[str, Any]) -> None:
-        source = workspace / given["path"]
-        files = (
-            [source] if source.is_file() else sorted(p for p in source.rglob("*") if p.is_file())
-        )
-        assert files or given.get("if-no-files-found") != "error", f"nothing at {source}"
-        kept = self.store / given["name"]
-        for path in files:
-            rel = path.relative_to(source.parent if source.is_file() else source)
-            (kept / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, kept / rel)
-        self.artifacts[given["name"]] = [
-            p.relative_to(kept) for p in kept.rglob("*") if p.is_file()
-        ]
-
-    def download(self, workspace: Path, given: dict[str, Any]) -> None:
-        if "name" in given:
-            names = [given["name"]]
-        else:
-            prefix = given["pattern"].removesuffix("*")
-            names = [n for n in self.artifacts if n.startswith(prefix)]
-        target = workspace / given.get("path", ".")
-        for name in names:
-            for rel in self.artifacts[name]:
-                (target / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(self.store / name / rel, target / rel)
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +157,7 @@ def test_the_workflow_with_the_image_as_an_artifact(
     engine_repo: Repo, tmp_path: Path, docker: ContainerEngine
 ) -> None:
     runner = run_workflow(engine_repo, tmp_path / "runner", docker, "")
-    assert sorted(runner.artifacts) == [
+    assert sorted(runner.kept.files) == [
         "image-one",
         "manifest",
         "manifest-parts-build-one",
@@ -200,7 +173,7 @@ def test_the_workflow_with_the_image_through_a_registry(
     engine_repo: Repo, tmp_path: Path, docker: ContainerEngine, registry: str
 ) -> None:
     runner = run_workflow(engine_repo, tmp_path / "runner", docker, registry)
-    assert not [name for name in runner.artifacts if name.startswith("image-")]
+    assert not [name for name in runner.kept.files if name.startswith("image-")]
     merged(runner, engine_repo)
     aliases = docker.run(
         ["images", "--format", "{{.Repository}}", "--filter", f"reference={registry}/*/*"]
