@@ -484,6 +484,7 @@ def test_status_text_and_json(cut_engine: SampleEngine) -> None:
             "from": sha109,
             "subject": SUBJECT_109,
             "reason": "regression",
+            "how": "-x",
         }
     ]
     assert state["picks_pending"] == [

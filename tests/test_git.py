@@ -294,8 +294,9 @@ def test_status_without_a_picks_file_loads_no_backport_evidence(cut_engine: Samp
         "import sys\nfrom release.flows.context import ReleaseContext\n"
         "from release.flows.status import read_status\n"
         "assert read_status(ReleaseContext('.'), offline=True).release\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('release.core.backports', "
-        "'release.flows.branch', 'release.core.manifest', 'tempfile', 'difflib'))))"
+        "print(sorted(m for m in sys.modules if m == 'release.flows.branch' or m.startswith(("
+        "'release.core.backports', 'release.flows.backport_evidence', 'release.core.manifest', "
+        "'tempfile', 'difflib'))))"
     )
     found = subprocess.run(
         [sys.executable, "-c", code],

@@ -542,10 +542,73 @@ def tag_infos(*local: str, remote_only: tuple[str, ...] = ()) -> list[TagInfo]:
         pytest.param(
             "0.31.0.post1", tag_infos("0.31.0rc1", "0.31.0"), "0.31.0.post1", id="post-after-final"
         ),
+        pytest.param(  # torchtune tagged v0.6.1-rc1 on release/0.6.0
+            "0.31.1rc1", tag_infos("0.31.0rc1", "0.31.0"), "0.31.1rc1", id="patch-asked-by-name"
+        ),
     ],
 )
 def test_choose_version(requested: str | None, tags: list[TagInfo], expected: str) -> None:
     assert choose_version(BASE, V(requested) if requested else None, tags) == V(expected)
+
+
+@pytest.mark.parametrize(
+    ("base", "requested", "tags", "expected"),
+    [
+        pytest.param("0.31.0", None, tag_infos("0.31.0rc1"), "0.31.0rc2", id="rc-of-x-y-0"),
+        pytest.param(
+            "0.31.0", None, tag_infos("0.31.0rc1", "0.31.0"), "0.31.1rc1", id="next-patch"
+        ),
+        pytest.param(
+            "0.31.0",
+            None,
+            tag_infos("0.31.0", remote_only=("0.31.1rc1",)),
+            "0.31.1rc2",
+            id="next-patch-past-remote",
+        ),
+        pytest.param(
+            "0.31.0", "0.31.1rc1", tag_infos("0.31.0rc1", "0.31.0"), "0.31.1rc1", id="asked-patch"
+        ),
+        pytest.param("0.31.1", None, tag_infos("0.31.0", "0.31.1rc1"), "0.31.1rc2", id="patch-rc2"),
+    ],
+)
+def test_choose_version_on_a_line(
+    base: str, requested: str | None, tags: list[TagInfo], expected: str
+) -> None:
+    """A branch that carries patch releases: after a final, the next patch's rc."""
+    chosen = choose_version(V(base), V(requested) if requested else None, tags, patches=True)
+    assert chosen == V(expected)
+
+
+@pytest.mark.parametrize(
+    ("base", "requested", "tags", "message"),
+    [
+        pytest.param(
+            "0.31.1",
+            "0.31.0rc3",
+            tag_infos("0.31.0", "0.31.1rc1"),
+            "0.31.0rc3 would go back: this branch is on 0.31.1 already",
+            id="goes-back",
+        ),
+        pytest.param(
+            "0.31.0",
+            "0.31.1rc1",
+            tag_infos("0.31.0rc1"),
+            "0.31.1rc1 is a later patch release, and 0.31.0 is not released yet (promote it first)",
+            id="patch-before-final",
+        ),
+        pytest.param(
+            "0.31.0",
+            None,
+            tag_infos("0.31.0", remote_only=("0.31.1",)),
+            "0.31.1 is already released; an rc of 0.31.1 would go back "
+            "(cut a new release, or tag 0.31.1.post1)",
+            id="next-patch-released-elsewhere",
+        ),
+    ],
+)
+def test_choose_version_on_a_line_refuses(base, requested, tags, message: str) -> None:
+    asked = V(requested) if requested else None
+    assert refusal(RefusedError, choose_version, V(base), asked, tags, patches=True) == message
 
 
 RC_1_2 = ("0.31.0rc1", "0.31.0rc2")

@@ -44,20 +44,29 @@ class Remotes:
 
     def tags(self, remote: str) -> dict[str, str]:
         """Tags on the remote (read with ls-remote; local refs are not touched)."""
-        result = self.repo.run("ls-remote", "--tags", remote, check=False)
+        return self.tags_and_heads(remote)[0]
+
+    def tags_and_heads(self, remote: str) -> tuple[dict[str, str], dict[str, str]]:
+        """Tag -> commit (peeled) and branch -> commit on the remote, read by one
+        ls-remote; local refs are not touched."""
+        result = self.repo.run("ls-remote", "--tags", "--heads", remote, check=False)
         if not result.ok:
             raise GitError(
                 f"cannot read tags of remote {remote!r}: {process.first_line(result.stderr)}"
             )
         tags: dict[str, str] = {}
+        heads: dict[str, str] = {}
         for line in result.stdout.splitlines():
             sha, ref = line.split("\t", 1)
+            if ref.startswith("refs/heads/"):
+                heads[ref.removeprefix("refs/heads/")] = sha
+                continue
             name = ref.removeprefix("refs/tags/")
             if name.endswith("^{}"):
                 tags[name[:-3]] = sha
             else:
                 tags.setdefault(name, sha)
-        return tags
+        return tags, heads
 
     def url(self, remote: str) -> str | None:
         return self.repo.config_value(f"remote.{remote}.url")

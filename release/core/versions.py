@@ -200,6 +200,13 @@ class TagTemplate:
                 f"[tool.release] {self.key}: {self.template!r} has no {{version}} field"
             )
 
+    @property
+    def carries_patches(self) -> bool:
+        """A branch name without the patch number (``release/{major}.{minor}``): one
+        branch for X.Y.0 and its patch releases."""
+        fields = {f for _, f, _, _ in string.Formatter().parse(self.template) if f is not None}
+        return not fields & {"version", "patch"}
+
     def render(self, version: ReleaseVersion) -> str:
         spelled = version.spelled(self.scheme)
         if self.rc and version.rc is not None:

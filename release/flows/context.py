@@ -15,7 +15,7 @@ from release.core.config import Config
 from release.core.versions import ReleaseVersion, ref_format_problem
 from release.errors import ConfigError, GitError, RefusedError
 
-__all__ = ["MAIN_ENV", "ReleaseContext", "TagInfo"]
+__all__ = ["MAIN_ENV", "ReleaseContext", "ReleaseLine", "TagInfo"]
 
 MAIN_ENV = "RELEASE_MAIN_BRANCH"  # overrides main-branch without editing pyproject.toml
 
@@ -27,6 +27,31 @@ class TagInfo:
     commit: str
     local: bool = True
     remote: bool = False
+
+
+@dataclass(frozen=True)
+class ReleaseLine:
+    """A release branch and the release under way on it.
+
+    A branch named for one version (``releases/v{version}``) carries that version, its
+    rcs and post releases. A branch named for X.Y only (``release/{major}.{minor}``)
+    carries a line: X.Y.0, then the patch releases X.Y.1, X.Y.2, each with its rcs. On
+    either, the release under way is the newest tag's in the branch's history (a later
+    patch tagged on a version branch moves it on too), else the one the name says."""
+
+    branch: str
+    named: ReleaseVersion  # what the branch's name says (X.Y.0 for a line)
+    tags: tuple[TagInfo, ...]  # the line's tags in the branch's history, oldest first
+    patches: bool  # the name has no patch number: the branch carries patch releases
+
+    @property
+    def newest(self) -> TagInfo | None:
+        return self.tags[-1] if self.tags else None
+
+    @property
+    def current(self) -> ReleaseVersion:
+        """The release under way: the newest tag's release, else the branch's own."""
+        return self.tags[-1].version.base if self.tags else self.named.base
 
 
 class ReleaseContext:
@@ -55,6 +80,7 @@ class ReleaseContext:
         self._check_path("changelog", self.config.changelog, writes=True)
         self._check_path("picks-file", self.config.picks_file, writes=False)
         self.remote_checked = False
+        self.remote_heads: dict[str, str] = {}  # the remote's branches, when it was read
 
     @property
     def root(self) -> Path:
@@ -123,6 +149,26 @@ class ReleaseContext:
             )
         return branch, version
 
+    def release_line(
+        self, branch: str, named: ReleaseVersion, tags: list[TagInfo], head: str = "HEAD"
+    ) -> ReleaseLine:
+        """The branch's line (:class:`ReleaseLine`): of ``tags``, those of its X.Y, not
+        before its own version, whose commit is in ``head``'s history."""
+        line = [
+            t
+            for t in tags
+            if (t.version.major, t.version.minor) == (named.major, named.minor)
+            and t.version.base >= named.base
+        ]
+        merged = self.repo.tags_merged_into(head, [t.name for t in line if t.local])
+        there = tuple(
+            t
+            for t in line
+            if t.name in merged
+            or (not t.local and self.repo.rev(t.commit) and self.repo.is_ancestor(t.commit, head))
+        )
+        return ReleaseLine(branch, named, there, self.config.branch.carries_patches)
+
     def require_settled(self, *, own_pick: bool = False) -> None:
         """Refuse while git is in the middle of something here (a merge, a rebase, ...), or,
         unless ``own_pick``, while a pick of ours is unfinished. ``own_pick``: a pick's own
@@ -181,7 +227,9 @@ class ReleaseContext:
                 found[name] = TagInfo(name, version, sha, local=True)
         if remote and not offline and self.repo.remotes.has(self.config.remote):
             try:
-                remote_tags = self.repo.remotes.tags(self.config.remote)
+                remote_tags, self.remote_heads = self.repo.remotes.tags_and_heads(
+                    self.config.remote
+                )
             except GitError as err:
                 raise RefusedError(
                     f"{err.message}; the next version must account for its tags "

@@ -76,13 +76,16 @@ def default_range(ctx: ReleaseContext, until: str, view: str = "rc") -> NotesRan
         if not reachable:
             return NotesRange(None, until)
         return NotesRange(reachable[-1].name, until)
-    ours = [t for t in ctx.release_tags(release, tags) if t.local]
+    assert branch is not None  # a release was read from its name
+    # the release under way on the branch: its newest tag's (a line's patch release)
+    line = ctx.release_line(branch, release, [t for t in tags if t.local])
+    ours = [t for t in line.tags if t.version.base == line.current]
     if view == "rc" and ours:
         return NotesRange(ours[-1].name, until)
     finals = [t for t in ours if not t.version.is_rc]
-    if finals:  # the release is out: what follows is a post release, since its last final
+    if finals:  # the release is out: what follows is a post or patch release, since its final
         return NotesRange(finals[-1].name, until)
-    previous = ctx.previous_final(release, tags)
+    previous = ctx.previous_final(line.current, tags)
     return NotesRange(
         previous.name if previous else None, until, previous.name if previous else None
     )

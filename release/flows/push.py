@@ -76,7 +76,7 @@ def plan_push(
 
 def _read(ctx: ReleaseContext) -> Plan:
     ctx.require_settled()
-    branch, base = ctx.current_release()
+    branch, named = ctx.current_release()
     remote = ctx.config.remote
     if not ctx.repo.remotes.has(remote):
         raise RefusedError(
@@ -107,7 +107,9 @@ def _read(ctx: ReleaseContext) -> Plan:
             f"{branch} on {remote} has commits that are not here (it is at {short(remote_branch)}); "
             f"git fetch {remote} and merge {remote}/{branch}, then push again"
         )
-    ours = {t.name: t.commit for t in ctx.tags(remote=False) if t.version.base == base.base}
+    # the tags of the branch's line in its history: its rcs, finals and patch releases
+    line = ctx.release_line(branch, named, ctx.tags(remote=False))
+    ours = {t.name: t.commit for t in line.tags}
     manifests = _manifests_to_send(ctx, remote, ours, refs)
     return plan_push(remote, branch, local_branch, remote_branch, ours, remote_tags, manifests)
 

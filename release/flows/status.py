@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from release.core.commits import PICK_LINE, pick_fields
 from release.core.json_text import JSONValue
 from release.core.terminal_text import escaped
-from release.core.versions import next_rc
-from release.errors import GitError, RefusedError, ReleaseError
-from release.flows.context import ReleaseContext, TagInfo
+from release.errors import RefusedError, ReleaseError
+from release.flows.branch_picks import BranchPick as DonePick
+from release.flows.branch_picks import PendingPick, pending_picks, picks_done
+from release.flows.context import ReleaseContext, ReleaseLine, TagInfo
 from release.flows.pick_journal import Conflict, read_journal
 
 # Loaded where they are used, not here: what is already on the branch (the backport
@@ -45,29 +45,6 @@ class StatusTag:
     commit: str
     local: bool
     remote: bool
-
-
-@dataclass(frozen=True)
-class DonePick:
-    """A commit on the branch with a ``-x`` line: its own sha, the main commit it came
-    from, its subject and the reason its trailer gives."""
-
-    sha: str
-    picked_from: str
-    subject: str
-    reason: str | None
-
-
-@dataclass(frozen=True)
-class PendingPick:
-    """A commit the picks file asks for that is not on the branch yet (``likely``: why it
-    may be there already, for a hold)."""
-
-    sha: str
-    ref: str
-    subject: str
-    reason: str | None
-    likely: str | None
 
 
 @dataclass(frozen=True)
@@ -109,6 +86,7 @@ class Status:
     images: ImagesState | None = None  # the latest tag's manifest, per variant
     notes: list[str] = field(default_factory=list)
     next_command: str = ""
+    unpushed: list[str] = field(default_factory=list)  # what push would send (remote read)
 
     def to_dict(self) -> dict[str, JSONValue]:
         """The ``--json`` document's fields (``status --json`` adds its ``schema``)."""
@@ -127,7 +105,13 @@ class Status:
             "next_rc": self.next_rc,
             "final": self.final,
             "picks_done": [
-                {"sha": p.sha, "from": p.picked_from, "subject": p.subject, "reason": p.reason}
+                {
+                    "sha": p.sha,
+                    "from": p.picked_from,
+                    "subject": p.subject,
+                    "reason": p.reason,
+                    "how": p.how,
+                }
                 for p in self.picks_done
             ],
             "picks_pending": [
@@ -156,6 +140,7 @@ class Status:
             },
             "remote_checked": self.remote_checked,
             "untagged_commits": self.untagged_commits,
+            "unpushed": list(self.unpushed),
             "release_branches": list(self.release_branches),
             "images": None
             if images is None
@@ -184,16 +169,19 @@ def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
         return "commit or stash your changes"
     if s.picks_pending:
         return f"release pick --file {picks_file}"
+    push = "release push" + ("" if s.remote_checked else "   (the remote was not checked)")
     if s.final:
-        if any(not t.remote for t in s.tags):
-            return "release push"
         if s.untagged_commits and post:  # fixes after the final ship as a post release
             return f"release tag --version {post}"
+        if s.untagged_commits and s.next_rc:  # ... or as the line's next patch release
+            return "release tag"
+        if s.unpushed or (s.tags and not s.remote_checked):
+            return push
         return "nothing: the release is final"
     if not s.tags or s.untagged_commits:
         return "release tag"
-    if any(not t.remote for t in s.tags):
-        return "release push"
+    if s.unpushed or not s.remote_checked:
+        return push
     return "release promote   (when the rc is approved; or release pick for more fixes)"
 
 
@@ -222,12 +210,17 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     except RefusedError:
         tags = ctx.tags(remote=False)
         notes.append(f"remote {ctx.config.remote} unreachable: remote tags not checked")
-    ours = ctx.release_tags(release, tags)
+    assert branch is not None  # a release branch is a branch
+    line = ctx.release_line(branch, release, tags)
+    current = line.current
+    ours = ctx.release_tags(current, tags)
     final = next((t.name for t in ours if not t.version.is_rc), None)
     try:
+        from release.flows.tagging import choose_version
+
         first = ctx.config.first_rc
         upcoming: str | None = ctx.tag_name(
-            next_rc(release, [t.version for t in ours], first_rc=first)
+            choose_version(current, None, tags, first_rc=first, patches=line.patches)
         )
     except ReleaseError:
         upcoming = None
@@ -241,40 +234,20 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     pending: list[PendingPick] = []
     untagged = 0
     if main is not None and head is not None:
-        assert branch is not None  # a release branch is a branch
         has_picks = (ctx.root / ctx.config.picks_file).exists()
         base, info = _branch_point(ctx, branch, main, head, read_presence=has_picks)
-        # only what a pick needs: its sha, subject and body (the -x lines and the reason)
-        picked = repo.history.messages(since=base, until="HEAD", containing=PICK_LINE)
-        for message in picked:
-            picked_from, reason = pick_fields(message.body)
-            if picked_from:
-                done.append(DonePick(message.sha, picked_from[-1], message.subject, reason))
-        done.reverse()
+        done = picks_done(ctx, branch, main, head, base, info)
         if info is not None:
-            from release.flows.candidates import resolve_candidates
-            from release.flows.pick_plan import parse_requests
-
-            try:
-                picks = ctx.tree_text(ctx.config.picks_file, "picks file")
-                requests = parse_requests("", picks.text if picks else "")
-                for c in resolve_candidates(ctx, requests, info):
-                    if not c.skip:
-                        pending.append(
-                            PendingPick(c.sha, c.request.ref, c.subject, c.request.reason, c.likely)
-                        )
-            except (ReleaseError, GitError) as err:
-                notes.append(f"{ctx.config.picks_file}: {err.one_line()}")
-        # from the nearest tag in the branch's history (not one made on another branch)
-        local = [t.name for t in ours if t.local]
-        in_history = repo.tags_merged_into("HEAD", local)
-        tagged = [t for t in ours if t.local and t.name in in_history]
-        if tagged:
-            untagged = len(ctx.untagged_commits(tagged[-1].commit))
+            pending = pending_picks(ctx, info, notes)
+        # from the newest tag in the branch's history (not one made on another branch)
+        newest = [t for t in line.tags if t.local]
+        if newest:
+            untagged = len(ctx.untagged_commits(newest[-1].commit))
     in_progress = _in_progress(ctx, notes)
+    unpushed = _unpushed(ctx, line, head, notes) if ctx.remote_checked else []
     s = Status(
         branch,
-        str(release),
+        str(current),
         head,
         dirty,
         [StatusTag(t.name, t.commit, t.local, t.remote) for t in ours],
@@ -288,10 +261,29 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         [],
         _images(ctx, [t for t in ours if t.local], notes),
         notes,
+        unpushed=unpushed,
     )
     shipped = [t.version.post or 0 for t in ours if not t.version.is_rc]
-    post = str(replace(release.base, post=max(shipped) + 1)) if shipped else None
+    post = str(replace(current, post=max(shipped) + 1)) if shipped and not line.patches else None
     return _with_next(s, ctx, post)
+
+
+def _unpushed(
+    ctx: ReleaseContext, line: ReleaseLine, head: str | None, notes: list[str]
+) -> list[str]:
+    """What ``push`` would send, from the remote's refs as just read: the branch when the
+    remote lacks commits of it, and the line's tags here that the remote lacks."""
+    out = []
+    there = ctx.remote_heads.get(line.branch)
+    if head is not None and there != head:
+        if there is None or ctx.repo.is_ancestor(there, head):
+            out.append(line.branch)
+        else:
+            notes.append(
+                f"{ctx.config.remote}/{line.branch} has commits that are not here "
+                f"(git fetch {ctx.config.remote}, then merge)"
+            )
+    return out + [t.name for t in line.tags if t.local and not t.remote]
 
 
 def _branch_point(
@@ -391,6 +383,7 @@ def render_status(s: Status) -> list[str]:
         lines.append(f"picks:    {len(s.picks_done)} done, {len(s.picks_pending)} pending")
         for done in s.picks_done[-10:]:
             reason = f" [{escaped(done.reason)}]" if done.reason else ""
+            reason += "" if done.how == "-x" else f" ({done.how})"
             lines.append(
                 f"  done     {escaped(done.picked_from[:10])} {escaped(done.subject)}{reason}"
             )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from release.core import changelog as changelog_mod
 from release.core.notes import Notes, render_markdown
@@ -38,27 +39,44 @@ def choose_version(
     tags: list[TagInfo],
     *,
     first_rc: int = 1,
+    patches: bool = False,
 ) -> ReleaseVersion:
-    """The rc or post version to tag now. Pure; refuses with what would be valid."""
+    """The rc or post version to tag now. ``base``: the release under way on the branch
+    (:attr:`ReleaseLine.current`); ``patches``: the branch carries patch releases, so once
+    ``base`` is final the next tag is the next patch's first rc. A later patch asked for
+    by name starts once ``base`` is released. Pure; refuses with what would be valid."""
     ours = [t.version for t in tags if t.version.base == base.base]
+    released = any(not v.is_rc for v in ours)
     if requested is None:
+        if released and patches:
+            following = replace(base.base, patch=base.patch + 1)
+            return next_rc(following, [t.version for t in tags], first_rc=first_rc)
         return next_rc(base, ours, first_rc=first_rc)
-    if requested.base != base.base:
+    if (requested.major, requested.minor) != (base.major, base.minor):
         raise UsageError(f"{requested} is not a version of the {base} release branch")
     if requested.is_final:
         raise UsageError(f"{requested} is a final release; finals are made with promote")
-    if requested.is_post and not any(v.is_final for v in ours):
+    if requested.base < base.base:
+        raise RefusedError(f"{requested} would go back: this branch is on {base} already")
+    if requested.base > base.base:
+        if not released:
+            raise RefusedError(
+                f"{requested} is a later patch release, and {base} is not released yet "
+                "(promote it first)"
+            )
+        return choose_version(requested.base, requested, tags, first_rc=first_rc)
+    if requested.is_post and not released:
         raise RefusedError(f"{requested} needs the final {base} first (run promote)")
     latest = max(ours, default=None)
     if latest is not None and requested <= latest:
         valid = (
-            next_rc(base, ours, first_rc=first_rc) if not any(not v.is_rc for v in ours) else None
+            next_rc(base, ours, first_rc=first_rc)
+            if not released
+            else replace(base.base, patch=base.patch + 1, rc=first_rc)
+            if patches
+            else replace(base.base, post=(latest.post or 0) + 1)
         )
-        hint = (
-            f"; next valid: {valid}"
-            if valid
-            else f"; next valid: {base}.post{(latest.post or 0) + 1}"
-        )
+        hint = f"; next valid: {valid}"
         raise RefusedError(
             f"{requested} is not greater than the latest tag of this release, {latest}{hint}"
         )
@@ -145,16 +163,19 @@ def tag(
 
     def build() -> tuple[Plan, TagRequest | None]:
         ctx.require_settled()
-        branch, base = ctx.current_release()
+        branch, named = ctx.current_release()
         ctx.require_full_history("tag")
         ctx.require_clean()
         _require_remote(ctx, offline)
         tags = ctx.tags(offline=offline)
-        chosen = choose_version(base, requested, tags, first_rc=ctx.config.first_rc)
+        line = ctx.release_line(branch, named, tags)
+        chosen = choose_version(
+            line.current, requested, tags, first_rc=ctx.config.first_rc, patches=line.patches
+        )
         name = ctx.tag_name(chosen)
         if any(t.name == name for t in tags):
             raise RefusedError(f"tag {name} already exists")
-        local = [t for t in ctx.release_tags(base, tags) if t.local]
+        local = [t for t in line.tags if t.local]
         if local and not ctx.untagged_commits(local[-1].commit):
             summary = f"nothing to tag: {branch} has nothing new since {local[-1].name}"
             return Plan("tag", summary, (), {"tag": None, "branch": branch}), None
@@ -198,13 +219,19 @@ def promote(
 
     def build() -> tuple[Plan, TagRequest]:
         ctx.require_settled()
-        branch, base = ctx.current_release()
-        if requested is not None and (requested.base != base.base or not requested.is_final):
-            raise UsageError(f"promote makes the final {base} on {branch}; {requested} is not it")
+        branch, named = ctx.current_release()
+        if requested is not None and (
+            not requested.is_final
+            or (requested.major, requested.minor) != (named.major, named.minor)
+        ):
+            raise UsageError(f"promote makes the final {named} on {branch}; {requested} is not it")
         ctx.require_full_history("promote")
         ctx.require_clean()
         _require_remote(ctx, offline)
         tags = ctx.tags(offline=offline)
+        base = ctx.release_line(branch, named, tags).current
+        if requested is not None and requested.base != base.base:
+            raise UsageError(f"promote makes the final {base} on {branch}; {requested} is not it")
         final = base.base
         name = ctx.tag_name(final)
         ours = ctx.release_tags(base, tags)

@@ -1,0 +1,154 @@
+"""What the release branch holds of main, commit by commit (``status``'s picks).
+
+A commit on the branch since it left main is a pick when its ``-x`` line names a main
+commit, when a main commit since the branch point landed the same PR (a pick made
+without ``-x`` keeps the "(#N)" of its subject, or ghstack's ``Pull Request resolved``
+line), or when a main commit since the branch point has the same patch (``git patch-id``,
+what ``git cherry`` compares). A pick the branch has reverted since, its revert, and the
+commits ``tag`` and ``promote`` make are not counted. Reads only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from release.adapters.git_log import parse_subjects
+from release.core.commits import CHANGELOG_TRAILER, pick_fields
+from release.errors import GitError, ReleaseError
+from release.flows.context import ReleaseContext
+
+if TYPE_CHECKING:  # status loads it only for a branch with commits no -x line explains
+    from release.flows.branch import ReleaseBranch
+
+__all__ = ["BranchPick", "PendingPick", "pending_picks", "picks_done", "picks_on_branch"]
+
+
+@dataclass(frozen=True)
+class BranchPick:
+    """A commit on the branch, the main commit it carries, and how that is known."""
+
+    sha: str
+    picked_from: str
+    subject: str
+    reason: str | None
+    how: str = "-x"  # "-x", "PR #N" or "same patch"
+
+
+@dataclass(frozen=True)
+class PendingPick:
+    """A commit the picks file asks for that is not on the branch yet (``likely``: why it
+    may be there already, for a hold)."""
+
+    sha: str
+    ref: str
+    subject: str
+    reason: str | None
+    likely: str | None
+
+
+def picks_done(
+    ctx: ReleaseContext,
+    branch: str,
+    main: str,
+    head: str,
+    base: str,
+    info: ReleaseBranch | None,
+) -> list[BranchPick]:
+    """The branch's picks since ``base``, oldest first: by their ``-x`` lines alone while
+    every commit there has one (or is a changelog commit); else by what the branch holds
+    (:func:`~release.flows.branch_picks.picks_on_branch`: PR numbers, patch ids)."""
+    messages = ctx.repo.history.messages(since=base, until="HEAD")
+    marked = f"{CHANGELOG_TRAILER}:"
+    if info is None and all(pick_fields(m.body)[0] or marked in m.body for m in messages):
+        done = []
+        for message in reversed(messages):
+            picked_from, reason = pick_fields(message.body)
+            if picked_from:
+                done.append(BranchPick(message.sha, picked_from[-1], message.subject, reason))
+        return done
+    from release.flows.branch_picks import picks_on_branch
+
+    if info is None:
+        from release.flows.branch import ReleaseBranch
+
+        info = ReleaseBranch(ctx, branch, main, head, remember=True)
+    found = picks_on_branch(info)
+    info.changes.save()
+    return found
+
+
+def pending_picks(ctx: ReleaseContext, info: ReleaseBranch, notes: list[str]) -> list[PendingPick]:
+    """What the picks file asks for that is not on the branch yet."""
+    from release.flows.candidates import resolve_candidates
+    from release.flows.pick_plan import parse_requests
+
+    pending = []
+    try:
+        picks = ctx.tree_text(ctx.config.picks_file, "picks file")
+        requests = parse_requests("", picks.text if picks else "")
+        for c in resolve_candidates(ctx, requests, info):
+            if not c.skip:
+                pending.append(
+                    PendingPick(c.sha, c.request.ref, c.subject, c.request.reason, c.likely)
+                )
+    except (ReleaseError, GitError) as err:
+        notes.append(f"{ctx.config.picks_file}: {err.one_line()}")
+    return pending
+
+
+def picks_on_branch(info: ReleaseBranch) -> list[BranchPick]:
+    """The branch's picks since it left main, oldest first."""
+    undone = info.undone
+    own = [
+        c
+        for c in info.commits
+        if c.changelog_for is None and c.sha not in undone and c.sha not in undone.values()
+    ]
+    found: dict[str, BranchPick] = {}
+    rest = []
+    for c in own:
+        named = [sha for sha in c.picked_from if sha]
+        if named:
+            found[c.sha] = BranchPick(c.sha, named[-1], c.subject, c.pick_reason, "-x")
+        else:
+            rest.append(c)
+    since_base = info.main_order  # main's commits since the branch point
+    wanted = {c.pr for c in rest if c.pr is not None}
+    if wanted:
+        from release.flows.candidates import commits_by_pr
+
+        repo = info.ctx.repo
+        subjects = parse_subjects(repo.history.start_subjects(info.main, wanted).out())
+
+        def bodies(shas: list[str]) -> dict[str, str]:
+            return {sha: about.body for sha, about in info.about(shas).items()}
+
+        by_pr = commits_by_pr(subjects, wanted, bodies)
+        for c in rest:
+            landed = [sha for sha in by_pr.get(c.pr or 0, []) if sha in since_base]
+            if landed:
+                found[c.sha] = BranchPick(c.sha, landed[0], c.subject, None, f"PR #{c.pr}")
+    rest = [c for c in rest if c.sha not in found]
+    if rest and since_base:
+        for sha, main_sha in _same_patch(info, [c.sha for c in rest], list(since_base)).items():
+            subject = next(c.subject for c in rest if c.sha == sha)
+            found[sha] = BranchPick(sha, main_sha, subject, None, "same patch")
+    return [found[c.sha] for c in reversed(own) if c.sha in found]
+
+
+def _same_patch(info: ReleaseBranch, ours: list[str], main: list[str]) -> dict[str, str]:
+    """Branch commit -> a main commit with the same patch id. Only main commits that
+    change the very files a branch commit changes can share its patch: those alone are
+    diffed (the files each commit changes come from the patch cache when it has them)."""
+    files = info.files_of([*ours, *main])
+    alike = {files[sha] for sha in ours if files[sha]}
+    suspects = [sha for sha in main if files[sha] in alike]
+    if not suspects:
+        return {}
+    ids = info.ctx.repo.history.patch_ids([*ours, *suspects])
+    by_id: dict[str, str] = {}
+    for sha in suspects:  # oldest first: the first main commit with the patch wins
+        if sha in ids:
+            by_id.setdefault(ids[sha], sha)
+    return {sha: by_id[ids[sha]] for sha in ours if sha in ids and ids[sha] in by_id}

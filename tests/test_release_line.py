@@ -1,0 +1,143 @@
+"""A PyTorch-style release line, end to end: one ``release/0.14`` branch carries
+``v0.14.0-rc1``, ``-rc2``, ``v0.14.0``, then the patch release ``v0.14.1-rc1`` and
+``v0.14.1``, configured from a file outside the tree (nothing committed for it). ``tag``,
+``status``, ``promote``, ``push`` and the notes follow the newest tag on the branch, and
+no rc of a version already final is ever proposed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from release.sample import AFTER_CUT, LATE_FIX, SampleEngine
+from tests.conftest import CliResult, repo_state, run_cli
+
+BRANCH = "release/0.14"
+PYTORCH = """\
+main-branch = "main"
+remote = "origin"
+branch = "release/{major}.{minor}"
+tag = "v{version}"
+version-scheme = "pep440"
+rc-spelling = "-rc{n}"
+changelog = ""
+repo-url = "https://github.com/example/tinyengine"
+"""
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def line(engine: SampleEngine, tmp_path: Path) -> tuple[SampleEngine, Path]:
+    """The sample engine with ``release/0.14`` cut where main was, main moved on."""
+    config = tmp_path / "pytorch.toml"
+    config.write_text(PYTORCH, encoding="utf-8")
+    engine.repo.run("branch", BRANCH, "main")
+    for change in (*AFTER_CUT, LATE_FIX):
+        engine.commit(change)
+    engine.repo.run("push", "--quiet", "origin", "main", BRANCH)
+    engine.repo.run("switch", "--quiet", BRANCH)
+    return engine, config
+
+
+def run(engine: SampleEngine, config: Path, *args: str, code: int = 0) -> CliResult:
+    result = run_cli(engine.root, "--config", str(config), *args)
+    assert result.code == code, result.output
+    return result
+
+
+def status(engine: SampleEngine, config: Path) -> dict:
+    return json.loads(run(engine, config, "status", "--json").stdout)
+
+
+def test_a_release_line_carries_x_y_0_and_its_patch_release(line) -> None:
+    engine, config = line
+    batch, port, late = 109, 111, 112  # --port parsing, the build tools, HTTP 400
+
+    state = status(engine, config)
+    assert state["release"] == "0.14.0" and state["next_rc"] == "v0.14.0-rc1"
+
+    run(engine, config, "pick", f"#{batch}", "--reason", "regression")
+    assert "tagged v0.14.0-rc1" in run(engine, config, "tag").stdout
+    run(engine, config, "pick", f"#{port}", "--reason", "release-only")
+    assert "tagged v0.14.0-rc2" in run(engine, config, "tag").stdout
+    run(engine, config, "push")
+    assert status(engine, config)["next_command"].startswith("release promote")
+    assert "tagged v0.14.0 on v0.14.0-rc2" in run(engine, config, "promote").stdout
+    run(engine, config, "push")
+
+    # released: the next tag is the patch release's first rc, never an rc of 0.14.0
+    state = status(engine, config)
+    assert (state["release"], state["final"]) == ("0.14.0", "v0.14.0")
+    assert state["next_rc"] == "v0.14.1-rc1"
+    assert state["next_command"] == "nothing: the release is final"
+    before = repo_state(engine.root)
+    nothing = run(engine, config, "tag")
+    assert "nothing to tag: release/0.14 has nothing new since v0.14.0" in nothing.stdout
+    assert repo_state(engine.root) == before
+    back = run(engine, config, "tag", "--version", "0.14.0rc3", code=3)
+    assert "0.14.0rc3 is not greater than the latest tag of this release, 0.14.0; " in back.stderr
+    assert "next valid: 0.14.1rc1" in back.stderr
+    assert repo_state(engine.root) == before
+
+    # a fix picked the plain-git way (no -x): counted by its PR, and tagged as 0.14.1-rc1
+    engine.repo.run("cherry-pick", engine.shas[late])
+    state = status(engine, config)
+    assert state["untagged_commits"] == 1 and state["next_command"] == "release tag"
+    assert state["picks_done"][-1]["from"] == engine.shas[late]
+    assert state["picks_done"][-1]["how"] == f"PR #{late}"
+    assert state["unpushed"] == [BRANCH]
+    tagged = run(engine, config, "tag")
+    assert "tagged v0.14.1-rc1" in tagged.stdout
+    message = engine.repo.out("tag", "-l", "--format=%(contents)", "v0.14.1-rc1")
+    assert "Changes v0.14.0..v0.14.1-rc1" in message
+    assert f"#{late}" in message and f"#{batch}" not in message  # what 0.14.0 shipped is out
+
+    state = status(engine, config)
+    assert (state["release"], state["final"], state["next_rc"]) == ("0.14.1", None, "v0.14.1-rc2")
+    assert state["unpushed"] == [BRANCH, "v0.14.1-rc1"]
+    assert state["next_command"] == "release push"
+    run(engine, config, "push")
+    assert status(engine, config)["next_command"].startswith("release promote")
+    assert "tagged v0.14.1 on v0.14.1-rc1" in run(engine, config, "promote").stdout
+    run(engine, config, "push")
+
+    state = status(engine, config)
+    assert (state["release"], state["final"], state["next_rc"]) == (
+        "0.14.1",
+        "v0.14.1",
+        "v0.14.2-rc1",
+    )
+    assert state["next_command"] == "nothing: the release is final" and state["unpushed"] == []
+    made = ["v0.14.0-rc1", "v0.14.0-rc2", "v0.14.0", "v0.14.1-rc1", "v0.14.1"]
+    assert sorted(engine.repo.out("tag", "--list", "v0.14*").split()) == sorted(made)
+    remote = engine.repo.out("ls-remote", "--tags", "origin").split()
+    assert [name for name in made if f"refs/tags/{name}" not in remote] == []
+
+
+def test_a_patch_release_is_refused_before_its_x_y_0_is_final(line) -> None:
+    engine, config = line
+    run(engine, config, "tag")
+    before = repo_state(engine.root)
+    early = run(engine, config, "tag", "--version", "0.14.1rc1", code=3)
+    assert "0.14.1rc1 is a later patch release, and 0.14.0 is not released yet" in early.stderr
+    other = run(engine, config, "tag", "--version", "0.15.0rc1", code=2)
+    assert "0.15.0rc1 is not a version of the 0.14.0 release branch" in other.stderr
+    assert repo_state(engine.root) == before
+
+
+def test_a_pick_without_x_is_counted_by_its_patch(line) -> None:
+    """A backport that keeps the patch but not the subject nor -x: found by patch id."""
+    engine, config = line
+    batch = 109
+    engine.repo.run("cherry-pick", "--no-commit", engine.shas[batch])
+    engine.repo.run("commit", "--quiet", "-m", "Backport the batch limit fix")
+    engine.repo.run("commit", "--quiet", "--allow-empty", "-m", "Bump the version")
+    state = status(engine, config)
+    assert [(p["from"], p["how"]) for p in state["picks_done"]] == [
+        (engine.shas[batch], "same patch")
+    ]
+    text = run(engine, config, "status").stdout
+    assert "picks:    1 done, 0 pending" in text and "(same patch)" in text
