@@ -445,6 +445,13 @@ def test_next_release_leaves_out_what_the_last_final_shipped(
     for shipped in (109, 112):  # picked into 0.1.0
         assert f"#{shipped}" not in text
     assert "[#111]" in text  # its pick was reverted on 0.1.0: new in 0.2.0
+    # the same range asked for by name: what 0.1.0 shipped is left out all the same
+    given = cli(copy, "notes", "--since", "v0.1.0", "--view", "final")
+    assert given.code == 0, given.output
+    assert given.stdout == text
+    # from an rc, nothing is left out: it is the range asked for
+    rc = cli(copy, "notes", "--since", "v0.1.0rc1", "--until", "main")
+    assert "[#109]" in rc.stdout
 
 
 # -- reverts in the forms real histories have ------------------------------------------

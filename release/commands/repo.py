@@ -173,13 +173,13 @@ def notes(request: NotesRequest, run: Run) -> NotesOutcome:
     from release.adapters.files import atomic_write, output_path
     from release.core.terminal_text import escaped
     from release.flows.notes_output import notes_output
-    from release.flows.notes_range import NotesRange, default_range
+    from release.flows.notes_range import default_range, given_range
 
     fmt = NotesFormat.JSON if request.json else request.format
     ctx = context(run)
     target = output_path(Path(request.out), "--out", tree=ctx.root) if request.out else None
     rng = (
-        NotesRange(request.since, request.until)
+        given_range(ctx, request.since, request.until)
         if request.since is not None
         else default_range(ctx, request.until, request.view.value)
     )

@@ -11,7 +11,7 @@ from release.core.versions import ReleaseVersion
 from release.errors import UsageError
 from release.flows.context import ReleaseContext, TagInfo
 
-__all__ = ["NotesRange", "default_range", "range_for_version"]
+__all__ = ["NotesRange", "default_range", "given_range", "range_for_version"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,17 @@ def range_for_version(
     if earlier_rcs:
         return NotesRange(earlier_rcs[-1].name, until)
     return fallback
+
+
+def given_range(ctx: ReleaseContext, since: str, until: str) -> NotesRange:
+    """``--since`` given: that range. When it names a final's (or a post release's) tag,
+    what that release shipped as picks from its own branch is not new, as when
+    ``--since`` is omitted and the range starts at the previous final."""
+    named = next(
+        (t for t in ctx.tags(remote=False) if since in (t.name, f"refs/tags/{t.name}")), None
+    )
+    shipped = named.name if named is not None and not named.version.is_rc else None
+    return NotesRange(since, until, exclude_from=shipped)
 
 
 def default_range(ctx: ReleaseContext, until: str, view: str = "rc") -> NotesRange:
