@@ -311,6 +311,32 @@ def test_a_copy_the_branch_reverted_is_picked_again(
     assert [a for a, _, _ in plan(engine, "#109")] == ["skip"]
 
 
+@pytest.mark.parametrize(
+    "subject",
+    [
+        # GitHub's revert button, with the revert's own PR number (vLLM's form)
+        'Revert "[bugfix] Fix --port parsing when the value is missing (#109)" (#130)',
+        # a revert bot's: the reverted PR after the quote, then its own
+        '[Revert] Revert "[bugfix] Fix --port parsing when the value is missing" (#109) (#130)',
+        # the word as a bracketed prefix (PyTorch-family)
+        '[Revert] "[bugfix] Fix --port parsing when the value is missing (#109)"',
+    ],
+)
+def test_a_revert_on_the_branch_is_never_a_holds_evidence(
+    cut_engine_copy: SampleEngine, subject: str
+) -> None:
+    """A revert that names a PR says the change is gone, not that it is there: the pick
+    is not held "likely already picked" on the revert's word."""
+    engine = cut_engine_copy
+    git(engine, "cherry-pick", engine.shas[109])
+    copy = git(engine, "rev-parse", "HEAD")
+    git(engine, "revert", "--no-edit", "HEAD")
+    git(engine, "commit", "--quiet", "--amend", "-m", f"{subject}\n\nThis reverts commit {copy}.")
+    (action, sha, why), = plan(engine, "#109")
+    assert (action, sha) == ("cherry-pick", engine.shas[109]), why
+    assert "likely" not in (why or "")
+
+
 def test_a_reverted_revert_leaves_the_copy_on_the_branch(cut_engine_copy: SampleEngine) -> None:
     engine = cut_engine_copy
     git(engine, "cherry-pick", "-x", engine.shas[109])

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeVar
 
-from release.core.commits import Commit, pr_number, title_key
+from release.core.commits import Commit, is_revert, pr_number, title_key
 from release.core.patch_lines import changed_lines, patches, signature, signatures
 
 __all__ = [
@@ -144,6 +144,11 @@ class Message:
         return self.pr, tuple(sorted(self.refs)), self.title
 
     @cached_property
+    def reverts(self) -> bool:
+        """Whether it undoes a commit (:func:`~release.core.commits.is_revert`)."""
+        return is_revert(self.subject, self.body)
+
+    @cached_property
     def pr(self) -> int | None:
         found = pr_number(self.subject)
         return found[0] if found else None
@@ -219,8 +224,21 @@ def undone(branch: Sequence[Commit]) -> dict[str, str]:
 
 
 def by_message(main: Iterable[Message], branch: Iterable[Message]) -> dict[str, Evidence]:
-    """Main commit -> evidence from PR numbers, then from the title."""
-    branch = list(branch)
+    """Main commit -> evidence from PR numbers, then from the title. A revert is evidence
+    only of a revert (the branch's copy of main's revert): a revert on the branch that
+    names a PR says the change is gone, never that it is there."""
+    main, branch = list(main), list(branch)
+    found: dict[str, Evidence] = {}
+    for kind in (False, True):
+        found.update(
+            _by_message(
+                [m for m in main if m.reverts is kind], [b for b in branch if b.reverts is kind]
+            )
+        )
+    return found
+
+
+def _by_message(main: list[Message], branch: list[Message]) -> dict[str, Evidence]:
     own: dict[int, list[Message]] = {}
     named: dict[int, list[Message]] = {}
     titles: dict[str, list[Message]] = {}
@@ -232,7 +250,6 @@ def by_message(main: Iterable[Message], branch: Iterable[Message]) -> dict[str, 
             named.setdefault(number, []).append(b)
         if len(b.title.split()) >= _MIN_TITLE_WORDS:
             (cut_titles if b.title.endswith("…") else titles.setdefault(b.title, [])).append(b)
-    main = list(main)
     # a port's subject often quotes the ported subject whole, with the numbers that one
     # names: "Port of: fix kernel block size, port of #1439 (#1453) (#1461)" carries #1453,
     # not #1439 as well; numbers a matched main commit names are that commit's

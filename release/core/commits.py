@@ -231,6 +231,13 @@ def resolved_pr(body: str) -> int | None:
     return int(found[1]) if found else None
 
 
+def is_revert(subject: str, body: str) -> bool:
+    """Whether a commit undoes another: a revert subject (``Revert "X"``, ``[Revert] "X"``;
+    ``Reapply "X"`` lands X again), else git's ``This reverts commit`` line."""
+    match = _REVERT.match(subject)
+    return (match["tag"] or match["kind"]) == "Revert" if match else _REVERTS_TEXT in body
+
+
 def is_pr_digits(text: str) -> bool:
     """ASCII digits, at most nine: a PR number (``(#` then thousands of digits is not one,
     and Unicode digits are not ASCII ones)."""

@@ -242,8 +242,17 @@ def likely_backports(
     for b in standing:
         for name in names.get(b, ()):
             touching.setdefault(name, []).append(b)
+    # a revert pairs with a revert only (as for the messages)
+    undoes = {m.sha: m.reverts for m in (*main, *branch)}
     pairs = {
-        sha: list(dict.fromkeys(b for name in names.get(sha, ()) for b in touching.get(name, ())))
+        sha: list(
+            dict.fromkeys(
+                b
+                for name in names.get(sha, ())
+                for b in touching.get(name, ())
+                if undoes.get(b, False) is undoes.get(sha, False)
+            )
+        )
         for sha in rest
     }
     pairs = {sha: others for sha, others in pairs.items() if others}
