@@ -332,7 +332,7 @@ def test_a_revert_on_the_branch_is_never_a_holds_evidence(
     copy = git(engine, "rev-parse", "HEAD")
     git(engine, "revert", "--no-edit", "HEAD")
     git(engine, "commit", "--quiet", "--amend", "-m", f"{subject}\n\nThis reverts commit {copy}.")
-    (action, sha, why), = plan(engine, "#109")
+    ((action, sha, why),) = plan(engine, "#109")
     assert (action, sha) == ("cherry-pick", engine.shas[109]), why
     assert "likely" not in (why or "")
 

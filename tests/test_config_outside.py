@@ -56,3 +56,37 @@ def test_a_missing_or_wrong_file_is_refused(cut_engine: SampleEngine, tmp_path: 
     refused = run_cli(cut_engine.root, "--config", str(bad), "status")
     assert refused.code == 2 and "unknown key 'main-brnch'" in refused.stderr
     assert run_cli(cut_engine.root, "--config", "", "status").code == 2
+
+
+def test_a_configuration_that_reads_the_tags_otherwise_is_refused(
+    cut_engine: SampleEngine, tmp_path: Path
+) -> None:
+    """Tags made under the tree's configuration keep what they recorded: a file that would
+    read them as other versions (or as no release at all) tags and promotes nothing."""
+    from tests.conftest import repo_state
+
+    engine = cut_engine
+    assert run_cli(engine.root, "tag").code == 0  # v0.1.0rc1, under the tree's own table
+    text = (engine.root / "pyproject.toml").read_text(encoding="utf-8")
+    other = tmp_path / "other.toml"
+    other.write_text(text.replace('tag = "v{version}"', 'tag = "release-v{version}"'))
+    before = repo_state(engine.root)
+    for command in ("tag", "promote"):
+        refused = run_cli(engine.root, "--config", str(other), command)
+        assert refused.code == 3, refused.output
+        assert (
+            f"{other} reads tag v0.1.0rc1 as none of its releases, where pyproject.toml's "
+            "[tool.release] reads it as 0.1.0rc1" in refused.stderr
+        )
+        assert repo_state(engine.root) == before
+    # a file that only spells the next rc otherwise reads the same tags: it may tag
+    (engine.root / "NEWS").write_text("more\n")
+    engine.repo.run("add", "NEWS")
+    engine.repo.run("commit", "--quiet", "-m", "[Doc] News")
+    spelled = tmp_path / "spelled.toml"
+    spelled.write_text(
+        text.replace('tag = "v{version}"', 'tag = "v{version}"\nrc-spelling = "-rc{n}"')
+    )
+    agreed = run_cli(engine.root, "--config", str(spelled), "tag")
+    assert agreed.code == 0, agreed.output
+    assert "tagged v0.1.0-rc2" in agreed.stdout

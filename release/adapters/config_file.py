@@ -34,15 +34,33 @@ def load_config(root: Path) -> Config:
 def read_config(root: Path) -> tuple[Config, tuple[str, ...]]:
     """:func:`load_config`, and what a run should say about how the file was read: a table
     under ``[tool]`` one edit away from ``release`` is not read (``[tool.relase]``)."""
-    given = os.environ.get(CONFIG_ENV)
-    if given:
-        return _outside(Path(given))
+    given = outside_file()
+    if given is not None:
+        return _outside(given)
     found = read_tree_text(root, CONFIG_FILE, CONFIG_FILE, error=ConfigError)
     if found is None:
         return Config(), ()
     document = parse_pyproject(found.text, CONFIG_FILE)
     notices = tuple(misspelt_notices(document, CONFIG_FILE))
     return config_from_mapping(release_table(document)), notices
+
+
+def outside_file() -> Path | None:
+    """The configuration file from outside the tree this run reads (``$RELEASE_CONFIG``,
+    which ``release --config`` sets), if any."""
+    given = os.environ.get(CONFIG_ENV)
+    return Path(given) if given else None
+
+
+def tree_config(root: Path) -> Config | None:
+    """The work tree's own ``[tool.release]``, whatever ``$RELEASE_CONFIG`` says; None when
+    there is none (or it does not load: the run's own configuration is what is checked)."""
+    try:
+        found = read_tree_text(root, CONFIG_FILE, CONFIG_FILE, error=ConfigError)
+        table = release_table(parse_pyproject(found.text, CONFIG_FILE)) if found else None
+        return config_from_mapping(table) if table else None
+    except ConfigError:
+        return None
 
 
 def _outside(path: Path) -> tuple[Config, tuple[str, ...]]:

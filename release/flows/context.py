@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
-from release.adapters.config_file import read_config
+from release.adapters.config_file import outside_file, read_config, tree_config
 from release.adapters.files import TextFile, read_tree_text, tree_path
 from release.adapters.git import GitRepo
 from release.core.commits import CHANGELOG_TRAILER
@@ -168,6 +168,39 @@ class ReleaseContext:
             or (not t.local and self.repo.rev(t.commit) and self.repo.is_ancestor(t.commit, head))
         )
         return ReleaseLine(branch, named, there, self.config.branch.carries_patches)
+
+    def require_same_reading(self, branch: str) -> None:
+        """With a configuration from outside the tree (``--config``), refuse to tag when
+        it reads the tags already made, or the branch, otherwise than the tree's own
+        ``[tool.release]`` does: what a tag recorded (its version, its release) would be
+        read as something else, and the next tag numbered or placed by that."""
+        given = outside_file()
+        own = tree_config(self.root) if given is not None else None
+        if given is None or own is None:
+            return
+        theirs = self.config
+        if own.branch.parse(branch) != theirs.branch.parse(branch):
+            seen = [own.branch.parse(branch), theirs.branch.parse(branch)]
+            raise RefusedError(self._misread(given, f"branch {branch}", *seen))
+        for name in sorted(self.repo.local_tags()):
+            mine = own.tag.parse_any(name)
+            if mine is not None and mine != theirs.tag.parse_any(name):
+                raise RefusedError(
+                    self._misread(given, f"tag {name}", mine, theirs.tag.parse_any(name))
+                )
+
+    @staticmethod
+    def _misread(
+        given: Path, what: str, own: ReleaseVersion | None, theirs: ReleaseVersion | None
+    ) -> str:
+        def said(version: ReleaseVersion | None) -> str:
+            return str(version) if version is not None else "none of its releases"
+
+        return (
+            f"{given} reads {what} as {said(theirs)}, where pyproject.toml's [tool.release] "
+            f"reads it as {said(own)}: tagging with it would change what was recorded; "
+            "make the two agree (or run without --config)"
+        )
 
     def require_settled(self, *, own_pick: bool = False) -> None:
         """Refuse while git is in the middle of something here (a merge, a rebase, ...), or,

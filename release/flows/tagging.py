@@ -168,6 +168,7 @@ def tag(
         ctx.require_clean()
         _require_remote(ctx, offline)
         tags = ctx.tags(offline=offline)
+        ctx.require_same_reading(branch)
         line = ctx.release_line(branch, named, tags)
         chosen = choose_version(
             line.current, requested, tags, first_rc=ctx.config.first_rc, patches=line.patches
@@ -229,6 +230,7 @@ def promote(
         ctx.require_clean()
         _require_remote(ctx, offline)
         tags = ctx.tags(offline=offline)
+        ctx.require_same_reading(branch)
         base = ctx.release_line(branch, named, tags).current
         if requested is not None and requested.base != base.base:
             raise UsageError(f"promote makes the final {base} on {branch}; {requested} is not it")
