@@ -32,7 +32,7 @@ COMMANDS: tuple[Command, ...] = (
         "status",
         "Show the release branch, its tags, the next rc, the picks done and pending, and what "
         "to run next.",
-        (JSON, Option("offline", "do not read the remote's tags")),
+        (JSON, Option("offline", "do not read the remote's tags and branch")),
         f"{_REPO}:status",
     ),
     Command(
@@ -80,7 +80,11 @@ COMMANDS: tuple[Command, ...] = (
         "Tag the next rc (vX.Y.ZrcN) on the release branch tip, with the notes in its message "
         "and CHANGELOG.md.",
         (
-            Option("version", "rc or post version to tag (default: the next rc)", Kind.TEXT),
+            Option(
+                "version",
+                "rc, post or patch rc to tag (default: the next rc; on a line, the next patch once final)",
+                Kind.TEXT,
+            ),
             SIGN,
             Option("offline", "use local tags only to choose the next rc"),
             Option("dry-run", "print the plan and the tag message, change nothing"),
