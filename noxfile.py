@@ -79,4 +79,6 @@ def bench(session: nox.Session) -> None:
     session.run("python", "benchmarks/registry.py", *(["--runs", "1"] if quick else []))
     # figures on a real vLLM-family history, where $RELEASE_REAL_HISTORY points at a clone
     session.run("python", "benchmarks/real_history.py")
+    # named real histories (PyTorch-family notes, vllm-ascend picks), each with its target
+    session.run("python", "benchmarks/real_history.py", "--only", "histories")
     session.run("python", "benchmarks/backports.py")

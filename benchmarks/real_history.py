@@ -22,8 +22,23 @@ It prints, for the main branch (``--main``, default ``origin/main``):
   warm, and warm after the branch gained a commit (as after a pick: the new commit's
   pairs and patch id are compared with main); the plan must be the same either way.
 
+The rows on named histories (``--only histories``; run by ``nox -s bench`` too) need no
+clone named: each history is looked for under ``$RELEASE_HISTORIES/OWNER/NAME`` (a clone,
+bare or not, with its branches as ``refs/heads``), else cloned bare from GitHub into
+``benchmarks/.cache/histories`` on first use; where neither works the row says "not
+run" and why. Each is printed with its target:
+
+- ``release notes`` of all of main, cold caches, against ``git log`` of the same range and
+  fields, on pytorch/tensordict and pytorch/torchtune (target 3.0x at most), with the
+  floor measured in the same run (``release notes`` of an empty range: the interpreter,
+  the imports and the reads made before any commit) and the ratio net of it;
+- the first ``release pick --dry-run`` of every main commit since vllm-ascend's
+  ``releases/v0.13.0`` left main, cold patch cache, against ``git cherry`` (4.0x at most),
+  with the floor its changed-line evidence sets: git's own ``diff-tree -p`` of the
+  candidates, measured in the same run.
+
 Usage: ``python benchmarks/real_history.py [--repo PATH] [--main REF] [--rounds N]
-[--release-branch NAME]``.
+[--release-branch NAME] [--only PART]``.
 """
 
 from __future__ import annotations
@@ -47,7 +62,12 @@ from release.core.notes import build_notes, cancel_reverts
 
 ENV_VAR = "RELEASE_REAL_HISTORY"
 TRAILER = b"Cherry-pick-reason: regression\n"
-CACHE_ON = {**os.environ, "RELEASE_REPO_CACHE": "1"}  # written on CI runners too, here
+# the commit cache is written on CI runners too, here; and bytecode as on a user's machine
+# (with PYTHONDONTWRITEBYTECODE, as CI runners set it, each run would compile the package)
+CACHE_ON = {
+    **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+    "RELEASE_REPO_CACHE": "1",
+}
 
 
 def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
@@ -126,9 +146,102 @@ def _in_states(
     return figures
 
 
-def _report(what: str, raw: str, figures: list[tuple[str, tuple[float, float]]]) -> None:
+def _report(
+    what: str,
+    raw: str,
+    figures: list[tuple[str, tuple[float, float]]],
+    target: float | None = None,
+) -> None:
     for state, (ours, base) in figures:
-        print(f"{what}, {state}: {ours:.0f} ms vs {raw} {base:.0f} ms = {ours / base:.2f}x")
+        aim = "" if target is None else (
+            f" (target ≤ {target:.1f}x: {'met' if ours / base <= target else 'NOT MET'})"
+        )  # fmt: skip
+        print(f"{what}, {state}: {ours:.0f} ms vs {raw} {base:.0f} ms = {ours / base:.2f}x{aim}")
+
+
+# the patches backport detection reads (release.adapters.git_reads), for the candidates
+_DIFFS = (
+    "import subprocess, sys\n"
+    "from release.adapters.git_reads import _PATCHES\n"
+    "subprocess.run(['git', *_PATCHES], stdin=open(sys.argv[1], 'rb'), "
+    "stdout=subprocess.DEVNULL, check=True)\n"
+)
+HISTORIES_ENV = "RELEASE_HISTORIES"
+HISTORY_CACHE = Path(__file__).resolve().parent / ".cache" / "histories"
+PYTORCH_FAMILY = ("pytorch/tensordict", "pytorch/torchtune")
+PICK_HISTORY = ("vllm-project/vllm-ascend", "releases/v0.13.0")
+
+
+def find_history(slug: str) -> tuple[Path | None, str]:
+    """A clone of GitHub's ``slug``: under ``$RELEASE_HISTORIES``, else in the cache (cloned
+    bare on first use); None with the reason when there is none and it cannot be fetched."""
+    given = os.environ.get(HISTORIES_ENV)
+    for where in ([Path(given) / slug] if given else []) + [HISTORY_CACHE / slug]:
+        if (where / "HEAD").exists() or (where / ".git").exists():
+            return where, ""
+    target = HISTORY_CACHE / slug
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fetched = subprocess.run(
+        ["git", "clone", "--quiet", "--bare", f"https://github.com/{slug}", str(target)],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    if fetched.returncode == 0:
+        return target, ""
+    shutil.rmtree(target, ignore_errors=True)
+    reason = (fetched.stderr.strip().splitlines() or ["no answer"])[-1]
+    where = f"${HISTORIES_ENV}/{slug}" if given else f"no ${HISTORIES_ENV}"
+    return None, f"{where}, and cloning it failed: {reason}"
+
+
+def startup_floor(cwd: Path, tip: str, rounds: int) -> float:
+    """Median ms of ``release notes`` of an empty range (``--since TIP --until TIP``): the
+    interpreter, its site, the imports and reads a notes run makes before any commit."""
+    argv = [sys.executable, "-m", "release", "notes", "--since", tip, "--until", tip]
+    _median_ms(argv, cwd, 1)
+    return statistics.median(_median_ms(argv, cwd, 1) for _ in range(rounds * 2))
+
+
+def history_notes(slug: str, rounds: int) -> None:
+    """Cold ``release notes`` of all of main against ``git log``, target 3.0x, with the
+    start-up floor and the ratio net of it."""
+    repo, why = find_history(slug)
+    if repo is None:
+        print(f"release notes, all of {slug}'s main: not run ({why})")
+        return
+    work = Path(tempfile.mkdtemp(prefix="release-real-"))
+    try:
+        clone = work / "clone"
+        subprocess.run(
+            ["git", "clone", "--quiet", "--shared", "--no-checkout", str(repo), str(clone)],
+            check=True,
+        )
+        tip = git(clone, "rev-parse", "origin/main^{commit}").strip()
+        root = git(clone, "rev-list", "--max-parents=0", tip).split()[-1]
+        count = int(git(clone, "rev-list", "--count", "--no-merges", f"{root}..{tip}").strip())
+        release = [sys.executable, "-m", "release", "notes", "--since", root, "--until", tip]
+        raw = ["git", "log", f"--format={LOG_FORMAT}", "--no-merges", f"{root}..{tip}", "--"]
+        cache = clone / ".git" / "release"
+        figures = _in_states(release, raw, clone, [("cold caches", _removing(cache))], rounds)
+        _report(f"release notes, all {count} commits of {slug}'s main", "git log", figures, 3.0)
+        floor = startup_floor(clone, tip, rounds)
+        ((_, (ours, base)),) = figures
+        print(
+            f"  floor (release notes of an empty range): {floor:.0f} ms; net of it: "
+            f"{ours - floor:.0f} ms vs git log {base:.0f} ms = {(ours - floor) / base:.2f}x"
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def histories(rounds: int) -> None:
+    for slug in PYTORCH_FAMILY:
+        history_notes(slug, rounds)
+    slug, branch = PICK_HISTORY
+    repo, why = find_history(slug)
+    if repo is None:
+        print(f"release pick --dry-run on {slug} {branch}: not run ({why})")
+        return
+    pick_speed(repo, "origin/main", branch, rounds, target=4.0, states=("cold cache",))
 
 
 def notes_speed(repo: Path, main: str, rounds: int) -> None:
@@ -214,7 +327,15 @@ def newest_release_branch(repo: Path) -> str | None:
     return names[0] if names else None
 
 
-def pick_speed(repo: Path, main: str, branch: str | None, rounds: int) -> None:
+def pick_speed(
+    repo: Path,
+    main: str,
+    branch: str | None,
+    rounds: int,
+    *,
+    target: float | None = None,
+    states: tuple[str, ...] = ("cold cache", "warm cache", "warm cache, branch moved"),
+) -> None:
     branch = branch or newest_release_branch(repo)
     if branch is None:
         print("pick --dry-run: skipped (no origin/releases/* branch)")
@@ -248,13 +369,21 @@ def pick_speed(repo: Path, main: str, branch: str | None, rounds: int) -> None:
             git(clone, "-c", "user.name=R", "-c", "user.email=r@example.com", "commit",
                 "--quiet", "-m", "A commit of the release branch's own")  # fmt: skip
 
-        states: list[State] = [
+        every: list[State] = [
             ("cold cache", _removing(cache)),
             ("warm cache", None),
             ("warm cache, branch moved", moved),
         ]
-        figures = _in_states(release, raw, clone, states, rounds)
-        _report(f"release pick --dry-run, {len(shas)} candidates", "git cherry", figures)
+        chosen = [state for state in every if state[0] in states]
+        figures = _in_states(release, raw, clone, chosen, rounds)
+        _report(f"release pick --dry-run, {len(shas)} candidates", "git cherry", figures, target)
+        if target is not None:  # what the changed-line evidence reads first: git's diffs
+            diffs = [sys.executable, "-c", _DIFFS, str(picks)]
+            ((_, (ours, base)),) = _in_states(diffs, raw, clone, [("raw", None)], rounds)
+            print(
+                f"  floor: git diff-tree -p -U0 -M of the {len(shas)} candidates (what the "
+                f"changed-line evidence reads): {ours:.0f} ms = {ours / base:.2f}x git cherry"
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -267,10 +396,13 @@ def main() -> int:
     parser.add_argument("--picks", type=int, default=8)
     parser.add_argument("--release-branch", default=None)
     parser.add_argument(
-        "--only", choices=("notes", "picks", "pick-speed"), default=None,
+        "--only", choices=("notes", "picks", "pick-speed", "histories"), default=None,
         help="run one part (default: all)",
     )  # fmt: skip
     args = parser.parse_args()
+    if args.only == "histories":
+        histories(args.rounds)
+        return 0
     repo = Path(args.repo) if args.repo else None
     if repo is None or (not (repo / ".git").exists() and not (repo / "HEAD").exists()):
         print(f"real history: skipped (no clone at {repo or '$' + ENV_VAR}; set {ENV_VAR} to a "

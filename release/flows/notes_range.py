@@ -61,10 +61,10 @@ def given_range(ctx: ReleaseContext, since: str, until: str) -> NotesRange:
     """``--since`` given: that range. When it names a final's (or a post release's) tag,
     what that release shipped as picks from its own branch is not new, as when
     ``--since`` is omitted and the range starts at the previous final."""
-    named = next(
-        (t for t in ctx.tags(remote=False) if since in (t.name, f"refs/tags/{t.name}")), None
-    )
-    shipped = named.name if named is not None and not named.version.is_rc else None
+    name = since.removeprefix("refs/tags/")
+    version = ctx.config.tag.parse_any(name)  # the name first: no git read for a sha
+    final = version is not None and not version.is_rc
+    shipped = name if final and ctx.repo.rev(f"refs/tags/{name}") is not None else None
     return NotesRange(since, until, exclude_from=shipped)
 
 
