@@ -79,6 +79,17 @@ def test_a_configuration_that_reads_the_tags_otherwise_is_refused(
             "[tool.release] reads it as 0.1.0rc1" in refused.stderr
         )
         assert repo_state(engine.root) == before
+    # a release branch the tree's table names, read as another release
+    swapped = tmp_path / "swapped.toml"
+    swapped.write_text(
+        text.replace(
+            'branch = "releases/v{version}"', 'branch = "releases/v{major}.{patch}.{minor}"'
+        )
+    )
+    refused = run_cli(engine.root, "--config", str(swapped), "tag")
+    assert refused.code == 3, refused.output
+    assert f"{swapped} reads branch releases/v0.1.0 as 0.0.1, where" in refused.stderr
+    assert repo_state(engine.root) == before
     # a file that only spells the next rc otherwise reads the same tags: it may tag
     (engine.root / "NEWS").write_text("more\n")
     engine.repo.run("add", "NEWS")

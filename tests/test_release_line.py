@@ -141,3 +141,27 @@ def test_a_pick_without_x_is_counted_by_its_patch(line) -> None:
     ]
     text = run(engine, config, "status").stdout
     assert "picks:    1 done, 0 pending" in text and "(same patch)" in text
+
+
+def test_an_rc1_tagged_on_main_at_the_branch_point_starts_the_line(line) -> None:
+    """torchtune tags ``vX.Y.0-rc1`` on main where the release branch leaves it: the branch
+    holds that rc (its history does), so the next tag is rc2, with rc1's range behind."""
+    engine, config = line
+    point = engine.repo.out("merge-base", "main", BRANCH).strip()
+    engine.repo.run("tag", "-a", "-m", "v0.14.0-rc1", "v0.14.0-rc1", point)
+    state = status(engine, config)
+    assert (state["release"], state["next_rc"], state["untagged_commits"]) == (
+        "0.14.0",
+        "v0.14.0-rc2",
+        0,
+    )
+    before = repo_state(engine.root)
+    assert (
+        "nothing to tag: release/0.14 has nothing new since v0.14.0-rc1"
+        in run(engine, config, "tag").stdout
+    )
+    assert repo_state(engine.root) == before
+    run(engine, config, "pick", "#109", "--reason", "regression")
+    assert "tagged v0.14.0-rc2" in run(engine, config, "tag").stdout
+    message = engine.repo.out("tag", "-l", "--format=%(contents)", "v0.14.0-rc2")
+    assert "Changes v0.14.0-rc1..v0.14.0-rc2" in message and "#109" in message

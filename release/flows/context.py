@@ -171,17 +171,19 @@ class ReleaseContext:
 
     def require_same_reading(self, branch: str) -> None:
         """With a configuration from outside the tree (``--config``), refuse to tag when
-        it reads the tags already made, or the branch, otherwise than the tree's own
-        ``[tool.release]`` does: what a tag recorded (its version, its release) would be
-        read as something else, and the next tag numbered or placed by that."""
+        it reads the tags already made, or a release branch the tree's own
+        ``[tool.release]`` names, otherwise than that table does: what a tag recorded (its
+        version, its release) would be read as something else, and the next tag numbered
+        or placed by that."""
         given = outside_file()
         own = tree_config(self.root) if given is not None else None
         if given is None or own is None:
             return
         theirs = self.config
-        if own.branch.parse(branch) != theirs.branch.parse(branch):
-            seen = [own.branch.parse(branch), theirs.branch.parse(branch)]
-            raise RefusedError(self._misread(given, f"branch {branch}", *seen))
+        mine = own.branch.parse(branch)  # a branch the tree's table does not name is new
+        if mine is not None and mine != theirs.branch.parse(branch):
+            seen = theirs.branch.parse(branch)
+            raise RefusedError(self._misread(given, f"branch {branch}", mine, seen))
         for name in sorted(self.repo.local_tags()):
             mine = own.tag.parse_any(name)
             if mine is not None and mine != theirs.tag.parse_any(name):
