@@ -234,3 +234,24 @@ def test_what_a_dockerfile_says_is_escaped_where_it_is_written(tmp_path: Path) -
     images = tomllib.loads(uncommented(text))["tool"]["release"]["images"]
     assert images["variants"][0]["base-image"] == 'a"b\\c\x7f'
     assert images["variants"][0]["python"] == "3.12\x1b"
+
+
+def test_out_writes_the_table_to_a_new_file_outside_the_tree(tmp_path: Path) -> None:
+    """``init --out FILE``: the guessed table in a file of its own, which ``--config``
+    reads; the tree (its pyproject.toml with a table of its own too) is left as it was."""
+    tree = tmp_path / "engine"
+    repo = repo_at(tree)
+    repo.run("tag", "v0.14.0-rc1")
+    repo.run("branch", "release/0.14.0")
+    (tree / "pyproject.toml").write_text('[tool.release]\nmain-branch = "trunk"\n')
+    before = state(tree)
+    out = tmp_path / "tried.toml"
+    outcome = init(InitRequest(out=str(out)), Run(tree, lambda _: None))
+    assert state(tree) == before
+    assert outcome.path == str(out) and f"release --config {out} check" in "\n".join(outcome.text())
+    written = tomllib.loads(out.read_text(encoding="utf-8"))["tool"]["release"]
+    assert schema_problems(written) == []
+    assert (written["branch"], written["rc-spelling"]) == ("release/{version}", "-rc{n}")
+    with pytest.raises(RefusedError, match="exists already; name a new file") as err:
+        init(InitRequest(out=str(out)), Run(tree, lambda _: None))
+    assert err.value.exit_code == 3

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from release.adapters.config_file import CONFIG_FILE
 from release.adapters.files import atomic_write, output_path, read_tree_text
@@ -32,6 +33,7 @@ __all__ = ["InitOutcome", "InitRequest", "init"]
 
 @dataclass(frozen=True)
 class InitRequest:
+    out: str | None = None  # a new file for the table, instead of pyproject.toml
     dry_run: bool = False
     json: bool = False
 
@@ -58,7 +60,10 @@ class InitOutcome:
         made = sum(g.value is not None for g in self.guesses)
         verb = "created" if self.created else "added [tool.release] to"
         yield f"{verb} {escaped(self.path)} ({made} value(s) guessed, each says from what)"
-        yield "next: read it, then run release check"
+        if self.path == CONFIG_FILE:
+            yield "next: read it, then run release check"
+        else:
+            yield f"next: read it, then try it: release --config {escaped(self.path)} check"
 
     def document(self) -> Mapping[str, JSONValue]:
         return {
@@ -75,6 +80,8 @@ class InitOutcome:
 def init(request: InitRequest, run: Run) -> InitOutcome:
     repo = GitRepo(run.repo)
     root = repo.root
+    if request.out is not None:
+        return _init_outside(repo, Path(request.out), request.dry_run)
     path = output_path(root / CONFIG_FILE, CONFIG_FILE, tree=root)
     found = read_tree_text(root, CONFIG_FILE, CONFIG_FILE, error=ConfigError)
     old = found.text if found is not None else ""
@@ -91,6 +98,19 @@ def init(request: InitRequest, run: Run) -> InitOutcome:
     if not request.dry_run:
         atomic_write(path, (found.restore(text) if found is not None else text).encode("utf-8"))
     return InitOutcome(CONFIG_FILE, table, tuple(made), found is None, request.dry_run)
+
+
+def _init_outside(repo: GitRepo, out: Path, dry_run: bool) -> InitOutcome:
+    """The table alone, in a new file ``out`` (as ``--config`` reads it): the tree and its
+    ``pyproject.toml`` are not touched; an existing file is refused, not overwritten."""
+    path = output_path(out, "--out")
+    if path.exists():
+        raise RefusedError(f"--out {out} exists already; name a new file (nothing changed)")
+    table, made = render_table(read_facts(repo), newline="\n")
+    _check(table, table)
+    if not dry_run:
+        atomic_write(path, table.encode("utf-8"))
+    return InitOutcome(str(out), table, tuple(made), True, dry_run)
 
 
 def _check(text: str, table: str) -> None:

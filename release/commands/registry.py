@@ -294,13 +294,24 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         name="init",
         summary="Write a commented [tool.release] into pyproject.toml, guessed from this repository.",
-        options=(DRY_RUN, JSON),
+        options=(
+            Option(
+                "out",
+                "write the table to this new file instead (to try with release --config FILE)",
+                Kind.TEXT,
+                metavar="FILE",
+            ),
+            DRY_RUN,
+            JSON,
+        ),
         target="release.commands.init:init",
         description=(
             "Each value is guessed from what the repository has (release branches, tag "
             "spellings, the main branch, a changelog, a Dockerfile's ARGs) and says so in a "
             "comment; the rest of pyproject.toml is kept byte for byte. A pyproject.toml "
-            "that has [tool.release] already is refused (exit 3) and left as it was."
+            "that has [tool.release] already is refused (exit 3) and left as it was. With "
+            "--out FILE the table goes into FILE, a new file (an existing one is refused), "
+            "and nothing in the tree changes."
         ),
     ),
     Command(
