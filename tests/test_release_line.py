@@ -74,6 +74,8 @@ def test_a_release_line_carries_x_y_0_and_its_patch_release(line) -> None:
     assert state["next_rc"] == "v0.14.1-rc1"
     assert state["next_command"] == "nothing: the release is final"
     before = repo_state(engine.root)
+    dry = run(engine, config, "tag", "--dry-run").stdout
+    assert dry.startswith("dry run, nothing changed: nothing to tag: release/0.14 has nothing")
     nothing = run(engine, config, "tag")
     assert "nothing to tag: release/0.14 has nothing new since v0.14.0" in nothing.stdout
     assert repo_state(engine.root) == before

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from release.core.terminal_text import escaped
 
-__all__ = ["error", "say", "show_plan"]
+__all__ = ["error", "say"]
 
 _STYLES = {"picked": "green", "skipped": "yellow", "error": "bold red", "+": "dim"}
 
@@ -43,10 +43,3 @@ def say(line: str, *, stream: TextIO | None = None) -> None:
 def error(message: str) -> None:
     """``error: <message>`` on stderr, one line whatever the message quotes."""
     say(f"error: {escaped(message)}", stream=sys.stderr)
-
-
-def show_plan(lines: list[str], *, dry_run: bool) -> None:
-    head, *rest = lines
-    say(("dry run, nothing changed: would " if dry_run else "") + head)
-    for line in rest:
-        say(line)

@@ -51,9 +51,12 @@ def ids(variant: str | None) -> list[str] | None:
     return [v for v in (variant or "").replace(",", " ").split() if v] or None
 
 
-def plan_lines(lines: Sequence[str], *, dry_run: bool) -> list[str]:
+def plan_lines(lines: Sequence[str], *, dry_run: bool, steps: int = 1) -> list[str]:
+    """A plan's lines, the first led by what a dry run says (``would`` only when the plan
+    has ``steps`` to take: "nothing to tag", "origin is up to date" are what is)."""
     head, *rest = lines
-    return [("dry run, nothing changed: would " if dry_run else "") + head, *rest]
+    lead = "dry run, nothing changed: " + ("would " if steps else "")
+    return [(lead if dry_run else "") + head, *rest]
 
 
 def plan_report(
@@ -75,6 +78,6 @@ def plan_report(
         data["report"] = list(said)
     lines = list(before)
     if dry_run or not said:
-        lines += plan_lines(plan.lines(), dry_run=dry_run)
+        lines += plan_lines(plan.lines(), dry_run=dry_run, steps=len(plan.steps))
     lines += said or []
     return Report(tuple(lines), data)
