@@ -81,6 +81,17 @@ def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
     return proc.stdout.decode("utf-8", "surrogateescape")
 
 
+def shared_clone(repo: Path, work: Path) -> Path:
+    """A clone in ``work`` reading ``repo``'s objects, no work tree: what is written while
+    measuring (the caches) goes into it, never into ``repo``."""
+    clone = work / "clone"
+    subprocess.run(
+        ["git", "clone", "--quiet", "--shared", "--no-checkout", str(repo), str(clone)],
+        check=True,
+    )
+    return clone
+
+
 def categories_and_people(repo: Path, main: str) -> None:
     config = Config()
     aliases = config.alias_map()
@@ -210,11 +221,7 @@ def history_notes(slug: str, rounds: int) -> None:
         return
     work = Path(tempfile.mkdtemp(prefix="release-real-"))
     try:
-        clone = work / "clone"
-        subprocess.run(
-            ["git", "clone", "--quiet", "--shared", "--no-checkout", str(repo), str(clone)],
-            check=True,
-        )
+        clone = shared_clone(repo, work)
         tip = git(clone, "rev-parse", "origin/main^{commit}").strip()
         root = git(clone, "rev-list", "--max-parents=0", tip).split()[-1]
         count = int(git(clone, "rev-list", "--count", "--no-merges", f"{root}..{tip}").strip())
@@ -250,11 +257,7 @@ def notes_speed(repo: Path, main: str, rounds: int) -> None:
     count = int(git(repo, "rev-list", "--count", "--no-merges", f"{root}..{tip}").strip())
     work = Path(tempfile.mkdtemp(prefix="release-real-"))
     try:
-        clone = work / "clone"  # the commit cache goes into the clone's git directory
-        subprocess.run(
-            ["git", "clone", "--quiet", "--shared", "--no-checkout", str(repo), str(clone)],
-            check=True,
-        )
+        clone = shared_clone(repo, work)  # the commit cache goes into its git directory
         cache = clone / ".git" / "release" / "commits.cache"
         kept = clone / ".git" / "release" / "notes"  # whole outputs
         states: list[State] = [
@@ -279,11 +282,7 @@ def notes_speed(repo: Path, main: str, rounds: int) -> None:
 def pick_bytes(repo: Path, main: str, count: int) -> None:
     work = Path(tempfile.mkdtemp(prefix="release-real-"))
     try:
-        clone = work / "clone"
-        subprocess.run(
-            ["git", "clone", "--quiet", "--shared", "--no-checkout", str(repo), str(clone)],
-            check=True,
-        )
+        clone = shared_clone(repo, work)
         shas = git(clone, "rev-list", "--no-merges", "--reverse", f"-{count}", main).split()
         start = git(clone, "rev-parse", f"{shas[0]}^").strip()
         ident = {"GIT_AUTHOR_NAME": "R", "GIT_AUTHOR_EMAIL": "r@example.com",
