@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from release.errors import Terminated
@@ -28,16 +29,42 @@ def _terminate(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
+def _stop_again(hook: Callable[[Any], object]) -> Callable[[Any], object]:
+    """An unraisable-exception hook that does not let a stop be lost. A signal's exception
+    raised where Python ignores exceptions (an at-fork hook of ``logging`` that runs as a
+    subprocess starts, a ``__del__``) is printed and dropped, and the run would go on to
+    its end: the signal is sent to the main thread again, from another thread, so that it
+    lands once that code is done. Anything else goes to ``hook``."""
+
+    def handle(unraisable: Any) -> object:
+        kind = unraisable.exc_type
+        if kind not in (Terminated, KeyboardInterrupt):
+            return hook(unraisable)
+        number = signal.SIGTERM if kind is Terminated else signal.SIGINT
+        if kind is Terminated:
+            signal.signal(signal.SIGTERM, _terminate)  # its handler had stood down
+        again = threading.Timer(0.01, signal.pthread_kill, (threading.main_thread().ident, number))
+        again.daemon = True
+        again.start()
+        return None
+
+    return handle
+
+
 @contextlib.contextmanager
 def sigterm_stops() -> Iterator[None]:
     """While inside: SIGTERM raises :class:`Terminated` in the main thread, so every
     ``finally`` and ``except BaseException`` cleanup runs as it does for Ctrl-C (containers
-    removed, builds stopped, a pick's journal left consistent)."""
+    removed, builds stopped, a pick's journal left consistent); a stop that lands where
+    Python ignores exceptions is delivered again (:func:`_stop_again`)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = signal.signal(signal.SIGTERM, _terminate)
+    hook = sys.unraisablehook
+    sys.unraisablehook = _stop_again(hook)
     try:
         yield
     finally:
+        sys.unraisablehook = hook
         signal.signal(signal.SIGTERM, previous)
