@@ -272,8 +272,11 @@ class History:
         """Commits of ``tip`` not in ``exclude``, oldest first in topological order."""
         return self.repo.start("rev-list", "--reverse", "--topo-order", tip, f"^{exclude}")
 
-    def start_subjects(self, ref: str, prs: Collection[int] = ()) -> GitRead:
-        """The commits of ``ref``, read by :func:`~release.adapters.git_log.parse_subjects`;
+    def start_subjects(
+        self, ref: str, prs: Collection[int] = (), since: str | None = None
+    ) -> GitRead:
+        """The commits of ``ref`` (after ``since``, when given), read by
+        :func:`~release.adapters.git_log.parse_subjects`;
         with ``prs``, only those whose message has ``(#N)`` for one of them (leading zeros
         allowed), or a PR's URL ``/pull/N`` (a ghstack body's ``Pull Request resolved:``):
         git looks, so only they are written and parsed."""
@@ -285,7 +288,8 @@ class History:
                 rf"--grep=\(#0*({numbers})\)",
                 rf"--grep=/pull/0*({numbers})([^0-9]|$)",
             )
-        return self.repo.start("log", f"--format={SUBJECT_FORMAT}", *grep, ref, "--")
+        walk = span(since, ref) if since is not None else (ref,)
+        return self.repo.start("log", f"--format={SUBJECT_FORMAT}", *grep, *walk, "--")
 
     def start_about(self, shas: Sequence[str]) -> GitRead:
         """``shas`` (in the order given), read by :func:`~release.adapters.git_log.parse_about`."""

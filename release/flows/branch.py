@@ -60,16 +60,19 @@ class ReleaseBranch:
         tip: str | None = None,
         *,
         remember: bool = False,
+        base: str | None = None,
     ) -> None:
+        """``base``: the merge-base of the branch and main, when the caller read it."""
         self.ctx = ctx
         self.branch = branch
         self.ref = f"refs/heads/{branch}"  # by full name: a tag called like it changes nothing
         self.main = main
-        finding = ctx.repo.history.start_merge_base(self.ref, main)
+        finding = None if base else ctx.repo.history.start_merge_base(self.ref, main)
         # what commits change, from the patch cache: read while git finds the base
         self.changes = Changes(ctx.repo, remember=remember)
-        found = finding.result()
-        base = found.stdout.strip() if found.ok else None
+        if finding is not None:
+            found = finding.result()
+            base = found.stdout.strip() if found.ok else None
         if base is None:
             raise RefusedError(f"{branch} shares no history with {ctx.config.main_branch}")
         self.base = base

@@ -72,7 +72,7 @@ def picks_done(
     if info is None:
         from release.flows.branch import ReleaseBranch
 
-        info = ReleaseBranch(ctx, branch, main, head, remember=True)
+        info = ReleaseBranch(ctx, branch, main, head, remember=True, base=base)
     found = picks_on_branch(info)
     info.changes.save()
     return found
@@ -98,7 +98,12 @@ def pending_picks(ctx: ReleaseContext, info: ReleaseBranch, notes: list[str]) ->
 
 
 def picks_on_branch(info: ReleaseBranch) -> list[BranchPick]:
-    """The branch's picks since it left main, oldest first."""
+    """The branch's picks since it left main, oldest first. The reads it may need (the
+    branch's commits, main's since the branch point, their subjects) run side by side."""
+    info.prefetch()
+    # main's subjects since the branch point, all of them (fewer than git's grep of many
+    # numbers reads; the bodies only of those with no number, for ghstack's line)
+    reading = info.ctx.repo.history.start_subjects(info.main, since=info.base)
     undone = info.undone
     own = [
         c
@@ -115,11 +120,9 @@ def picks_on_branch(info: ReleaseBranch) -> list[BranchPick]:
             rest.append(c)
     since_base = info.main_order  # main's commits since the branch point
     wanted = {c.pr for c in rest if c.pr is not None}
+    subjects = parse_subjects(reading.out())  # collected whatever is wanted: git has ended
     if wanted:
         from release.flows.candidates import commits_by_pr
-
-        repo = info.ctx.repo
-        subjects = parse_subjects(repo.history.start_subjects(info.main, wanted).out())
 
         def bodies(shas: list[str]) -> dict[str, str]:
             return {sha: about.body for sha, about in info.about(shas).items()}
@@ -138,14 +141,22 @@ def picks_on_branch(info: ReleaseBranch) -> list[BranchPick]:
 
 
 def _same_patch(info: ReleaseBranch, ours: list[str], main: list[str]) -> dict[str, str]:
-    """Branch commit -> a main commit with the same patch id. Only main commits that
-    change the very files a branch commit changes can share its patch: those alone are
-    diffed (the files each commit changes come from the patch cache when it has them)."""
-    files = info.files_of([*ours, *main])
+    """Branch commit -> a main commit with the same patch id. Only the main commits ``git
+    cherry`` marks as having their patch on the branch can be one (its answer is kept in
+    the patch cache, and for a branch that moved only its new commits are compared), and
+    of those only the ones changing the very files a branch commit changes: those alone
+    are diffed."""
+    on_branch = info.patch_equivalent
+    marked = [sha for sha in main if sha in on_branch]
+    if not marked:
+        return {}
+    files = info.files_of([*ours, *marked])
     alike = {files[sha] for sha in ours if files[sha]}
-    suspects = [sha for sha in main if files[sha] in alike]
+    suspects = [sha for sha in marked if files[sha] in alike]
     if not suspects:
         return {}
+    theirs = {files[sha] for sha in suspects}
+    ours = [sha for sha in ours if files[sha] in theirs]
     ids = info.ctx.repo.history.patch_ids([*ours, *suspects])
     by_id: dict[str, str] = {}
     for sha in suspects:  # oldest first: the first main commit with the patch wins
