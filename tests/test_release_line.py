@@ -145,6 +145,31 @@ def test_a_pick_without_x_is_counted_by_its_patch(line) -> None:
     assert "picks:    1 done, 0 pending" in text and "(same patch)" in text
 
 
+def test_the_picks_counted_are_kept_for_the_tip_and_main_only(line) -> None:
+    """status keeps what it counted by (branch tip, main): asked again it reads neither
+    history; a tip that moved is counted afresh; RELEASE_REPO_CACHE=0 keeps nothing."""
+    engine, config = line
+    cache = engine.root / ".git" / "release" / "picks.cache"
+    on, off = {"RELEASE_REPO_CACHE": "1"}, {"RELEASE_REPO_CACHE": "0"}
+    engine.repo.run("cherry-pick", engine.shas[109])  # no -x: counted by its PR
+    assert json.loads(
+        run_cli(engine.root, "--config", str(config), "status", "--json", env=off).stdout
+    )["picks_done"]
+    assert not cache.exists()
+
+    def done(env: dict[str, str]) -> list[tuple[str, str]]:
+        result = run_cli(engine.root, "--config", str(config), "status", "--json", env=env)
+        assert result.code == 0, result.output
+        return [(p["from"], p["how"]) for p in json.loads(result.stdout)["picks_done"]]
+
+    first = done(on)
+    assert cache.exists() and first == [(engine.shas[109], "PR #109")]
+    kept = cache.stat().st_ino  # a count writes the file anew (an atomic write: a new inode)
+    assert done(on) == first and cache.stat().st_ino == kept  # read, not counted again
+    engine.repo.run("cherry-pick", engine.shas[111])
+    assert done(on) == [*first, (engine.shas[111], "PR #111")]  # the tip moved: afresh
+
+
 def test_an_rc1_tagged_on_main_at_the_branch_point_starts_the_line(line) -> None:
     """torchtune tags ``vX.Y.0-rc1`` on main where the release branch leaves it: the branch
     holds that rc (its history does), so the next tag is rc2, with rc1's range behind."""

@@ -10,10 +10,14 @@ commits ``tag`` and ``promote`` make are not counted. Reads only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import importlib.util
+from dataclasses import astuple, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from release.adapters.cache_file import digest_of
 from release.adapters.git_log import parse_subjects
+from release.adapters.picks_cache import keep_picks, read_picks
 from release.core.commits import CHANGELOG_TRAILER, pick_fields
 from release.errors import GitError, ReleaseError
 from release.flows.context import ReleaseContext
@@ -21,7 +25,15 @@ from release.flows.context import ReleaseContext
 if TYPE_CHECKING:  # status loads it only for a branch with commits no -x line explains
     from release.flows.branch import ReleaseBranch
 
-__all__ = ["BranchPick", "PendingPick", "pending_picks", "picks_done", "picks_on_branch"]
+__all__ = [
+    "BranchPick",
+    "PendingPick",
+    "kept_picks",
+    "pending_picks",
+    "picks_done",
+    "picks_key",
+    "picks_on_branch",
+]
 
 
 @dataclass(frozen=True)
@@ -57,7 +69,8 @@ def picks_done(
 ) -> list[BranchPick]:
     """The branch's picks since ``base``, oldest first: by their ``-x`` lines alone while
     every commit there has one (or is a changelog commit); else by what the branch holds
-    (:func:`~release.flows.branch_picks.picks_on_branch`: PR numbers, patch ids)."""
+    (:func:`picks_on_branch`: PR numbers, patch ids), which is kept for
+    :func:`kept_picks`."""
     messages = ctx.repo.history.messages(since=base, until="HEAD")
     marked = f"{CHANGELOG_TRAILER}:"
     if info is None and all(pick_fields(m.body)[0] or marked in m.body for m in messages):
@@ -66,16 +79,45 @@ def picks_done(
             picked_from, reason = pick_fields(message.body)
             if picked_from:
                 done.append(BranchPick(message.sha, picked_from[-1], message.subject, reason))
-        return done
-    from release.flows.branch_picks import picks_on_branch
+    else:
+        if info is None:
+            from release.flows.branch import ReleaseBranch
 
-    if info is None:
-        from release.flows.branch import ReleaseBranch
+            info = ReleaseBranch(ctx, branch, main, head, remember=True, base=base)
+        done = picks_on_branch(info)
+        info.changes.save()
+        # what took reading both histories is kept (the -x lines alone are quick to read)
+        keep_picks(ctx.repo, picks_key(), head, main, [astuple(p) for p in done])
+    return done
 
-        info = ReleaseBranch(ctx, branch, main, head, remember=True, base=base)
-    found = picks_on_branch(info)
-    info.changes.save()
-    return found
+
+def kept_picks(ctx: ReleaseContext, head: str, main: str) -> list[BranchPick] | None:
+    """The picks :func:`picks_done` counted for this branch tip and main, if kept: neither
+    history is read again (:mod:`release.adapters.picks_cache`)."""
+    found = read_picks(ctx.repo, picks_key(), head, main)
+    return None if found is None else [BranchPick(*p) for p in found]
+
+
+# the code that counts picks: what is kept is keyed by its source, read without importing it
+_COUNTED_BY = (
+    "release.flows.branch_picks",
+    "release.flows.branch",
+    "release.flows.candidates",
+    "release.core.commits",
+    "release.core.backports",
+    "release.adapters.git_log",
+    "release.adapters.git_reads",
+)
+
+
+def picks_key() -> str:
+    """The key kept picks are read and written under: a digest of :data:`_COUNTED_BY`."""
+    sources = []
+    for name in _COUNTED_BY:
+        spec = importlib.util.find_spec(name)
+        origin = spec.origin if spec is not None else None
+        sources.append(Path(origin).read_bytes() if origin else name.encode())
+    return digest_of(1, (), *sources)
 
 
 def pending_picks(ctx: ReleaseContext, info: ReleaseBranch, notes: list[str]) -> list[PendingPick]:
@@ -100,9 +142,9 @@ def pending_picks(ctx: ReleaseContext, info: ReleaseBranch, notes: list[str]) ->
 def picks_on_branch(info: ReleaseBranch) -> list[BranchPick]:
     """The branch's picks since it left main, oldest first. The reads it may need (the
     branch's commits, main's since the branch point, their subjects) run side by side."""
-    info.prefetch()
-    # main's subjects since the branch point, all of them (fewer than git's grep of many
-    # numbers reads; the bodies only of those with no number, for ghstack's line)
+    # main's commits since the branch point with their subjects, all of them (fewer than
+    # git's grep of many numbers reads; bodies only of those with no number, for ghstack's
+    # line), read while the branch's commits are
     reading = info.ctx.repo.history.start_subjects(info.main, since=info.base)
     undone = info.undone
     own = [
@@ -118,9 +160,9 @@ def picks_on_branch(info: ReleaseBranch) -> list[BranchPick]:
             found[c.sha] = BranchPick(c.sha, named[-1], c.subject, c.pick_reason, "-x")
         else:
             rest.append(c)
-    since_base = info.main_order  # main's commits since the branch point
     wanted = {c.pr for c in rest if c.pr is not None}
     subjects = parse_subjects(reading.out())  # collected whatever is wanted: git has ended
+    since_base = [sha for sha, _ in reversed(subjects)]  # main's, oldest first
     if wanted:
         from release.flows.candidates import commits_by_pr
 
@@ -129,12 +171,12 @@ def picks_on_branch(info: ReleaseBranch) -> list[BranchPick]:
 
         by_pr = commits_by_pr(subjects, wanted, bodies)
         for c in rest:
-            landed = [sha for sha in by_pr.get(c.pr or 0, []) if sha in since_base]
+            landed = by_pr.get(c.pr or 0, [])
             if landed:
                 found[c.sha] = BranchPick(c.sha, landed[0], c.subject, None, f"PR #{c.pr}")
     rest = [c for c in rest if c.sha not in found]
     if rest and since_base:
-        for sha, main_sha in _same_patch(info, [c.sha for c in rest], list(since_base)).items():
+        for sha, main_sha in _same_patch(info, [c.sha for c in rest], since_base).items():
             subject = next(c.subject for c in rest if c.sha == sha)
             found[sha] = BranchPick(sha, main_sha, subject, None, "same patch")
     return [found[c.sha] for c in reversed(own) if c.sha in found]

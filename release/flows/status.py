@@ -16,7 +16,7 @@ from release.core.json_text import JSONValue
 from release.core.terminal_text import escaped
 from release.errors import RefusedError, ReleaseError
 from release.flows.branch_picks import BranchPick as DonePick
-from release.flows.branch_picks import PendingPick, pending_picks, picks_done
+from release.flows.branch_picks import PendingPick, kept_picks, pending_picks, picks_done
 from release.flows.context import ReleaseContext, ReleaseLine, TagInfo
 from release.flows.pick_journal import Conflict, read_journal
 
@@ -216,7 +216,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     ours = ctx.release_tags(current, tags)
     final = next((t.name for t in ours if not t.version.is_rc), None)
     try:
-        from release.flows.tagging import choose_version
+        from release.flows.next_version import choose_version
 
         first = ctx.config.first_rc
         upcoming: str | None = ctx.tag_name(
@@ -235,10 +235,14 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     untagged = 0
     if main is not None and head is not None:
         has_picks = (ctx.root / ctx.config.picks_file).exists()
-        base, info = _branch_point(ctx, branch, main, head, read_presence=has_picks)
-        done = picks_done(ctx, branch, main, head, base, info)
-        if info is not None:
-            pending = pending_picks(ctx, info, notes)
+        kept = None if has_picks else kept_picks(ctx, head, main)
+        if kept is not None:  # counted for this tip and main before: nothing read again
+            done = kept
+        else:
+            base, info = _branch_point(ctx, branch, main, head, read_presence=has_picks)
+            done = picks_done(ctx, branch, main, head, base, info)
+            if info is not None:
+                pending = pending_picks(ctx, info, notes)
         # from the newest tag in the branch's history (not one made on another branch)
         newest = [t for t in line.tags if t.local]
         if newest:
