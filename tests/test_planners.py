@@ -129,6 +129,23 @@ def test_plan_cut(changes: dict, expected: list[tuple[str, str]]) -> None:
             "0.31.0 is already released; cut a new version",
             id="released-before-not-on-main",
         ),
+        pytest.param(
+            {"line": True, "version": V("0.31.2"), "branch": "release/0.31"},
+            "release/0.31 carries 0.31.0 and its patch releases: cut 0.31.0, not 0.31.2",
+            id="a-line-starts-at-x-y-0",
+        ),
+        pytest.param(
+            {
+                "line": True,
+                "version": V("0.31.1"),
+                "branch": "release/0.31",
+                "exists_locally": True,
+            },
+            "branch release/0.31 already exists here; pick into it instead (0.31.1 is a patch "
+            "release of its line: release tag makes its rc there once the release before it "
+            "is final)",
+            id="a-patch-goes-on-its-line",
+        ),
     ],
 )
 def test_plan_cut_refuses(changes: dict, message: str) -> None:

@@ -79,6 +79,10 @@ def test_a_release_line_carries_x_y_0_and_its_patch_release(line) -> None:
     nothing = run(engine, config, "tag")
     assert "nothing to tag: release/0.14 has nothing new since v0.14.0" in nothing.stdout
     assert repo_state(engine.root) == before
+    again = run(engine, config, "promote", code=3)
+    assert "0.14.0 is already released (v0.14.0 exists); the next on this line is a patch" in (
+        again.stderr
+    )
     back = run(engine, config, "tag", "--version", "0.14.0rc3", code=3)
     assert "0.14.0rc3 is not greater than the latest tag of this release, 0.14.0; " in back.stderr
     assert "next valid: 0.14.1rc1" in back.stderr

@@ -30,12 +30,28 @@ class CutState:
     switch: bool
     dirty: bool = False
     remote_note: str | None = None
+    line: bool = False  # the branch carries X.Y.0 and its patch releases (no patch in its name)
 
 
 def plan_cut(state: CutState) -> Plan:
+    patch = state.line and state.version.patch > 0
     if state.exists_locally or state.exists_remotely:
         where = "here" if state.exists_locally else "on the remote"
-        raise RefusedError(f"branch {state.branch} already exists {where}; pick into it instead")
+        also = (
+            f" ({state.version} is a patch release of its line: release tag makes its rc "
+            "there once the release before it is final)"
+            if patch
+            else ""
+        )
+        raise RefusedError(
+            f"branch {state.branch} already exists {where}; pick into it instead{also}"
+        )
+    if patch:
+        first = f"{state.version.major}.{state.version.minor}.0"
+        raise RefusedError(
+            f"{state.branch} carries {first} and its patch releases: cut {first}, "
+            f"not {state.version}"
+        )
     if state.final_tagged:
         raise RefusedError(f"{state.version} is already released; cut a new version")
     if not state.on_main:
@@ -115,6 +131,7 @@ def read_cut_state(
         switch=switch,
         dirty=bool(ctx.repo.worktree.dirty_paths()),
         remote_note=remote_note,
+        line=ctx.config.branch.carries_patches,
     )
 
 

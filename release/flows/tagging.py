@@ -181,14 +181,18 @@ def promote(
         _require_remote(ctx, offline)
         tags = ctx.tags(offline=offline)
         ctx.require_same_reading(branch)
-        base = ctx.release_line(branch, named, tags).current
+        line = ctx.release_line(branch, named, tags)
+        base = line.current
         if requested is not None and requested.base != base.base:
             raise UsageError(f"promote makes the final {base} on {branch}; {requested} is not it")
         final = base.base
         name = ctx.tag_name(final)
         ours = ctx.release_tags(base, tags)
         if any(not t.version.is_rc for t in ours):
-            raise RefusedError(f"{final} is already released ({name} exists)")
+            after = (
+                "; the next on this line is a patch release (release tag)" if line.patches else ""
+            )
+            raise RefusedError(f"{final} is already released ({name} exists){after}")
         rcs = [t for t in ours if t.version.is_rc]
         if not rcs:
             raise RefusedError(f"no rc of {final} to promote; tag one first (release tag)")
