@@ -7,6 +7,7 @@ no rc of a version already final is ever proposed."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -196,3 +197,37 @@ def test_an_rc1_tagged_on_main_at_the_branch_point_starts_the_line(line) -> None
     assert "tagged v0.14.0-rc2" in run(engine, config, "tag").stdout
     message = engine.repo.out("tag", "-l", "--format=%(contents)", "v0.14.0-rc2")
     assert "Changes v0.14.0-rc1..v0.14.0-rc2" in message and "#109" in message
+
+
+def test_status_says_when_the_remote_branch_has_commits_not_here(line, tmp_path: Path) -> None:
+    """The remote's branch moved on elsewhere: push would be refused, so status does not
+    propose it and says to fetch first."""
+    engine, config = line
+    assert engine.remote is not None
+    other = tmp_path / "other"
+    subprocess.run(
+        ["git", "clone", "--quiet", "--branch", BRANCH, str(engine.remote), str(other)], check=True
+    )
+    (other / "ELSEWHERE").write_text("pushed from another clone\n")
+    for args in (
+        ["add", "ELSEWHERE"],
+        [
+            "-c",
+            "user.name=O",
+            "-c",
+            "user.email=o@example.com",
+            "commit",
+            "--quiet",
+            "-m",
+            "Elsewhere",
+        ],
+        ["push", "--quiet", "origin", BRANCH],
+    ):
+        subprocess.run(["git", "-C", str(other), *args], check=True)
+    engine.repo.run("cherry-pick", engine.shas[109])
+    state = status(engine, config)
+    assert BRANCH not in state["unpushed"]
+    assert (
+        f"origin/{BRANCH} has commits that are not here (git fetch origin, then merge)"
+        in state["notes"]
+    )
