@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
-from release.adapters.config_file import outside_file, read_config, tree_config
+from release.adapters.config_file import CONFIG_FILE, outside_file, read_config, tree_config
 from release.adapters.files import TextFile, read_tree_text, tree_path
 from release.adapters.git import GitRepo
 from release.core.commits import CHANGELOG_TRAILER
@@ -43,10 +43,6 @@ class ReleaseLine:
     named: ReleaseVersion  # what the branch's name says (X.Y.0 for a line)
     tags: tuple[TagInfo, ...]  # the line's tags in the branch's history, oldest first
     patches: bool  # the name has no patch number: the branch carries patch releases
-
-    @property
-    def newest(self) -> TagInfo | None:
-        return self.tags[-1] if self.tags else None
 
     @property
     def current(self) -> ReleaseVersion:
@@ -185,11 +181,9 @@ class ReleaseContext:
             seen = theirs.branch.parse(branch)
             raise RefusedError(self._misread(given, f"branch {branch}", mine, seen))
         for name in sorted(self.repo.local_tags()):
-            mine = own.tag.parse_any(name)
-            if mine is not None and mine != theirs.tag.parse_any(name):
-                raise RefusedError(
-                    self._misread(given, f"tag {name}", mine, theirs.tag.parse_any(name))
-                )
+            mine, read = own.tag.parse_any(name), theirs.tag.parse_any(name)
+            if mine is not None and mine != read:
+                raise RefusedError(self._misread(given, f"tag {name}", mine, read))
 
     @staticmethod
     def _misread(
@@ -199,7 +193,7 @@ class ReleaseContext:
             return str(version) if version is not None else "none of its releases"
 
         return (
-            f"{given} reads {what} as {said(theirs)}, where pyproject.toml's [tool.release] "
+            f"{given} reads {what} as {said(theirs)}, where {CONFIG_FILE}'s [tool.release] "
             f"reads it as {said(own)}: tagging with it would change what was recorded; "
             "make the two agree (or run without --config)"
         )

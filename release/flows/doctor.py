@@ -11,7 +11,7 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from release.adapters.config_file import CONFIG_ENV, CONFIG_FILE, read_config
+from release.adapters.config_file import CONFIG_ENV, CONFIG_FILE, outside_file, read_config
 from release.adapters.emulation import emulation_problem
 from release.adapters.engine import ContainerEngine
 from release.adapters.engine_cli import choose_cli
@@ -57,14 +57,17 @@ def check_items(root: Path, env: Mapping[str, str] | None = None) -> list[Item]:
 
 def _config(root: Path) -> tuple[Config | None, list[Item]]:
     config: Config | None = None
-    given = os.environ.get(CONFIG_ENV)
-    if given:  # the user's own file, in place of pyproject.toml's table
+    given = outside_file()
+    if given is not None:  # the user's own file, in place of pyproject.toml's table
         try:
             config, _ = read_config(root)
         except ReleaseError as err:
             return None, [problem("configuration", f"{escaped(err.one_line())}; fix it there")]
         return config, [
-            ok("configuration", f"{escaped(given)} ({CONFIG_ENV}) loads; {CONFIG_FILE} is not read")
+            ok(
+                "configuration",
+                f"{escaped(str(given))} ({CONFIG_ENV}) loads; {CONFIG_FILE} is not read",
+            )
         ]
     try:
         config, notices = read_config(root)
