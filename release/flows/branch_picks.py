@@ -10,6 +10,7 @@ commits ``tag`` and ``promote`` make are not counted. Reads only.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from dataclasses import astuple, dataclass
 from pathlib import Path
@@ -71,23 +72,23 @@ def picks_done(
     every commit there has one (or is a changelog commit); else by what the branch holds
     (:func:`picks_on_branch`: PR numbers, patch ids), which is kept for
     :func:`kept_picks`."""
-    messages = ctx.repo.history.messages(since=base, until="HEAD")
-    marked = f"{CHANGELOG_TRAILER}:"
-    if info is None and all(pick_fields(m.body)[0] or marked in m.body for m in messages):
-        done = []
-        for message in reversed(messages):
-            picked_from, reason = pick_fields(message.body)
-            if picked_from:
-                done.append(BranchPick(message.sha, picked_from[-1], message.subject, reason))
-    else:
-        if info is None:
-            from release.flows.branch import ReleaseBranch
+    if info is None:
+        messages = ctx.repo.history.messages(since=base, until="HEAD")
+        marked = f"{CHANGELOG_TRAILER}:"
+        if all(pick_fields(m.body)[0] or marked in m.body for m in messages):
+            done = []
+            for message in reversed(messages):
+                picked_from, reason = pick_fields(message.body)
+                if picked_from:
+                    done.append(BranchPick(message.sha, picked_from[-1], message.subject, reason))
+            return done
+        from release.flows.branch import ReleaseBranch
 
-            info = ReleaseBranch(ctx, branch, main, head, remember=True, base=base)
-        done = picks_on_branch(info)
-        info.changes.save()
-        # what took reading both histories is kept (the -x lines alone are quick to read)
-        keep_picks(ctx.repo, picks_key(), head, main, [astuple(p) for p in done])
+        info = ReleaseBranch(ctx, branch, main, head, remember=True, base=base)
+    done = picks_on_branch(info)
+    info.changes.save()
+    # what took reading both histories is kept (the -x lines alone are quick to read)
+    keep_picks(ctx.repo, picks_key(), head, main, [astuple(p) for p in done])
     return done
 
 
@@ -110,6 +111,7 @@ _COUNTED_BY = (
 )
 
 
+@functools.cache
 def picks_key() -> str:
     """The key kept picks are read and written under: a digest of :data:`_COUNTED_BY`."""
     sources = []
@@ -174,11 +176,10 @@ def picks_on_branch(info: ReleaseBranch) -> list[BranchPick]:
             landed = by_pr.get(c.pr or 0, [])
             if landed:
                 found[c.sha] = BranchPick(c.sha, landed[0], c.subject, None, f"PR #{c.pr}")
-    rest = [c for c in rest if c.sha not in found]
-    if rest and since_base:
-        for sha, main_sha in _same_patch(info, [c.sha for c in rest], since_base).items():
-            subject = next(c.subject for c in rest if c.sha == sha)
-            found[sha] = BranchPick(sha, main_sha, subject, None, "same patch")
+    subjects_of = {c.sha: c.subject for c in rest if c.sha not in found}
+    if subjects_of and since_base:
+        for sha, main_sha in _same_patch(info, list(subjects_of), since_base).items():
+            found[sha] = BranchPick(sha, main_sha, subjects_of[sha], None, "same patch")
     return [found[c.sha] for c in reversed(own) if c.sha in found]
 
 
