@@ -457,12 +457,19 @@ def test_the_jobs_install_this_tool_in_their_own_python_never_the_engine(tmp_pat
     assert refused.code == 2 and "[tool.release.ci]: unknown key 'runtimes'" in refused.stderr
 
 
-def test_ci_checks_the_engines_noxfile_and_writes_it_only_when_asked(tmp_path: Path) -> None:
+def _sample_checkout(tmp_path: Path) -> Path:
+    """A git work tree at ``tmp_path`` with the sample engine's pyproject.toml and no
+    noxfile.py; an empty ``out`` directory in it, returned."""
     text = (ROOT / "release" / "sample" / "engine" / "pyproject.toml").read_text()
     (tmp_path / "pyproject.toml").write_text(text)
     subprocess.run(["git", "init", "--quiet", str(tmp_path)], check=True)
     out = tmp_path / "out"
     out.mkdir()
+    return out
+
+
+def test_ci_checks_the_engines_noxfile_and_writes_it_only_when_asked(tmp_path: Path) -> None:
+    out = _sample_checkout(tmp_path)
     refused = run_cli(tmp_path, "ci", "--format", "github", "--out", str(out))
     assert refused.code == 3 and "pass --write-noxfile" in refused.stderr
     assert not (out / "images.yml").exists() and not (tmp_path / "noxfile.py").exists()
@@ -480,11 +487,7 @@ def test_ci_checks_the_engines_noxfile_and_writes_it_only_when_asked(tmp_path: P
 
 
 def test_a_refused_ci_writes_no_noxfile_either(tmp_path: Path) -> None:
-    text = (ROOT / "release" / "sample" / "engine" / "pyproject.toml").read_text()
-    (tmp_path / "pyproject.toml").write_text(text)
-    subprocess.run(["git", "init", "--quiet", str(tmp_path)], check=True)
-    out = tmp_path / "out"
-    out.mkdir()
+    out = _sample_checkout(tmp_path)
     refused = run_cli(
         tmp_path, "ci", "--format", "github", "--out", str(out), "--write-noxfile",
         "--registry", "a b",

@@ -21,9 +21,9 @@ from release.errors import RefusedError, ReleaseError, UsageError, VersionError
 from release.flows.candidates import commits_by_pr
 from release.flows.context import TagInfo
 from release.flows.cut import CutState, plan_cut
+from release.flows.next_version import choose_version
 from release.flows.pick_plan import Candidate, PickRequest, PickState, parse_requests, plan_pick
 from release.flows.push import plan_push
-from release.flows.tagging import choose_version
 
 
 @pytest.fixture(autouse=True)

@@ -103,7 +103,7 @@ def init(request: InitRequest, run: Run) -> InitOutcome:
 def _init_outside(repo: GitRepo, out: Path, dry_run: bool) -> InitOutcome:
     """The table alone, in a new file ``out`` (as ``--config`` reads it): the tree and its
     ``pyproject.toml`` are not touched; an existing file is refused, not overwritten."""
-    path = output_path(out, "--out")
+    path = output_path(out, "--out", tree=repo.root)
     if path.exists():
         raise RefusedError(f"--out {out} exists already; name a new file (nothing changed)")
     table, made = render_table(read_facts(repo), newline="\n")

@@ -91,9 +91,10 @@ def cancel_reverts(commits: Sequence[Commit]) -> tuple[list[Commit], list[str]]:
     "Reverts org/repo#N", or the quoted title's "(#N)"), by the exact subject, then by the
     title with prefixes and PR number dropped (a title GitHub cut short matches what it
     begins with). A revert of several commits ("This reverts commit X." for each) drops
-    each one here, and is dropped itself only when all of them were. A revert of a revert that was cancelled stays, as the reland. The latest
-    commit for each key is kept at hand (:class:`_Kept`), so a revert looks back through
-    the commits before it only when that one is gone, or for a title cut short.
+    each one here, and is dropped itself only when all of them were. A revert of a revert
+    that was cancelled stays, as the reland. The latest commit for each key is kept at
+    hand (:class:`_Kept`), so a revert looks back through the commits before it only when
+    that one is gone, or for a title cut short.
     """
     kept = _Kept()
     cancelled: list[str] = []

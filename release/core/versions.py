@@ -210,9 +210,7 @@ class TagTemplate:
     def render(self, version: ReleaseVersion) -> str:
         spelled = version.spelled(self.scheme)
         if self.rc and version.rc is not None:
-            spelled = f"{version.major}.{version.minor}.{version.patch}" + self.rc.format(
-                n=version.rc
-            )
+            spelled = version.release + self.rc.format(n=version.rc)
         return self.template.format(
             version=spelled,
             major=version.major,

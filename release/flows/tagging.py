@@ -24,7 +24,7 @@ from release.flows.next_version import choose_version
 from release.flows.notes_range import NotesRange, range_for_version
 from release.flows.tag_apply import TagRequest, run_journaled
 
-__all__ = ["choose_version", "promote", "tag"]  # choose_version: from next_version
+__all__ = ["promote", "tag"]
 
 
 def release_date() -> str:

@@ -99,8 +99,7 @@ def _ignore_patterns(context: Path) -> list[tuple[re.Pattern[str], bool]]:
 def _cleaned(pattern: str) -> str:
     """A pattern as Docker reads it: ``filepath.Clean`` (``./a`` is ``a``, ``a//b`` is
     ``a/b``, ``a/../b`` is ``b``), then without a leading ``/``; "" for the context itself."""
-    cleaned = posixpath.normpath(pattern)
-    cleaned = cleaned.lstrip("/") if cleaned.startswith("/") else cleaned
+    cleaned = posixpath.normpath(pattern).lstrip("/")
     return "" if cleaned in (".", "") else cleaned
 
 
