@@ -397,8 +397,11 @@ ANY_ALLOWED: dict[str, set[str]] = {
         "write_part", "build_data", "built_data", "smoke_data", "snapshot_data", "assemble",
         "publish",
     },
-    "release.images.promote": {"final_manifest"},
-    "release.images.promote_registry": {"final_copies", "is_published", "promote_in_registry"},
+    "release.images.promote": {"final_manifest", "check_engine_promotion"},
+    "release.images.promote_registry": {
+        "final_copies", "is_published", "promote_in_registry", "check_registry_promotion",
+        "rc_sources",
+    },
     "release.images.registry_check": {"registry_verdicts"},
     "release.sample.rehearse_registry": {"registry_checks"},
     "release.sample.rehearse_report": {"manifest_of"},

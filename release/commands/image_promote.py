@@ -30,9 +30,10 @@ class ImagePromoteRequest:
 
 def promote(request: ImagePromoteRequest, run: Run) -> Report:
     from release.adapters.git_notes import fetch_note, notes_ref
-    from release.commands.tags import promote_rc_images
+    from release.commands.tags import rc_images
     from release.core.terminal_text import escaped
     from release.flows.manifest_store import published
+    from release.flows.tag_apply import Promotion
     from release.images.manifest import push_manifest
 
     ctx = context(run)
@@ -57,6 +58,13 @@ def promote(request: ImagePromoteRequest, run: Run) -> Report:
             f"{final.name} is not a final: an rc or a post release is built and published "
             "(release images.publish), not promoted"
         )
+    head = ctx.repo.head()
+    if head != final.commit:
+        raise RefusedError(
+            f"HEAD ({head[:12]}) is not {final.name}'s commit ({final.commit[:12]}): the "
+            f"images and their configuration are read from a checkout of the final; "
+            f"git checkout {final.name} first (nothing was promoted)"
+        )
     rcs = [t for t in ctx.release_tags(final.version, tags) if t.version.is_rc]
     on_commit = [t for t in rcs if t.commit == final.commit]
     if not on_commit:
@@ -74,10 +82,10 @@ def promote(request: ImagePromoteRequest, run: Run) -> Report:
             f"{rc.name} has no manifest ({notes_ref(rc.name)}, here or on "
             f"{ctx.config.remote}): nothing says which images it is, so none are promoted"
         )
-    code = promote_rc_images(ctx, final.name, str(final.version), rc.name, run)
+    side = rc_images(ctx, run)(Promotion(final.name, str(final.version), rc.name, rc.commit))
+    if side is not None:
+        side.apply(run.say)
     data: dict[str, JSONValue] = {"tag": final.name, "from": rc.name, "pushed": False}
-    if code is not None:
-        return Report((), data, code)
     lines = []
     if request.push:
         sent = push_manifest(ctx.repo, ctx.config.remote, final.name, final.commit)

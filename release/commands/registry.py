@@ -102,12 +102,20 @@ COMMANDS: tuple[Command, ...] = (
             ),
             SIGN,
             Option("offline", "use local tags only"),
+            Option(
+                "no-images",
+                "tag the final and commit its changelog only; its images later, with "
+                "release images.promote (CI's promote job)",
+            ),
             DRY_RUN,
             JSON,
         ),
         f"{_TAGS}:promote",
-        "The rc changelog sections are folded into the final's; where the rc has a manifest, "
-        "its images get the final's tags by image id.",
+        "The rc changelog sections are folded into the final's. Where the rc has a manifest, "
+        "its images get the final's tags in the same run: by digest in the registry it was "
+        "published to, else by image id in this engine. Everything the registry or the "
+        "engine could refuse is read before git changes; a run stopped anywhere is "
+        "finished by the next.",
     ),
     Command(
         "push",

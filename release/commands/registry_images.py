@@ -108,9 +108,11 @@ IMAGE_COMMANDS: tuple[Command, ...] = (
             JSON,
         ),
         "release.commands.image_promote:promote",
-        "The rc is the newest rc of the final's version on the final's commit; its manifest "
-        "is read here, else fetched from the remote. Every final tag is read first: one "
-        "serving another digest is refused (exit 3); a re-run keeps what is there.",
+        "Run in a checkout of the final tag (HEAD on another commit is refused). The rc is "
+        "the newest rc of the final's version on the final's commit; its manifest is read "
+        "here, else fetched from the remote. Every final tag and every rc manifest is read "
+        "first: a final tag serving another digest, or an rc manifest gone or untrue to its "
+        "digest, is refused (exit 3) before anything is copied; a re-run keeps what is there.",
     ),
     Command(
         "images.pull",

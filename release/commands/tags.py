@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -10,16 +11,17 @@ from release.commands.common import context, plan_report
 from release.commands.outcome import Report, Run
 
 if TYPE_CHECKING:
-    from release.core.plan import Plan
+    from release.core.plan import Plan, Step
     from release.flows.context import ReleaseContext
+    from release.flows.tag_apply import ImagesFor
 
 __all__ = [
     "PromoteRequest",
     "PushRequest",
     "TagRequest",
     "promote",
-    "promote_rc_images",
     "push",
+    "rc_images",
     "tag",
 ]
 
@@ -64,17 +66,20 @@ class PromoteRequest:
     version: str | None = None
     sign: bool = False
     offline: bool = False
+    no_images: bool = False
     dry_run: bool = False
     json: bool = False
 
 
 def promote(request: PromoteRequest, run: Run) -> Report:
-    """The final tag on the last rc's commit; then, where the rc has a manifest, the rc's
-    images given the final's tags by image id. The git side stands whatever the image side
-    does, and a re-run of promote does the image side again."""
+    """The final tag on the last rc's commit, its changelog, and, where the rc has a
+    manifest, the rc's images given the final's tags: one transaction. Whatever the image
+    side would refuse is found before git changes; a run stopped anywhere is finished by
+    the next (:mod:`release.flows.tag_apply`), which says when the final is tagged."""
     from release.flows.tagging import promote as make
 
     ctx = context(run)
+    images = None if request.no_images or ctx.config.matrix is None else rc_images(ctx, run)
     plan = make(
         ctx,
         request.version,
@@ -82,70 +87,75 @@ def promote(request: PromoteRequest, run: Run) -> Report:
         offline=request.offline,
         dry_run=request.dry_run,
         say=run.say,
+        images=images,
     )
-    rc = plan.info.get("from_rc")
-    done = None if request.dry_run else _made(plan, f"tagged {plan.info.get('tag')} on {rc}")
-    then = [line for line in done or [] if line.startswith("next: ")]
-    outcome = plan_report(
-        plan,
-        dry_run=request.dry_run,
-        report=None if done is None else [line for line in done if line not in then],
-    )
-    if ctx.config.matrix is not None and not request.dry_run and rc:
-        for line in outcome.lines:  # said before the images' progress, in order
-            run.say(line)
-        images = promote_rc_images(ctx, plan.info["tag"], plan.info["version"], rc, run)
-        if images is not None:
-            return Report(tuple(then), outcome.data, images)
-        return Report(tuple(then), outcome.data)
-    return Report((*outcome.lines, *then), outcome.data)
-
-
-def promote_rc_images(
-    ctx: ReleaseContext, final: str, version: str, rc: str, run: Run
-) -> int | None:
-    """The rc's images as the final's: by digest in the registry where the rc was published
-    (:mod:`release.images.promote_registry`), else by image id here
-    (:mod:`release.images.promote`); an exit code when they could not be (the git side
-    stands), else None."""
-    from release.adapters.engine import ContainerEngine
-    from release.errors import EngineError, ReleaseError
-    from release.flows.manifest_store import published
-    from release.images.promote import promote_images
-    from release.images.promote_registry import is_published, promote_in_registry
-
-    commit = ctx.repo.rev(rc)
-    manifest = None if commit is None else published(ctx.repo, rc, commit)
-    if commit is None or manifest is None:
-        run.say(f"images: not promoted: {rc} has no manifest (no images were recorded for it)")
-        return None
-    if is_published(manifest):
-        run.say(f"images of {rc} as {final}, by digest in the registry (no pull, no rebuild):")
-        try:
-            promote_in_registry(
-                ctx, manifest, final_tag=final, final_version=version, commit=commit, say=run.say
+    if request.dry_run:
+        return plan_report(plan, dry_run=True)
+    if plan.info.get("finished"):
+        done = [plan.summary, "next: release push"]
+    elif not plan.steps:
+        done = [plan.summary]
+    else:
+        done = ["next: release push"]
+        if request.no_images and ctx.config.matrix is not None:
+            done.insert(
+                0,
+                f"images: not promoted (--no-images): release images.promote --tag "
+                f"{plan.info.get('tag')}, in a checkout of it, gives them",
             )
-        except (EngineError, ReleaseError) as err:
-            run.say(f"images not promoted: {err.one_line()}")
-            run.say("  (re-run release promote: what is in the registry already is kept)")
-            return err.exit_code
-        return None
-    run.say(f"images of {rc} as {final}, by image id (no rebuild):")
-    try:
-        promote_images(
-            ctx,
-            ContainerEngine.detect(),
-            final_tag=final,
-            final_version=version,
-            rc_tag=rc,
-            commit=commit,
-            say=run.say,
-        )
-    except (EngineError, ReleaseError) as err:
-        run.say(f"images not promoted: {err.one_line()}")
-        run.say("  (re-run release promote where the rc's images and manifest are)")
-        return err.exit_code
-    return None
+    return plan_report(plan, dry_run=False, report=done)
+
+
+@dataclass(frozen=True)
+class NoImages:
+    """An image side with nothing to do, and why (said where the images would be)."""
+
+    why: str
+    steps: tuple[Step, ...] = ()
+
+    def apply(self, say: Callable[[str], None]) -> None:
+        say(f"images: not promoted: {self.why}")
+
+
+def rc_images(ctx: ReleaseContext, run: Run) -> ImagesFor:
+    """Promote's image side for a final and its rc: by digest in the registry where the rc
+    was published (:mod:`release.images.promote_registry`), else by image id in this engine
+    (:mod:`release.images.promote`); None where the rc has no manifest. Made only when
+    nothing refuses: what it reads, it reads before the first change."""
+    from release.flows.tag_apply import ImageSide, Promotion
+
+    def side(promotion: Promotion) -> ImageSide | None:
+        from release.adapters.engine import ContainerEngine
+        from release.errors import EngineError
+        from release.flows.manifest_store import published
+        from release.images.promote import check_engine_promotion
+        from release.images.promote_registry import check_registry_promotion, is_published
+
+        manifest = published(ctx.repo, promotion.rc, promotion.commit)
+        if manifest is None:
+            return NoImages(f"{promotion.rc} has no manifest (no images were recorded for it)")
+        final, version, commit = promotion.final, promotion.version, promotion.commit
+        try:
+            if is_published(manifest):
+                return check_registry_promotion(
+                    ctx, manifest, final_tag=final, final_version=version, commit=commit
+                )
+            return check_engine_promotion(
+                ctx,
+                ContainerEngine.detect(),
+                manifest,
+                final_tag=final,
+                final_version=version,
+                commit=commit,
+            )
+        except EngineError as err:  # skopeo, the registry or docker cannot be had here
+            err.hint = err.hint or (
+                "or release promote --no-images: the final's tag and changelog now, its "
+                "images later with release images.promote"
+            )
+            raise
+
+    return side
 
 
 @dataclass(frozen=True)

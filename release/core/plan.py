@@ -25,6 +25,9 @@ class StepKind(StrEnum):
     COMMIT_CHANGELOG = "commit-changelog"
     CREATE_TAG = "create-tag"
     PUSH_REF = "push-ref"
+    COPY_IMAGE = "copy-image"  # a final's tag given an rc's digest, inside the registry
+    TAG_IMAGE = "tag-image"  # a final's tags given an rc's image, in the engine
+    RECORD_MANIFEST = "record-manifest"  # a manifest recorded as its tag's note
     SKIP = "skip"  # reported only: nothing is done for it
     HOLD = "hold"  # reported only: left for a person to decide
 

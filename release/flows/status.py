@@ -19,6 +19,7 @@ from release.flows.branch_picks import BranchPick as DonePick
 from release.flows.branch_picks import PendingPick, kept_picks, pending_picks, picks_done
 from release.flows.context import ReleaseContext, ReleaseLine, TagInfo
 from release.flows.pick_journal import Conflict, read_journal
+from release.flows.task_journal import interrupted
 
 # Loaded where they are used, not here: what is already on the branch (the backport
 # evidence behind it) only for a picks file, the manifest only for a matrix with a tag.
@@ -87,6 +88,8 @@ class Status:
     notes: list[str] = field(default_factory=list)
     next_command: str = ""
     unpushed: list[str] = field(default_factory=list)  # what push would send (remote read)
+    # a cut, tag or promote stopped half-way: (the command, the branch or tag it makes)
+    interrupted: tuple[str, str] | None = None
 
     def to_dict(self) -> dict[str, JSONValue]:
         """The ``--json`` document's fields (``status --json`` adds its ``schema``)."""
@@ -150,6 +153,9 @@ class Status:
                 "variants": {v: dict(row) for v, row in images.variants.items()},
                 "missing": list(images.missing),
             },
+            "interrupted": None
+            if self.interrupted is None
+            else {"command": self.interrupted[0], "name": self.interrupted[1]},
             "notes": list(self.notes),
             "next_command": self.next_command,
         }
@@ -159,6 +165,9 @@ class Status:
 
 
 def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
+    if s.interrupted:
+        command, name = s.interrupted
+        return f"release {command}   (finishes the interrupted {command} of {name})"
     if s.release is None:
         if s.release_branches:
             return f"git switch {s.release_branches[-1]}"
@@ -202,7 +211,16 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         found = {b: v for b in heads if (v := ctx.config.branch.parse(b)) is not None}
         branches = sorted(found, key=lambda b: found[b])
         s = Status(
-            branch, None, head, dirty, [], None, None, release_branches=branches, notes=notes
+            branch,
+            None,
+            head,
+            dirty,
+            [],
+            None,
+            None,
+            release_branches=branches,
+            notes=notes,
+            interrupted=_interrupted(ctx, notes),
         )
         return _with_next(s, ctx)
     try:
@@ -248,6 +266,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         if newest:
             untagged = len(ctx.untagged_commits(newest[-1].commit))
     in_progress = _in_progress(ctx, notes)
+    interrupted = _interrupted(ctx, notes)
     unpushed = _unpushed(ctx, line, head, notes) if ctx.remote_checked else []
     s = Status(
         branch,
@@ -266,6 +285,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         _images(ctx, [t for t in ours if t.local], notes),
         notes,
         unpushed=unpushed,
+        interrupted=interrupted,
     )
     shipped = [t.version.post or 0 for t in ours if not t.version.is_rc]
     post = str(replace(current, post=max(shipped) + 1)) if shipped and not line.patches else None
@@ -357,6 +377,14 @@ def _in_progress(ctx: ReleaseContext, notes: list[str]) -> PickInProgress | None
     )
 
 
+def _interrupted(ctx: ReleaseContext, notes: list[str]) -> tuple[str, str] | None:
+    try:
+        return interrupted(ctx.repo)
+    except RefusedError as err:  # a damaged journal: said, and status goes on
+        notes.append(err.one_line())
+        return None
+
+
 def _with_next(s: Status, ctx: ReleaseContext, post: str | None = None) -> Status:
     return replace(s, next_command=_next_command(s, ctx.config.picks_file, post))
 
@@ -403,6 +431,9 @@ def render_status(s: Status) -> list[str]:
                 else ""
             )
             lines.append(f"in progress: pick{where}, {s.pick_in_progress.remaining} left")
+    if s.interrupted:
+        command, name = s.interrupted
+        lines.append(f"in progress: {command} of {escaped(name)}, stopped before it was done")
     if s.images is not None:
         lines.append(f"images:   {escaped(s.images.tag)} (manifest: {s.images.manifest})")
         width = max(len(v) for v in s.images.variants)

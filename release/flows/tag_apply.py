@@ -9,26 +9,71 @@ killed leaves the journal, and the next run of the command reads it first:
   changelog commit), which is finished now;
 - the tag does not exist: the branch goes back to where the killed run started, and the
   command runs from the beginning, as if the killed run had never been.
+
+Promote's image side (the rc's images given the final's tags: :class:`ImageSide`, made by
+the command floor) is part of the same transaction. It is checked while planning, before
+the first change, so whatever the registry or the engine would refuse leaves git as it
+was; it runs after the git side, under the same journal, and the journal is cleared only
+when it is done. A run stopped anywhere in it leaves the journal: the next run finishes the
+git side, checks the image side again (what it already copied is kept) and finishes it. A
+failure there keeps the journal too, and says that a re-run finishes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from release.adapters.files import atomic_write
 from release.adapters.lock import repo_lock
 from release.core.commits import CHANGELOG_TRAILER
-from release.core.plan import Plan, StepKind, short
+from release.core.plan import Plan, Step, StepKind, short
 from release.core.versions import ReleaseVersion
 from release.errors import RefusedError, ReleaseError
 from release.flows.context import ReleaseContext
 from release.flows.task_journal import TaskJournal, TaskJournals
 
-__all__ = ["TagRequest", "run_journaled"]
+__all__ = ["ImageSide", "ImagesFor", "ImagesPending", "Promotion", "TagRequest", "run_journaled"]
 
 Say = Callable[[str], None]
 Build = Callable[[], tuple[Plan, "TagRequest | None"]]
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """A final and the rc it is made from: what promote's image side needs, and what its
+    journal keeps for a run that finishes a killed one."""
+
+    final: str  # the final's tag
+    version: str  # the final's version
+    rc: str  # the last rc's tag, whose images the final gets
+    commit: str  # the commit both name
+
+
+class ImageSide(Protocol):
+    """Promote's image side, checked already (made only when nothing refuses): the steps
+    it adds to the plan, and the work itself, which converges when run again."""
+
+    @property
+    def steps(self) -> tuple[Step, ...]: ...
+
+    def apply(self, say: Say) -> None: ...
+
+
+ImagesFor = Callable[[Promotion], "ImageSide | None"]  # None: the rc has no images to give
+
+
+class ImagesPending(ReleaseError):
+    """The final is tagged but its images are not all promoted; a re-run finishes them.
+    Its exit code is that of the failure underneath."""
+
+    def __init__(self, final: str, cause: ReleaseError) -> None:
+        super().__init__(
+            f"{final} is tagged, but its images are not promoted yet: {cause.one_line()}; "
+            "re-run release promote to finish (what is done is kept)"
+        )
+        self.exit_code = cause.exit_code
 
 
 @dataclass(frozen=True)
@@ -40,6 +85,8 @@ class TagRequest:
     changelog_label: str | None
     changelog_text: str | None  # the new CHANGELOG.md, or None when unchanged/disabled
     sign: bool
+    promotion: Promotion | None = None  # promote: the final, and the rc it is made from
+    images: ImageSide | None = field(default=None, compare=False)  # promote's image side
 
 
 def changelog_message(ctx: ReleaseContext, name: str) -> str:
@@ -103,7 +150,13 @@ def _is_changelog_commit(ctx: ReleaseContext, sha: str, name: str) -> bool:
     return f"{CHANGELOG_TRAILER}: {name}" in ctx.repo.message(sha)
 
 
-def _resume(ctx: ReleaseContext, journals: TaskJournals, journal: TaskJournal, say: Say) -> bool:
+def _resume(
+    ctx: ReleaseContext,
+    journals: TaskJournals,
+    journal: TaskJournal,
+    images: ImagesFor | None,
+    say: Say,
+) -> bool:
     """Finish or roll back the run the journal describes; True when its work is now done."""
     journals.release_locks(journal, say)
     (ctx.repo.git_dir / "release" / "changelog.tmp").unlink(missing_ok=True)
@@ -121,6 +174,9 @@ def _resume(ctx: ReleaseContext, journals: TaskJournals, journal: TaskJournal, s
         if journal.command == "promote" and journal.changelog is not None and not on_top:
             repo.reset_hard(orig)
             _write_changelog(ctx, journal.changelog, name)
+        if journal.rc and images is not None:
+            promotion = Promotion(name, journal.version, journal.rc, journal.target)
+            _images_of(promotion, lambda: images(promotion), say)
         journals.clear()
         say(f"finished the interrupted {journal.command} of {name}")
         return True
@@ -131,11 +187,30 @@ def _resume(ctx: ReleaseContext, journals: TaskJournals, journal: TaskJournal, s
     return False
 
 
+def _images_of(promotion: Promotion, side: Callable[[], ImageSide | None], say: Say) -> None:
+    """Promote's image side (checked, then applied), after its git side: a refusal or a
+    failure keeps the journal, and says that a re-run finishes."""
+    try:
+        checked = side()
+        if checked is not None:
+            checked.apply(say)
+    except ReleaseError as err:
+        raise ImagesPending(promotion.final, err) from err
+
+
 def run_journaled(
-    ctx: ReleaseContext, command: str, build: Build, *, dry_run: bool, say: Say
+    ctx: ReleaseContext,
+    command: str,
+    build: Build,
+    *,
+    dry_run: bool,
+    say: Say,
+    images: ImagesFor | None = None,
 ) -> Plan:
     """Plan outside the lock for --dry-run; under the lock, finish or roll back a killed run
-    first, plan again, write the journal, act, clear the journal."""
+    first, plan again, write the journal, act (the git side, then promote's image side),
+    clear the journal. ``images``: promote's image side, for a run that finishes a killed
+    one (a new run's is in its request)."""
     journals = TaskJournals(ctx.repo, command)
     if dry_run:
         if journals.read() is not None:
@@ -143,11 +218,17 @@ def run_journaled(
         return build()[0]
     with repo_lock(ctx.repo.common_dir, command, notify=say):
         journal = journals.read()
-        if journal is not None and _resume(ctx, journals, journal, say):
-            return Plan(command, f"{command} {journal.name}: finished", (), {"tag": journal.name})
+        if journal is not None and _resume(ctx, journals, journal, images, say):
+            return Plan(
+                command,
+                f"{command} {journal.name}: finished",
+                (),
+                {"tag": journal.name, "finished": True},
+            )
         plan, request = build()
         if request is None:
             return plan
+        promotion = request.promotion
         journals.write(
             TaskJournal(
                 command,
@@ -155,6 +236,8 @@ def run_journaled(
                 ctx.repo.head(),
                 request.target,
                 request.changelog_text,
+                rc=promotion.rc if promotion and request.images else "",
+                version=promotion.version if promotion else "",
             )
         )
         try:
@@ -162,5 +245,8 @@ def run_journaled(
         except ReleaseError:
             journals.clear()  # rolled back: nothing is left to finish
             raise
+        if promotion is not None:
+            say(f"tagged {promotion.final} on {promotion.rc}")
+            _images_of(promotion, lambda: request.images, say)
         journals.clear()
     return plan

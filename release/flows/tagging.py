@@ -18,11 +18,11 @@ from release.core.notes import Notes, render_markdown
 from release.core.plan import Plan, Step, StepKind, short
 from release.core.versions import parse_version
 from release.errors import RefusedError, UsageError
-from release.flows.context import ReleaseContext
+from release.flows.context import ReleaseContext, TagInfo
 from release.flows.history import notes_for_range
 from release.flows.next_version import choose_version
 from release.flows.notes_range import NotesRange, range_for_version
-from release.flows.tag_apply import TagRequest, run_journaled
+from release.flows.tag_apply import ImagesFor, Promotion, TagRequest, run_journaled
 
 __all__ = ["promote", "tag"]
 
@@ -79,11 +79,32 @@ def _plan(
             {"path": extra["changelog"], "label": request.changelog_label},
         )
         steps = [log_step, tag_step] if changelog_first else [tag_step, log_step]
+    if request.images is not None:
+        steps += request.images.steps
     return Plan(
         command,
         f"{command} {request.name} ({len(notes.entries)} changes in its notes)",
         tuple(steps),
         {"version": str(request.version), "tag": request.name, "message": request.message, **extra},
+    )
+
+
+def _unpromoted(ctx: ReleaseContext, final: TagInfo, ours: list[TagInfo]) -> str:
+    """What a made final still lacks: its images, where none are recorded for it and an rc
+    on its commit has them (a promote stopped by an older release, or one whose image side
+    was refused)."""
+    from release.adapters.git_notes import read_note
+
+    if ctx.config.matrix is None or not final.local:
+        return ""
+    rcs = [t for t in ours if t.version.is_rc and t.commit == final.commit and t.local]
+    if read_note(ctx.repo, final.name, final.commit) or not any(
+        read_note(ctx.repo, t.name, t.commit) for t in rcs
+    ):
+        return ""
+    return (
+        f"; its images are not recorded as promoted: in a checkout of {final.name}, run "
+        f"release images.promote --tag {final.name}"
     )
 
 
@@ -163,7 +184,11 @@ def promote(
     offline: bool = False,
     dry_run: bool = False,
     say: Callable[[str], None] = print,
+    images: ImagesFor | None = None,
 ) -> Plan:
+    """The final on the last rc's commit, its changelog, and (``images``) the rc's images
+    given the final's tags: one transaction, whose image side is checked before anything
+    changes (:mod:`release.flows.tag_apply`)."""
     requested = (
         parse_version(version, first_rc=ctx.config.first_rc) if version is not None else None
     )
@@ -188,11 +213,14 @@ def promote(
         final = base.base
         name = ctx.tag_name(final)
         ours = ctx.release_tags(base, tags)
-        if any(not t.version.is_rc for t in ours):
+        made = next((t for t in ours if not t.version.is_rc), None)
+        if made is not None:
             after = (
                 "; the next on this line is a patch release (release tag)" if line.patches else ""
             )
-            raise RefusedError(f"{final} is already released ({name} exists){after}")
+            raise RefusedError(
+                f"{final} is already released ({name} exists){after}{_unpromoted(ctx, made, ours)}"
+            )
         rcs = [t for t in ours if t.version.is_rc]
         if not rcs:
             raise RefusedError(f"no rc of {final} to promote; tag one first (release tag)")
@@ -214,6 +242,7 @@ def promote(
         label = final.spelled(ctx.config.version_scheme)
         rc_labels = tuple(t.version.spelled(ctx.config.version_scheme) for t in rcs)
         body = render_markdown(notes, repo_url=ctx.repo_url, heading_level=3)
+        promotion = Promotion(name, str(final), last.name, last.commit)
         request = TagRequest(
             final,
             name,
@@ -222,6 +251,8 @@ def promote(
             label,
             _changelog(ctx, label, body, replaces=rc_labels),
             sign,
+            promotion,
+            images(promotion) if images is not None else None,  # refuses before any change
         )
         extra = {
             "branch": branch,
@@ -231,4 +262,4 @@ def promote(
         }
         return _plan("promote", request, changelog_first=False, notes=notes, extra=extra), request
 
-    return run_journaled(ctx, "promote", build, dry_run=dry_run, say=say)
+    return run_journaled(ctx, "promote", build, dry_run=dry_run, say=say, images=images)

@@ -2,9 +2,11 @@
 changes anything, cleared when it is done (``.git/release/<command>.json``).
 
 A run killed half-way leaves its journal. The next run of the command reads it first and
-either finishes the work (the ref it was making exists: only what follows is left) or
-rolls the branch back to where the killed run started and begins again, so a re-run ends
-where an uninterrupted run would. Git lock files the killed run held are removed only
+either finishes the work (the ref it was making exists: only what follows is left, for
+promote its changelog commit and its image side, from the rc the journal names) or rolls
+the branch back to where the killed run started and begins again, so a re-run ends where
+an uninterrupted run would. ``status`` says when a journal is left, and which command
+finishes it. Git lock files the killed run held are removed only
 when the journal shows they were ours and our process group is gone.
 """
 
@@ -19,9 +21,10 @@ from release.adapters.git import GitRepo
 from release.adapters.lock import require_ended
 from release.adapters.state import StateFile
 
-__all__ = ["TaskJournal", "TaskJournals"]
+__all__ = ["TaskJournal", "TaskJournals", "interrupted"]
 
 _FIELDS = {"command": str, "ref": str, "orig_head": str, "target": str}
+_OPTIONAL = {"rc": str, "version": str}  # promote's; a journal written without them has none
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,8 @@ class TaskJournal:
     target: str = ""  # the commit the ref goes on, when known up front
     changelog: str | None = None  # the changelog it writes (promote finishes with it)
     switch: bool = False  # cut: switch to the new branch
+    rc: str = ""  # promote: the rc whose images the final gets (its image side follows the tag)
+    version: str = ""  # promote: the final's version
     pid: int = 0
     pgid: int = 0
 
@@ -53,6 +58,7 @@ class TaskJournals:
         if data is None:
             return None
         wrong = [k for k, kind in _FIELDS.items() if not isinstance(data.get(k), kind)]
+        wrong += [k for k, kind in _OPTIONAL.items() if not isinstance(data.get(k, ""), kind)]
         if wrong or data["command"] != self.command:
             self.file.damaged(f"no valid {', '.join(wrong) or 'command'}")
         known = {k: v for k, v in data.items() if k in TaskJournal.__dataclass_fields__}
@@ -81,3 +87,13 @@ class TaskJournals:
 
     def _branch(self) -> str:
         return self.repo.current_branch() or "HEAD"
+
+
+def interrupted(repo: GitRepo) -> tuple[str, str] | None:
+    """A cut, tag or promote stopped half-way, which the same command finishes (a
+    promote's registry side included): the command and the branch or tag it makes."""
+    for command in ("cut", "tag", "promote"):
+        journal = TaskJournals(repo, command).read()
+        if journal is not None:
+            return command, journal.name
+    return None

@@ -12,28 +12,25 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from release.adapters.engine import ContainerEngine
+from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref, write_note
 from release.core.manifest import ManifestError, check, missing, variant_rules
 from release.core.matrix import ImageMatrix
+from release.core.plan import Step, StepKind
 from release.flows.context import ReleaseContext
-from release.flows.manifest_store import published
 
-__all__ = ["Promoted", "final_manifest", "promote_images"]
+__all__ = [
+    "EnginePromotion",
+    "check_engine_promotion",
+    "final_manifest",
+]
 
 Say = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class Promoted:
-    final: str
-    rc: str
-    tags: dict[str, list[str]]  # variant -> tags given to its rc image
-    image_ids: dict[str, str]
 
 
 def final_manifest(
@@ -64,31 +61,66 @@ def final_tags(matrix: ImageMatrix, variant_id: str, final_tag: str) -> list[str
     return tags
 
 
-def promote_images(
+@dataclass(frozen=True)
+class EnginePromotion:
+    """The final's tags in this engine, checked (:func:`check_engine_promotion`: every rc
+    image is here); :meth:`apply` tags each and records the final's manifest. Run again,
+    it does the same: tags already on an image stay, a recorded manifest is left as is."""
+
+    engine: ContainerEngine
+    repo: GitRepo
+    rc: str
+    final: str
+    commit: str
+    tags: Mapping[str, list[str]]  # variant -> the final's tags for its rc image
+    image_ids: Mapping[str, str]
+    note: str  # the final's manifest, as it is recorded
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        tagged = tuple(
+            Step(
+                StepKind.TAG_IMAGE,
+                f"tag {variant}'s image {self.image_ids[variant][7:19]} as {', '.join(tags)}",
+                {"variant": variant, "image_id": self.image_ids[variant], "tags": list(tags)},
+            )
+            for variant, tags in self.tags.items()
+        )
+        record = f"record the manifest of {self.final} ({notes_ref(self.final)})"
+        return (*tagged, Step(StepKind.RECORD_MANIFEST, record, {"ref": notes_ref(self.final)}))
+
+    def apply(self, say: Say) -> None:
+        say(f"images of {self.rc} as {self.final}, by image id (no rebuild):")
+        for variant_id, image in self.image_ids.items():
+            self.engine.tag(image, self.tags[variant_id])
+            say(f"  {variant_id}: {image[7:19]} -> {', '.join(self.tags[variant_id])}")
+        recorded = write_note(self.repo, self.final, self.commit, self.note)
+        say(
+            f"{'recorded' if recorded else 'already recorded'} the manifest of {self.final} "
+            f"({notes_ref(self.final)}), from {self.rc}"
+        )
+
+
+def check_engine_promotion(
     ctx: ReleaseContext,
     engine: ContainerEngine,
+    rc_manifest: dict[str, Any],
     *,
     final_tag: str,
     final_version: str,
-    rc_tag: str,
     commit: str,
-    say: Say = print,
-) -> Promoted:
-    """Tag each variant's rc image as the final (by id) and record the final's manifest."""
+) -> EnginePromotion:
+    """What the engine could refuse, read before anything changes: the rc's manifest
+    complete, and every image it names here."""
     matrix = ctx.config.matrix
     if matrix is None:
         raise ManifestError("[tool.release.images] is missing: no images to promote")
-    rc_manifest = published(ctx.repo, rc_tag, commit)
-    if rc_manifest is None:
-        raise ManifestError(
-            f"{rc_tag} has no manifest ({notes_ref(rc_tag)}): nothing says which images it "
-            "is; build, smoke and snapshot it, then release manifest"
-        )
+    rc_tag = str(rc_manifest["tag"])
     gaps = missing(rc_manifest, variant_rules(matrix))
     if gaps:
         raise ManifestError(f"the manifest of {rc_tag} is incomplete: " + "; ".join(gaps))
     final = final_manifest(rc_manifest, matrix, final_tag, final_version)
-    ids = final["promoted_from"]["image_ids"]
+    ids: dict[str, str] = final["promoted_from"]["image_ids"]
     found = engine.inspect_images(list(ids.values()))
     absent = [v for v, image in ids.items() if found.get(image) is None]
     if absent:
@@ -96,15 +128,6 @@ def promote_images(
             f"the images of {rc_tag} for {', '.join(absent)} are not in this engine "
             f"({', '.join(ids[v][7:19] for v in absent)}); promote where they are"
         )
-    tags: dict[str, list[str]] = {}
-    for variant_id, image in ids.items():
-        tags[variant_id] = final["variants"][variant_id]["build"]["tags"]
-        engine.tag(image, tags[variant_id])
-        say(f"  {variant_id}: {image[7:19]} -> {', '.join(tags[variant_id])}")
+    tags = {v: list(final["variants"][v]["build"]["tags"]) for v in ids}
     text = json.dumps(final, indent=2, sort_keys=True) + "\n"
-    recorded = write_note(ctx.repo, final_tag, commit, text)
-    say(
-        f"{'recorded' if recorded else 'already recorded'} the manifest of {final_tag} "
-        f"({notes_ref(final_tag)}), from {rc_tag}"
-    )
-    return Promoted(final_tag, rc_tag, tags, ids)
+    return EnginePromotion(engine, ctx.repo, rc_tag, final_tag, commit, tags, ids, text)

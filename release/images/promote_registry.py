@@ -9,7 +9,11 @@ and ``REG/NAME:v0.31.0`` for the default variant), and the moving tag's index ta
 (``moving-tag``, default ``latest``: ``REG/NAME:latest``, ``REG/NAME:latest-cu130``). Every
 final tag is read first: one that serves the rc's digest is kept, one that serves another
 is refused with both digests (exit 3) before anything is copied; only the moving tags
-move. A re-run converges: what is there is read back, what is missing is copied.
+move. Every manifest the copies come from is read first too, by digest: one the registry
+no longer has, one whose bytes are not true to their digest, an image whose config is not
+the image id the rc recorded, or an index that does not list the rc's platform images is
+refused (exit 3) before anything is copied. A re-run converges: what is there is read
+back, what is missing is copied.
 """
 
 from __future__ import annotations
@@ -19,17 +23,27 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref, write_note
 from release.adapters.registry import Registry, RegistryError, Served
 from release.core.manifest import ManifestError, check, missing, variant_rules
 from release.core.matrix import ImageMatrix
+from release.core.plan import Step, StepKind
 from release.core.references import repository
 from release.errors import RefusedError
 from release.flows.context import ReleaseContext
 from release.images.promote import final_manifest
 from release.images.transfer import registry_ref
 
-__all__ = ["Copy", "is_published", "promote_in_registry"]
+__all__ = [
+    "Copy",
+    "RegistryPromotion",
+    "Source",
+    "check_registry_promotion",
+    "is_published",
+    "promote_in_registry",
+    "rc_sources",
+]
 
 Say = Callable[[str], None]
 
@@ -94,18 +108,143 @@ def _read_all(reg: Registry, refs: list[str]) -> dict[str, Served | None]:
         return dict(zip(refs, pool.map(reg.served, refs), strict=True))
 
 
-def promote_in_registry(
+@dataclass(frozen=True)
+class Source:
+    """One of the rc's published manifests, named by digest, and what it must be."""
+
+    ref: str  # REGISTRY/NAME@sha256:...
+    what: str  # "the platform image of cu129 (linux/arm64)", "the index of cu129"
+    config: str | None = None  # a platform image's config digest: its image id
+    lists: tuple[str, ...] = ()  # an index: the platform digests it must list
+
+
+def rc_sources(manifest: Mapping[str, Any], copies: list[Copy]) -> list[Source]:
+    """Every manifest the final's tags are copied from, with what the rc's manifest says
+    it is. Pure."""
+    by_digest: dict[str, list[Mapping[str, Any]]] = {}
+    for entry in manifest["variants"].values():
+        by_digest.setdefault(entry["publish"]["index"]["digest"], []).append(entry["publish"])
+    sources: dict[str, Source] = {}
+    for row_id, entry in manifest["variants"].items():
+        published = entry["publish"]
+        platform = next(c for c in copies if c.digest == published["digest"] and not c.moving)
+        ref = f"{repository(platform.ref)}@{published['digest']}"
+        what = f"the platform image of {row_id} ({published['platform']})"
+        sources.setdefault(ref, Source(ref, what, config=published["image_id"]))
+    for c in copies:
+        rows = by_digest.get(c.digest)
+        ref = f"{repository(c.ref)}@{c.digest}"
+        if rows is not None and ref not in sources:
+            listed = tuple(dict.fromkeys(r["digest"] for r in rows))
+            sources[ref] = Source(ref, "an index of its platform images", lists=listed)
+    return list(sources.values())
+
+
+def _refuse_source(source: Source, found: Served | None, rc: str) -> None:
+    """Refuse a source the registry does not serve as the rc published it."""
+    if found is None:
+        raise RefusedError(
+            f"{source.ref} is not in the registry: {rc}'s {source.what.removeprefix('the ')} "
+            "is gone, so nothing can be copied from it; publish the rc again "
+            "(release images.publish in a checkout of it) and re-run"
+        )
+    digest = source.ref.rsplit("@", 1)[1]
+    if found.digest != digest:
+        raise RefusedError(
+            f"the registry serves other bytes under {source.ref} (their digest is "
+            f"{found.digest}): not {rc}'s {source.what.removeprefix('the ')}; nothing is copied"
+        )
+    if source.config is not None and found.config != source.config:
+        raise RefusedError(
+            f"{source.ref} is not the image {rc}'s manifest records (its config is "
+            f"{found.config}, the manifest's image id {source.config}); nothing is copied"
+        )
+    missing_platforms = set(source.lists) - {digest for _, digest in found.platforms}
+    if source.lists and (not found.is_index or missing_platforms):
+        raise RefusedError(
+            f"{source.ref} is not the index {rc} published: it does not list "
+            f"{', '.join(sorted(missing_platforms)) or 'platform images'}; nothing is copied"
+        )
+
+
+@dataclass(frozen=True)
+class RegistryPromotion:
+    """The final's tags in the registry, checked (:func:`check_registry_promotion`): every
+    rc manifest there and true to its digest, every final tag free or serving the rc's
+    digest already. :meth:`apply` copies what is missing, reads each copy back and records
+    the final's manifest; run again, it copies nothing."""
+
+    repo: GitRepo
+    reg: Registry
+    rc: str
+    final: str
+    commit: str
+    copies: tuple[Copy, ...]
+    served: Mapping[str, Served | None]  # what each final tag served when checked
+    note: str  # the final's manifest, as it is recorded
+
+    def _there(self, c: Copy) -> bool:
+        found = self.served[c.ref]
+        return found is not None and found.digest == c.digest
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        out = []
+        for c in self.copies:
+            if self._there(c):
+                out.append(Step(StepKind.SKIP, f"{c.ref} is there: {c.digest}", {"ref": c.ref}))
+            else:
+                source = f"{repository(c.ref)}@{c.digest}"
+                out.append(
+                    Step(
+                        StepKind.COPY_IMAGE,
+                        f"copy {source} to {c.ref}",
+                        {"ref": c.ref, "digest": c.digest},
+                    )
+                )
+        record = f"record the manifest of {self.final} ({notes_ref(self.final)})"
+        return (*out, Step(StepKind.RECORD_MANIFEST, record, {"ref": notes_ref(self.final)}))
+
+    def apply(self, say: Say) -> None:
+        say(
+            f"images of {self.rc} as {self.final}, by digest in the registry (no pull, no rebuild):"
+        )
+        copied = []
+        for c in self.copies:
+            if self._there(c):
+                say(f"  {c.ref} is there: {c.digest}")
+                continue
+            self.reg.copy(f"{repository(c.ref)}@{c.digest}", c.ref)
+            copied.append(c)
+        back = _read_all(self.reg, [c.ref for c in copied])  # then every copy read back
+        for c in copied:
+            got = back[c.ref]
+            if got is None or got.digest != c.digest:
+                shown = "nothing" if got is None else got.digest
+                raise RegistryError(
+                    f"{c.ref} does not read back as copied: it serves {shown}, not {c.digest}"
+                )
+            say(f"  {c.ref} -> {c.digest}" + (" (moved)" if self.served[c.ref] is not None else ""))
+        recorded = write_note(self.repo, self.final, self.commit, self.note)
+        say(
+            f"{'recorded' if recorded else 'already recorded'} the manifest of {self.final} "
+            f"({notes_ref(self.final)}), from {self.rc}"
+        )
+
+
+def check_registry_promotion(
     ctx: ReleaseContext,
     rc_manifest: Mapping[str, Any],
     *,
     final_tag: str,
     final_version: str,
     commit: str,
-    say: Say = print,
     reg: Registry | None = None,
-) -> list[Copy]:
-    """Copy the rc's published digests to the final's tags, read each back, and record
-    the final's manifest; what was copied (or found there already)."""
+) -> RegistryPromotion:
+    """Everything the registry could refuse, read before anything changes: the rc's
+    manifests (present, their bytes true to their digests, what the rc's manifest says
+    they are), and every final tag (free, or serving the rc's digest; only a moving tag
+    may serve another). Reads only."""
     matrix = ctx.config.matrix
     if matrix is None:
         raise ManifestError("[tool.release.images] is missing: no images to promote")
@@ -117,7 +256,11 @@ def promote_in_registry(
         )
     reg = reg or Registry()
     copies, records = final_copies(rc_manifest, matrix, final_tag)
-    served = _read_all(reg, [c.ref for c in copies])  # every tag read before any copy
+    sources = rc_sources(rc_manifest, copies)
+    served = _read_all(reg, [c.ref for c in copies] + [s.ref for s in sources])
+    rc = str(rc_manifest["tag"])
+    for source in sources:
+        _refuse_source(source, served[source.ref], rc)
     for c in copies:
         found = served[c.ref]
         if found is not None and found.digest != c.digest and not c.moving:
@@ -125,30 +268,36 @@ def promote_in_registry(
                 f"{c.ref} is published already with another image: the registry serves "
                 f"{found.digest}, the rc's is {c.digest}; a published tag is not moved"
             )
-    copied = []
-    for c in copies:
-        found = served[c.ref]
-        if found is not None and found.digest == c.digest:
-            say(f"  {c.ref} is there: {c.digest}")
-            continue
-        reg.copy(f"{repository(c.ref)}@{c.digest}", c.ref)
-        copied.append(c)
-    back = _read_all(reg, [c.ref for c in copied])  # then every copy read back
-    for c in copied:
-        got = back[c.ref]
-        if got is None or got.digest != c.digest:
-            shown = "nothing" if got is None else got.digest
-            raise RegistryError(
-                f"{c.ref} does not read back as copied: it serves {shown}, not {c.digest}"
-            )
-        say(f"  {c.ref} -> {c.digest}" + (" (moved)" if served[c.ref] is not None else ""))
     final = final_manifest(dict(rc_manifest), matrix, final_tag, final_version)
     for row_id, record in records.items():
         final["variants"][row_id]["publish"] = record
     text = json.dumps(check(final, f"the manifest of {final_tag}"), indent=2, sort_keys=True)
-    recorded = write_note(ctx.repo, final_tag, commit, text + "\n")
-    say(
-        f"{'recorded' if recorded else 'already recorded'} the manifest of {final_tag} "
-        f"({notes_ref(final_tag)}), from {rc_manifest['tag']}"
+    return RegistryPromotion(
+        ctx.repo,
+        reg,
+        rc,
+        final_tag,
+        commit,
+        tuple(copies),
+        {c.ref: served[c.ref] for c in copies},
+        text + "\n",
     )
-    return copies
+
+
+def promote_in_registry(
+    ctx: ReleaseContext,
+    rc_manifest: Mapping[str, Any],
+    *,
+    final_tag: str,
+    final_version: str,
+    commit: str,
+    say: Say = print,
+    reg: Registry | None = None,
+) -> list[Copy]:
+    """Check, then copy the rc's published digests to the final's tags, read each back,
+    and record the final's manifest; what was copied (or found there already)."""
+    promotion = check_registry_promotion(
+        ctx, rc_manifest, final_tag=final_tag, final_version=final_version, commit=commit, reg=reg
+    )
+    promotion.apply(say)
+    return list(promotion.copies)
