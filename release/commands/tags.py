@@ -91,19 +91,16 @@ def promote(request: PromoteRequest, run: Run) -> Report:
     )
     if request.dry_run:
         return plan_report(plan, dry_run=True)
-    if plan.info.get("finished"):
-        done = [plan.summary, "next: release push"]
-    elif not plan.steps:
-        done = [plan.summary]
-    else:
-        done = ["next: release push"]
-        if request.no_images and ctx.config.matrix is not None:
-            done.insert(
-                0,
-                f"images: not promoted (--no-images): release images.promote --tag "
-                f"{plan.info.get('tag')}, in a checkout of it, gives them",
-            )
-    return plan_report(plan, dry_run=False, report=done)
+    finished = bool(plan.info.get("finished"))
+    if not plan.steps and not finished:
+        return plan_report(plan, dry_run=False, report=[plan.summary])
+    done = [plan.summary] if finished else []
+    if request.no_images and ctx.config.matrix is not None:
+        done.append(
+            f"images: not promoted (--no-images): release images.promote --tag "
+            f"{plan.info.get('tag')}, in a checkout of it, gives them"
+        )
+    return plan_report(plan, dry_run=False, report=[*done, "next: release push"])
 
 
 @dataclass(frozen=True)

@@ -255,7 +255,7 @@ class Rehearsal(Sandbox):
         after = self.registry.traffic()
         if before is not None and after is not None:
             self.promote_uploads = after.uploads - before.uploads
-        if promoted.code != 0:  # the tag stands; only the images were not promoted
+        if promoted.code != 0:  # refused before any change, or stopped after its git side
             self.ledger.failures.append(f"release promote exited {promoted.code}")
         t.release(self.root, "push")
         self.notes = t.release(self.root, "notes", "--view", "final", "--until", TAGS.final).stdout
