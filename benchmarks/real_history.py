@@ -96,7 +96,9 @@ def categories_and_people(repo: Path, main: str) -> None:
     config = Config()
     aliases = config.alias_map()
     commits = list(
-        parse_log(git(repo, "log", "--no-merges", f"--format={LOG_FORMAT}", main), aliases)
+        parse_log(
+            git(repo, "log", "--no-merges", f"--format={LOG_FORMAT}", main), aliases, repo=None
+        )
     )
     other = sum(1 for c in commits if c.category == "Other")
     print(f"commits on {main}: {len(commits)}")

@@ -101,7 +101,7 @@ class Cycle:
         """A readable, stable name for every commit of the cycle."""
         names = {sha: f"<main #{pr}>" for pr, sha in self.engine.shas.items()}
         text = self.git("log", f"--format={LOG_FORMAT}", "main..releases/v0.1.0")
-        for commit in reversed(list(parse_log(text, {}))):  # oldest first
+        for commit in reversed(list(parse_log(text, {}, repo=None))):  # oldest first
             if commit.changelog_for:
                 names[commit.sha] = f"<changelog commit for {commit.changelog_for}>"
             elif commit.picked_from:

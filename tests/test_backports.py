@@ -13,6 +13,7 @@ import pytest
 from release.core import backports
 from release.core.backports import Message, by_lines, by_message, normalized_title, similarity
 from release.core.commits import make_commit
+from release.core.pull_requests import RepoIdentity
 from release.sample import RESOLVED_SCHEDULER_108, SampleEngine
 from tests.conftest import CliResult, run_cli
 
@@ -89,6 +90,40 @@ def test_normalized_title_strips_what_a_port_adds(subject: str, title: str) -> N
 )
 def test_the_pr_numbers_a_port_names(subject: str, body: str, refs: set[int]) -> None:
     assert Message("0" * 40, subject, body).refs == refs
+
+
+URL = "https://github.com/example/tinyengine"  # the sample engine's repo-url
+THIS = RepoIdentity.of(URL)
+EVIL = "https://github.com/evil/other"
+
+
+@pytest.mark.parametrize(
+    ("subject", "body", "repo", "refs"),
+    [
+        (f"Cherry-pick of {URL}/pull/12: Fix x", "", THIS, {12}),
+        (f"Cherry-pick of {EVIL}/pull/12: Fix x", "", THIS, set()),
+        (f"Cherry-pick of {URL}/pull/12: Fix x", "", None, set()),  # whose, unknown
+        (
+            "Fix x (#130)",
+            "Backport of https://GitHub.com/Example/TinyEngine/pull/12 and #13",
+            THIS,
+            {12, 13},
+        ),
+        ("Fix x (#130)", f"Backport of {EVIL}/pull/12 and #13", THIS, {13}),
+        ("Fix x (#130)", f"Backport of {URL}/pull/12 and #13", None, {13}),
+        # the digits of a URL are no PR numbers
+        (
+            "Fix x (#130)",
+            "Backport of https://github.com/or9/re7/pull/12",
+            RepoIdentity.of("https://github.com/or9/re7"),
+            {12},
+        ),
+    ],
+)
+def test_a_pr_url_a_port_names_is_a_number_only_of_this_repository(
+    subject: str, body: str, repo: RepoIdentity | None, refs: set[int]
+) -> None:
+    assert Message("0" * 40, subject, body, repo).refs == refs
 
 
 def _m(sha: str, subject: str, body: str = "") -> Message:
@@ -233,6 +268,27 @@ def test_an_adapted_backport_is_held_with_its_evidence(
     text = release(engine, "pick", "#108", "#109", "--dry-run").stdout
     assert "1 to pick, 0 already there, 1 held as likely already backported" in text
     assert f"--repick {engine.shas[108][:10]} picks it anyway" in text
+
+
+@pytest.mark.parametrize(("url", "held"), [(URL, True), (EVIL, False)])
+def test_a_backport_naming_a_pr_by_url_holds_it_only_when_the_url_is_this_repositorys(
+    cut_engine_copy: SampleEngine, url: str, held: bool
+) -> None:
+    engine = cut_engine_copy
+    (engine.root / "tinyengine" / "scheduler.py").write_text(RESOLVED_SCHEDULER_108)
+    body = f"Backport of {url}/pull/108"
+    git(engine, "commit", "--quiet", "-am", "Keep the batch limit exact", "-m", body)
+    copy = git(engine, "rev-parse", "HEAD")
+    ((action, sha, why),) = plan(engine, "#108")
+    assert sha == engine.shas[108]
+    assert (action, why) == (
+        (
+            "hold",
+            f"likely already backported as {copy[:12]} (#108 named by 'Keep the batch limit exact')",
+        )
+        if held
+        else ("cherry-pick", None)
+    )
 
 
 def test_pick_leaves_a_held_commit_alone_and_repick_takes_it(cut_engine_copy: SampleEngine) -> None:

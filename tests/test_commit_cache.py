@@ -96,8 +96,9 @@ def _path(engine: SampleEngine) -> Path:
 
 
 def _key(engine: SampleEngine) -> str:
-    aliases = ReleaseContext(engine.root).config.alias_map()
-    return cache_key(aliases, engine.repo.history.mailmap_fingerprint())
+    ctx = ReleaseContext(engine.root)
+    fingerprint = engine.repo.history.mailmap_fingerprint()
+    return cache_key(ctx.config.alias_map(), fingerprint, ctx.repo_identity)
 
 
 SINCE = ("--since", "main~12")

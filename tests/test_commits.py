@@ -285,7 +285,7 @@ def test_parse_log() -> None:
         (SHA_B, "Bob Okafor", "bob@example.com", "[Doc] Two (#2)", ""),
     ]
     text = "".join("\n" + "\x1f".join(r) + "\x1e" for r in records)
-    commits = list(parse_log(text, ALIASES))
+    commits = list(parse_log(text, ALIASES, repo=None))
     assert [c.sha for c in commits] == [SHA_A, SHA_B]
     assert commits[0].co_authors == (Person("Eve Park", "eve@example.com"),)
     assert commits[0].picked_from == (SHA_B,)
@@ -296,7 +296,7 @@ def test_parse_log() -> None:
 
 def test_parse_log_of_a_real_repository(engine) -> None:
     text = engine.repo.history.log("main", fmt=LOG_FORMAT)
-    commits = list(parse_log(text, ALIASES))
+    commits = list(parse_log(text, ALIASES, repo=None))
     by_pr = {c.pr: c for c in commits}
     assert sorted(by_pr) == [101, 102, 103, 104, 105, 106]
     assert by_pr[102].credited == (
@@ -311,7 +311,7 @@ def test_parse_log_of_a_real_repository(engine) -> None:
 
 def test_parse_records_as_a_stream_delivers_them() -> None:
     text = "\n" + "\x1f".join((SHA_A, "Alice Chen", "a@x", "[Doc] One (#1)", "")) + "\x1e\n"
-    assert [c.pr for c in parse_records(text.split("\x1e"), ALIASES)] == [1]
+    assert [c.pr for c in parse_records(text.split("\x1e"), ALIASES, repo=None)] == [1]
 
 
 def test_trailer_values_as_a_whole_body_scan_reads_them() -> None:

@@ -178,7 +178,8 @@ def test_ranges_are_given_by_their_ends_and_peeled(engine: SampleEngine) -> None
     assert history.rev_list(since="annotated", until="main") == expected
     assert history.count(since="annotated", until="main") == len(expected) == 3
     assert history.count(until="annotated") == int(repo.out("rev-list", "--count", base))
-    assert [c.sha for c in history.log_commits(since=base, until="main", aliases={})] == expected
+    commits = history.log_commits(since=base, until="main", aliases={}, repo=None)
+    assert [c.sha for c in commits] == expected
     messages = history.messages(since="annotated", until="main")
     assert [m.sha for m in messages] == expected
     assert all(not m.body.startswith("\n") and not m.body.endswith("\n") for m in messages)

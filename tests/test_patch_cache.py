@@ -14,6 +14,7 @@ import pytest
 
 from release.adapters.patch_cache import CHERRY_KEPT, PatchCache, patch_cache_key, patch_cache_path
 from release.flows.branch import EARLY_CHERRY
+from release.flows.context import ReleaseContext
 from release.sample import SampleEngine
 from tests.conftest import repo_state, run_cli
 from tests.test_backports import git, moved_file_backport
@@ -29,6 +30,10 @@ def _no_ci(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _path(engine: SampleEngine) -> Path:
     return patch_cache_path(engine.repo.common_dir)
+
+
+def _key(engine: SampleEngine) -> str:
+    return patch_cache_key(ReleaseContext(engine.root).repo_identity)
 
 
 def _plan(engine: SampleEngine, *shas: str, env: dict[str, str] | None = None) -> list[dict]:
@@ -77,7 +82,7 @@ def test_the_warm_run_reads_the_pairs_and_git_cherrys_answer_from_the_cache(busy
     them from there, not from git."""
     engine, shas, same, fix, copy = busy
     _plan(engine, *shas)
-    cache = PatchCache.load(_path(engine), patch_cache_key())
+    cache = PatchCache.load(_path(engine), _key(engine))
     assert cache.shared[fix][copy] >= 4
     cache.shared[fix][copy] = 0  # the copy shares no line with the fix, says the cache
     (key,) = cache.cherry
@@ -139,7 +144,7 @@ def test_a_damaged_or_foreign_patch_cache_is_ignored_and_written_anew(busy, dama
         }[damage]
     )
     assert _plan(engine, *shas) == uncached
-    assert PatchCache.load(path, patch_cache_key()).lines  # written anew, whole
+    assert PatchCache.load(path, _key(engine)).lines  # written anew, whole
 
 
 def test_what_the_cache_holds_reads_back_the_same(tmp_path: Path) -> None:
@@ -236,7 +241,7 @@ def test_after_the_branch_gains_commits_only_they_are_compared_with_main(busy) -
         git(engine, "log", "-1", "--format=%H", f"--grep=Note {n} ", "main") for n in (0, 1)
     )
     assert first[planted] == first[copied] == "cherry-pick" and same not in (planted, copied)
-    cache = PatchCache.load(_path(engine), patch_cache_key())
+    cache = PatchCache.load(_path(engine), _key(engine))
     (key,) = cache.cherry
     cache.cherry[key] = (*cache.cherry[key], planted)  # "already there", says the cache
     cache.changed = True

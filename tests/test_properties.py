@@ -95,7 +95,7 @@ def test_a_log_parses_whatever_its_records_hold(records: list[tuple[str, str]]) 
         f"{'b' * 40}\x1fName\x1fn@example.com\x1f{s.replace(chr(0x1E), '')}\x1f{b.replace(chr(0x1E), '')}\x1e"
         for s, b in records
     )
-    commits = list(parse_log(text, ALIASES))
+    commits = list(parse_log(text, ALIASES, repo=None))
     assert len(commits) <= len(records)
 
 

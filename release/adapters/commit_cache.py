@@ -13,10 +13,11 @@ notes slow on a long history).
 
 The key is a digest of everything parsing depends on: this format, the Python version
 (marshal's), the package version, the source of the modules that parse (commits,
-categories, config), the category alias map and the mailmap (``%aN``/``%aE`` are authors
-as it maps them). Another key, a length or checksum that does not match, a payload that
-does not unpack: the file is ignored and written anew, atomically (readers see the old
-file or the new one). The header is checked before anything is unpacked.
+categories, config, pull requests), the category alias map, the mailmap (``%aN``/``%aE``
+are authors as it maps them) and the repository the commits are of (which PRs they name:
+:mod:`release.core.pull_requests`). Another key, a length or checksum that does not
+match, a payload that does not unpack: the file is ignored and written anew, atomically
+(readers see the old file or the new one). The header is checked before anything is unpacked.
 
 When: read unless ``RELEASE_REPO_CACHE=0``; written unless ``RELEASE_REPO_CACHE=0``,
 or on CI (``CI`` set, as CI services set it: a one-off checkout gains nothing and its
@@ -33,28 +34,31 @@ from pathlib import Path
 from typing import Any
 
 from release.adapters.cache_file import ENV, cache_policy, digest_of, read_payload, write_payload
-from release.core import categories, commits, config
+from release.core import categories, commits, config, pull_requests
 from release.core.commits import Commit, Person, assemble_commit
+from release.core.pull_requests import RepoIdentity
 
 __all__ = ["ENV", "CommitCache", "cache_key", "cache_path", "cache_policy"]
 
 FORMAT = 2
 EARLIER_KEPT = 4  # commits whose earlier people are kept
 _MAGIC = b"release-commits"
-_PARSERS = (commits, categories, config)  # what a commit's fields are worked out by
+# what a commit's fields are worked out by
+_PARSERS = (commits, categories, config, pull_requests)
 
 
 def cache_path(common_dir: Path) -> Path:
     return common_dir / "release" / "commits.cache"
 
 
-def cache_key(aliases: Mapping[str, str], mailmap: str) -> str:
+def cache_key(aliases: Mapping[str, str], mailmap: str, repo: RepoIdentity | None) -> str:
     """A digest of what parsing a commit depends on (see the module's doc)."""
     return digest_of(
         FORMAT,
         (*_PARSERS, sys.modules[__name__]),
         repr(sorted(aliases.items())).encode("utf-8", "surrogateescape"),
         mailmap.encode(),
+        (repo.key if repo is not None else "").encode("utf-8", "surrogateescape"),
     )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import NamedTuple
 
 from release.core.commits import Commit, Person, commit_maker, parse_person
+from release.core.pull_requests import RepoIdentity
 
 __all__ = [
     "ABOUT_FORMAT",
@@ -83,9 +84,12 @@ class Trailer(NamedTuple):
     value: str
 
 
-def parse_records(records: Iterable[str], aliases: Mapping[str, str]) -> Iterator[Commit]:
-    """Parse ``git log --format=LOG_FORMAT`` records (the text between separators)."""
-    commit = commit_maker(aliases)
+def parse_records(
+    records: Iterable[str], aliases: Mapping[str, str], *, repo: RepoIdentity | None
+) -> Iterator[Commit]:
+    """Parse ``git log --format=LOG_FORMAT`` records (the text between separators), commits
+    of the repository ``repo`` (None: unknown; it decides which PRs they name)."""
+    commit = commit_maker(aliases, repo)
     for record in records:
         parts = record.split(_FIELD, 4)  # git puts a newline before every record but the first
         if len(parts) < 5:
@@ -94,9 +98,11 @@ def parse_records(records: Iterable[str], aliases: Mapping[str, str]) -> Iterato
         yield commit(sha.lstrip("\n"), name, email, subject, body.strip("\n"))
 
 
-def parse_log(text: str, aliases: Mapping[str, str]) -> Iterator[Commit]:
+def parse_log(
+    text: str, aliases: Mapping[str, str], *, repo: RepoIdentity | None
+) -> Iterator[Commit]:
     """Parse ``git log --format=LOG_FORMAT`` output, newest first as git prints it."""
-    return parse_records(text.split(RECORD_END), aliases)
+    return parse_records(text.split(RECORD_END), aliases, repo=repo)
 
 
 def parse_messages(text: str) -> list[Message]:

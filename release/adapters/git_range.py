@@ -19,6 +19,7 @@ from release.adapters.git import GitLog, GitRepo
 from release.adapters.git_log import LOG_FORMAT, parse_log, parse_records, people_of
 from release.adapters.git_process import GitRead
 from release.core.commits import Commit, Person
+from release.core.pull_requests import RepoIdentity
 
 __all__ = ["RangeCommits"]
 
@@ -28,8 +29,10 @@ class RangeCommits:
     the commit it names; ``since`` None: all history) at once; :meth:`commits` parses
     them.
 
-    ``cached``: use the commit cache as its policy allows (``release notes`` only; tasks
-    that change the repository leave its git directory to their journals).
+    ``identity``: the repository the commits are of (None: its URL is unknown), which
+    decides the PRs they name. ``cached``: use the commit cache as its policy allows
+    (``release notes`` only; tasks that change the repository leave its git directory to
+    their journals).
     ``mailmap``: whether a mailmap applies, when reading the range found it out (else None).
     With ``since``, its earlier people (:meth:`people_before`) are read at once, or
     taken from the cache.
@@ -40,11 +43,12 @@ class RangeCommits:
         repo: GitRepo,
         aliases: Mapping[str, str],
         *,
+        identity: RepoIdentity | None,
         since: str | None,
         until: str,
         cached: bool = False,
     ) -> None:
-        self.repo, self.aliases = repo, aliases
+        self.repo, self.aliases, self.identity = repo, aliases, identity
         self.mailmap: bool | None = None
         self._stream: GitLog | None = None
         self._shas: GitRead | None = None
@@ -78,12 +82,12 @@ class RangeCommits:
     def _key(self) -> str:
         fingerprint = self.repo.history.mailmap_fingerprint()
         self.mailmap = bool(fingerprint)
-        return cache_key(self.aliases, fingerprint)
+        return cache_key(self.aliases, fingerprint, self.identity)
 
     def commits(self) -> list[Commit]:
         """The range's non-merge commits, newest first (as ``git log`` lists them)."""
         if self._stream is not None:
-            parsed = list(parse_records(self._stream, self.aliases))
+            parsed = list(parse_records(self._stream, self.aliases, repo=self.identity))
             if self._write:
                 self._writable().add(parsed)
             return parsed
@@ -94,11 +98,11 @@ class RangeCommits:
         missing = [sha for sha in shas if sha not in cache]
         if missing:
             text = self.repo.history.start_commit_log(missing, LOG_FORMAT).out()
-            cache.add(parse_log(text, self.aliases))
+            cache.add(parse_log(text, self.aliases, repo=self.identity))
         found = cache.take(shas)
         if found is None:  # a record that does not unpack: read them all again
             text = self.repo.history.start_commit_log(shas, LOG_FORMAT).out()
-            found = list(parse_log(text, self.aliases))
+            found = list(parse_log(text, self.aliases, repo=self.identity))
             cache.add(found)
         return found
 

@@ -33,6 +33,7 @@ from release.adapters.git_log import (
 )
 from release.adapters.git_process import GitLog, GitRead, Repository, executable_stamp
 from release.core.commits import Commit
+from release.core.pull_requests import RepoIdentity
 
 __all__ = ["History", "cherry_equal", "cherry_marked", "files_changed", "span"]
 
@@ -57,11 +58,17 @@ class History:
 
     # -- ranges: the commits after ``since`` (None: all history) up to ``until`` --------
     def log_commits(
-        self, *, since: str | None, until: str, aliases: Mapping[str, str]
+        self,
+        *,
+        since: str | None,
+        until: str,
+        aliases: Mapping[str, str],
+        repo: RepoIdentity | None,
     ) -> list[Commit]:
-        """The range's commits, merges too, newest first (as ``git log`` lists them)."""
+        """The range's commits, merges too, newest first (as ``git log`` lists them), as
+        commits of ``repo`` (None: unknown)."""
         text = self.repo.out("log", f"--format={LOG_FORMAT}", *span(since, until), "--")
-        return list(parse_log(text, aliases))
+        return list(parse_log(text, aliases, repo=repo))
 
     def start_commits(self, *, since: str | None, until: str) -> GitRead:
         """:meth:`log_commits`, started now: its text is parsed by

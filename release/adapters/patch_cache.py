@@ -16,10 +16,11 @@ not seen, for a new commit on either side); and what a commit's message says of 
 having their patch on the branch (a fact of those three commits; for a later tip of the
 same branch, the answer of an earlier one plus what the commits gained since match).
 
-The key is a digest of this format, the Python and package versions and the source of
-the modules that read and sign patches and messages (the git options included). A commit is not kept
-when its change could read otherwise later: not in a repository with replacement objects,
-not for a shallow clone's boundary commits (they show as adding every file).
+The key is a digest of this format, the Python and package versions, the source of the
+modules that read and sign patches and messages (the git options included) and the
+repository whose PRs a message may name by URL. A commit is not kept when its change
+could read otherwise later: not in a repository with replacement objects, not for a
+shallow clone's boundary commits (they show as adding every file).
 
 When: read and written as the commit cache is (``RELEASE_REPO_CACHE``), and written only
 by what changes nothing else in the repository (``pick --dry-run``, ``status``): a pick
@@ -37,8 +38,9 @@ from pathlib import Path
 
 from release.adapters import git_reads
 from release.adapters.cache_file import digest_of, read_payload, write_payload
-from release.core import backports, commits, patch_lines
+from release.core import backports, commits, patch_lines, pull_requests
 from release.core.backports import Facts
+from release.core.pull_requests import RepoIdentity
 
 __all__ = ["CHERRY_KEPT", "PatchCache", "patch_cache_key", "patch_cache_path"]
 
@@ -52,8 +54,14 @@ def patch_cache_path(common_dir: Path) -> Path:
     return common_dir / "release" / "patches.cache"
 
 
-def patch_cache_key() -> str:
-    return digest_of(FORMAT, (backports, commits, patch_lines, git_reads, sys.modules[__name__]))
+def patch_cache_key(repo: RepoIdentity | None) -> str:
+    """The key for commits of the repository ``repo`` (what a message says it carries
+    depends on which PR URLs are this repository's)."""
+    return digest_of(
+        FORMAT,
+        (backports, commits, patch_lines, pull_requests, git_reads, sys.modules[__name__]),
+        (repo.key if repo is not None else "").encode("utf-8", "surrogateescape"),
+    )
 
 
 class PatchCache:

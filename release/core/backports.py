@@ -7,8 +7,9 @@ moved, context changed, a conflict resolved. So evidence is looked for in this o
 
 1. **PR numbers.** The main commit's PR is referenced from the branch commit: in a chain
    of numbers (``Fix x (#5702) (#6120)``), after a port word (``Port of #1247:``,
-   ``Cherry-pick #1212:``, ``backport of #N`` in the body), or the other way round (a main
-   commit forward-ported from the branch names the branch commit's PR).
+   ``Cherry-pick #1212:``, ``backport of #N`` in the body; a PR's URL there only when it is
+   this repository's, :class:`~release.core.pull_requests.RepoIdentity`), or the other way
+   round (a main commit forward-ported from the branch names the branch commit's PR).
 2. **The title**, with category, version and cherry-pick prefixes stripped
    (:func:`normalized_title`), when it is long enough to say something and names one main
    commit only.
@@ -32,6 +33,7 @@ from typing import TypeVar
 
 from release.core.commits import Commit, is_revert, pr_number, title_key
 from release.core.patch_lines import changed_lines, patches, signature, signatures
+from release.core.pull_requests import RepoIdentity
 
 __all__ = [
     "CONTAINED_THRESHOLD",
@@ -66,7 +68,9 @@ _PORT_WORD = re.compile(_PORT, re.I)
 # a number after a port word: "Port #1247:", "Port of: ... #1454", "Cherry-pick from PR#1258",
 # "Partly port of 1436,", "backport of https://github.com/org/repo/pull/12"
 _AFTER_PORT = re.compile(
-    r"^\s*(?:of|from|to)?\s*:?\s*(?:PR\s*)?(?:#|https?://\S+/pull/)?(\d{1,9})\b", re.I
+    r"^\s*(?:of|from|to)?\s*:?\s*(?:PR\s*)?"
+    r"(?:#|(?P<url>https?://[^\s,]+)/pull/)?(?P<number>\d{1,9})\b",
+    re.I,
 )
 _HASH_NUMBER = re.compile(r"(?<![\w#])(?:PR\s*)?#(\d{1,9})\b")
 _UPSTREAM_NUMBER = re.compile(r"\b(?:vllm|upstream)\s+(?:PR\s*)?#\d+", re.I)
@@ -78,7 +82,8 @@ _BODY_PORT = re.compile(
     r"((?:(?:PR\s*)?(?:#|https?://\S+/pull/)\d{1,9}\b(?:\s*(?:,|and|&)\s*)?)+)",
     re.I,
 )
-_NUMBER = re.compile(r"\d{1,9}")
+# one of the numbers such a list names: "#1210", "https://github.com/org/repo/pull/12"
+_LISTED = re.compile(r"(?:#|(?P<url>https?://[^\s,]+)/pull/)(?P<number>\d{1,9})\b")
 # what a port puts around a title: leading "[...]" blocks, "Port of #12:", "Cherry-pick to
 # v0.19.0", "Partly port of 1436,"; trailing "(#N)" chains, "#N", "(cherry-pick to ...)",
 # "for v0.19.0"
@@ -119,15 +124,17 @@ def normalized_title(subject: str) -> str:
 
 @dataclass(frozen=True)
 class Message:
-    """A commit as this module reads it: its sha, subject and body."""
+    """A commit as this module reads it: its sha, subject and body, and the repository
+    whose PRs it may name by URL (None: its URL is unknown)."""
 
     sha: str
     subject: str
     body: str = ""
+    repo: RepoIdentity | None = None
 
     @classmethod
-    def of(cls, commit: Commit) -> Message:
-        return cls(commit.sha, commit.subject, commit.body)
+    def of(cls, commit: Commit, repo: RepoIdentity | None = None) -> Message:
+        return cls(commit.sha, commit.subject, commit.body, repo)
 
     @classmethod
     def known(cls, sha: str, subject: str, body: str, facts: Facts) -> Message:
@@ -156,7 +163,7 @@ class Message:
     @cached_property
     def refs(self) -> frozenset[int]:
         """PR numbers this message says it carries, besides its own."""
-        numbers: set[int] = set()
+        numbers: set[int | None] = set()
         chain = _CHAIN.search(self.subject)
         if chain:
             numbers.update(int(n) for n in _CHAIN_ITEM.findall(chain.group()))
@@ -167,15 +174,20 @@ class Message:
             for word in _PORT_WORD.finditer(text):
                 after = _AFTER_PORT.match(text[word.end() :])
                 if after:
-                    numbers.add(int(after.group(1)))
+                    numbers.add(self._ours(after))
         body = self.body
         lower = body.lower()  # no port word, no need to look further: most bodies
         if "port" in lower or "pick" in lower:
             for listed in _BODY_PORT.findall(body):  # "from #1210 and #1244"
-                numbers.update(int(n) for n in _NUMBER.findall(listed))
-        if self.pr is not None:
-            numbers.discard(self.pr)
-        return frozenset(numbers)
+                numbers.update(self._ours(m) for m in _LISTED.finditer(listed))
+        return frozenset(n for n in numbers if n is not None and n != self.pr)
+
+    def _ours(self, match: re.Match[str]) -> int | None:
+        """The PR number a match names, when it is this repository's: a ``#N``, or a PR
+        URL of :attr:`repo` (where that is unknown, no URL is)."""
+        url = match["url"]
+        ours = url is None or (self.repo is not None and self.repo.is_url_of(url))
+        return int(match["number"]) if ours else None
 
     @cached_property
     def title(self) -> str:

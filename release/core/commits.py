@@ -1,7 +1,8 @@
 """Commits as the release flow sees them: category, PR number, credits, picks, reverts.
 
 Pure: makes :class:`Commit` values of a commit's fields (the git adapter reads them,
-:mod:`release.adapters.git_log`); no git calls here.
+:mod:`release.adapters.git_log`); no git calls here. A commit's PR is this repository's
+(:mod:`release.core.pull_requests` says when a subject's or a body's number is).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import NamedTuple
 
 from release.core.categories import category_from_words, decide_category
 from release.core.patterns import lazy_pattern
+from release.core.pull_requests import RepoIdentity, commit_pr
 
 __all__ = [
     "CHANGELOG_TRAILER",
@@ -28,7 +30,6 @@ __all__ = [
     "parse_subject",
     "pick_fields",
     "pr_number",
-    "resolved_pr",
     "subject_parser",
     "title_key",
 ]
@@ -49,12 +50,6 @@ _REVERT = lazy_pattern(
 # GitHub's revert body: "Reverts org/repo#123" (or "Reverts #123").
 _REVERTS_PR = lazy_pattern(r"^Reverts (?:[\w.-]+/[\w.-]+)?#([0-9]{1,9})\b", re.MULTILINE)
 _REVERTS_SHA = lazy_pattern(r"This reverts commit ([0-9a-f]{7,40})")
-# ghstack's and Phabricator's landing line (PyTorch): the PR is named only in the body
-_RESOLVED_TEXT = "Pull Request resolved:"
-_RESOLVED_PR = lazy_pattern(
-    r"^Pull Request resolved:\s*https?://[^\s/]+/[\w.-]+/[\w.-]+/pull/([0-9]{1,9})(?![0-9])",
-    re.MULTILINE,
-)
 _PICKED_FROM = lazy_pattern(r"\(cherry picked from commit ([0-9a-f]{7,40})\)")
 # ``Key: value`` lines. The value is trimmed afterwards (:func:`_value`) to what
 # ``(?P<value>.+?)\s*$`` takes, without the lazy match that costs a step per character.
@@ -222,15 +217,6 @@ def pr_number(subject: str) -> tuple[int, int] | None:
     return int(digits), start
 
 
-def resolved_pr(body: str) -> int | None:
-    """The PR a body names as landed (``Pull Request resolved: https://HOST/ORG/REPO/pull/N``,
-    as ghstack and Phabricator write it); None without one."""
-    if _RESOLVED_TEXT not in body:
-        return None
-    found = _RESOLVED_PR.search(body)
-    return int(found[1]) if found else None
-
-
 def is_revert(subject: str, body: str) -> bool:
     """Whether a commit undoes another: a revert subject (``Revert "X"``, ``[Revert] "X"``;
     ``Reapply "X"`` lands X again), else git's ``This reverts commit`` line."""
@@ -289,12 +275,16 @@ class _Parser:
 
     The category decision is cached per leading ``[...]`` block, and people per name
     and email, for one alias map. ``words``: a subject no prefix categorizes is read by
-    its words (for notes; never for deciding what a pick refuses).
+    its words (for notes; never for deciding what a pick refuses). ``repo``: the repository
+    whose PRs a commit may name (None: unknown; see :func:`commit_pr`).
     """
 
-    def __init__(self, aliases: Mapping[str, str], *, words: bool = False) -> None:
+    def __init__(
+        self, aliases: Mapping[str, str], *, words: bool = False, repo: RepoIdentity | None = None
+    ) -> None:
         self.aliases = aliases
         self.words = words
+        self.repo = repo
         self.known = frozenset(aliases.values())  # the configured categories
         self.blocks: dict[str, tuple[str, tuple[str, ...]]] = {}
         self.people: dict[tuple[str, str], Person] = {}
@@ -385,8 +375,8 @@ class _Parser:
             if _REVERTS_TEXT in body:
                 found = _REVERTS_SHA.search(body)
                 reverts_sha = found.group(1) if found else None
-        if pr is None and body:
-            pr = resolved_pr(body)  # a ghstack commit: its PR only in the body
+        if body:  # a ghstack commit names its PR only there, an exported one whose it is
+            pr = commit_pr(pr, body, self.repo)
         author = self.people.get((name, email))
         if author is None:
             author = self.people[name, email] = Person(name, email)
@@ -439,11 +429,17 @@ def make_commit(
     subject: str,
     body: str,
     aliases: Mapping[str, str],
+    *,
+    repo: RepoIdentity | None = None,
 ) -> Commit:
-    return _Parser(aliases, words=True).commit(sha, author_name, author_email, subject, body)
+    """A commit of the repository ``repo`` (None: its URL is unknown)."""
+    parser = _Parser(aliases, words=True, repo=repo)
+    return parser.commit(sha, author_name, author_email, subject, body)
 
 
-def commit_maker(aliases: Mapping[str, str]) -> Callable[[str, str, str, str, str], Commit]:
+def commit_maker(
+    aliases: Mapping[str, str], repo: RepoIdentity | None
+) -> Callable[[str, str, str, str, str], Commit]:
     """:func:`make_commit` for many commits (``sha, author name, email, subject, body``):
     what repeats across them (categories, people) is worked out once."""
-    return _Parser(aliases, words=True).commit
+    return _Parser(aliases, words=True, repo=repo).commit

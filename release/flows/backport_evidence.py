@@ -24,6 +24,7 @@ from release.adapters.patch_cache import PatchCache, patch_cache_key, patch_cach
 from release.core import backports
 from release.core.backports import Evidence, Facts, Message
 from release.core.commits import Commit
+from release.core.pull_requests import RepoIdentity
 
 __all__ = ["Changes", "likely_backports"]
 
@@ -34,20 +35,22 @@ FilesOf = Callable[[Sequence[str]], Mapping[str, frozenset[str]]]
 
 class Changes:
     """The files and line signatures of commits: from the patch cache where it holds them,
-    else read from git and, when ``remember`` and the cache policy allow, kept."""
+    else read from git and, when ``remember`` and the cache policy allow, kept. ``identity``:
+    the repository the commits are of (None: unknown), whose PR URLs a message may name."""
 
-    def __init__(self, repo: GitRepo, *, remember: bool) -> None:
-        self.repo = repo
+    def __init__(self, repo: GitRepo, *, remember: bool, identity: RepoIdentity | None) -> None:
+        self.repo, self.identity = repo, identity
         read, write = cache_policy(os.environ)
         write = write and remember
         if (read or write) and repo.history.rewrites_history():
             read = write = False
         path = patch_cache_path(repo.common_dir)
         self._cache: PatchCache | None = None
+        key = patch_cache_key(identity)
         if read and path.is_file():
-            self._cache = PatchCache.load(path, patch_cache_key())
+            self._cache = PatchCache.load(path, key)
         elif write:
-            self._cache = PatchCache(path, patch_cache_key())
+            self._cache = PatchCache(path, key)
         self._keep = self._cache if write else None  # what learns what this run read
         # a shallow clone's boundary commits show as adding every file: not kept
         self._unsure = repo.history.shallow_boundary() if write else set()
@@ -63,7 +66,7 @@ class Changes:
         for sha, (subject, body) in texts.items():
             facts = cache.facts_of(sha) if cache is not None else None
             if facts is None:
-                message = Message(sha, subject, body)
+                message = Message(sha, subject, body, self.identity)
                 new[sha] = message.facts
             else:
                 message = Message.known(sha, subject, body, facts)

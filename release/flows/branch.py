@@ -69,7 +69,7 @@ class ReleaseBranch:
         self.main = main
         finding = None if base else ctx.repo.history.start_merge_base(self.ref, main)
         # what commits change, from the patch cache: read while git finds the base
-        self.changes = Changes(ctx.repo, remember=remember)
+        self.changes = Changes(ctx.repo, remember=remember, identity=ctx.repo_identity)
         if finding is not None:
             found = finding.result()
             base = found.stdout.strip() if found.ok else None
@@ -163,7 +163,8 @@ class ReleaseBranch:
     def commits(self) -> list[Commit]:
         """The branch's commits since the branch point, newest first."""
         if self._commits is None:
-            self._commits = list(parse_log(self._read("picked"), self.ctx.config.alias_map()))
+            aliases, repo = self.ctx.config.alias_map(), self.ctx.repo_identity
+            self._commits = list(parse_log(self._read("picked"), aliases, repo=repo))
         return self._commits
 
     @property

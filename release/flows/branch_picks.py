@@ -1,9 +1,10 @@
 """What the release branch holds of main, commit by commit (``status``'s picks).
 
 A commit on the branch since it left main is a pick when its ``-x`` line names a main
-commit, when a main commit since the branch point landed the same PR (a pick made
-without ``-x`` keeps the "(#N)" of its subject, or ghstack's ``Pull Request resolved``
-line), or when a main commit since the branch point has the same patch (``git patch-id``,
+commit, when a main commit since the branch point landed the same PR of this repository
+(a pick made without ``-x`` keeps the "(#N)" of its subject, or ghstack's ``Pull Request
+resolved`` line: :mod:`release.core.pull_requests` says when either is this
+repository's), or when a main commit since the branch point has the same patch (``git patch-id``,
 what ``git cherry`` compares). A pick the branch has reverted since, its revert, and the
 commits ``tag`` and ``promote`` make are not counted. Reads only.
 """
@@ -20,6 +21,7 @@ from release.adapters.cache_file import digest_of
 from release.adapters.git_log import parse_subjects
 from release.adapters.picks_cache import keep_picks, read_picks
 from release.core.commits import CHANGELOG_TRAILER, pick_fields
+from release.core.pull_requests import RepoIdentity
 from release.errors import GitError, ReleaseError
 from release.flows.context import ReleaseContext
 
@@ -88,14 +90,14 @@ def picks_done(
     done = picks_on_branch(info)
     info.changes.save()
     # what took reading both histories is kept (the -x lines alone are quick to read)
-    keep_picks(ctx.repo, picks_key(), head, main, [astuple(p) for p in done])
+    keep_picks(ctx.repo, picks_key(ctx.repo_identity), head, main, [astuple(p) for p in done])
     return done
 
 
 def kept_picks(ctx: ReleaseContext, head: str, main: str) -> list[BranchPick] | None:
     """The picks :func:`picks_done` counted for this branch tip and main, if kept: neither
     history is read again (:mod:`release.adapters.picks_cache`)."""
-    found = read_picks(ctx.repo, picks_key(), head, main)
+    found = read_picks(ctx.repo, picks_key(ctx.repo_identity), head, main)
     return None if found is None else [BranchPick(*p) for p in found]
 
 
@@ -105,6 +107,7 @@ _COUNTED_BY = (
     "release.flows.branch",
     "release.flows.candidates",
     "release.core.commits",
+    "release.core.pull_requests",
     "release.core.backports",
     "release.adapters.git_log",
     "release.adapters.git_reads",
@@ -112,14 +115,15 @@ _COUNTED_BY = (
 
 
 @functools.cache
-def picks_key() -> str:
-    """The key kept picks are read and written under: a digest of :data:`_COUNTED_BY`."""
+def picks_key(repo: RepoIdentity | None) -> str:
+    """The key kept picks are read and written under: a digest of :data:`_COUNTED_BY` and
+    of the repository whose PRs count (another ``repo-url`` counts other picks by PR)."""
     sources = []
     for name in _COUNTED_BY:
         spec = importlib.util.find_spec(name)
         origin = spec.origin if spec is not None else None
         sources.append(Path(origin).read_bytes() if origin else name.encode())
-    return digest_of(1, (), *sources)
+    return digest_of(1, (), *sources, (repo.key if repo is not None else "").encode())
 
 
 def pending_picks(ctx: ReleaseContext, info: ReleaseBranch, notes: list[str]) -> list[PendingPick]:
@@ -171,7 +175,7 @@ def picks_on_branch(info: ReleaseBranch) -> list[BranchPick]:
         def bodies(shas: list[str]) -> dict[str, str]:
             return {sha: about.body for sha, about in info.about(shas).items()}
 
-        by_pr = commits_by_pr(subjects, wanted, bodies)
+        by_pr = commits_by_pr(subjects, wanted, bodies, info.ctx.repo_identity)
         for c in rest:
             landed = by_pr.get(c.pr or 0, [])
             if landed:

@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from release.adapters.git_log import Subject, parse_subjects
-from release.core.commits import pr_number, resolved_pr, subject_parser
+from release.core.commits import pr_number, subject_parser
 from release.core.plan import short
+from release.core.pull_requests import RepoIdentity, commit_pr, passed_over
 from release.errors import RefusedError, UsageError
 from release.flows.branch import ReleaseBranch
 from release.flows.context import ReleaseContext
@@ -22,25 +23,49 @@ def commits_by_pr(
     subjects: Iterable[Subject],
     wanted: set[int],
     bodies: Callable[[list[str]], Mapping[str, str]] | None = None,
+    repo: RepoIdentity | None = None,
 ) -> dict[int, list[str]]:
     """Main commits whose subject ends with ``(#N)``, for each wanted N (a revert's own
-    number ends its subject too: ``Revert "..." (#N)``); with ``bodies`` (the messages'
-    bodies of shas), also those whose subject has no number and whose body names the PR
-    landed (ghstack's ``Pull Request resolved: .../pull/N``)."""
-    by_pr: dict[int, list[str]] = {}
-    unnumbered = []
+    number ends its subject too: ``Revert "..." (#N)``), in the order given. With
+    ``bodies`` (the messages' bodies of shas), each is the PR its body leaves it in the
+    repository ``repo`` (:func:`~release.core.pull_requests.commit_pr`): a subject with no
+    number may name its PR landed (ghstack's ``Pull Request resolved: .../pull/N``), and a
+    body may say the subject's number is another repository's."""
+    asked: dict[str, int | None] = {}
     for sha, subject in subjects:
         found = pr_number(subject)
-        if found is None:
-            unnumbered.append(sha)
-        elif found[0] in wanted:
-            by_pr.setdefault(found[0], []).append(sha)
-    if unnumbered and bodies is not None:
-        for sha, body in bodies(unnumbered).items():
-            number = resolved_pr(body)
-            if number is not None and number in wanted:
-                by_pr.setdefault(number, []).append(sha)
+        if found is None or found[0] in wanted:
+            asked[sha] = found[0] if found else None
+    told = bodies(list(asked)) if bodies is not None and asked else {}
+    by_pr: dict[int, list[str]] = {}
+    for sha, number in asked.items():
+        if sha in told:
+            number = commit_pr(number, told[sha], repo)
+        if number is not None and number in wanted:
+            by_pr.setdefault(number, []).append(sha)
     return by_pr
+
+
+def _not_found(
+    ctx: ReleaseContext, info: ReleaseBranch, subjects: list[Subject], number: int
+) -> str:
+    """Why no main commit is #number: a commit that names it without being this
+    repository's #number (its body says otherwise), else the question whether it merged."""
+    numbers = {sha: found[0] if (found := pr_number(s)) else None for sha, s in subjects}
+    about = info.about([sha for sha, n in numbers.items() if n in (None, number)])
+    for sha, subject in subjects:
+        if sha not in about:
+            continue
+        why = passed_over(numbers[sha], about[sha].body, number, ctx.repo_identity)
+        if why is not None:
+            return (
+                f"no commit on {ctx.config.main_branch} is this repository's #{number}: "
+                f"{short(sha)} '{subject}' names it, but {why}; pick it by sha if it is the one meant"
+            )
+    return (
+        f"no commit on {ctx.config.main_branch} ends with '(#{number})' or names it landed "
+        f"(Pull Request resolved: .../pull/{number}); is #{number} merged?"
+    )
 
 
 def _refuse_ambiguous(ctx: ReleaseContext, prefix: str, what: str) -> None:
@@ -64,14 +89,12 @@ def resolve_candidates(
     wanted = {int(number[1]) for r in requests if (number := PR_REF.match(r.ref))}
     pr_log = ctx.repo.history.start_subjects(info.main, wanted) if wanted else None
     order = info.main_order
-    by_pr = (
-        commits_by_pr(
-            parse_subjects(pr_log.out()),
-            wanted,
-            lambda shas: {sha: found.body for sha, found in info.about(shas).items()},
-        )
-        if pr_log
-        else {}
+    subjects = parse_subjects(pr_log.out()) if pr_log else []
+    by_pr = commits_by_pr(
+        subjects,
+        wanted,
+        lambda shas: {sha: found.body for sha, found in info.about(shas).items()},
+        ctx.repo_identity,
     )
     # Full shas of main's commits are looked up here; anything else is asked of git, at once.
     asked = list(
@@ -88,11 +111,7 @@ def resolve_candidates(
         if pr_match:
             shas = by_pr.get(int(pr_match[1]), [])
             if not shas:
-                raise RefusedError(
-                    f"no commit on {ctx.config.main_branch} ends with '(#{pr_match[1]})' or names "
-                    f"it landed (Pull Request resolved: .../pull/{pr_match[1]}); is "
-                    f"#{pr_match[1]} merged?"
-                )
+                raise RefusedError(_not_found(ctx, info, subjects, int(pr_match[1])))
             if len(shas) > 1:
                 raise RefusedError(
                     f"#{pr_match[1]} matches {len(shas)} commits on {ctx.config.main_branch} "

@@ -12,6 +12,7 @@ from release.adapters.files import TextFile, read_tree_text, tree_path
 from release.adapters.git import GitRepo
 from release.core.commits import CHANGELOG_TRAILER
 from release.core.config import Config
+from release.core.pull_requests import RepoIdentity
 from release.core.versions import ReleaseVersion, ref_format_problem
 from release.errors import ConfigError, GitError, RefusedError
 
@@ -292,3 +293,10 @@ class ReleaseContext:
         url = self.repo.remotes.url(self.config.remote) or ""
         match = re.match(r"^(?:https?://|git@|ssh://git@)(github\.com)[:/](.+?)(?:\.git)?/?$", url)
         return f"https://{match[1]}/{match[2]}" if match else ""
+
+    @cached_property
+    def repo_identity(self) -> RepoIdentity | None:
+        """This repository as PR URLs name it, from :attr:`repo_url`: which landing lines
+        (``Pull Request resolved:``) are its PRs. None where its URL is unknown (then none
+        is: :mod:`release.core.pull_requests`)."""
+        return RepoIdentity.of(self.repo_url)

@@ -30,7 +30,8 @@ def _branch_picks(ctx: ReleaseContext, ref: str, until: str) -> tuple[set[str], 
     base = ctx.repo.merge_base(ref, until)
     if base is None:
         return set(), set()
-    commits = ctx.repo.history.log_commits(since=base, until=ref, aliases={})[::-1]
+    history, repo = ctx.repo.history, ctx.repo_identity
+    commits = history.log_commits(since=base, until=ref, aliases={}, repo=repo)[::-1]
     shipped, cancelled = cancel_reverts(commits)
     gone = set(cancelled)
     reverted = {c.identity for c in commits if c.sha in gone and c.picked_from}
@@ -89,7 +90,14 @@ def notes_for_range(ctx: ReleaseContext, rng: NotesRange, *, cached: bool = Fals
     with (
         _no_cycle_collection(),
         contextlib.closing(
-            RangeCommits(ctx.repo, aliases, since=since, until=rng.until, cached=cached)
+            RangeCommits(
+                ctx.repo,
+                aliases,
+                identity=ctx.repo_identity,
+                since=since,
+                until=rng.until,
+                cached=cached,
+            )
         ) as reading,
     ):
         exclude = _shipped(ctx, rng) if rng.exclude_from else set()
