@@ -15,6 +15,7 @@ from release.core.doctor import Status, git_version_item
 from release.errors import EngineError
 from release.flows import doctor
 from release.sample import make_engine_repo
+from tests.conftest import repo_state, run_cli
 
 AUTHOR = ("Release Maintainer", "maintainer@example.com")
 NOXFILE = "from release.cli.nox_sessions import image_sessions\n\nimage_sessions()\n"
@@ -275,3 +276,27 @@ def test_a_release_registry_needs_skopeo_and_a_foreign_platform_emulation(
     login = status(outcome, "registry login registry.example.com")
     assert login[0] is Status.PROBLEM and "docker login registry.example.com" in login[1]
     assert outcome.exit_code == 1
+
+
+@pytest.mark.parametrize("other", ["v0.1.0rc1", "v0.1.0-rc.1", "v0.1.0-rc1", "v0.1.0-RC.1"])
+def test_check_tag_fails_when_its_version_is_tagged_on_another_commit(
+    tmp_path: Path, other: str
+) -> None:
+    repo = repo_at(tmp_path)
+    first = repo.head()
+    repo.run("tag", "-a", other, "-m", "rc1")
+    (tmp_path / "f").write_text("other code\n")
+    repo.run("add", "f")
+    repo.run("commit", "--quiet", "-m", "two")
+    mine = "v0.1.0rc1" if other == "v0.1.0-rc1" else "v0.1.0-rc1"
+    repo.run("tag", "-a", mine, "-m", "rc1 again")
+    before = repo_state(tmp_path)
+    said = run_cli(tmp_path, "check", "--tag", mine, "--job", "build")
+    assert said.code == 1, said.output
+    (line,) = [row for row in said.stdout.splitlines() if row.startswith("problem")]
+    assert f"{other} names 0.1.0rc1 too, on commit {first[:12]}" in line
+    assert repo_state(tmp_path) == before
+    # the same version spelt twice on one commit is one release
+    repo.run("tag", "--force", other, "HEAD")
+    again = run_cli(tmp_path, "check", "--tag", mine, "--job", "build")
+    assert again.code == 0 and "release builds it as 0.1.0rc1" in again.stdout, again.output

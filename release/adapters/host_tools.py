@@ -3,6 +3,8 @@ git's own version, and the registry logins docker keeps in its ``config.json``."
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import enum
 import os
 from collections.abc import Mapping
@@ -11,11 +13,13 @@ from typing import Any
 
 from release.adapters import process
 from release.adapters.files import read_text
+from release.adapters.known_secrets import remember
 from release.core.json_text import parse_json
 from release.errors import GitError, UsageError
 
 __all__ = ["Login", "docker_config_path", "git_version", "registry_login"]
 
+_SECRET_KEYS = ("auth", "identitytoken", "registrytoken", "password")
 _DOCKER_HUB = (
     "docker.io",
     "index.docker.io",
@@ -57,6 +61,7 @@ def registry_login(host: str, env: Mapping[str, str]) -> tuple[Login, str]:
         raise UsageError(f"docker's config {path} is not JSON") from None
     if not isinstance(data, dict):
         raise UsageError(f"docker's config {path} is not a JSON object")
+    remember(_logins(_table(data, "auths")))
     names = _DOCKER_HUB if host in _DOCKER_HUB else (host, f"https://{host}", f"http://{host}")
     helpers = _table(data, "credHelpers")
     for name in names:
@@ -70,6 +75,20 @@ def registry_login(host: str, env: Mapping[str, str]) -> tuple[Login, str]:
         if isinstance(entry, dict) and isinstance(data.get("credsStore"), str):
             return Login.HELPER, data["credsStore"]
     return Login.NONE, ""
+
+
+def _logins(auths: dict[str, Any]) -> list[str]:
+    """The secrets docker's login file holds (each ``auth``, the password in it, a token),
+    read here and so kept out of whatever this run shows from now on."""
+    found = []
+    for entry in auths.values():
+        entry = entry if isinstance(entry, dict) else {}
+        found += [v for k, v in entry.items() if k in _SECRET_KEYS and isinstance(v, str)]
+        auth = entry.get("auth")
+        with contextlib.suppress(ValueError):  # not base64, or not text: nothing more in it
+            found.append(base64.b64decode(auth if isinstance(auth, str) else "").decode())
+            found.append(found[-1].partition(":")[2])
+    return found
 
 
 def _table(data: dict[str, Any], key: str) -> dict[str, Any]:

@@ -14,6 +14,8 @@ Invariants:
 - output is decoded once, here (``errors``: ``"surrogateescape"`` keeps file names
   round-trippable, ``"replace"`` is for text shown to people), or handed as bytes to a
   parser of its own (:meth:`Stream.read_bytes`);
+- error output, a failure's line, an echoed command and a log are a tool's words for
+  people, never data: their secrets are taken out here (:mod:`.known_secrets`);
 - a program that cannot be started raises the adapter's own error class, never
   ``OSError``.
 
@@ -37,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol, TypeVar
 
+from release.adapters.known_secrets import redact_file, shown
 from release.adapters.leftovers import dies_with_parent
 from release.core.terminal_text import escaped
 from release.errors import ReleaseError
@@ -119,7 +122,7 @@ def echo(argv: Sequence[str]) -> None:
     """``+ argv`` on stderr when ``RELEASE_ECHO`` is set (what a command is about to run):
     one line, its arguments' control characters escaped (a tag message is an argument)."""
     if os.environ.get("RELEASE_ECHO"):
-        print("+ " + " ".join(map(escaped, argv)), file=sys.stderr, flush=True)
+        print(shown("+ " + " ".join(map(escaped, argv))), file=sys.stderr, flush=True)
 
 
 # Processes with a group of their own that are still running: :func:`stop_all` ends them.
@@ -250,15 +253,16 @@ def run(
         finally:
             _forget(proc)
     finally:
-        if handle is not None:
+        if handle is not None and log is not None:
             handle.close()
+            redact_file(log)  # a log people read: its secrets go as soon as it is whole
     if timed_out and on_timeout is not None:
         on_timeout()
     return Result(
         tuple(argv),
         proc.returncode,
         _decode(out, errors),
-        _decode(err, errors),
+        shown(_decode(err, errors)),
         time.perf_counter() - started,
         timed_out,
     )
@@ -302,7 +306,7 @@ class Started:
             self.argv,
             self._proc.returncode,
             _decode(out, self._errors),
-            _decode(err, self._errors),
+            shown(_decode(err, self._errors)),
             time.perf_counter() - self._started,
         )
 
@@ -381,7 +385,7 @@ class Stream:
         self.status = self._proc.wait()
         _forget(self._proc)
         self._drain.join()
-        self.stderr = _decode(b"".join(self._err), self._errors)
+        self.stderr = shown(_decode(b"".join(self._err), self._errors))
         for pipe in (self._proc.stdout, self._proc.stderr):
             if pipe is not None:
                 pipe.close()
@@ -434,10 +438,10 @@ def _lines(text: str) -> list[str]:
 def first_line(text: str, default: str = "") -> str:
     """The first line that says something (git's ``hint:`` lines skipped)."""
     lines = _lines(text)
-    return lines[0] if lines else default
+    return shown(lines[0]) if lines else default
 
 
 def last_line(text: str, default: str = "") -> str:
     """The last line that says something (git's ``hint:`` lines skipped)."""
     lines = _lines(text)
-    return lines[-1] if lines else default
+    return shown(lines[-1]) if lines else default

@@ -12,7 +12,8 @@ Plain HTTP only for a registry on loopback (127.0.0.0/8, ``localhost``, ``[::1]`
 Docker Engine treats those; every other registry is spoken to over verified TLS.
 Credentials are the user's own (skopeo reads docker's login file); none are passed on a
 command line. What skopeo says when it fails is a registry's or a network's words: shown
-as one line, control characters escaped.
+as one line, its secrets taken out (the process adapter's redaction, which its error output
+and every failure line go through) and its control characters escaped.
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
 """Terminal output: plain lines when piped, rich colour on a terminal.
 
-Every line said here has its control characters escaped but the newlines between lines
-(:mod:`release.core.terminal_text`): whatever untrusted text a line holds, and whether it
-goes to a terminal or a CI log (which shows colours and cursor moves too), it cannot move
-the cursor, erase a line or change colours. rich gets the line as ``Text``, never as
-markup.
+Every line said here is :func:`printable`: its secrets taken out
+(:mod:`release.adapters.known_secrets`: what git, docker or skopeo quoted of a token or a
+password never reaches a terminal or a CI log), then its control characters escaped but
+the newlines between lines (:mod:`release.core.terminal_text`): whatever untrusted text a
+line holds, and whether it goes to a terminal or a CI log (which shows colours and cursor
+moves too), it cannot move the cursor, erase a line or change colours. rich gets the line
+as ``Text``, never as markup.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
+from release.adapters.known_secrets import shown
 from release.core.terminal_text import escaped
 
-__all__ = ["error", "say"]
+__all__ = ["error", "printable", "say"]
 
 _STYLES = {"picked": "green", "skipped": "yellow", "error": "bold red", "+": "dim"}
 
@@ -27,9 +30,15 @@ def _rich(stream: Any) -> Any:
     return Console(file=stream, highlight=False, soft_wrap=True)
 
 
+def printable(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` as a terminal or a log may get it: secrets out, control characters escaped
+    (``keep_newlines``: but the newlines between the lines the tool composed)."""
+    return escaped(shown(text), keep_newlines=keep_newlines)
+
+
 def say(line: str, *, stream: TextIO | None = None) -> None:
     stream = stream or sys.stdout
-    line = escaped(line, keep_newlines=True)
+    line = printable(line, keep_newlines=True)
     console = _rich(stream)
     if console is None:
         print(line, file=stream, flush=True)  # piped (a CI log): each line as it is said
@@ -42,4 +51,4 @@ def say(line: str, *, stream: TextIO | None = None) -> None:
 
 def error(message: str) -> None:
     """``error: <message>`` on stderr, one line whatever the message quotes."""
-    say(f"error: {escaped(message)}", stream=sys.stderr)
+    say(f"error: {printable(message)}", stream=sys.stderr)

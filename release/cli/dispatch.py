@@ -15,7 +15,8 @@ import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from release.cli.console import error, say
+from release.adapters.known_secrets import shown, shown_document
+from release.cli.console import error, printable, say
 from release.cli.entry import INTERRUPTED, TERMINATED, sigterm_stops
 from release.commands.declare import Command
 from release.commands.outcome import Outcome, Run, schema_of
@@ -64,13 +65,12 @@ def _render(command: Command, outcome: Outcome, as_json: bool) -> None:
     document = bool(getattr(outcome, "as_document", False))
     if as_json or document:
         body = {"schema": schema_of(command.name), **outcome.document()}
-        sys.stdout.write(json.dumps(body, indent=2, default=str) + "\n")
+        sys.stdout.write(json.dumps(shown_document(body), indent=2, default=str) + "\n")
     else:
         whole = getattr(outcome, "whole", None)
-        if isinstance(whole, str):  # a document printed as it is (the notes)
-            from release.core.terminal_text import escaped
-
-            sys.stdout.write(escaped(whole, keep_newlines=True) if sys.stdout.isatty() else whole)
+        if isinstance(whole, str):  # a document printed as it is (the notes), but its secrets
+            tty = sys.stdout.isatty()
+            sys.stdout.write(printable(whole, keep_newlines=True) if tty else shown(whole))
         for line in outcome.text():
             say(line)
     sys.stdout.flush()
@@ -84,7 +84,7 @@ def _failed(command: Command, message: str, code: int, as_json: bool) -> int:
         body = {
             "schema": ERROR_SCHEMA,
             "command": command.name,
-            "error": message,
+            "error": shown(message),
             "exit_code": code,
         }
         sys.stdout.write(json.dumps(body, indent=2) + "\n")

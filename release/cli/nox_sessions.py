@@ -12,8 +12,8 @@ Posargs: ``--version V``, ``--force``, ``--baseline FILE`` (snapshot), ``--json`
 as a JSON document),
 and for every session ``--allow-dirty`` and ``--allow-shallow`` (a build of uncommitted
 changes, or in a shallow clone, is refused without them: :mod:`release.images.source`).
-What a session logs has its control characters escaped but the newlines between lines,
-and its error line all of them (:mod:`release.core.terminal_text`).
+What a session logs is :func:`~release.cli.console.printable`: its secrets taken out, its
+control characters escaped but the newlines between lines, and its error line all of them.
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ def _run(session: Any, root: Path, kind: str, variant: str) -> None:
     """Run the command ``images.<kind>`` for one variant and log its outcome."""
     import json
 
+    from release.cli.console import printable
     from release.cli.entry import sigterm_stops
     from release.commands import images
     from release.commands.outcome import Report, Run, schema_of
-    from release.core.terminal_text import escaped
     from release.errors import ReleaseError, Terminated
 
     try:
@@ -53,7 +53,7 @@ def _run(session: Any, root: Path, kind: str, variant: str) -> None:
             "posargs: --version V, --force, --baseline FILE, --json, --allow-dirty, --allow-shallow"
         )
     guards = {"allow_dirty": opts.allow_dirty, "allow_shallow": opts.allow_shallow}
-    run = Run(root, lambda line: session.log(escaped(line, keep_newlines=True)))
+    run = Run(root, lambda line: session.log(printable(line, keep_newlines=True)))
     try:
         with sigterm_stops():
             outcome: Report
@@ -75,18 +75,18 @@ def _run(session: Any, root: Path, kind: str, variant: str) -> None:
                     run,
                 )
     except ReleaseError as err:
-        session.error(escaped(err.one_line()))
+        session.error(printable(err.one_line()))
         return
     except Terminated:
         session.error("terminated; re-run the session to continue where it stopped")
         return
     if opts.json:
         document = {"schema": schema_of(f"images.{kind}"), **outcome.document()}
-        session.log(escaped(json.dumps(document, indent=2), keep_newlines=True))
+        session.log(printable(json.dumps(document, indent=2), keep_newlines=True))
     for line in outcome.text():
         run.say(line)
     if outcome.error is not None:
-        session.error(escaped(outcome.error))
+        session.error(printable(outcome.error))
 
 
 def image_sessions(root: str | Path | None = None) -> None:

@@ -60,8 +60,11 @@ def check(request: CheckRequest, run: Run) -> CheckOutcome:
 def tag_item(run: Run, tag: str, job: str | None = None) -> Item:
     """What a CI job checks before it builds for a pushed tag: HEAD is the tag's commit, the
     version ``release`` computes here is the tag's (a checkout by commit has no tags, and
-    would build a ``.devN``), and, given ``job``, the tag is of that pipeline's kind: an rc
-    or a post release is built, a final is promoted from its last rc, never rebuilt."""
+    would build a ``.devN``), no tag here names the same version on another commit in any
+    spelling the template reads (``v0.1.0rc1`` beside ``v0.1.0-rc1``: a second rc1 from other
+    code would publish under the first one's name), and, given ``job``, the tag is of that
+    pipeline's kind: an rc or a post release is built, a final is promoted from its last rc,
+    never rebuilt."""
     from release.core.doctor import ok, problem
     from release.core.terminal_text import escaped
     from release.flows.context import ReleaseContext
@@ -93,6 +96,15 @@ def tag_item(run: Run, tag: str, job: str | None = None) -> Item:
     if commit != head:
         return problem(
             name, f"HEAD is {head[:12]}, {escaped(tag)} is {commit[:12]}: check out the tag"
+        )
+    twins = [t for t in ctx.tags(remote=False) if t.version == wanted and t.commit != commit]
+    if twins:
+        more = f" (and {len(twins) - 1} more)" if len(twins) > 1 else ""
+        return problem(
+            name,
+            f"{escaped(twins[0].name)} names {wanted.pep440()} too, on commit "
+            f"{twins[0].commit[:12]}{more}: one version is one commit; delete the tag made "
+            "by mistake and tag the next rc",
         )
     found = read_source(ctx, None, allow_dirty=True, allow_shallow=True).version
     if found != wanted.pep440():

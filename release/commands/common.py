@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from release.core.plan import Plan
     from release.flows.context import ReleaseContext
 
-__all__ = ["as_json", "context", "ids", "notices", "plan_report"]
+__all__ = ["as_json", "context", "ids", "notices", "plan_report", "registry_option"]
 
 
 def context(run: Run) -> ReleaseContext:
@@ -49,6 +49,16 @@ def notices(ctx: ReleaseContext) -> list[str]:
 def ids(variant: str | None) -> list[str] | None:
     """``--variant cu128,cu129`` (or spaces) as ids; none given: every variant."""
     return [v for v in (variant or "").replace(",", " ").split() if v] or None
+
+
+def registry_option(value: str | None) -> str | None:
+    """``--registry``, checked by the rule ``registry`` in ``[tool.release.images]`` is
+    checked by (:func:`~release.core.references.registry_prefix`), before the command reads
+    or runs anything: the value reaches skopeo and docker as an argument, and what a
+    refusal shows lands in a terminal or a CI log. None: not given; "": none."""
+    from release.core.references import registry_prefix
+
+    return None if value is None else registry_prefix(value, "--registry")
 
 
 def plan_lines(lines: Sequence[str], *, dry_run: bool, steps: int = 1) -> list[str]:

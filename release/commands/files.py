@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from release.commands.common import context
+from release.commands.common import context, registry_option
 from release.commands.outcome import Report, Run
 from release.errors import ConfigError, RefusedError
 
@@ -117,8 +117,8 @@ def ci(request: CiRequest, run: Run) -> Report:
         setup_command,
         transfer_registry,
     )
-    from release.core.references import registry_prefix
 
+    registry = registry_option(request.registry)
     fmt = request.format.value
     runner = runner_label(request.runner, "--runner") if request.runner is not None else None
     ctx = _with_matrix(run)
@@ -134,13 +134,10 @@ def ci(request: CiRequest, run: Run) -> Report:
     noxfile = _noxfile(ctx, request.write_noxfile)
     settings = ctx.config.ci or CiSettings()
     setup = request.setup or setup_command(settings.install or f"release=={__version__}")
-    registry = request.registry
     made = ["release", "ci", "--format", fmt]
     made += ["--setup", repr(request.setup)] if request.setup else []
     made += ["--runner", runner] if runner else []
     made += ["--registry", registry] if registry is not None else []
-    if registry:
-        registry = registry_prefix(registry, "--registry")
     plan = Plan(
         matrix,
         settings,

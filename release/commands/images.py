@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from release.commands.common import as_json, context, ids
+from release.commands.common import as_json, context, ids, registry_option
 from release.commands.outcome import JSONValue, Report, Run
 from release.errors import ReleaseError, UsageError
 
@@ -185,8 +185,9 @@ class TransferRequest:
 def push(request: TransferRequest, run: Run) -> Report:
     from release.images.transfer import push_images
 
+    registry = registry_option(request.registry)
     ws = _workspace(run, request.version)
-    sent = push_images(ws, ids(request.variant), request.registry, say=run.say)
+    sent = push_images(ws, ids(request.variant), registry, say=run.say)
     return Report((), {"pushed": list(sent)})
 
 
@@ -203,10 +204,9 @@ def publish(request: PublishRequest, run: Run) -> Report:
     """Publish the images, or (dry) say what would be; a document per variant."""
     from release.images.publish import publish_images
 
+    registry = registry_option(request.registry)
     ws = _workspace(run, request.version)
-    done = publish_images(
-        ws, ids(request.variant), request.registry, dry_run=request.dry_run, say=run.say
-    )
+    done = publish_images(ws, ids(request.variant), registry, dry_run=request.dry_run, say=run.say)
     lines = tuple(
         f"{'would publish' if request.dry_run else 'published'} {p.group}: "
         f"{p.digest or '(index not made yet)'} as {', '.join(p.refs)}"
@@ -242,8 +242,9 @@ def publish(request: PublishRequest, run: Run) -> Report:
 def pull(request: TransferRequest, run: Run) -> Report:
     from release.images.transfer import pull_images
 
+    registry = registry_option(request.registry)
     ws = _workspace(run, request.version)
-    got = pull_images(ws, ids(request.variant), request.registry, say=run.say)
+    got = pull_images(ws, ids(request.variant), registry, say=run.say)
     return Report((), {"pulled": list(got)})
 
 

@@ -328,8 +328,9 @@ COMMANDS: tuple[Command, ...] = (
         options=(
             Option(
                 "tag",
-                "check only that this checkout is TAG's and release reads TAG's version here "
-                "(what a CI job checks before it builds)",
+                "check only that this checkout is TAG's, release reads TAG's version here and "
+                "no other tag names that version on another commit (what a CI job checks "
+                "before it builds)",
                 Kind.TEXT,
                 metavar="TAG",
             ),

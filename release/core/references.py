@@ -11,6 +11,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
+from release.core.terminal_text import escaped
 from release.errors import ConfigError
 
 __all__ = [
@@ -36,6 +37,8 @@ IMAGE_REFERENCE = re.compile(
 _SCP = re.compile(r"^(?:[^@/]+@)?(?P<host>[^/:]+):(?P<path>[^/:].*)$")  # git@host:org/repo.git
 _TO_HTTPS = {"ssh", "git", "git+ssh", "ssh+git"}
 _DEFAULT_REGISTRY = "docker.io"
+_DIGEST_SUFFIX = re.compile(r"@sha(?:256|384|512):[0-9A-Fa-f]*$")  # NAME@sha256:..., not userinfo
+_EXAMPLE = "registry.example.com/org/ci"
 
 
 def _web_path(path: str) -> str:
@@ -105,11 +108,35 @@ def qualified_reference(ref: str) -> str:
 
 def registry_prefix(value: Any, where: str) -> str:
     """A registry and repository path images are pushed under (``127.0.0.1:5000/ci``,
-    ``registry.example.com/org/ci``); "" for none."""
+    ``registry.example.com/org/ci``); "" for none.
+
+    The one check of every registry value, the config's and the command line's alike: it
+    reaches skopeo and docker as one argument, so anything but HOST[:PORT]/PATH (a digest,
+    ``..``, a scheme, a leading ``-``, a space, a newline, shell text) is refused before
+    anything runs. Credentials are docker login's, never a value's: a value with userinfo is
+    refused without being shown, since the refusal lands in a terminal or a CI log."""
     if value == "":
         return ""
-    if not isinstance(value, str) or not IMAGE_NAME.match(value.rstrip("/")):
-        raise ConfigError(
-            f"{where}: {value!r} is not a registry path (e.g. registry.example.com/org/ci)"
-        )
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: {value!r} is not a registry path (e.g. {_EXAMPLE})")
+    credentials = _credentials_problem(value)
+    if credentials:
+        raise ConfigError(f"{where}: {credentials}")
+    if not IMAGE_NAME.fullmatch(value.rstrip("/")):
+        raise ConfigError(f"{where}: '{escaped(value)}' is not a registry path (e.g. {_EXAMPLE})")
     return value.rstrip("/")
+
+
+def _credentials_problem(value: str) -> str:
+    """Why ``value`` holds userinfo (``user:password@host/org``), shown without it; "" when
+    it has none. An ``@`` is userinfo unless it starts a digest (``@sha256:...``), whatever
+    comes before it (a password may hold ``/`` or ``@``)."""
+    name = _DIGEST_SUFFIX.sub("", value)
+    if "@" not in name:
+        return ""
+    rest = name.rsplit("@", 1)[1]
+    host = escaped(rest.split("/", 1)[0]) or "HOST"
+    return (
+        f"credentials in a registry value are not accepted ('***@{escaped(rest)}'); "
+        f"log in with docker login {host}"
+    )

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from release.adapters.known_secrets import shown
 from release.core.terminal_text import escaped
 from release.errors import ConfigError
 
@@ -50,7 +51,9 @@ def elapsed(seconds: float) -> str:
 
 
 def log_tail(log: Path | None, lines: int = 10) -> list[str]:
-    """The last ``lines`` non-blank lines of ``log`` ([] when there is none to read)."""
+    """The last ``lines`` non-blank lines of ``log`` ([] when there is none to read), their
+    secrets taken out: a log still being written has not been through the process
+    adapter's redaction yet."""
     if log is None or lines <= 0:
         return []
     try:
@@ -62,7 +65,7 @@ def log_tail(log: Path | None, lines: int = 10) -> list[str]:
         return []
     text = data.decode("utf-8", errors="replace").replace("\r", "\n")
     pieces = text.split("\n")[1 if size > _TAIL_BYTES else 0 :]  # the first may be cut
-    return [line.rstrip() for line in pieces if line.strip()][-lines:]
+    return [shown(line.rstrip()) for line in pieces if line.strip()][-lines:]
 
 
 def last_log_line(log: Path | None) -> str:

@@ -1,0 +1,80 @@
+"""Secrets taken out of text before anyone sees it. Pure.
+
+What git, docker and skopeo say quotes what they were given: a remote's URL with its
+token (``https://x-access-token:...@github.com/...``), a registry reference with a
+password in it, an ``Authorization`` header git was handed, a password a login echoed.
+Shown as it came, it lands in a terminal, and in CI in a log anyone with read access to
+the pipeline reads. :func:`redacted` replaces each such secret with ``***``:
+
+- userinfo in a URL: the password (``https://user:***@host``), and all of it where a
+  web URL has a user only, since a token often stands there (``https://***@github.com``);
+  ``ssh://git@host`` names a user, not a secret, and is kept;
+- userinfo before a registry host without a scheme (``user:***@127.0.0.1:5000/org``),
+  but not a tag before a digest (``ubuntu:22.04@sha256:...``);
+- ``x-access-token:...``, GitHub's token shapes (``ghp_...``, ``github_pat_...``), and
+  the credentials of an ``Authorization: Basic|Bearer|Token ...`` header;
+- every value of ``known`` (a password of this run) of at least :data:`SHORTEST`
+  characters, wherever it stands.
+
+Invariants: text with none of these is returned as it is; redacting twice gives what
+redacting once gives; nothing but the secret itself is replaced, so a line still says
+what failed and where.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+__all__ = ["MASK", "SECRET_ENV", "SHORTEST", "redacted"]
+
+MASK = "***"
+# a shorter known value would blank ordinary words and guard nothing a guess would not find
+SHORTEST = 4
+# where a run's secrets come from: the registry password CI hands to docker login (the
+# pipelines' REGISTRY_PASSWORD, a test holds the two in step) and the tokens git and gh use
+SECRET_ENV = ("RELEASE_REGISTRY_PASSWORD", "GITHUB_TOKEN", "GH_TOKEN")
+
+_NOT_URL = r"\s/@'\"<>"
+_URL_USERINFO = re.compile(
+    rf"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^{_NOT_URL}:]*)(?P<password>:[^{_NOT_URL}]*)?@"
+)
+_BARE_USERINFO = re.compile(
+    rf"(?<![\w.+%:/-])(?P<user>[\w.%+-]+):(?P<password>[^{_NOT_URL}:]+)@(?!sha(?:256|384|512):)(?=[\w\[])"
+)
+_ACCESS_TOKEN = re.compile(rf"(?P<lead>\bx-access-token:)[^{_NOT_URL}]+", re.IGNORECASE)
+_GITHUB_TOKEN = re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b")
+_AUTHORIZATION = re.compile(
+    r"(?P<lead>\bauthorization\b[\"']?\s*[:=]\s*[\"']?(?:basic|bearer|token)\s+)[^\s\"',;]+",
+    re.IGNORECASE,
+)
+_WEB = ("http://", "https://")
+
+
+def _url(match: re.Match[str]) -> str:
+    scheme, user, password = match["scheme"], match["user"], match["password"]
+    if password:
+        return f"{scheme}{user}:{MASK}@"
+    if scheme.lower() in _WEB and user and user != MASK:
+        return f"{scheme}{MASK}@"
+    return match.group()
+
+
+def redacted(text: str, known: Iterable[str] = ()) -> str:
+    """``text`` with every secret it holds replaced by :data:`MASK`: the shapes above, and
+    each value of ``known`` (the longest first, so one that holds another goes whole). Each
+    shape is looked for only where the text holds what it needs (an ``@``, a ``_``, the
+    header's name): every line the tool prints comes through here."""
+    for value in sorted({k for k in known if len(k) >= SHORTEST}, key=len, reverse=True):
+        text = text.replace(value, MASK)
+    lower = text.lower()
+    if "@" in text:
+        text = _URL_USERINFO.sub(_url, text)
+        text = _BARE_USERINFO.sub(lambda m: f"{m['user']}:{MASK}@", text)
+    if "x-access-token" in lower:
+        text = _ACCESS_TOKEN.sub(lambda m: m["lead"] + MASK, text)
+    if "_" in text:
+        text = _GITHUB_TOKEN.sub(MASK, text)
+    if "authorization" in lower:
+        text = _AUTHORIZATION.sub(lambda m: m["lead"] + MASK, text)
+    return text
