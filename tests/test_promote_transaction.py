@@ -176,13 +176,9 @@ def served_tags(repository: str) -> dict[str, str]:
         check=True,
         timeout=60,
     )
-    reg = Registry()
-    out = {}
-    for tag in json.loads(listed.stdout)["Tags"]:
-        found = reg.served(f"{repository}:{tag}")
-        assert found is not None
-        out[tag] = found.digest
-    return out
+    tags = json.loads(listed.stdout)["Tags"]
+    found = Registry().served_all([f"{repository}:{tag}" for tag in tags])
+    return {ref.rsplit(":", 1)[1]: served.digest for ref, served in found.items() if served}
 
 
 def state(engine: SampleEngine, template: Template) -> dict[str, object]:

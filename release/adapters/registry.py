@@ -160,6 +160,22 @@ class Registry:
             raise _failure(ref, f"read {ref}", result.stderr)
         return served_of(result.stdout.encode("utf-8", "surrogateescape"), ref)
 
+    def served_all(self, refs: list[str]) -> dict[str, Served | None]:
+        """What each of ``refs`` serves (:meth:`served`), a few asked at a time. A stop
+        (Ctrl-C, SIGTERM) while they run ends every skopeo still running: the threads
+        waiting on them would otherwise hold the run up to a request's timeout."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="registry")
+        try:
+            return dict(zip(refs, pool.map(self.served, refs), strict=True))
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            process.stop_all()
+            raise
+        finally:
+            pool.shutdown(wait=True)
+
     def copy(self, source: str, dest: str) -> None:
         """``source`` (by digest) to ``dest`` inside the registry, index and all, with its
         digest kept; what is there already is not uploaded again."""

@@ -100,14 +100,6 @@ def final_copies(
     return [*platform_copies, *index_copies, *moving], records
 
 
-def _read_all(reg: Registry, refs: list[str]) -> dict[str, Served | None]:
-    """What each tag serves, asked of the registry a few at a time."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="registry") as pool:
-        return dict(zip(refs, pool.map(reg.served, refs), strict=True))
-
-
 @dataclass(frozen=True)
 class Source:
     """One of the rc's published manifests, named by digest, and what it must be."""
@@ -216,7 +208,7 @@ class RegistryPromotion:
                 continue
             self.reg.copy(f"{repository(c.ref)}@{c.digest}", c.ref)
             copied.append(c)
-        back = _read_all(self.reg, [c.ref for c in copied])  # then every copy read back
+        back = self.reg.served_all([c.ref for c in copied])  # then every copy read back
         for c in copied:
             got = back[c.ref]
             if got is None or got.digest != c.digest:
@@ -257,7 +249,7 @@ def check_registry_promotion(
     reg = reg or Registry()
     copies, records = final_copies(rc_manifest, matrix, final_tag)
     sources = rc_sources(rc_manifest, copies)
-    served = _read_all(reg, [c.ref for c in copies] + [s.ref for s in sources])
+    served = reg.served_all([c.ref for c in copies] + [s.ref for s in sources])
     rc = str(rc_manifest["tag"])
     for source in sources:
         _refuse_source(source, served[source.ref], rc)
