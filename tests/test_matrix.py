@@ -99,6 +99,7 @@ def test_a_snapshot_rule_that_is_not_a_specifier(spec: str) -> None:
         "example//engine",
         "example/tinyengine:v1",
         "-example/engine",
+        "example/tinyengine\n",  # a pattern's $ matches before a final newline
     ],
 )
 def test_an_image_name_docker_would_reject(name: str) -> None:
@@ -117,7 +118,7 @@ def test_image_names_docker_accepts() -> None:
         assert matrix is not None and matrix.name == name
 
 
-@pytest.mark.parametrize("vid", ["cu/129", "-cu129", "cu 129", "cü129"])
+@pytest.mark.parametrize("vid", ["cu/129", "-cu129", "cu 129", "cü129", "cu129\n"])
 def test_a_variant_id_that_is_not_an_id(vid: str) -> None:
     table = sample_table()
     table["variants"][1]["id"] = vid

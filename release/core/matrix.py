@@ -219,7 +219,7 @@ def _args(table: Mapping[str, Any], key: str, where: str) -> dict[str, str]:
         raise ConfigError(f'{where}: expected a table of NAME = "value"')
     out: dict[str, str] = {}
     for name, value in raw.items():
-        if not _ARG.match(name):
+        if not _ARG.fullmatch(name):
             raise ConfigError(f"{where}: {name!r} is not a valid build-arg name")
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             raise ConfigError(f"{where}.{name}: expected a string, got {value!r}")
@@ -264,7 +264,7 @@ def _platforms(raw: Mapping[str, Any], where: str) -> tuple[str, ...] | None:
     if not isinstance(value, list) or not value:
         raise ConfigError(f'{where}.{key}: expected a list of os/arch, e.g. ["linux/amd64"]')
     for item in value:
-        if not isinstance(item, str) or not PLATFORM.match(item):
+        if not isinstance(item, str) or not PLATFORM.fullmatch(item):
             raise ConfigError(f"{where}.{key}: {item!r} is not os/arch (e.g. linux/amd64)")
     if len(set(value)) != len(value):
         raise ConfigError(f"{where}.{key}: a platform is named twice")
@@ -278,7 +278,7 @@ def _variant(raw: Any, index: int, default_platforms: tuple[str, ...] | None) ->
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{PREFIX} variants[{index}]: expected a table")
     vid = raw.get("id")
-    if not isinstance(vid, str) or not _ID.match(vid):
+    if not isinstance(vid, str) or not _ID.fullmatch(vid):
         raise ConfigError(
             f"{PREFIX} variants[{index}].id: {vid!r} is not a valid variant id (letters, digits, . _ -)"
         )
@@ -291,7 +291,7 @@ def _variant(raw: Any, index: int, default_platforms: tuple[str, ...] | None) ->
             f'{_where(vid, "cuda")}: {cuda_text!r} is not a version (e.g. "12.9.1")'
         ) from None
     base = string_value(raw, "base-image", _where(vid, "base-image"), required=True) or ""
-    if not IMAGE_REFERENCE.match(base):
+    if not IMAGE_REFERENCE.fullmatch(base):
         raise ConfigError(
             f"{_where(vid, 'base-image')}: {base!r} is not an image reference docker accepts"
         )
@@ -318,7 +318,7 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
         return None
     refuse_unknown(table, _IMAGE_KEYS, PREFIX)
     name = string_value(table, "name", _where(None, "name"), required=True) or ""
-    if not IMAGE_NAME.match(name):
+    if not IMAGE_NAME.fullmatch(name):
         raise ConfigError(
             f"{PREFIX} name: {name!r} is not an image name docker accepts (lowercase, e.g. org/engine)"
         )
@@ -351,7 +351,7 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
     probe = ImageMatrix(name, "Dockerfile", ".", default, tuple(variants), None)
     for v in variants:
         example = probe.tag(v, "v0.0.0rc1")
-        if not IMAGE_TAG.match(example.rsplit(":", 1)[1]):
+        if not IMAGE_TAG.fullmatch(example.rsplit(":", 1)[1]):
             raise ConfigError(
                 f"{_where(v.id, 'id')}: image tags like {example!r} would be rejected by docker"
             )
@@ -390,12 +390,12 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
             timeout=seconds_value(raw, "timeout", f"{where}.timeout", 120.0),
         )
     version_arg = string_value(table, "version-arg", _where(None, "version-arg"))
-    if version_arg is not None and not _ARG.match(version_arg):
+    if version_arg is not None and not _ARG.fullmatch(version_arg):
         raise ConfigError(f"{PREFIX} version-arg: {version_arg!r} is not a valid build-arg name")
     moving = table.get("moving-tag")
     if moving is not None and not isinstance(moving, str):
         raise ConfigError(f'{PREFIX} moving-tag: expected a string ("" for none), got {moving!r}')
-    if moving and not IMAGE_TAG.match(moving):
+    if moving and not IMAGE_TAG.fullmatch(moving):
         raise ConfigError(f"{PREFIX} moving-tag: {moving!r} is not an image tag docker accepts")
     return ImageMatrix(
         name=name,
