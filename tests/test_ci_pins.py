@@ -302,6 +302,10 @@ def test_release_ci_pins_an_editable_checkout_and_says_so(tmp_path: Path) -> Non
     )
     text = (root / ".github" / "workflows" / "images.yml").read_text()
     assert f'RELEASE_CI_INSTALL: "release @ git+{URL}@{head}"' in text
+    document = json.loads(run_cli(root, "ci", "--format", "github", "--json", env=env).stdout)
+    assert document["install"]["kind"] == "commit"
+    assert document["install"]["requirement"] == f"release @ git+{URL}@{head}"
+    assert document["install"]["nox"].startswith("nox==")
 
 
 @pytest.mark.parametrize(

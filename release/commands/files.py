@@ -129,11 +129,15 @@ def _install(ctx: ReleaseContext, given: str | None, settings: CiSettings) -> To
 
 
 def _install_line(install: ToolInstall) -> str:
+    """What the output says of the jobs' install: what is pinned, how, and by what."""
     from release.core.tool_pins import PinKind
 
-    pinned = install.line if install.kind is PinKind.REQUIREMENTS else install.requirement
-    nox = f" and {install.nox}" if install.nox else ""
-    return f"the jobs install {pinned}{nox} ({install.kind.value}; from {install.origin})"
+    if install.kind is PinKind.REQUIREMENTS:
+        return f"the jobs install what {install.requirement} pins, hash-checked ({install.origin})"
+    return (
+        f"the jobs install {install.requirement} and {install.nox} ({install.kind.value}; "
+        f"from {install.origin})"
+    )
 
 
 def ci(request: CiRequest, run: Run) -> Report:
