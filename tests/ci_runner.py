@@ -14,9 +14,15 @@ dependency order the file gives; ``uses:`` steps are emulated by what they do:
 
 Which workflow or step runs is decided from the file: GitHub's ``on.push.tags`` filter
 patterns (matched with GitHub's glob rules) and Buildkite's ``if`` conditionals (the forms
-the generator writes; any other form fails the run). The package index the setup line
-installs from is this test environment: its ``site-packages`` on ``PYTHONPATH`` (so
-``pip install release==V nox`` finds both installed) and its ``bin`` last on ``PATH``.
+the generator writes; any other form fails the run). Buildkite's ``$$`` (in commands and
+in ``env``) reads back as ``$``, as its upload gives it.
+
+The install line runs as written against a real package index (pypiserver on loopback,
+:mod:`tests.index_support`, which also serves decoys of this tool's name): each job's
+Python installs this tool and nox as the file pins them. To keep a job's set-up to a few
+seconds, the dependencies of both come installed already, as a runner's cache would have
+them (one directory on ``PYTHONPATH``, made once; its ``bin`` last on ``PATH``); this test
+environment's own ``bin`` is never on ``PATH``: ``release`` and ``nox`` are the job's.
 """
 
 from __future__ import annotations
@@ -26,11 +32,12 @@ import re
 import shutil
 import subprocess
 import sys
-import sysconfig
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tests.index_support import PackageIndex, fresh_python, pip_env
 
 RUN_TIMEOUT = 900
 
@@ -158,12 +165,20 @@ class CiRun:
 
 
 class Runner:
-    """Runs pipelines of the engine whose remote is ``remote``, under ``work``."""
+    """Runs pipelines of the engine whose remote is ``remote``, under ``work``; the jobs
+    install from ``index``, with ``cached`` (:func:`tests.index_support.dependencies`)
+    importable."""
 
     def __init__(
-        self, remote: Path, work: Path, env: dict[str, str], fresh: Callable[[], None]
+        self,
+        remote: Path,
+        work: Path,
+        env: dict[str, str],
+        fresh: Callable[[], None],
+        index: PackageIndex,
+        cached: Path,
     ) -> None:
-        self.remote, self.work, self.fresh = remote, work, fresh
+        self.remote, self.work, self.fresh, self.index = remote, work, fresh, index
         self.store = work / "artifacts"
         shims = work / "shims"
         shims.mkdir(parents=True, exist_ok=True)
@@ -171,11 +186,15 @@ class Runner:
         agent = shims / "buildkite-agent"
         agent.write_text(AGENT.format(python=sys.executable, store=str(self.store / "buildkite")))
         agent.chmod(0o755)
-        index = sysconfig.get_paths()["purelib"]
-        tools = str(Path(sys.executable).parent)
-        path = os.pathsep.join([str(shims), env.get("PATH", os.environ["PATH"]), tools])
-        self.env = {**env, "PATH": path, "PYTHONPATH": index, "PIP_NO_INDEX": "1"}
+        mine = Path(sys.executable).parent  # never on a job's PATH: release and nox are its own
+        system = [p for p in env.get("PATH", os.environ["PATH"]).split(os.pathsep) if p]
+        path = [str(shims), *(p for p in system if Path(p) != mine), str(cached / "bin")]
+        pip = pip_env(index.url, work / "home", os.pathsep.join(path))
+        mine_env = {k: v for k, v in env.items() if not k.startswith(("PIP_", "PYTHON"))}
+        self.env = mine_env | {k: v for k, v in pip.items() if k.startswith(("PIP_", "PATH"))}
+        self.env["PYTHONPATH"] = str(cached)
         self.count = 0
+        self.pythons: list[Path] = []  # each GitHub job's own (Buildkite's makes its own)
 
     def _run(self, job: str, script: str, cwd: Path, env: dict[str, str], out: list[str]) -> None:
         proc = subprocess.run(
@@ -240,9 +259,9 @@ class Runner:
             assert condition in (None, "github.ref_type == 'tag'"), condition
             uses = step.get("uses", "")
             if uses.startswith("actions/setup-python@"):
-                venv = base / "python"
-                subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-                env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env['PATH']}"
+                python = fresh_python(base / "python", self.work / "seeds")
+                self.pythons.append(python.parent)
+                env["PATH"] = f"{python}{os.pathsep}{env['PATH']}"
             elif uses.startswith("actions/upload-artifact@"):
                 artifacts.upload(ws, step["with"])
             elif uses.startswith("actions/download-artifact@"):
@@ -293,7 +312,7 @@ class Runner:
             "BUILDKITE_TAG": run.tag,
             "BUILDKITE_COMMIT": commit,
             "BUILDKITE_BRANCH": run.tag,
-            **(step.get("env") or {}),
+            **{k: v.replace("$$", "$") for k, v in (step.get("env") or {}).items()},
         }
         script = "\n".join(c.replace("$$", "$") for c in step["command"])
         out: list[str] = []

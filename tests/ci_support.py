@@ -14,15 +14,24 @@ from release.core.pipeline_files import pipeline_files
 from release.core.pipeline_files import pipeline_text as _text
 from release.core.pipeline_github import github_workflows
 from release.core.pipelines import Plan, transfer_registry
+from release.core.tool_pins import PinKind, ToolInstall
 from release.core.versions import TagTemplate
 
 TAG = TagTemplate("v{version}", "tag")
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+# how the jobs of these documents install the tool: by a commit of a repository that is none
+PINNED = ToolInstall(
+    PinKind.COMMIT,
+    f"release @ git+https://git.example.com/org/release@{COMMIT}",
+    nox="nox==2024.10.9",
+    origin="a test",
+)
 
 
 def plan_for(
     matrix: ImageMatrix,
     *,
-    setup: str,
+    install: ToolInstall = PINNED,
     settings: CiSettings | None = None,
     runner: str | None = None,
     registry: str | None = None,
@@ -31,7 +40,7 @@ def plan_for(
     return Plan(
         matrix,
         settings or CiSettings(),
-        setup,
+        install,
         transfer_registry(matrix, registry),
         tag_kinds(tag),
         runner,

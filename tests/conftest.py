@@ -7,13 +7,18 @@ import hashlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from release.adapters.git import GitRepo
 from release.sample import AFTER_CUT, SampleEngine, make_sample_engine
+
+if TYPE_CHECKING:
+    from tests.index_support import PackageIndex
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test Maintainer",
@@ -173,6 +178,16 @@ def repo_state(root: Path) -> dict[str, object]:
 @pytest.fixture
 def snapshot():
     return repo_state
+
+
+@pytest.fixture(scope="session")
+def local_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PackageIndex]:
+    """A package index on loopback serving this tool's wheel, its dependencies and decoys
+    of its name (:mod:`tests.index_support`), once per session (per worker)."""
+    from tests.index_support import package_index
+
+    with package_index(tmp_path_factory.mktemp("index")) as index:
+        yield index
 
 
 # Image tests: the `docker` fixture (skips saying why, or fails when RELEASE_REQUIRE_DOCKER=1).

@@ -23,7 +23,6 @@ from release.core.pipelines import (
     REVISION_LABEL,
     VARIANT_LABEL,
     pipeline_jobs,
-    setup_command,
 )
 from release.core.yaml_text import dump_yaml
 from release.errors import ConfigError
@@ -31,14 +30,21 @@ from release.images.bake import UNSET_LABELS, bake_document, bake_json, target_n
 from release.images.labels import labels_for
 from release.images.source import BuildSource
 from release.images.standin import BaseImage
-from tests.ci_support import buildkite_pipeline, github_workflow, pipeline_text
+from tests.ci_support import (
+    COMMIT,
+    PINNED,
+    buildkite_pipeline,
+    github_workflow,
+    pipeline_text,
+)
 from tests.conftest import run_cli, run_nox
 from tests.test_matrix import sample_table
 
-SETUP = setup_command("release==0.1.0")
-
 ROOT = Path(__file__).resolve().parents[1]
 SHA = "0123456789abcdef0123456789abcdef01234567"
+# how a job installs the tool where a test writes the pipelines with release ci: pinned by
+# a commit (how this test environment has it installed is no test's business)
+PIN = f"release @ git+https://git.example.com/org/release@{COMMIT}"
 
 
 def root_matrix() -> ImageMatrix:
@@ -187,14 +193,14 @@ def test_bake_task_writes_the_tagged_version_and_refuses_a_dirty_tree(tmp_path: 
 
 
 def _buildkite(matrix: ImageMatrix) -> dict[str, dict[str, Any]]:
-    parsed = yaml.safe_load(pipeline_text(matrix, "buildkite", setup=SETUP))
-    assert parsed == buildkite_pipeline(matrix, setup=SETUP)
+    parsed = yaml.safe_load(pipeline_text(matrix, "buildkite"))
+    assert parsed == buildkite_pipeline(matrix)
     return {step["label"]: step for step in parsed["steps"]}
 
 
 def _github(matrix: ImageMatrix) -> dict[str, dict[str, Any]]:
-    parsed = yaml.safe_load(pipeline_text(matrix, "github", setup=SETUP))
-    assert parsed == github_workflow(matrix, setup=SETUP)
+    parsed = yaml.safe_load(pipeline_text(matrix, "github"))
+    assert parsed == github_workflow(matrix)
     assert set(parsed) == {"name", "on", "permissions", "concurrency", "jobs"}  # "on": a key
     assert parsed["permissions"] == {}  # least privilege: each job says what it needs
     return {job["name"]: {**job, "id": key} for key, job in parsed["jobs"].items()}
@@ -233,33 +239,45 @@ def test_buildkite_steps_depend_on_their_build_and_carry_the_image() -> None:
         build = steps[f"build({variant})"]
         archive = f"image-{variant}.tar.gz"
         assert "depends_on" not in build
-        assert f'nox -s "build({variant})"' in build["command"]
+        # the values come from the step's env; the lines are the same for every variant
+        assert build["env"]["RELEASE_CI_SESSION"] == f"build({variant})"
+        assert build["env"]["RELEASE_CI_VARIANT"] == variant
+        assert build["env"]["RELEASE_CI_ARCHIVE"] == archive
+        assert 'nox -s "$$RELEASE_CI_SESSION"' in build["command"]
         save = build["command"][-1]
-        assert save.startswith("docker save $$(docker image ls") and f"| gzip > {archive}" in save
-        assert f"label={VARIANT_LABEL}={variant}" in save and f"label={REVISION_LABEL}=" in save
+        assert save.startswith("docker save $$(docker image ls")
+        assert save.endswith('| gzip > "$$RELEASE_CI_ARCHIVE"')
+        assert f'"label={VARIANT_LABEL}=$$RELEASE_CI_VARIANT"' in save
+        assert f'"label={REVISION_LABEL}=$$(git rev-parse HEAD)"' in save
         assert build["artifact_paths"] == [archive, f"{PARTS_DIR}/**/*"]
         for kind in ("smoke", "snapshot"):
             step = steps.get(f"{kind}({variant})")
             if step is None:
                 continue
             assert step["depends_on"] == [build["key"]]
+            assert step["env"]["RELEASE_CI_BUILD_STEP"] == build["key"]
+            assert step["env"]["RELEASE_CI_ARCHIVE"] == archive
+            assert step["env"]["RELEASE_CI_SESSION"] == f"{kind}({variant})"
             assert step["command"][-4:] == [
                 'export RELEASE_STATE_DIR="$$(mktemp -d)"',
-                f'buildkite-agent artifact download "{archive}" . --step {build["key"]}',
-                f"gunzip -c {archive} | docker load && rm -f {archive}",
-                f'nox -s "{kind}({variant})"',
+                'buildkite-agent artifact download "$$RELEASE_CI_ARCHIVE" . '
+                '--step "$$RELEASE_CI_BUILD_STEP"',
+                'gunzip -c "$$RELEASE_CI_ARCHIVE" | docker load && rm -f "$$RELEASE_CI_ARCHIVE"',
+                'nox -s "$$RELEASE_CI_SESSION"',
             ]
             assert step["artifact_paths"] == [f"{PARTS_DIR}/**/*"]
     for label, step in steps.items():
+        assert step["env"]["RELEASE_CI_INSTALL"] == PINNED.requirement
+        assert step["env"]["RELEASE_CI_NOX"] == PINNED.nox
         if label != "manifest":
-            assert step["env"] == {"RELEASE_MANIFEST_DIR": PARTS_DIR}
+            assert step["env"]["RELEASE_MANIFEST_DIR"] == PARTS_DIR
     final = steps["manifest"]
     assert final["depends_on"] == [k for label, k in keys.items() if label != "manifest"]
     assert final["command"][-1] == (
         f"release manifest --parts {PARTS_DIR} --out manifest.json --push"
     )  # recorded as the tag's note and pushed, with the agent's own git credentials
     assert "agents" not in final
-    queued = buildkite_pipeline(matrix, setup=SETUP, runner="gpu")["steps"]
+    queued = buildkite_pipeline(matrix, runner="gpu")["steps"]
     assert all(s["agents"] == {"queue": "gpu"} for s in queued)
 
 
@@ -270,6 +288,10 @@ def test_github_jobs_need_their_build_and_pass_artifacts() -> None:
         steps = job["steps"]
         assert steps[0]["uses"].startswith("actions/checkout@")
         assert steps[0]["with"] == {"fetch-depth": 0, "persist-credentials": False}
+        assert steps[2] == {
+            "run": 'python -m pip install --quiet "$RELEASE_CI_INSTALL" "$RELEASE_CI_NOX"',
+            "env": {"RELEASE_CI_INSTALL": PINNED.requirement, "RELEASE_CI_NOX": PINNED.nox},
+        }
         assert job["runs-on"] == "ubuntu-latest"
         pushes = label == "manifest"  # the one job that writes: the tag's note, pushed
         assert job["permissions"] == {"contents": "write" if pushes else "read"}
@@ -289,15 +311,18 @@ def test_github_jobs_need_their_build_and_pass_artifacts() -> None:
             assert pushing[0]["env"] == {"PUSH_TOKEN": "${{ github.token }}"}
             continue
         kind, variant = label.rstrip(")").split("(")
+        archive = f"image-{variant}.tar.gz"
         assert job["env"] == {
             "RELEASE_MANIFEST_DIR": PARTS_DIR,
             "RELEASE_STATE_DIR": "${{ github.workspace }}/../release-state",
+            "RELEASE_CI_SESSION": label,
+            "RELEASE_CI_VARIANT": variant,
+            "RELEASE_CI_ARCHIVE": archive,
         }
-        assert f'nox -s "{label}"' in runs
+        assert 'nox -s "$RELEASE_CI_SESSION"' in runs
         assert {"name": f"{PARTS_DIR}-{job['id']}", "path": PARTS_DIR} | {
             "if-no-files-found": "error"
         } in uploads
-        archive = f"image-{variant}.tar.gz"
         if kind == "build":
             assert "needs" not in job and not downloads
             assert runs[-1].startswith("docker save $(docker image ls")
@@ -308,32 +333,38 @@ def test_github_jobs_need_their_build_and_pass_artifacts() -> None:
             assert job["needs"] == [jobs[f"build({variant})"]["id"]]
             assert downloads == [{"name": f"image-{variant}"}]
             assert runs[-2:] == [
-                f"gunzip -c {archive} | docker load && rm -f {archive}",
-                f'nox -s "{label}"',
+                'gunzip -c "$RELEASE_CI_ARCHIVE" | docker load && rm -f "$RELEASE_CI_ARCHIVE"',
+                'nox -s "$RELEASE_CI_SESSION"',
             ]
 
 
 def test_nothing_in_the_pipelines_writes_under_git() -> None:
     matrix = root_matrix()
     for fmt in ("buildkite", "github"):
-        text = pipeline_text(matrix, fmt, setup=SETUP)
+        text = pipeline_text(matrix, fmt)
         assert ".git/" not in text.replace(".github/", "")
         assert not PARTS_DIR.startswith(".git")
 
 
 def test_ci_task_writes_each_format_and_refuses_an_unknown_one(tmp_path: Path) -> None:
+    from release.adapters.tool_source import nox_pin
+    from release.core.tool_pins import pin_requirement
+
     for fmt, name in (("buildkite", "pipeline.yml"), ("github", "images.yml")):
         (tmp_path / fmt).mkdir()
-        result = run_cli(ROOT, "ci", "--format", fmt, "--out", str(tmp_path / fmt))
+        result = run_cli(
+            ROOT, "ci", "--format", fmt, "--out", str(tmp_path / fmt), "--install", PIN
+        )
         assert result.code == 0, result.stderr
         written = (tmp_path / fmt / name).read_text()
         assert written == pipeline_text(
             root_matrix(),
             fmt,
-            setup=setup_command(f"release=={__version__}"),
-            command=["release", "ci", "--format", fmt],
+            install=pin_requirement(PIN, "--install", nox_pin(), __version__),
+            command=["release", "ci", "--format", fmt, "--install", PIN],
         )
         assert "8 jobs for rc and post tags (build(cu128)" in result.stdout
+        assert f"the jobs install {PIN} and {nox_pin()} (a VCS URL at a commit" in result.stdout
         assert "no promote job: no registry in [tool.release.images]" in result.stdout
     bad = run_cli(ROOT, "ci", "--format", "jenkins", "--out", str(tmp_path))
     assert bad.code == 2 and "use buildkite or github" in bad.stderr
@@ -354,26 +385,30 @@ def test_yaml_text_reads_back_as_written() -> None:
 REGISTRY = "registry.example.com:5000/org/ci"
 
 
+PUSH = 'release images.push --variant "$RELEASE_CI_VARIANT" --registry "$RELEASE_CI_REGISTRY"'
+PULL = 'release images.pull --variant "$RELEASE_CI_VARIANT" --registry "$RELEASE_CI_REGISTRY"'
+
+
 def test_with_a_registry_images_travel_through_it_not_as_artifacts() -> None:
     matrix = root_matrix()
-    github = github_workflow(matrix, setup=SETUP, registry=REGISTRY)["jobs"]
-    buildkite = {
-        s["key"]: s for s in buildkite_pipeline(matrix, setup=SETUP, registry=REGISTRY)["steps"]
-    }
+    github = github_workflow(matrix, registry=REGISTRY)["jobs"]
+    buildkite = {s["key"]: s for s in buildkite_pipeline(matrix, registry=REGISTRY)["steps"]}
     for job in pipeline_jobs(matrix):
         runs = [s["run"] for s in github[job.key]["steps"] if "run" in s]
         named = [s["with"].get("name", "") for s in github[job.key]["steps"] if "with" in s]
-        commands = buildkite[job.key]["command"]
+        commands = [c.replace("$$", "$") for c in buildkite[job.key]["command"]]
         assert not any(n.startswith("image-") for n in named)
         assert not any("docker save" in c or "docker load" in c for c in [*runs, *commands])
+        if job.kind == "manifest":
+            continue
+        for env in (github[job.key]["env"], buildkite[job.key]["env"]):
+            assert env["RELEASE_CI_REGISTRY"] == REGISTRY
+            assert env["RELEASE_CI_VARIANT"] == job.variant and "RELEASE_CI_ARCHIVE" not in env
         if job.kind == "build":
-            push = f"release images.push --variant {job.variant} --registry {REGISTRY}"
-            assert runs[-1] == push and commands[-1] == push
+            assert runs[-1] == PUSH and commands[-1] == PUSH
             assert buildkite[job.key]["artifact_paths"] == [f"{PARTS_DIR}/**/*"]
-        elif job.kind != "manifest":
-            pull = f"release images.pull --variant {job.variant} --registry {REGISTRY}"
-            assert runs[-2:] == [pull, f'nox -s "{job.label}"']
-            assert commands[-2:] == [pull, f'nox -s "{job.label}"']
+        else:
+            assert runs[-2:] == [PULL, 'nox -s "$RELEASE_CI_SESSION"'] == commands[-2:]
 
 
 def test_ci_registry_is_configuration_and_the_option_overrides_it(tmp_path: Path) -> None:
@@ -381,11 +416,10 @@ def test_ci_registry_is_configuration_and_the_option_overrides_it(tmp_path: Path
     table["ci-registry"] = REGISTRY + "/"
     matrix = parse_images(table)
     assert matrix is not None and matrix.ci_registry == REGISTRY
-    text = pipeline_text(matrix, "github", setup=SETUP)
-    assert f"release images.pull --variant cu129 --registry {REGISTRY}" in text
-    assert "docker load" in pipeline_text(
-        matrix, "github", setup=SETUP, registry=""
-    )  # "": artifacts
+    jobs = github_workflow(matrix)["jobs"]
+    assert jobs["smoke-cu129"]["env"]["RELEASE_CI_REGISTRY"] == REGISTRY
+    assert PULL in [s.get("run") for s in jobs["smoke-cu129"]["steps"]]
+    assert "docker load" in pipeline_text(matrix, "github", registry="")  # "": artifacts
     table["ci-registry"] = "Not A Registry"
     with pytest.raises(ConfigError) as caught:
         parse_images(table)
@@ -395,12 +429,15 @@ def test_ci_registry_is_configuration_and_the_option_overrides_it(tmp_path: Path
     )
     assert result.code == 2 and "--registry: 'a b' is not a registry path" in result.stderr
     result = run_cli(
-        ROOT, "ci", "--format", "buildkite", "--out", str(tmp_path), "--registry", REGISTRY
-    )
+        ROOT, "ci", "--format", "buildkite", "--out", str(tmp_path), "--registry", REGISTRY,
+        "--install", PIN,
+    )  # fmt: skip
     assert result.code == 0, result.stderr
     written = (tmp_path / "pipeline.yml").read_text()
-    assert f"release ci --format buildkite --registry {REGISTRY}" in written
-    assert f"release images.push --variant cu130 --registry {REGISTRY}" in written
+    assert f"--install {PIN} --registry {REGISTRY}` from [tool.release.images]" in written
+    steps = {s["key"]: s for s in yaml.safe_load(written)["steps"]}
+    assert steps["build-cu130"]["env"]["RELEASE_CI_REGISTRY"] == REGISTRY
+    assert PUSH.replace("$", "$$") in steps["build-cu130"]["command"]
 
 
 # -- [tool.release.ci] and what a job checks -----------------------------------------------
@@ -426,7 +463,12 @@ def test_ci_settings_choose_runners_and_timeouts_by_job_kind_and_platform() -> N
         ({"timeouts": {"build": 0}}, "expected minutes, 1 to 4320"),
         ({"timeouts": {"snap": 5}}, "timeouts.snap: not a job kind"),
         ({"python": "3"}, "expected a Python version"),
-        ({"install": "a\nb"}, "expected a pip requirement"),
+        ({"install": "a\nb"}, "install: expected a pinned pip requirement (one line)"),
+        ({"requirements": "../r.txt"}, "requirements: '../r.txt' leads out of the work tree"),
+        (
+            {"install": "release==1", "requirements": "r.txt"},
+            "install and requirements: give one",
+        ),
         ({"runner": {}}, "did you mean 'runners'?"),
     ):
         with pytest.raises(ConfigError) as refused:
@@ -435,33 +477,44 @@ def test_ci_settings_choose_runners_and_timeouts_by_job_kind_and_platform() -> N
 
 
 def test_the_jobs_install_this_tool_in_their_own_python_never_the_engine(tmp_path: Path) -> None:
-    settings_text = '[tool.release.ci]\npython = "3.12"\ninstall = "release @ git+https://git.example.com/release"\nruntimes = 1\n'
+    from importlib.metadata import version
+
+    unpinned = "release @ git+https://git.example.com/org/release"
+    settings_text = f'[tool.release.ci]\npython = "3.12"\ninstall = "{unpinned}"\n'
     text = (ROOT / "release" / "sample" / "engine" / "pyproject.toml").read_text()
-    (tmp_path / "pyproject.toml").write_text(text + settings_text.replace("runtimes = 1\n", ""))
+    (tmp_path / "pyproject.toml").write_text(text + settings_text)
     (tmp_path / "noxfile.py").write_text(
         "from release.cli.nox_sessions import image_sessions\n\nimage_sessions()\n"
     )
     subprocess.run(["git", "init", "--quiet", str(tmp_path)], check=True)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    refused = run_cli(tmp_path, "ci", "--format", "github", "--out", str(tmp_path))
+    assert refused.code == 3, refused.output
+    assert f"[tool.release.ci] install {unpinned!r} is not pinned" in refused.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
+    (tmp_path / "pyproject.toml").write_text(text + settings_text.replace(unpinned, PIN))
     result = run_cli(tmp_path, "ci", "--format", "github", "--out", str(tmp_path))
     assert result.code == 0, result.stderr
     workflow = yaml.safe_load((tmp_path / "images.yml").read_text())
     steps = workflow["jobs"]["build-cu128"]["steps"]
     assert steps[1]["with"] == {"python-version": "3.12"}
     assert steps[2] == {
-        "run": "python -m pip install --quiet 'release @ git+https://git.example.com/release' nox"
+        "run": 'python -m pip install --quiet "$RELEASE_CI_INSTALL" "$RELEASE_CI_NOX"',
+        "env": {"RELEASE_CI_INSTALL": PIN, "RELEASE_CI_NOX": f"nox=={version('nox')}"},
     }
     assert all("-e ." not in s.get("run", "") for s in steps)  # never the engine
     bad = tmp_path / "pyproject.toml"
-    bad.write_text(text + settings_text)
+    bad.write_text(text + settings_text + "runtimes = 1\n")
     refused = run_cli(tmp_path, "ci", "--format", "github", "--out", str(tmp_path))
     assert refused.code == 2 and "[tool.release.ci]: unknown key 'runtimes'" in refused.stderr
 
 
 def _sample_checkout(tmp_path: Path) -> Path:
-    """A git work tree at ``tmp_path`` with the sample engine's pyproject.toml and no
-    noxfile.py; an empty ``out`` directory in it, returned."""
+    """A git work tree at ``tmp_path`` with the sample engine's pyproject.toml (its jobs
+    installing the tool by a commit) and no noxfile.py; an empty ``out`` directory in it,
+    returned."""
     text = (ROOT / "release" / "sample" / "engine" / "pyproject.toml").read_text()
-    (tmp_path / "pyproject.toml").write_text(text)
+    (tmp_path / "pyproject.toml").write_text(f'{text}[tool.release.ci]\ninstall = "{PIN}"\n')
     subprocess.run(["git", "init", "--quiet", str(tmp_path)], check=True)
     out = tmp_path / "out"
     out.mkdir()
@@ -545,23 +598,30 @@ def test_a_registry_adds_publish_jobs_and_a_promote_pipeline_for_finals() -> Non
     assert [k for k in jobs if k.startswith("publish-")] == [f"publish-{g}" for g in matrix.groups]
     assert jobs["publish-cu130"].needs == ("build-cu130", "smoke-cu130", "snapshot-cu130")
     assert set(jobs["manifest"].needs) == set(jobs) - {"manifest"}
-    images = github_workflow(matrix, setup=SETUP)
+    images = github_workflow(matrix)
     assert images["on"]["push"]["tags"][0] == "v[0-9]+.[0-9]+.[0-9]+rc[0-9]+"
-    steps = images["jobs"]["publish-cu130"]["steps"]
-    # images travel under the release registry's ci path, apart from the published tags
+    publish = images["jobs"]["publish-cu130"]
+    steps = publish["steps"]
     assert {
         "if": "github.ref_type == 'tag'",
-        "run": "release images.publish --variant cu130",
+        "run": 'release images.publish --variant "$RELEASE_CI_VARIANT"',
     } in steps
-    assert any("--registry registry.example.com/org/release/ci" in s.get("run", "") for s in steps)
-    promote = github_promote(matrix, setup=SETUP)
+    # images travel under the release registry's ci path, apart from the published tags
+    assert publish["env"]["RELEASE_CI_REGISTRY"] == "registry.example.com/org/release/ci"
+    assert publish["env"]["RELEASE_CI_VARIANT"] == publish["env"]["RELEASE_CI_ROW_1"] == "cu130"
+    pulls = [s["run"] for s in steps if "images.pull" in s.get("run", "")]
+    assert pulls == [PULL.replace("RELEASE_CI_VARIANT", "RELEASE_CI_ROW_1")]
+    login = next(s for s in steps if "docker login" in s.get("run", ""))
+    assert login["env"]["RELEASE_CI_LOGIN_1"] == "registry.example.com"
+    assert "RELEASE_CI_LOGIN_2" not in login["env"]  # one host, logged in to once
+    promote = github_promote(matrix)
     assert promote is not None and promote["on"] == {"push": {"tags": ["v[0-9]+.[0-9]+.[0-9]+"]}}
     (job,) = promote["jobs"].values()
     assert job["permissions"] == {"contents": "write"}
     runs = [s["run"] for s in job["steps"] if "run" in s]
     assert runs[-1].endswith('release images.promote --tag "$GITHUB_REF_NAME" --push')
     assert not any("nox" in r.split(" ", 1)[0] or "images.build" in r for r in runs)
-    steps = {s["key"]: s for s in buildkite_pipeline(matrix, setup=SETUP)["steps"]}
+    steps = {s["key"]: s for s in buildkite_pipeline(matrix)["steps"]}
     assert steps["promote"]["if"].startswith("build.tag != null && build.tag =~ /^v(")
     assert all(
         s["if"].startswith("build.tag == null || ") for k, s in steps.items() if k != "promote"
@@ -569,7 +629,7 @@ def test_a_registry_adds_publish_jobs_and_a_promote_pipeline_for_finals() -> Non
     # without push credentials: the manifest is an artifact, not recorded; nothing writes
     from release.core.ci_config import parse_ci
 
-    quiet = github_workflow(matrix, setup=SETUP, settings=parse_ci({"push-manifest": False}))
+    quiet = github_workflow(matrix, settings=parse_ci({"push-manifest": False}))
     manifest = quiet["jobs"]["manifest"]
     assert manifest["permissions"] == {"contents": "read"}
     runs = [s["run"] for s in manifest["steps"] if "run" in s]

@@ -1,8 +1,9 @@
 """Both generated pipelines run end to end in the sample engine's own repository, as a
 maintainer adopting the tool would have them: ``release ci`` writes them into the engine,
 the maintainer cuts the release branch, tags rc1 and pushes it; the rc's pipeline runs (each
-job in a fresh clone of the engine at the tag, in a fresh virtual environment, the lines
-as written: :mod:`tests.ci_runner`): it builds, smokes, snapshots and publishes each
+job in a fresh clone of the engine at the tag, in a fresh virtual environment that installs
+this tool's own wheel, hash-checked, from a package index on loopback that also serves
+decoys of its name; the lines as written: :mod:`tests.ci_runner`): it builds, smokes, snapshots and publishes each
 variant to the release registry (Debian's docker-registry on loopback) and records the
 manifest as the tag's note on the remote. Then ``release promote`` and ``release push``:
 the final's pipeline runs the promote job only, no build at all, and the final's tags
@@ -18,12 +19,14 @@ from typing import Any
 import invoke.vendor.yaml as yaml
 import pytest
 
+from release import __version__
 from release.adapters.engine import ContainerEngine
 from release.adapters.registry import Registry
 from release.sample import make_sample_engine
 from tests.ci_runner import Runner, buildkite_condition, tag_filter_matches
 from tests.conftest import run_cli
 from tests.docker_support import image_env, local_registry, purge, remove_repository, unique_name
+from tests.index_support import PackageIndex, decoys_in, dependencies
 
 images = pytest.mark.images
 RC, FINAL, BRANCH = "v0.31.0rc1", "v0.31.0", "releases/v0.31.0"
@@ -35,10 +38,16 @@ def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield running.address
 
 
+@pytest.fixture(scope="module")
+def cached(local_index: PackageIndex, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The dependencies of this tool and nox, as a runner's cache holds them."""
+    return dependencies(local_index, tmp_path_factory.mktemp("cached"))
+
+
 class Engine:
     """The sample engine with its remote, set up as a maintainer adopting the tool would."""
 
-    def __init__(self, root: Path, registry: str, fmt: str) -> None:
+    def __init__(self, root: Path, registry: str, fmt: str, install: str) -> None:
         self.env = image_env(root / "home")
         self.name = unique_name()
         with pytest.MonkeyPatch.context() as mp:
@@ -59,6 +68,7 @@ class Engine:
             'version-arg = "ENGINE_VERSION"\n',
             f'version-arg = "ENGINE_VERSION"\nregistry = "{self.registry}"\n',
         )
+        text += f'\n[tool.release.ci]\ninstall = "{install}"\n'  # each job installs it so
         pyproject.write_text(text, encoding="utf-8")
         written = self.release("ci", "--format", fmt, "--write-noxfile")
         assert written.code == 0, written.output
@@ -125,6 +135,8 @@ def _cycle(engine: Engine, runner: Runner, fmt: str, docker: ContainerEngine) ->
             assert served is not None and served.digest == index["digest"], ref
         digests[variant] = index["digest"]
     assert "pushed origin: refs/notes/release/v0.31.0rc1" in rc.output["manifest"]
+    assert runner.pythons if fmt == "github" else not runner.pythons
+    assert [decoys_in(python) for python in runner.pythons] == [[]] * len(runner.pythons)
 
     # the final: tagged and pushed by the maintainer; CI promotes, builds nothing
     for step in ("promote", "push"):
@@ -156,16 +168,24 @@ def _cycle(engine: Engine, runner: Runner, fmt: str, docker: ContainerEngine) ->
 @pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["github", "buildkite"])
 def test_rc_then_final_through_the_generated_pipeline(
-    fmt: str, tmp_path: Path, registry: str, docker: ContainerEngine
+    fmt: str,
+    tmp_path: Path,
+    registry: str,
+    docker: ContainerEngine,
+    local_index: PackageIndex,
+    cached: Path,
 ) -> None:
-    engine = Engine(tmp_path, registry, fmt)
+    # this tool's own wheel, hash-checked, from an index that also serves decoys of its name
+    install = f"release=={__version__} --hash=sha256:{local_index.sha256}"
+    engine = Engine(tmp_path, registry, fmt, install)
     if fmt == "github":
         assert sorted(engine.files) == ["images.yml", "promote.yml"]
     else:
         assert sorted(engine.files) == ["pipeline.yml"]
     runner = Runner(
-        engine.remote, tmp_path / "ci", engine.env, lambda: remove_repository(docker, engine.name)
-    )
+        engine.remote, tmp_path / "ci", engine.env,
+        lambda: remove_repository(docker, engine.name), local_index, cached,
+    )  # fmt: skip
     try:
         _cycle(engine, runner, fmt, docker)
     finally:

@@ -22,8 +22,9 @@ import pytest
 from release.adapters.config_file import load_config
 from release.adapters.engine import ContainerEngine
 from release.core.ci_config import parse_ci
+from release.core.pipelines import INSTALL_ENV
 from tests.ci_runner import Artifacts
-from tests.ci_support import pipeline_text
+from tests.ci_support import PINNED, pipeline_text
 from tests.conftest import run_cli
 from tests.docker_support import local_registry, purge, remove_repository
 from tests.test_images import BASE_1291, Repo, make_engine_repo
@@ -75,6 +76,11 @@ class Runner:
             uses = step.get("uses", "")
             condition = step.get("if")
             assert condition in (None, "github.ref_type == 'tag'"), condition  # read, not skipped
+            if INSTALL_ENV in step.get("env", {}):
+                # the job's Python is this test environment's, with this tool: its pinned
+                # install runs for real in test_ci_install.py and test_ci_pipelines.py
+                assert step["env"][INSTALL_ENV] == PINNED.requirement
+                continue
             if "run" in step:
                 proc = subprocess.run(
                     ["bash", "-e", "-c", step["run"]],
@@ -125,7 +131,7 @@ def run_workflow(repo: Repo, work: Path, engine: ContainerEngine, registry: str)
     # push-manifest = false: no job records a note, so none writes under .git (the one
     # that records and pushes it runs in tests/test_ci_pipelines.py)
     settings = parse_ci({"push-manifest": False})
-    text = pipeline_text(matrix, "github", setup="true", registry=registry, settings=settings)
+    text = pipeline_text(matrix, "github", registry=registry, settings=settings)
     workflow = yaml.safe_load(text)
     jobs = workflow["jobs"]
     assert list(jobs) == ["build-one", "smoke-one", "manifest"]

@@ -91,6 +91,7 @@ def test_the_tables_shipped_validate(path: Path) -> None:
         (lambda t: t.update({"tag": "release-{major}"}), "tag"),
         (lambda t: t.update({"bots": "dependabot"}), "bots"),
         (lambda t: t.update({"mainbranch": "main"}), ""),
+        (lambda t: t.update({"ci": {"install": "release==1", "requirements": "r.txt"}}), "ci"),
         (lambda t: t["images"]["variants"][0].update({"cuda": 12.9}), "images.variants.0.cuda"),
         (lambda t: t["images"]["variants"][0].pop("base-image"), "images.variants.0"),
         (lambda t: t["images"]["snapshot"].update({"port": "8000"}), "images.snapshot.port"),

@@ -29,7 +29,7 @@ from release.flows import manifest_store
 from release.flows.manifest_store import read_parts
 from release.images.inputs import HashCache
 from release.sample import SampleEngine
-from tests.ci_support import github_workflow, pipeline_text
+from tests.ci_support import PINNED, github_workflow, pipeline_text
 
 from .conftest import repo_state, run_cli
 from .test_build_guards import PYPROJECT as GUARDED
@@ -39,7 +39,10 @@ USAGE, MANIFEST = 2, 7
 FAST = 30  # seconds: a command that blocks on a FIFO fails the test instead of hanging it
 DEEP = "[" * 100_000
 
-PYPROJECT = GUARDED.replace('dockerfile = "docker/Dockerfile"', 'dockerfile = "{dockerfile}"')
+# the pipelines release ci writes install the tool by a commit
+PYPROJECT = GUARDED.replace('dockerfile = "docker/Dockerfile"', 'dockerfile = "{dockerfile}"') + (
+    f'\n[tool.release.ci]\ninstall = "{PINNED.requirement}"\n'
+)
 
 
 def git(root: Path, *args: str) -> str:
@@ -461,7 +464,9 @@ def test_notes_output_is_checked_before_the_notes_are_built(
 INJECTED = "ubuntu-latest\non: {push: {}}\nevil: true"
 
 
-@pytest.mark.parametrize("runner", [INJECTED, "a\rb", "a\u2028evil: 1", "\x1b[2J", " "])
+@pytest.mark.parametrize(
+    "runner", [INJECTED, "a\rb", "a\u2028evil: 1", "\x1b[2J", " ", "${{ github.head_ref }}"]
+)
 def test_ci_runner_with_a_control_character_is_refused(tmp_path: Path, runner: str) -> None:
     root = engine_repo(tmp_path)
     refused(
@@ -484,22 +489,22 @@ def test_the_header_comment_stays_a_comment_whatever_it_carries(line: str) -> No
     matrix = parse_images(sample_table())
     assert matrix is not None
     made = ["release", "ci", "--runner", f"x{line}evil: true{line}jobs: {{}}"]
-    text = pipeline_text(matrix, "github", setup="pip install release nox", command=made)
+    text = pipeline_text(matrix, "github", command=made)
     parsed = yaml.safe_load(text)
-    assert parsed == github_workflow(matrix, setup="pip install release nox")
+    assert parsed == github_workflow(matrix)
     assert "evil" not in parsed
     header = text.split("\nname: ", 1)[0]
     assert all(row.startswith("#") for row in header.splitlines())
 
 
-def test_ci_setup_with_newlines_stays_one_value(tmp_path: Path) -> None:
+@pytest.mark.parametrize("line", ["\n", "\r", "\u2028", "\x85"])
+def test_an_install_with_a_line_break_is_refused_and_writes_nothing(
+    tmp_path: Path, line: str
+) -> None:
     root = engine_repo(tmp_path)
-    setup = "pip install .\nevil: true"
-    result = run_cli(root, "ci", "--format", "github", "--setup", setup, timeout=FAST)
-    assert result.code == 0, result.stderr
-    parsed = yaml.safe_load((root / ".github" / "workflows" / "images.yml").read_text())
-    assert "evil" not in parsed
-    assert parsed["jobs"]["manifest"]["steps"][2] == {"run": setup}
+    install = f"{PINNED.requirement}{line}evil: true"
+    refused(root, "ci", "--format", "github", "--install", install, code=3, says="is not pinned")
+    assert not (root / ".github").exists()
 
 
 # -- manifest parts and JSON ---------------------------------------------------------------

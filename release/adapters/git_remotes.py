@@ -71,6 +71,15 @@ class Remotes:
     def url(self, remote: str) -> str | None:
         return self.repo.config_value(f"remote.{remote}.url")
 
+    def holding(self, commit: str) -> list[str]:
+        """The remotes one of whose remote-tracking branches holds ``commit`` (as this
+        repository last fetched or pushed them), in ``git remote``'s order."""
+        names = self.repo.out("remote").split()
+        held = self.repo.out(
+            "for-each-ref", f"--contains={commit}", "--format=%(refname)", "refs/remotes/"
+        ).splitlines()
+        return [n for n in names if any(r.startswith(f"refs/remotes/{n}/") for r in held)]
+
     def refs(self, remote: str, *patterns: str) -> dict[str, RefRecord]:
         """Ref name -> its record on ``remote`` (``git ls-remote``), annotated tags peeled
         (a pattern that names one tag asks for its peeled line too); :class:`GitError`

@@ -72,6 +72,15 @@ class WorkTree:
         ).stdout  # fmt: skip
         return [entry[3:] for entry in text.split("\0") if entry]
 
+    def uncommitted(self) -> list[str]:
+        """Every path a commit would not carry as it is here: changed, staged or untracked
+        (ignored files aside); read without the index lock, as :meth:`dirty_paths`."""
+        text = self.repo.run(
+            "status", "--porcelain=v1", "--untracked-files=all", "--no-renames", "-z",
+            env=_NO_OPTIONAL_LOCKS,
+        ).stdout  # fmt: skip
+        return [entry[3:] for entry in text.split("\0") if entry]
+
     def untracked_files(self, *under: str) -> list[str]:
         """Files under the paths ``under`` that git does not track, ignored ones included,
         relative to the work tree (what a build context holds besides the commit)."""

@@ -13,6 +13,8 @@ from release.commands.outcome import Report, Run
 from release.errors import ConfigError, RefusedError
 
 if TYPE_CHECKING:
+    from release.core.ci_config import CiSettings
+    from release.core.tool_pins import ToolInstall
     from release.flows.context import ReleaseContext
 
 __all__ = ["BakeRequest", "CiFormat", "CiRequest", "RehearseRequest", "bake", "ci", "rehearse"]
@@ -68,7 +70,7 @@ class CiFormat(enum.Enum):
 class CiRequest:
     format: CiFormat
     out: str | None = None
-    setup: str | None = None
+    install: str | None = None
     runner: str | None = None
     registry: str | None = None
     write_noxfile: bool = False
@@ -102,8 +104,43 @@ def _noxfile(ctx: ReleaseContext, write: bool) -> Path | None:
     return ctx.root / "noxfile.py"
 
 
-def ci(request: CiRequest, run: Run) -> Report:
+def _install(ctx: ReleaseContext, given: str | None, settings: CiSettings) -> ToolInstall:
+    """How every job installs this tool, pinned: ``--install``, else the requirements file,
+    else ``install`` of ``[tool.release.ci]``, else this tool as it is installed here;
+    refused (nothing written) where that cannot be pinned, saying how to pin it."""
     from release import __version__
+    from release.adapters.files import read_tree_text
+    from release.adapters.tool_source import installed_tool, nox_pin
+    from release.core.pinned_requirements import requirements_pin
+    from release.core.tool_pins import pin_installed, pin_requirement
+
+    if given is not None:
+        return pin_requirement(given, "--install", nox_pin(), __version__)
+    if settings.requirements:
+        where = f"[tool.release.ci] requirements {settings.requirements}"
+        found = read_tree_text(ctx.root, settings.requirements, where, error=RefusedError)
+        if found is None:
+            raise RefusedError(f"{where}: no such file in the work tree (nothing was written)")
+        return requirements_pin(settings.requirements, found.text)
+    if settings.install:
+        where = "[tool.release.ci] install"
+        return pin_requirement(settings.install, where, nox_pin(), __version__)
+    return pin_installed(installed_tool(), nox_pin())
+
+
+def _install_line(install: ToolInstall) -> str:
+    """What the output says of the jobs' install: what is pinned, how, and by what."""
+    from release.core.tool_pins import PinKind
+
+    if install.kind is PinKind.REQUIREMENTS:
+        return f"the jobs install what {install.requirement} pins, hash-checked ({install.origin})"
+    return (
+        f"the jobs install {install.requirement} and {install.nox} ({install.kind.value}; "
+        f"from {install.origin})"
+    )
+
+
+def ci(request: CiRequest, run: Run) -> Report:
     from release.adapters.files import atomic_write, output_path
     from release.core.ci_config import CiSettings
     from release.core.ci_triggers import tag_kinds
@@ -114,7 +151,6 @@ def ci(request: CiRequest, run: Run) -> Report:
         pipeline_jobs,
         promote_job,
         runner_label,
-        setup_command,
         transfer_registry,
     )
 
@@ -133,15 +169,15 @@ def ci(request: CiRequest, run: Run) -> Report:
     }
     noxfile = _noxfile(ctx, request.write_noxfile)
     settings = ctx.config.ci or CiSettings()
-    setup = request.setup or setup_command(settings.install or f"release=={__version__}")
     made = ["release", "ci", "--format", fmt]
-    made += ["--setup", repr(request.setup)] if request.setup else []
+    made += ["--install", request.install] if request.install is not None else []
     made += ["--runner", runner] if runner else []
     made += ["--registry", registry] if registry is not None else []
+    install = _install(ctx, request.install, settings)
     plan = Plan(
         matrix,
         settings,
-        setup,
+        install,
         transfer_registry(matrix, registry),
         tag_kinds(ctx.config.tag),
         runner,
@@ -158,6 +194,7 @@ def ci(request: CiRequest, run: Run) -> Report:
     lines = [
         f"wrote {first}: {len(jobs)} jobs for rc and post tags ({', '.join(j.label for j in jobs)})"
     ]
+    lines.append(_install_line(install))
     if promote is not None and fmt == "github":
         lines.append(f"wrote {paths['promote.yml']}: the promote job, for final tags")
     elif promote is not None:
@@ -180,6 +217,12 @@ def ci(request: CiRequest, run: Run) -> Report:
             "paths": [str(paths[n]) for n in files],
             "jobs": [j.label for j in [*jobs, *([promote] if promote else [])]],
             "noxfile": wrote,
+            "install": {
+                "kind": install.kind.name.lower(),
+                "requirement": install.line,
+                "nox": install.nox or None,
+                "from": install.origin,
+            },
         },
     )
 

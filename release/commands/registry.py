@@ -274,10 +274,14 @@ COMMANDS: tuple[Command, ...] = (
                 metavar="DIR",
             ),
             Option(
-                "setup",
-                "the command each job runs, in the Python it set up, to install release and nox "
-                "(default: pip install [tool.release.ci] install, else this release, and nox)",
+                "install",
+                "the pinned requirement each job installs release from, as [tool.release.ci] "
+                "install takes it: 'release @ git+URL@COMMIT', 'release @ URL#sha256=HASH' or "
+                "'release==X.Y.Z --hash=sha256:HASH' (default: [tool.release.ci] install or "
+                "requirements, else this release as installed here, where pip recorded a "
+                "commit or a hash); nox is pinned to the version installed here",
                 Kind.TEXT,
+                metavar="REQUIREMENT",
             ),
             Option(
                 "runner",
@@ -297,6 +301,11 @@ COMMANDS: tuple[Command, ...] = (
             JSON,
         ),
         f"{_FILES}:ci",
+        "Each job installs release pinned, by a commit or a hash ([tool.release.ci] install "
+        "or requirements, --install, else as pip recorded this release's own install), and "
+        "nox at one version; an install that cannot be pinned is refused (exit 3) with the "
+        "forms that would do, and nothing is written. Every value the jobs need reaches "
+        "their lines as an environment variable, never as text of the line.",
     ),
     *IMAGE_COMMANDS,
     Command(

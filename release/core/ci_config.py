@@ -2,8 +2,12 @@
 Pure.
 
 - ``python``: the Python the jobs set up for this tool and nox (never the engine's own);
-- ``install``: what the jobs install this tool from: a pip requirement (default: this
-  tool at the version that wrote the file) or a path or URL pip takes;
+- ``install``: what the jobs install this tool from, pinned (:mod:`release.core.tool_pins`):
+  a VCS URL at a full commit, an archive URL with its sha256, or ``release==X.Y.Z
+  --hash=sha256:...`` (default: this tool as it is installed here, where pip recorded a
+  commit or a hash); checked by ``release ci``, which refuses what is not pinned;
+- ``requirements``: instead, a hash-pinned requirements file in the work tree that pins
+  this tool and nox (``pip install --require-hashes -r FILE``);
 - ``runners``: the runner label (GitHub) or agents' queue (Buildkite) per job kind
   (``build``, ``smoke``, ``gpu``: a smoke with a GPU check, ``snapshot``, ``publish``,
   ``manifest``, ``promote``), per kind and platform (``build-arm64``: arm64 images built
@@ -23,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from release.core.serving import refuse_unknown
+from release.core.tree_paths import tree_relative
 from release.errors import ConfigError
 
 __all__ = ["JOB_KINDS", "CiSettings", "parse_ci"]
@@ -39,7 +44,7 @@ TIMEOUTS = {
     "promote": 15,
 }
 DEFAULT_RUNNER = "ubuntu-latest"
-_KEYS = ("python", "install", "runners", "timeouts", "push-manifest")
+_KEYS = ("python", "install", "requirements", "runners", "timeouts", "push-manifest")
 _RUNNER_KEY = re.compile(rf"^(?:default|(?:{'|'.join(JOB_KINDS)})(?:-[a-z0-9]+)?)$")
 _PYTHON = re.compile(r"^3\.\d{1,2}(?:\.\d{1,2})?$")
 
@@ -47,10 +52,11 @@ _PYTHON = re.compile(r"^3\.\d{1,2}(?:\.\d{1,2})?$")
 @dataclass(frozen=True)
 class CiSettings:
     python: str = "3.11"
-    install: str | None = None  # None: this tool at the version that writes the pipeline
+    install: str | None = None  # None: this tool as installed here, where that can be pinned
     runners: Mapping[str, str] = field(default_factory=dict)
     timeouts: Mapping[str, int] = field(default_factory=lambda: dict(TIMEOUTS))
     push_manifest: bool = True
+    requirements: str | None = None  # a hash-pinned requirements file, relative to the root
 
     def runner(self, kind: str, arch: str | None = None, fallback: str | None = None) -> str:
         """The label for a job of ``kind`` (on ``arch``): the most specific one given."""
@@ -76,6 +82,26 @@ def _label(value: Any, where: str) -> str:
     return value
 
 
+def _install(table: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """``install`` (one line; whether it is pinned, ``release ci`` says) and
+    ``requirements`` (a path in the work tree): one of them at most, as the file pins this
+    tool too."""
+    install, requirements = table.get("install"), table.get("requirements")
+    if install is not None and (
+        not isinstance(install, str) or not install.strip() or not install.isprintable()
+    ):
+        raise ConfigError(f"{PREFIX} install: expected a pinned pip requirement (one line)")
+    if requirements is not None:
+        if not isinstance(requirements, str) or not requirements.strip():
+            raise ConfigError(f"{PREFIX} requirements: expected a file in the work tree")
+        tree_relative(f"{PREFIX} requirements", requirements)
+    if install is not None and requirements is not None:
+        raise ConfigError(
+            f"{PREFIX} install and requirements: give one (the requirements file pins release too)"
+        )
+    return install, requirements
+
+
 def parse_ci(table: Any) -> CiSettings:
     """Validate ``[tool.release.ci]`` (absent: the defaults)."""
     if not isinstance(table, Mapping):
@@ -86,11 +112,7 @@ def parse_ci(table: Any) -> CiSettings:
         raise ConfigError(
             f'{PREFIX} python: expected a Python version such as "3.11", got {python!r}'
         )
-    install = table.get("install")
-    if install is not None and (
-        not isinstance(install, str) or not install.strip() or "\n" in install
-    ):
-        raise ConfigError(f"{PREFIX} install: expected a pip requirement, path or URL (one line)")
+    install, requirements = _install(table)
     runners = table.get("runners", {})
     if not isinstance(runners, Mapping):
         raise ConfigError(f'{PREFIX} runners: expected a table of KIND = "label"')
@@ -116,4 +138,4 @@ def parse_ci(table: Any) -> CiSettings:
     push = table.get("push-manifest", True)
     if not isinstance(push, bool):
         raise ConfigError(f"{PREFIX} push-manifest: expected true or false, got {push!r}")
-    return CiSettings(python, install, dict(runners), timeouts, push)
+    return CiSettings(python, install, dict(runners), timeouts, push, requirements)

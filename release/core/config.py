@@ -2,7 +2,9 @@
 
 Resolution is one cascade: built-in defaults, then the target's ``[tool.release]``.
 Unknown keys and bad values raise :class:`ConfigError` with one line naming the key
-(and a "did you mean" where one is close). Pure: the file is read by
+(and a "did you mean" where one is close). No key or value anywhere in the table holds
+``${{``: GitHub Actions evaluates that as an expression wherever it stands in a workflow,
+before any shell sees it, and the tool writes workflows from this table. Pure: the file is read by
 :func:`release.adapters.config_file.load_config`, as a file of the work tree.
 """
 
@@ -29,6 +31,7 @@ __all__ = [
     "config_from_mapping",
     "config_from_text",
     "parse_pyproject",
+    "refuse_expressions",
     "release_table",
 ]
 
@@ -215,6 +218,7 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
     """Validate a ``[tool.release]`` table and resolve it over the defaults."""
     if not isinstance(table, Mapping):
         raise ConfigError("[tool.release] must be a table")
+    refuse_expressions(table)
     for key in table:
         if key not in _KEYS:
             raise ConfigError(f"[tool.release] unknown key {key!r}{_suggest(key, _KEYS)}")
@@ -311,6 +315,53 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
         bots=_globs(table),
         merge_by_name=_flag(table, "merge-by-name", defaults.merge_by_name),
     )
+
+
+EXPRESSION = "${{"  # a GitHub Actions expression: evaluated before the shell runs
+
+
+def _where(path: str, step: str | int) -> str:
+    return f"{path}[{step}]" if isinstance(step, int) else f"{path}.{step}".lstrip(".")
+
+
+def _expression_at(value: object, path: str) -> str | None:
+    """Where in ``value`` (at ``path``) a key or a string holds ``${{``; None where none."""
+    if isinstance(value, str):
+        return path if EXPRESSION in value else None
+    items: list[tuple[str | int, object]] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if EXPRESSION in str(key):
+                return f"{path + ' ' if path else ''}key {str(key)!r}"
+            items.append((str(key), item))
+    elif isinstance(value, list):
+        items = list(enumerate(value))
+    for step, item in items:
+        found = _expression_at(item, _where(path, step))
+        if found:
+            return found
+    return None
+
+
+def _spelt(found: str) -> str:
+    """``images.variants[0].id`` as the errors spell it: ``[tool.release.images]
+    variants[0].id``."""
+    head, dot, rest = found.partition(".")
+    if dot and not set("[ ") & set(head):
+        return f"[tool.release.{head}] {rest}"
+    return f"[tool.release] {found}"
+
+
+def refuse_expressions(table: Mapping[str, object]) -> None:
+    """Refuse ``${{`` in any key or string of ``[tool.release]``, naming where: written
+    into a workflow, GitHub would evaluate it (a commit message, a branch name ...) as
+    shell code or as a value, whatever quoting surrounds it."""
+    found = _expression_at(table, "")
+    if found:
+        raise ConfigError(
+            f"{_spelt(found)}: holds {EXPRESSION!r}, which GitHub Actions evaluates in "
+            "the workflows release ci writes; write the value itself"
+        )
 
 
 def _globs(table: Mapping[str, Any]) -> tuple[str, ...]:

@@ -2,7 +2,9 @@
 tag, so an rc or post tag (or a branch) uploads the build, smoke, snapshot, publish and
 manifest steps, and a final tag uploads only the promote step. An agent checks out by
 commit, with no tags: each step fetches them first, then checks the tag
-(``release check --tag``). Each step's commands run in one shell. Pure.
+(``release check --tag``). Each step's commands run in one shell, and read every value
+from the step's ``env``. Buildkite interpolates the whole pipeline when it is uploaded, so
+every ``$`` in it is doubled: a ``$`` at run time, and no value can name a variable. Pure.
 """
 
 from __future__ import annotations
@@ -11,16 +13,21 @@ from typing import Any
 
 from release.core.ci_triggers import BUILT, PROMOTED
 from release.core.pipelines import (
+    ARCHIVE_ENV,
     MANIFEST_FILE,
     NOT_RECORDED,
     PARTS_DIR,
     STATE_ENV,
     Job,
     Plan,
-    archive,
     check_command,
+    install_command,
+    install_env,
+    job_env,
+    job_key,
     load_command,
     login_command,
+    login_env,
     merge_command,
     pipeline_jobs,
     promote_command,
@@ -28,6 +35,7 @@ from release.core.pipelines import (
     publish_command,
     pull_command,
     push_command,
+    row_vars,
     save_command,
     session_command,
     uses_registry,
@@ -42,49 +50,79 @@ _STATE = f'export {STATE_ENV}="$(mktemp -d)"'
 _NOT_A_TAG = (
     'if [ -z "${BUILDKITE_TAG:-}" ]; then echo "not a tag: nothing is published"; exit 0; fi'
 )
+STEP_ENV = "RELEASE_CI_BUILD_STEP"  # the build step an archive comes from: _1, _2 in a publish
 
 
 def _check(job: Job) -> str:
-    check = check_command("$BUILDKITE_TAG", job)
+    check = check_command("BUILDKITE_TAG", job)
     return f'if [ -n "${{BUILDKITE_TAG:-}}" ]; then {check}; fi'
 
 
-def _download(name: str, step: str | None = None) -> str:
-    return f'buildkite-agent artifact download "{name}" .' + (f" --step {step}" if step else "")
+def _download(archive_var: str, step_var: str) -> str:
+    """The agent's download of the image archive the variable ``archive_var`` names, from
+    the build step the variable ``step_var`` names."""
+    return f'buildkite-agent artifact download "${archive_var}" . --step "${step_var}"'
+
+
+def _step_env(plan: Plan, job: Job) -> dict[str, str]:
+    """The values this step's commands read (:func:`job_env`), with the build step each
+    image archive comes from."""
+    env = {"RELEASE_MANIFEST_DIR": PARTS_DIR} if job.kind not in ("manifest", "promote") else {}
+    env |= install_env(plan.install) | job_env(plan, job)
+    if uses_registry(plan, job):
+        env |= login_env(plan)
+    if plan.transfer or job.kind not in ("smoke", "snapshot", "publish"):
+        return env
+    if job.kind == "publish":
+        builds = {f"{STEP_ENV}_{n}": job_key("build", row) for n, row in enumerate(job.rows, 1)}
+        return env | builds
+    return env | {STEP_ENV: job.needs[0]}
 
 
 def _commands(plan: Plan, job: Job) -> tuple[list[str], list[str]]:
     """The step's commands after the set-up, and the artifacts it keeps."""
-    transfer, row = plan.transfer, job.variant or ""
+    transfer = plan.transfer
     parts = [f"{PARTS_DIR}/**/*"]
     if job.kind == "build":
         if transfer:
-            return [session_command(job), push_command(row, transfer)], parts
-        return [session_command(job), save_command(job)], [job.archive, *parts]
+            return [session_command(), push_command()], parts
+        return [session_command(), save_command()], [job.archive, *parts]
     if job.kind in ("smoke", "snapshot"):
         if transfer:
-            return [pull_command(row, transfer), session_command(job)], parts
-        fetch = [_download(job.archive, job.needs[0]), load_command(row)]
-        return [*fetch, session_command(job)], parts
+            return [pull_command(), session_command()], parts
+        fetch = [_download(ARCHIVE_ENV, STEP_ENV), load_command()]
+        return [*fetch, session_command()], parts
     if job.kind == "publish":
         lines = [_NOT_A_TAG]
-        for each in job.rows:
+        for n, _ in enumerate(job.rows, 1):
+            row_var, archive_var = row_vars(n)
             if transfer:
-                lines.append(pull_command(each, transfer))
+                lines.append(pull_command(row_var))
             else:
-                lines += [_download(archive(each), f"build-{each}"), load_command(each)]
-        return [*lines, publish_command(job)], parts
+                lines += [_download(archive_var, f"{STEP_ENV}_{n}"), load_command(archive_var)]
+        return [*lines, publish_command()], parts
     if job.kind == "promote":
-        return [promote_command("$BUILDKITE_TAG", plan.settings.push_manifest)], []
+        return [promote_command("BUILDKITE_TAG", plan.settings.push_manifest)], []
     push = plan.settings.push_manifest
-    lines = [_download(f"{PARTS_DIR}/**/*"), merge_command(push)]
+    lines = [f'buildkite-agent artifact download "{PARTS_DIR}/**/*" .', merge_command(push)]
     if not push:
         lines.append(f'if [ -n "${{BUILDKITE_TAG:-}}" ]; then {NOT_RECORDED}; fi')
     return lines, [MANIFEST_FILE]
 
 
+def _uploaded(value: Any) -> Any:
+    """``value`` with every ``$`` doubled, as the upload's interpolation gives it back."""
+    if isinstance(value, str):
+        return value.replace("$", "$$")
+    if isinstance(value, dict):
+        return {_uploaded(k): _uploaded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_uploaded(v) for v in value]
+    return value
+
+
 def _step(plan: Plan, job: Job, condition: str) -> dict[str, Any]:
-    commands = [_TAGS, _VENV, plan.setup, _check(job)]
+    commands = [_TAGS, _VENV, install_command(plan.install), _check(job)]
     login = login_command(plan)
     if login and uses_registry(plan, job):
         commands.append(login)
@@ -94,21 +132,20 @@ def _step(plan: Plan, job: Job, condition: str) -> dict[str, Any]:
     step: dict[str, Any] = {
         "label": job.label,
         "key": job.key,
-        "if": condition.replace("$", "$$"),
-        # "$$" is a "$" at run time: Buildkite interpolates the pipeline when it is uploaded
-        "command": [c.replace("$", "$$") for c in commands + work],
+        "if": condition,
+        "command": commands + work,
     }
     if job.needs:
         step["depends_on"] = list(job.needs)
-    if job.kind not in ("manifest", "promote"):
-        step["env"] = {"RELEASE_MANIFEST_DIR": PARTS_DIR}
+    step["env"] = _step_env(plan, job)
     if artifacts:
         step["artifact_paths"] = artifacts
     step["timeout_in_minutes"] = plan.settings.timeout(job.kind)
     queue = plan.settings.queue(job.runs_on, job.arch, plan.runner)
     if queue:
         step["agents"] = {"queue": queue}
-    return step
+    # "$$" is a "$" at run time: Buildkite interpolates the pipeline when it is uploaded
+    return dict(_uploaded(step))
 
 
 def buildkite_pipeline(plan: Plan) -> dict[str, Any]:

@@ -20,8 +20,12 @@ from release.core.pipelines import (
     Job,
     Plan,
     check_command,
+    install_command,
+    install_env,
+    job_env,
     load_command,
     login_command,
+    login_env,
     merge_command,
     pipeline_jobs,
     promote_command,
@@ -29,6 +33,7 @@ from release.core.pipelines import (
     publish_command,
     pull_command,
     push_command,
+    row_vars,
     save_command,
     session_command,
     uses_registry,
@@ -86,20 +91,16 @@ def _setup(plan: Plan, job: Job) -> list[dict[str, Any]]:
         # credentials left in the checkout for a later step or an artifact to carry
         {"uses": _action("checkout"), "with": {"fetch-depth": 0, "persist-credentials": False}},
         {"uses": _action("setup-python"), "with": {"python-version": plan.settings.python}},
-        {"run": plan.setup},
-        {"if": ON_TAG, "run": check_command("$GITHUB_REF_NAME", job)},
+        {"run": install_command(plan.install), "env": install_env(plan.install)},
+        {"if": ON_TAG, "run": check_command("GITHUB_REF_NAME", job)},
     ]
     login = login_command(plan)
     if login and uses_registry(plan, job):
-        steps.append(
-            {
-                "run": login,
-                "env": {
-                    REGISTRY_USER: f"${{{{ secrets.{REGISTRY_USER} }}}}",
-                    REGISTRY_PASSWORD: f"${{{{ secrets.{REGISTRY_PASSWORD} }}}}",
-                },
-            }
-        )
+        secrets = {
+            REGISTRY_USER: f"${{{{ secrets.{REGISTRY_USER} }}}}",
+            REGISTRY_PASSWORD: f"${{{{ secrets.{REGISTRY_PASSWORD} }}}}",
+        }
+        steps.append({"run": login, "env": {**login_env(plan), **secrets}})
     return steps
 
 
@@ -112,37 +113,33 @@ def _work(plan: Plan, job: Job) -> list[dict[str, Any]]:
     transfer = plan.transfer
     if job.kind == "build":
         if transfer:
-            return [
-                {"run": session_command(job)},
-                {"run": push_command(job.variant or "", transfer)},
-            ]
+            return [{"run": session_command()}, {"run": push_command()}]
         return [
-            {"run": session_command(job)},
-            {"run": save_command(job)},
+            {"run": session_command()},
+            {"run": save_command()},
             _upload(f"image-{job.variant}", job.archive),
         ]
     if job.kind in ("smoke", "snapshot"):
         if transfer:
-            return [
-                {"run": pull_command(job.variant or "", transfer)},
-                {"run": session_command(job)},
-            ]
+            return [{"run": pull_command()}, {"run": session_command()}]
         return [
             _download_image(job.variant or ""),
-            {"run": load_command(job.variant or "")},
-            {"run": session_command(job)},
+            {"run": load_command()},
+            {"run": session_command()},
         ]
     if job.kind == "publish":  # on a tag only: a branch's images are not released
         steps: list[dict[str, Any]] = []
-        for row in job.rows:
+        for n, row in enumerate(job.rows, 1):
+            row_var, archive_var = row_vars(n)
             if transfer:
-                steps.append({"if": ON_TAG, "run": pull_command(row, transfer)})
+                steps.append({"if": ON_TAG, "run": pull_command(row_var)})
             else:
-                steps += [_download_image(row, ON_TAG), {"if": ON_TAG, "run": load_command(row)}]
-        return [*steps, {"if": ON_TAG, "run": publish_command(job)}]
+                load = {"if": ON_TAG, "run": load_command(archive_var)}
+                steps += [_download_image(row, ON_TAG), load]
+        return [*steps, {"if": ON_TAG, "run": publish_command()}]
     push = plan.settings.push_manifest
     if job.kind == "promote":
-        run = promote_command("$GITHUB_REF_NAME", push)
+        run = promote_command("GITHUB_REF_NAME", push)
         return [_pushing(run) if push else {"run": run}]
     merged = merge_command(push)
     return [
@@ -170,7 +167,7 @@ def _job(plan: Plan, job: Job) -> dict[str, Any]:
     pushes = job.kind in ("manifest", "promote") and plan.settings.push_manifest
     out["permissions"] = {"contents": "write" if pushes else "read"}
     if job.kind not in ("manifest", "promote"):
-        out["env"] = {"RELEASE_MANIFEST_DIR": PARTS_DIR, STATE_ENV: STATE}
+        out["env"] = {"RELEASE_MANIFEST_DIR": PARTS_DIR, STATE_ENV: STATE, **job_env(plan, job)}
     out["steps"] = steps
     return out
 

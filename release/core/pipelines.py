@@ -23,10 +23,17 @@ the build, ``release images.pull`` before a session; otherwise as artifacts (``d
 outside the checkout: no job writes under ``.git`` but the recording one.
 
 **Every job runs as written in the engine's repository**: it sets up a Python of its own
-(``[tool.release.ci] python``), installs this tool and nox there (``install``: by default
-this tool at the version that wrote the file), never the engine, and on a tag checks that
-the checkout is the tag's, that ``release`` reads the tag's version and that the tag is of
-the pipeline's kind (``release check --tag --job``). Credentials come from the CI, never
+(``[tool.release.ci] python``), installs this tool and nox there, pinned (by commit or by
+hash, nox at one version: :mod:`release.core.tool_pins`), never the engine, and on a tag
+checks that the checkout is the tag's, that ``release`` reads the tag's version and that
+the tag is of the pipeline's kind (``release check --tag --job``).
+
+**No value becomes code.** The lines the jobs run are fixed text; every value they need
+(the install, a session, a variant, a registry, an archive, the tag) comes from an
+environment variable set from a literal string (:func:`job_env`), as ``"$VAR"``. GitHub
+expands ``${{ }}`` anywhere before the shell runs (``[tool.release]`` holds none:
+:func:`release.core.config.refuse_expressions`); Buildkite interpolates ``$`` on upload,
+so its pipeline doubles every ``$``. Credentials come from the CI, never
 the file: the registry's from ``RELEASE_REGISTRY_USER`` and ``RELEASE_REGISTRY_PASSWORD``
 (GitHub: secrets of those names; Buildkite: the agent's environment), the push of a note
 from GitHub's job token (``contents: write`` on that job only) or the Buildkite agent's own
@@ -36,12 +43,12 @@ git credentials.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 
 from release.core.ci_config import CiSettings
 from release.core.ci_triggers import TagKinds
 from release.core.matrix import ImageMatrix
+from release.core.tool_pins import PinKind, ToolInstall
 from release.errors import ConfigError, UsageError
 
 __all__ = [
@@ -51,10 +58,13 @@ __all__ = [
     "VARIANT_LABEL",
     "Job",
     "Plan",
+    "install_command",
+    "install_env",
+    "job_env",
+    "job_key",
     "pipeline_jobs",
     "promote_job",
     "runner_label",
-    "setup_command",
     "transfer_registry",
     "uses_registry",
 ]
@@ -69,6 +79,17 @@ VARIANT_LABEL = "org.release.variant"
 REVISION_LABEL = "org.opencontainers.image.revision"
 REGISTRY_USER = "RELEASE_REGISTRY_USER"
 REGISTRY_PASSWORD = "RELEASE_REGISTRY_PASSWORD"
+# the values the jobs' lines read, set in each job's (step's) environment
+INSTALL_ENV = "RELEASE_CI_INSTALL"  # the pinned requirement of this tool
+HASHES_ENV = "RELEASE_CI_HASHES"  # its --hash options, for a hash-pinned version
+NOX_ENV = "RELEASE_CI_NOX"  # nox==V
+REQUIREMENTS_ENV = "RELEASE_CI_REQUIREMENTS"  # or a hash-pinned requirements file
+SESSION_ENV = "RELEASE_CI_SESSION"  # build(cu130)
+VARIANT_ENV = "RELEASE_CI_VARIANT"  # a session's row, a publish job's variant
+REGISTRY_ENV = "RELEASE_CI_REGISTRY"  # where images travel between jobs
+ARCHIVE_ENV = "RELEASE_CI_ARCHIVE"  # or the image archive they travel as
+ROW_ENV = "RELEASE_CI_ROW"  # a publish job's rows: _1, _2 ...
+LOGIN_ENV = "RELEASE_CI_LOGIN"  # the registries' hosts logged in to: _1, _2 ...
 _KEY = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -98,12 +119,13 @@ class Job:
 
 @dataclass(frozen=True)
 class Plan:
-    """What a pipeline is made of: the matrix, the settings, where images travel between
-    jobs, how the jobs install this tool, and which tags are built or promoted."""
+    """What a pipeline is made of: the matrix, the settings, how the jobs install this
+    tool (pinned), where images travel between jobs, and which tags are built or
+    promoted."""
 
     matrix: ImageMatrix
     settings: CiSettings
-    setup: str
+    install: ToolInstall
     transfer: str  # REGISTRY/PATH images travel through; "" for artifacts
     tags: TagKinds
     runner: str | None = None  # --runner: every job's label [tool.release.ci] gives none
@@ -114,11 +136,12 @@ def archive(row: str) -> str:
 
 
 def runner_label(text: str, where: str) -> str:
-    """A GitHub ``runs-on`` label or a Buildkite queue: one line of printable text."""
-    if not text.strip() or any(not ch.isprintable() for ch in text):
+    """A GitHub ``runs-on`` label or a Buildkite queue: one line of printable text, and no
+    ``${{`` (GitHub would evaluate it)."""
+    if not text.strip() or any(not ch.isprintable() for ch in text) or "${{" in text:
         raise UsageError(
             f"{where} {text!r} is not a runner label or queue name (one line of printable "
-            "text, e.g. ubuntu-latest)"
+            "text with no ${{, e.g. ubuntu-latest)"
         )
     return text
 
@@ -134,7 +157,8 @@ def transfer_registry(matrix: ImageMatrix, given: str | None) -> str:
     return f"{matrix.registry}/ci" if matrix.registry else ""
 
 
-def _key(kind: str, variant: str) -> str:
+def job_key(kind: str, variant: str) -> str:
+    """The key of ``variant``'s job of ``kind`` (build-cu130): what ``needs`` names."""
     return f"{kind}-{_KEY.sub('_', variant)}"
 
 
@@ -145,12 +169,12 @@ def pipeline_jobs(matrix: ImageMatrix) -> list[Job]:
     seen: dict[str, str] = {}
     for kind, ids in matrix.session_ids().items():
         for vid in ids:
-            key = _key(kind, vid)
+            key = job_key(kind, vid)
             if seen.setdefault(key, vid) != vid:
                 raise ConfigError(
                     f"variants {seen[key]!r} and {vid!r} would share the CI job key {key!r}"
                 )
-            needs: tuple[str, ...] = () if kind == "build" else (_key("build", vid),)
+            needs: tuple[str, ...] = () if kind == "build" else (job_key("build", vid),)
             platform = matrix.variant(vid).platform
             arch = platform.split("/")[1] if platform else None
             jobs.append(Job(key, f"{kind}({vid})", kind, vid, needs, arch))
@@ -159,7 +183,7 @@ def pipeline_jobs(matrix: ImageMatrix) -> list[Job]:
         for group in matrix.groups:
             rows = tuple(row.id for row in matrix.rows_of(group))
             group_needs = tuple(j.key for j in sessions if j.variant in rows)
-            key = _key("publish", group)
+            key = job_key("publish", group)
             jobs.append(Job(key, f"publish({group})", "publish", group, group_needs, rows=rows))
     jobs.append(Job("manifest", "manifest", "manifest", None, tuple(j.key for j in jobs)))
     return jobs
@@ -173,33 +197,75 @@ def promote_job(matrix: ImageMatrix) -> Job | None:
 
 
 # -- the lines the jobs run -----------------------------------------------------------------
+# Every value a line needs (the pinned install, the session, the variant, the registry, an
+# artifact) reaches it as an environment variable set from a literal string: the lines are
+# fixed text that quote "$VAR", so no value is written where GitHub expands ``${{ }}`` or
+# Buildkite interpolates ``$``, nor where the shell reads code.
+
+_PIP = "python -m pip install --quiet"
 
 
-def setup_command(install: str) -> str:
-    """How a job installs this tool (``install``: a pip requirement, path or URL) and nox
-    into the Python it set up; never the engine."""
-    return f"python -m pip install --quiet {shlex.quote(install)} nox"
+def _var(name: str) -> str:
+    return f'"${name}"'
+
+
+def row_vars(n: int) -> tuple[str, str]:
+    """The variables of a publish job's ``n``-th row (from 1): its id and its archive."""
+    return f"{ROW_ENV}_{n}", f"{ARCHIVE_ENV}_{n}"
+
+
+def install_env(install: ToolInstall) -> dict[str, str]:
+    """What the install line reads: the pinned requirement (and its hashes) and nox's pin,
+    or the requirements file."""
+    if install.kind is PinKind.REQUIREMENTS:
+        return {REQUIREMENTS_ENV: install.requirement}
+    env = {INSTALL_ENV: install.requirement, NOX_ENV: install.nox}
+    if install.hashes:
+        env[HASHES_ENV] = " ".join(f"--hash={h}" for h in install.hashes)
+    return env
+
+
+def install_command(install: ToolInstall) -> str:
+    """How a job installs this tool and nox, pinned, into the Python it set up; never the
+    engine. pip's hash mode is all or nothing, so a hash-pinned version goes in alone
+    (``--no-deps``, from a requirements file of one line), then its dependencies (the tool,
+    there already, satisfies its own pin and is not fetched again)."""
+    if install.kind is PinKind.REQUIREMENTS:
+        return f"{_PIP} --require-hashes -r {_var(REQUIREMENTS_ENV)}"
+    both = f"{_PIP} {_var(INSTALL_ENV)} {_var(NOX_ENV)}"
+    if install.kind is not PinKind.HASHED:
+        return both
+    written = f"printf '%s %s\\n' {_var(INSTALL_ENV)} {_var(HASHES_ENV)} > \"$pinned\""
+    alone = f'{_PIP} --no-deps --require-hashes -r "$pinned"'
+    return f'pinned="$(mktemp)" && {written} && {alone} && {both}'
 
 
 def check_command(tag: str, job: Job) -> str:
-    """The check before anything is done for a pushed tag (``tag``: the shell's spelling
-    of the CI's variable)."""
+    """The check before anything is done for a pushed tag (``tag``: the CI's variable
+    that holds it)."""
     which = "promote" if job.kind == "promote" else "build"
-    return f'release check --tag "{tag}" --job {which}'
+    return f"release check --tag {_var(tag)} --job {which}"
+
+
+def login_hosts(plan: Plan) -> list[str]:
+    """The registries' hosts the pipeline logs in to: where images travel, where they are
+    published."""
+    return list(dict.fromkeys(r.split("/")[0] for r in (plan.transfer, plan.matrix.registry) if r))
+
+
+def login_env(plan: Plan) -> dict[str, str]:
+    return {f"{LOGIN_ENV}_{n}": host for n, host in enumerate(login_hosts(plan), 1)}
 
 
 def login_command(plan: Plan) -> str | None:
     """``docker login`` to each registry the pipeline uses, where the CI gives the
     credentials (none given: the runner's own login is used)."""
-    hosts = dict.fromkeys(r.split("/")[0] for r in (plan.transfer, plan.matrix.registry) if r)
-    if not hosts:
-        return None
     logins = "; ".join(
-        f'printf %s "${REGISTRY_PASSWORD}" | docker login {shlex.quote(host)} '
+        f'printf %s "${REGISTRY_PASSWORD}" | docker login {_var(host)} '
         f'--username "${REGISTRY_USER}" --password-stdin'
-        for host in hosts
+        for host in login_env(plan)
     )
-    return f'if [ -n "${{{REGISTRY_USER}:-}}" ]; then {logins}; fi'
+    return f'if [ -n "${{{REGISTRY_USER}:-}}" ]; then {logins}; fi' if logins else None
 
 
 def uses_registry(plan: Plan, job: Job) -> bool:
@@ -209,31 +275,51 @@ def uses_registry(plan: Plan, job: Job) -> bool:
     return bool(plan.transfer) and job.kind in ("build", "smoke", "snapshot")
 
 
-def save_command(job: Job) -> str:
-    labels = f"--filter label={VARIANT_LABEL}={job.variant} --filter label={REVISION_LABEL}=$(git rev-parse HEAD)"
+def job_env(plan: Plan, job: Job) -> dict[str, str]:
+    """The values the job's lines read: its session, its variant (a publish job's rows,
+    numbered), the registry images travel through or the archives they travel as."""
+    env: dict[str, str] = {}
+    if job.kind in ("build", "smoke", "snapshot"):
+        env = {SESSION_ENV: job.label, VARIANT_ENV: job.variant or ""}
+        env |= {REGISTRY_ENV: plan.transfer} if plan.transfer else {ARCHIVE_ENV: job.archive}
+    elif job.kind == "publish":
+        env = {VARIANT_ENV: job.variant or ""}
+        env |= {REGISTRY_ENV: plan.transfer} if plan.transfer else {}
+        for n, row in enumerate(job.rows, 1):
+            row_var, archive_var = row_vars(n)
+            env[row_var] = row
+            env |= {} if plan.transfer else {archive_var: archive(row)}
+    return env
+
+
+def save_command() -> str:
+    labels = (
+        f'--filter "label={VARIANT_LABEL}=${VARIANT_ENV}" '
+        f'--filter "label={REVISION_LABEL}=$(git rev-parse HEAD)"'
+    )
     images = f"$(docker image ls {labels} --format '{{{{.Repository}}}}:{{{{.Tag}}}}')"
-    return f"docker save {images} | gzip > {job.archive}"
+    return f"docker save {images} | gzip > {_var(ARCHIVE_ENV)}"
 
 
-def load_command(row: str) -> str:
+def load_command(archive_var: str = ARCHIVE_ENV) -> str:
     # once loaded, the archive leaves the work tree: the session sees the checkout as it came
-    return f"gunzip -c {archive(row)} | docker load && rm -f {archive(row)}"
+    return f"gunzip -c {_var(archive_var)} | docker load && rm -f {_var(archive_var)}"
 
 
-def session_command(job: Job) -> str:
-    return f'nox -s "{job.label}"'
+def session_command() -> str:
+    return f"nox -s {_var(SESSION_ENV)}"
 
 
-def push_command(row: str, registry: str) -> str:
-    return f"release images.push --variant {row} --registry {registry}"
+def push_command() -> str:
+    return f"release images.push --variant {_var(VARIANT_ENV)} --registry {_var(REGISTRY_ENV)}"
 
 
-def pull_command(row: str, registry: str) -> str:
-    return f"release images.pull --variant {row} --registry {registry}"
+def pull_command(variant_var: str = VARIANT_ENV) -> str:
+    return f"release images.pull --variant {_var(variant_var)} --registry {_var(REGISTRY_ENV)}"
 
 
-def publish_command(job: Job) -> str:
-    return f"release images.publish --variant {job.variant}"
+def publish_command() -> str:
+    return f"release images.publish --variant {_var(VARIANT_ENV)}"
 
 
 def merge_command(push: bool) -> str:
@@ -244,7 +330,7 @@ def merge_command(push: bool) -> str:
 
 
 def promote_command(tag: str, push: bool) -> str:
-    return f'release images.promote --tag "{tag}"' + (" --push" if push else "")
+    return f"release images.promote --tag {_var(tag)}" + (" --push" if push else "")
 
 
 NOT_RECORDED = (
