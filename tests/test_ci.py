@@ -708,6 +708,7 @@ def test_images_promote_refuses_what_is_not_a_final_of_a_recorded_rc(tmp_path: P
     assert "no rc of 0.31.0 is on v0.31.0's commit (the last is v0.31.0rc1" in moved.stderr
     _git(root, "tag", "-d", "v0.31.0")
     _git(root, "tag", "-a", "v0.31.0", "-m", "final", "v0.31.0rc1^{commit}")
+    _git(root, "switch", "--quiet", "--detach", "v0.31.0")  # a checkout of the final
     unrecorded = run_cli(root, "images.promote", "--tag", "v0.31.0", "--push")
     assert unrecorded.code == 3, unrecorded.output
     assert "v0.31.0rc1 has no manifest (refs/notes/release/v0.31.0rc1, here or on origin)" in (
