@@ -110,12 +110,13 @@ def promote_rc_images(
     stands), else None."""
     from release.adapters.engine import ContainerEngine
     from release.errors import EngineError, ReleaseError
-    from release.flows.manifest_store import published
+    from release.flows.manifest_store import published_manifest
     from release.images.promote import promote_images
     from release.images.promote_registry import is_published, promote_in_registry
 
     commit = ctx.repo.rev(rc)
-    manifest = None if commit is None else published(ctx.repo, rc, commit)
+    found = None if commit is None else published_manifest(ctx.repo, rc, commit)
+    manifest = None if found is None else found.document
     if commit is None or manifest is None:
         run.say(f"images: not promoted: {rc} has no manifest (no images were recorded for it)")
         return None

@@ -21,7 +21,7 @@ from release.adapters.git_notes import notes_ref, write_note
 from release.core.manifest import ManifestError, check, missing, variant_rules
 from release.core.matrix import ImageMatrix
 from release.flows.context import ReleaseContext
-from release.flows.manifest_store import published
+from release.flows.manifest_store import published_manifest
 
 __all__ = ["Promoted", "final_manifest", "promote_images"]
 
@@ -78,12 +78,13 @@ def promote_images(
     matrix = ctx.config.matrix
     if matrix is None:
         raise ManifestError("[tool.release.images] is missing: no images to promote")
-    rc_manifest = published(ctx.repo, rc_tag, commit)
-    if rc_manifest is None:
+    rc_read = published_manifest(ctx.repo, rc_tag, commit)
+    if rc_read is None:
         raise ManifestError(
             f"{rc_tag} has no manifest ({notes_ref(rc_tag)}): nothing says which images it "
             "is; build, smoke and snapshot it, then release manifest"
         )
+    rc_manifest = rc_read.document
     gaps = missing(rc_manifest, variant_rules(matrix))
     if gaps:
         raise ManifestError(f"the manifest of {rc_tag} is incomplete: " + "; ".join(gaps))
