@@ -388,11 +388,12 @@ ANY_ALLOWED: dict[str, set[str]] = {
     # the release manifest and its parts: JSON checked against its schema at the edge
     "release.core.manifest": {
         "Release.header", "check", "loads", "part_document", "omitted_snapshot", "merge",
-        "missing", "of_tag", "not_built_so", "variant_summary",
+        "missing", "variant_summary",
     },
+    "release.core.tag_manifest": {"of_tag", "built_as", "not_built_so", "not_recorded"},
     "release.core.verdict": {"dict_changes", "compare_variant"},
     "release.core.rc_page_input": {"page_of"},  # the checked manifest, made the page's values
-    "release.flows.manifest_store": {"read_parts", "published"},
+    "release.flows.manifest_store": {"read_parts", "PublishedManifest.document"},
     "release.images.manifest": {
         "write_part", "build_data", "built_data", "smoke_data", "snapshot_data", "assemble",
         "publish",

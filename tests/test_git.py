@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from release.adapters.config_file import CONFIG_ENV, committed_config
 from release.adapters.git import GitRepo
-from release.errors import GitError, UsageError
+from release.errors import ConfigError, GitError, UsageError
 from release.sample import SampleEngine
 
 
@@ -139,6 +140,42 @@ def test_checkout_form_is_what_a_checkout_writes(tmp_path: Path) -> None:
         assert form == (tmp_path / path).read_bytes()
     assert repo.worktree.checkout_form("1" * 40, "a b.txt") is None
     assert (tmp_path / "a b.txt").read_bytes() == b"one\r\ntwo\r\n"
+
+
+def test_a_commits_config_is_read_as_committed_and_only_from_a_regular_file(
+    cut_engine_copy: SampleEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tag's configuration is its commit's ``pyproject.toml``, whatever the work tree
+    holds now; a symlink or a directory there, or a file past the size read, is refused and
+    never read; where the run's configuration comes from outside the tree, it is that."""
+    engine = cut_engine_copy
+    repo = engine.repo
+    tagged = repo.head()
+    pyproject = engine.root / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('"example/tinyengine"', '"other/name"'))
+    repo.run("commit", "--quiet", "-am", "renamed")
+    matrix = committed_config(repo, tagged, "v0.1.0rc1").matrix
+    assert matrix is not None and matrix.name == "example/tinyengine"
+    assert repo.committed_text(tagged, "no/such.toml", "it", limit=10) is None
+    text = repo.committed_text(tagged, "pyproject.toml", "it", limit=2**20)
+    assert text is not None and text.rstrip("\n") == repo.out("show", f"{tagged}:pyproject.toml")
+    with pytest.raises(GitError, match=r"it is [\d,]+ bytes, more than the 10 read here"):
+        repo.committed_text(tagged, "pyproject.toml", "it", limit=10)
+
+    pyproject.unlink()
+    pyproject.symlink_to("tinyengine")
+    repo.run("commit", "--quiet", "-am", "a link")
+    with pytest.raises(
+        ConfigError, match=r"pyproject.toml of v9 is not a regular file \(git mode 120000\)"
+    ):
+        committed_config(repo, repo.head(), "v9")
+    with pytest.raises(GitError, match=r"it is not a regular file \(git mode 040000\)"):
+        repo.committed_text(repo.head(), "tinyengine", "it", limit=2**20)
+
+    outside = engine.root.parent / "outside.toml"
+    outside.write_text('[tool.release]\nremote = "upstream"\n')
+    monkeypatch.setenv(CONFIG_ENV, str(outside))
+    assert committed_config(repo, tagged, "v0.1.0rc1").remote == "upstream"
 
 
 def test_cause_is_gits_error_line_and_the_paths_it_names() -> None:

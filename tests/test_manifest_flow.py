@@ -11,6 +11,8 @@ from typing import Any
 
 from release.adapters.git_notes import notes_ref
 from release.core.manifest import Release, part_document
+from release.core.matrix import ImageMatrix
+from release.flows.context import ReleaseContext
 from release.sample import SampleEngine
 
 from .conftest import repo_state, run_cli
@@ -39,10 +41,26 @@ def write(where: Path, release: Release, variant: str, part: str, data: dict[str
     (where / f"{variant}.{part}.json").write_text(json.dumps(document), encoding="utf-8")
 
 
-def all_parts(where: Path, release: Release, *, skip: str = "") -> None:
+def built_by(matrix: ImageMatrix, variant_id: str, image: str, version: str) -> dict[str, Any]:
+    """The build part of ``image`` as building ``variant_id`` with ``matrix`` records it:
+    its CUDA version, base and build args (ids and digests made up)."""
+    variant = matrix.variant(variant_id)
+    made = build(image) | {
+        "cuda": variant.cuda_text,
+        "build_args": matrix.build_args_for(variant, version),
+    }
+    made["base"] = made["base"] | {"ref": variant.base_image}
+    return made
+
+
+def all_parts(engine: SampleEngine, where: Path, release: Release, *, skip: str = "") -> None:
+    """Every part of the sample's rc, as its own configuration builds it."""
+    matrix = ReleaseContext(engine.root).config.matrix
+    assert matrix is not None
     for n, variant in enumerate(("cu128", "cu129", "cu130"), start=1):
         image = sha(str(n))
-        for part, data in (("build", build(image)), ("smoke", smoke(image))):
+        made = built_by(matrix, variant, image, release.version)
+        for part, data in (("build", made), ("smoke", smoke(image))):
             if f"{variant}.{part}" != skip:
                 write(where, release, variant, part, data)
     if skip != "cu130.snapshot":
@@ -54,7 +72,7 @@ def test_parts_merge_into_the_tags_manifest_and_status_reads_it(
 ) -> None:
     engine = cut_engine_copy
     release, parts = tagged(engine)
-    all_parts(parts, release)
+    all_parts(engine, parts, release)
     result = run_cli(engine.root, "manifest")
     assert result.code == 0, result.output
     assert f"recorded as {notes_ref(TAG)}" in result.stdout
@@ -83,8 +101,10 @@ def test_parts_from_several_ci_jobs_merge_and_nothing_is_written_under_git(
     engine = cut_engine_copy
     release, _ = tagged(engine)
     job1, job2 = tmp_path / "job-cu128" / "deep", tmp_path / "job-rest"
-    all_parts(job2, release, skip="cu128.build")
-    write(job1, release, "cu128", "build", build(sha("1")))
+    all_parts(engine, job2, release, skip="cu128.build")
+    matrix = ReleaseContext(engine.root).config.matrix
+    assert matrix is not None
+    write(job1, release, "cu128", "build", built_by(matrix, "cu128", sha("1"), release.version))
     (job1 / "build.log.json").write_text("[1, 2]")  # other files of an artifact pass
     out = tmp_path / "manifest.json"
     result = run_cli(
@@ -103,7 +123,7 @@ def test_a_missing_part_is_refused_and_partial_says_what_is_missing(
 ) -> None:
     engine = cut_engine_copy
     release, parts = tagged(engine)
-    all_parts(parts, release, skip="cu130.snapshot")
+    all_parts(engine, parts, release, skip="cu130.snapshot")
     before = repo_state(engine.root)
     refused = run_cli(engine.root, "manifest")
     assert refused.code == 7
@@ -121,7 +141,7 @@ def test_a_missing_part_is_refused_and_partial_says_what_is_missing(
 def test_a_damaged_part_or_note_is_refused_in_one_line(cut_engine_copy: SampleEngine) -> None:
     engine = cut_engine_copy
     release, parts = tagged(engine)
-    all_parts(parts, release)
+    all_parts(engine, parts, release)
     damaged = parts / "cu129.smoke.json"
     document = json.loads(damaged.read_text())
     document["data"]["checks"][0]["status"] = "skipped"

@@ -30,6 +30,7 @@ from release.core.rc_page import ENGINES_OWN, Reproduced, ReproduceState, render
 from release.core.rc_page_input import page_of, reproduce_of
 from release.core.terminal_text import escaped
 from release.core.verdict import FieldVerdict, State
+from release.flows.context import ReleaseContext
 from release.flows.rc_page import reproduce_record_path
 from release.sample import SampleEngine
 
@@ -493,15 +494,30 @@ def test_a_lightweight_tag_has_no_notes_and_a_final_says_where_it_came_from() ->
 # -- the command, on a real repository -------------------------------------------------
 @pytest.fixture
 def tagged(cut_engine_copy: SampleEngine) -> SampleEngine:
-    """The sample engine with v0.1.0rc1 tagged by ``release tag`` (its notes in the tag's
-    message) and a manifest note for it."""
+    """The sample engine, cu129 built for two platforms, with v0.1.0rc1 tagged by ``release
+    tag`` (its notes in the tag's message) and a manifest note for it that the tag's
+    configuration builds."""
     engine = cut_engine_copy
+    pyproject = engine.root / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    cu129 = 'id = "cu129"\n'
+    pyproject.write_text(
+        text.replace(cu129, cu129 + 'platforms = ["linux/amd64", "linux/arm64"]\n'),
+        encoding="utf-8",
+    )
+    engine.repo.run("commit", "--quiet", "-am", "[CI/Build] cu129 for arm64 too (#112)")
     made = run_cli(engine.root, "tag")
     assert made.code == 0, made.output
     found = tag_message(engine.repo, "v0.1.0rc1")
     assert found is not None and found.annotated
     recorded = manifest(found.commit, "v0.1.0rc1", "0.1.0rc1")
     recorded["source_date_epoch"] = engine.repo.commit_time("v0.1.0rc1")
+    configured = ReleaseContext(engine.root).config.matrix
+    assert configured is not None and set(configured.ids) == set(recorded["variants"])
+    for variant in configured.variants:
+        build_ = recorded["variants"][variant.id]["build"]
+        build_["build_args"] = configured.build_args_for(variant, "0.1.0rc1")
+        build_["base"]["ref"] = variant.base_image
     write_note(engine.repo, "v0.1.0rc1", found.commit, json.dumps(recorded, indent=2) + "\n")
     return engine
 
@@ -521,13 +537,17 @@ def test_report_writes_the_page_of_a_tag(tagged: SampleEngine, tmp_path: Path) -
         a.attrs["href"] for a in notes.find("a")
     ]
     assert not notes.text.startswith("v0.1.0rc1")  # the subject that repeats the tag is left out
-    # the sample's matrix has cu128, cu129 and cu130 (one platform each): the rest fall back
+    # the rows in the tag's matrix's order, cu129's two platforms under the one variant
     rows = {
         r.attrs["data-row"]: r.attrs["data-group"]
         for r in document.one(id="matrix").find("tr")
         if "data-row" in r.attrs
     }
-    assert list(rows) == ["cu128", "cu130", "cu129-amd64", "cu129-arm64"]
+    assert rows == {
+        "cu128": "cu128", "cu129-amd64": "cu129", "cu129-arm64": "cu129", "cu130": "cu130"
+    }  # fmt: skip
+    configured = ReleaseContext(tagged.root).config.matrix
+    assert configured is not None and list(rows) == list(configured.ids)
     again = run_cli(tagged.root, "report", "v0.1.0rc1", "-o", str(out), "--json")
     assert again.code == 0, again.output
     said = json.loads(again.stdout)

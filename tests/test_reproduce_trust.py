@@ -28,7 +28,8 @@ from release.flows.context import ReleaseContext
 from release.sample import SampleEngine
 
 from .conftest import repo_state, run_cli
-from .test_manifest import build, sha, smoke, snapshot
+from .test_manifest import sha, smoke, snapshot
+from .test_manifest_flow import built_by
 
 TAG = "v0.1.0rc1"
 NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent.sock"}  # past every refusal, nothing is built
@@ -49,12 +50,7 @@ def faithful(repo: GitRepo, tag: str, version: str) -> dict[str, Any]:
     parts = []
     for n, variant in enumerate(matrix.variants, start=1):
         image = sha(str(n))
-        data = build(image) | {
-            "cuda": variant.cuda_text,
-            "build_args": matrix.build_args_for(variant, version),
-            "tags": [matrix.tag(variant, tag)],
-        }
-        data["base"] = data["base"] | {"ref": variant.base_image}
+        data = built_by(matrix, variant.id, image, version) | {"tags": [matrix.tag(variant, tag)]}
         parts.append(part_document(release, variant.id, "build", data))
         parts.append(part_document(release, variant.id, "smoke", smoke(image)))
         if matrix.has_snapshot(variant):
@@ -411,8 +407,10 @@ def test_gpu_checks_ask_for_the_gpus_only_where_a_gpu_would_be_given(tmp_path: P
 
 
 def test_a_final_is_rebuilt_as_the_rc_it_was_promoted_from(maintainer: SampleEngine) -> None:
-    """The final's images are the rc's (promote tags them by id), so the final is checked
-    as that rc's build; the rc itself, sharing its commit with the final, as the rc."""
+    """The final's images are the rc's (promote tags them by id), so the final's manifest is
+    read as that rc's build; the rc itself, sharing its commit with the final, as the rc.
+    Only a final is promoted, and only from an rc of its version."""
+    from release.flows.manifest_store import published_manifest
     from release.images.promote import final_manifest
     from release.images.reproduce import _rebuild_of
 
@@ -422,11 +420,22 @@ def test_a_final_is_rebuilt_as_the_rc_it_was_promoted_from(maintainer: SampleEng
     assert here.config.matrix is not None
     rc = faithful(repo, TAG, "0.1.0rc1")
     final = final_manifest(rc, here.config.matrix, "v0.1.0", "0.1.0")
-    for tag, manifest in (("v0.1.0", final), (TAG, rc)):
-        rebuild = _rebuild_of(here, tag, manifest, ())
+    note(repo, "v0.1.0", json.dumps(final))
+    commit = str(repo.rev(TAG))
+    for tag, version in (("v0.1.0", "0.1.0"), (TAG, "0.1.0rc1")):
+        read = published_manifest(repo, tag, commit)
+        assert read is not None, tag
+        assert (read.version.pep440(), read.built_as.pep440()) == (version, "0.1.0rc1")
+        rebuild = _rebuild_of(here, read, ())
         assert rebuild.source.version == "0.1.0rc1", tag
         assert rebuild.matrix.name.startswith("example/tinyengine-reproduce-")
     # a final said to come from another release's rc is not this final's
     forged = copy.deepcopy(final) | {"promoted_from": final["promoted_from"] | {"tag": "v0.0.9rc1"}}
+    note(repo, "v0.1.0", json.dumps(forged))
     with pytest.raises(ManifestError, match=r"promoted from 'v0\.0\.9rc1', which is not an rc"):
-        _rebuild_of(here, "v0.1.0", forged, ())
+        published_manifest(repo, "v0.1.0", commit)
+    # an rc is built, never promoted
+    promoted_rc = copy.deepcopy(rc) | {"promoted_from": final["promoted_from"]}
+    note(repo, TAG, json.dumps(promoted_rc))
+    with pytest.raises(ManifestError, match=r"0\.1\.0rc1 is not a final: only a final is promoted"):
+        published_manifest(repo, TAG, commit)

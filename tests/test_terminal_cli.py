@@ -114,7 +114,7 @@ def hostile_note(cut_engine_copy: SampleEngine) -> SampleEngine:
     notes could: cu128's snapshot reason holds ESC sequences, a newline and a forged
     verdict."""
     release, parts = tagged(cut_engine_copy)
-    all_parts(parts, release)
+    all_parts(cut_engine_copy, parts, release)
     assert run(cut_engine_copy.root, "manifest")[0] == 0
     where = (f"--ref={notes_ref(release.tag)}", f"{release.tag}^{{commit}}")
     note = json.loads(cut_engine_copy.repo.out("notes", where[0], "show", where[1]))

@@ -8,6 +8,10 @@ A configuration from outside the tree, the user's own: ``RELEASE_CONFIG=FILE`` (
 keys, are the configuration instead of ``pyproject.toml``'s: to try one without
 committing it (an edited ``pyproject.toml`` is a dirty tree), or for a repository with
 none. Each run says where its configuration came from.
+
+A tag's configuration is its commit's ``pyproject.toml``, read from git as committed
+(:func:`committed_config`): what the tag builds, whatever the work tree holds now; where
+the run's configuration comes from outside the tree, that file stands for every commit's.
 """
 
 from __future__ import annotations
@@ -15,12 +19,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from release.adapters.files import read_regular, read_tree_text
-from release.core.config import Config, config_from_mapping, parse_pyproject, release_table
+from release.adapters.files import MAX_TREE_FILE, read_regular, read_tree_text
+from release.adapters.git import GitRepo
+from release.core.config import (
+    Config,
+    config_from_mapping,
+    config_from_text,
+    parse_pyproject,
+    release_table,
+)
 from release.core.table_names import misspelt_notices
 from release.errors import ConfigError
 
-__all__ = ["CONFIG_ENV", "CONFIG_FILE", "load_config", "read_config"]
+__all__ = ["CONFIG_ENV", "CONFIG_FILE", "committed_config", "load_config", "read_config"]
 
 CONFIG_FILE = "pyproject.toml"
 CONFIG_ENV = "RELEASE_CONFIG"  # a configuration file from outside the tree (--config)
@@ -43,6 +54,19 @@ def read_config(root: Path) -> tuple[Config, tuple[str, ...]]:
     document = parse_pyproject(found.text, CONFIG_FILE)
     notices = tuple(misspelt_notices(document, CONFIG_FILE))
     return config_from_mapping(release_table(document)), notices
+
+
+def committed_config(repo: GitRepo, commit: str, name: str) -> Config:
+    """The configuration ``commit`` (of the tag ``name``) was made with: ``[tool.release]``
+    of its ``pyproject.toml`` as committed, or this run's file from outside the tree
+    (``$RELEASE_CONFIG``); defaults when it has none. Only a regular file of a sane size is
+    read, as in the work tree."""
+    given = outside_file()
+    if given is not None:
+        return _outside(given)[0]
+    what = f"{CONFIG_FILE} of {name}"
+    text = repo.committed_text(commit, CONFIG_FILE, what, limit=MAX_TREE_FILE, error=ConfigError)
+    return Config() if text is None else config_from_text(text, what)
 
 
 def outside_file() -> Path | None:

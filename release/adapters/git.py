@@ -31,7 +31,7 @@ from release.adapters.git_process import GitLog, GitRead, GitResult, execute, fa
 from release.adapters.git_reads import History
 from release.adapters.git_remotes import Remotes
 from release.adapters.git_worktree import WorkTree
-from release.errors import GitError, UsageError
+from release.errors import GitError, ReleaseError, UsageError
 
 __all__ = ["GitLog", "GitRead", "GitRepo", "GitResult"]
 
@@ -239,6 +239,23 @@ class GitRepo:
 
     def message(self, ref: str = "HEAD") -> str:
         return self.out("log", "-1", "--format=%B", ref)
+
+    def committed_text(
+        self, commit: str, path: str, what: str, *, limit: int, error: type[ReleaseError] = GitError
+    ) -> str | None:
+        """The text of the file ``path`` (from the top of the tree) as ``commit`` holds it;
+        None when it holds none. What is not a regular file there (a symlink, a directory, a
+        submodule), or is larger than ``limit`` bytes, is ``error`` naming ``what``, and is
+        never read."""
+        listed = self.run("ls-tree", "-l", "-z", "--full-tree", commit, "--", path).stdout
+        if not listed:
+            return None
+        mode, _, blob, size = listed.partition("\t")[0].split()
+        if mode not in ("100644", "100755"):
+            raise error(f"{what} is not a regular file (git mode {mode})")
+        if int(size) > limit:
+            raise error(f"{what} is {int(size):,} bytes, more than the {limit:,} read here")
+        return self.run("cat-file", "blob", blob).stdout
 
     def raw_message(self, ref: str = "HEAD") -> str:
         """A commit's message exactly as stored (no re-encoding, no trimming): bytes that

@@ -32,7 +32,7 @@ def promote(request: ImagePromoteRequest, run: Run) -> Report:
     from release.adapters.git_notes import fetch_note, notes_ref
     from release.commands.tags import rc_images
     from release.core.terminal_text import escaped
-    from release.flows.manifest_store import published
+    from release.flows.manifest_store import published_manifest
     from release.flows.tag_apply import Promotion
     from release.images.manifest import push_manifest
 
@@ -74,9 +74,9 @@ def promote(request: ImagePromoteRequest, run: Run) -> Report:
             "its last rc's, and release promote tags the final on that rc's commit"
         )
     rc = on_commit[-1]
-    manifest = published(ctx.repo, rc.name, rc.commit)
+    manifest = published_manifest(ctx.repo, rc.name, rc.commit)
     if manifest is None and fetch_note(ctx.repo, ctx.config.remote, rc.name):
-        manifest = published(ctx.repo, rc.name, rc.commit)
+        manifest = published_manifest(ctx.repo, rc.name, rc.commit)
     if manifest is None:
         raise RefusedError(
             f"{rc.name} has no manifest ({notes_ref(rc.name)}, here or on "

@@ -114,10 +114,11 @@ def manifest(request: ManifestRequest, run: Run) -> Report:
 
 
 def show(request: ManifestRequest, run: Run) -> Report:
-    """``manifest show TAG``: the tag's published manifest, checked against its schema and
-    its tag, as text or (``--json``) the document itself."""
+    """``manifest show TAG``: the tag's published manifest, checked as every command checks
+    it (its schema, its tag, what the tag builds), as text or (``--json``) the document
+    itself."""
     from release.adapters.git_notes import notes_ref
-    from release.flows.manifest_store import published
+    from release.flows.manifest_store import published_manifest
 
     if request.action not in ACTIONS:
         raise UsageError(f"release manifest {request.action}: no such action; did you mean show?")
@@ -129,13 +130,13 @@ def show(request: ManifestRequest, run: Run) -> Report:
         raise RefusedError(
             f"no tag {request.tag} here (git fetch {ctx.config.remote} --tags, or check its name)"
         )
-    document = published(ctx.repo, request.tag, commit)
-    if document is None:
+    found = published_manifest(ctx.repo, request.tag, commit)
+    if found is None:
         remote = ctx.config.remote
         raise RefusedError(
             f"{request.tag} has no manifest here ({notes_ref(request.tag)}): fetch it with "
             f"git fetch {remote} 'refs/notes/release/*:refs/notes/release/*'"
         )
-    data = as_json(document)
+    data = as_json(found.document)
     assert isinstance(data, dict)
-    return Report(() if request.json else tuple(_summary(document)), data)
+    return Report(() if request.json else tuple(_summary(found.document)), data)

@@ -124,13 +124,14 @@ def rc_images(ctx: ReleaseContext, run: Run) -> ImagesFor:
     def side(promotion: Promotion) -> ImageSide | None:
         from release.adapters.engine import ContainerEngine
         from release.errors import EngineError
-        from release.flows.manifest_store import published
+        from release.flows.manifest_store import published_manifest
         from release.images.promote import check_engine_promotion
         from release.images.promote_registry import check_registry_promotion, is_published
 
-        manifest = published(ctx.repo, promotion.rc, promotion.commit)
-        if manifest is None:
+        found = published_manifest(ctx.repo, promotion.rc, promotion.commit)
+        if found is None:
             return NoImages(f"{promotion.rc} has no manifest (no images were recorded for it)")
+        manifest = found.document
         final, version, commit = promotion.final, promotion.version, promotion.commit
         try:
             if is_published(manifest):

@@ -22,7 +22,6 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from release.core.json_text import TooDeep, parse_json
-from release.core.verdict import dict_changes
 from release.errors import ReleaseError
 
 if TYPE_CHECKING:
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MANIFEST_SCHEMA",
+    "MAX_DEPTH",
     "PARTS",
     "PART_SCHEMA",
     "REQUIRED_PARTS",
@@ -40,8 +40,6 @@ __all__ = [
     "loads",
     "merge",
     "missing",
-    "not_built_so",
-    "of_tag",
     "omitted_snapshot",
     "part_document",
     "variant_rules",
@@ -52,6 +50,10 @@ MANIFEST_SCHEMA = "release-manifest/1"
 PART_SCHEMA = "release-manifest-part/1"
 REQUIRED_PARTS = ("build", "smoke", "snapshot")  # of every variant, for a complete manifest
 PARTS = (*REQUIRED_PARTS, "publish")  # publish: only where the images go to a registry
+# levels of arrays and objects: a manifest has about a dozen (its snapshot records'
+# included); one deeper is refused as read, before the schema's messages, a copy or a
+# dump recurse through it
+MAX_DEPTH = 64
 
 
 class ManifestError(ReleaseError):
@@ -149,10 +151,10 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def loads(text: str, what: str) -> dict[str, Any]:
-    """A manifest or part read back: JSON (every key of an object once, nesting no deeper
-    than Python parses), then the schema."""
+    """A manifest or part read back: JSON (every key of an object once, nested no deeper
+    than :data:`MAX_DEPTH`), then the schema."""
     try:
-        document = parse_json(text, object_pairs_hook=_unique_keys)
+        document = parse_json(text, object_pairs_hook=_unique_keys, max_depth=MAX_DEPTH)
     except ManifestError as err:
         raise ManifestError(f"{what}: not a valid release manifest: {err.message}") from None
     except TooDeep:
@@ -291,65 +293,6 @@ def missing(manifest: Mapping[str, Any], rules: Sequence[VariantRule]) -> list[s
                 + ", ".join(_how(name, rule) for name in lacking)
                 + ")"
             )
-    return out
-
-
-def of_tag(manifest: dict[str, Any], tag: str, commit: str, what: str) -> dict[str, Any]:
-    """``manifest`` when it says it is ``tag``'s, on ``commit`` (and, for a final, promoted
-    from an rc on that commit); else :class:`ManifestError` saying what it names instead."""
-    said = []
-    if manifest["tag"] != tag:
-        said.append(f"tag {manifest['tag']!r}")
-    if manifest["commit"] != commit:
-        said.append(f"commit {manifest['commit'][:12]}")
-    came = manifest.get("promoted_from")
-    if came is not None and came["commit"] != commit:
-        said.append(f"promoted from {came['tag']!r} at {came['commit'][:12]}")
-    if said:
-        raise ManifestError(
-            f"{what} names another release ({', '.join(said)}; {tag} is {commit[:12]}): it is "
-            f"not {tag}'s manifest"
-        )
-    return manifest
-
-
-def not_built_so(
-    manifest: Mapping[str, Any], matrix: ImageMatrix, *, version: str, build: str, epoch: int
-) -> list[str]:
-    """What ``manifest`` records that building its tag with ``matrix`` would not give, one
-    phrase each ([] when nothing): its version (``version``: the tag's), the commit's time
-    (``epoch``), the image name, the variants, and per variant the CUDA version, the base
-    and the build args (of ``build``: the tag's version, or for a final the rc's it was
-    promoted from, whose images it is)."""
-    out = []
-    if manifest["version"] != version:
-        out.append(f"version {manifest['version']!r}, the tag's is {version}")
-    if manifest["source_date_epoch"] != epoch:
-        out.append(
-            f"source_date_epoch {manifest['source_date_epoch']}, the commit's time is {epoch}"
-        )
-    if manifest["image"] != matrix.name:
-        out.append(f"image {manifest['image']!r}, the tag's is {matrix.name}")
-    recorded = manifest["variants"]
-    extra = [v for v in recorded if v not in matrix.ids]
-    absent = [v for v in matrix.ids if v not in recorded]
-    if extra or absent:
-        out.append(
-            f"variants {', '.join(map(repr, recorded))}, the tag's are {', '.join(matrix.ids)}"
-        )
-    for variant in matrix.variants:
-        entry = recorded.get(variant.id, {}).get("build")
-        if entry is None:
-            continue
-        if entry["cuda"] != variant.cuda_text:
-            out.append(f"{variant.id}: CUDA {entry['cuda']!r}, the tag's is {variant.cuda_text}")
-        if entry["base"]["ref"] != variant.base_image:
-            out.append(
-                f"{variant.id}: base {entry['base']['ref']!r}, the tag's is {variant.base_image}"
-            )
-        changes = dict_changes(entry["build_args"], matrix.build_args_for(variant, build))
-        if changes:
-            out.append(f"{variant.id}: build args {'; '.join(changes)} (recorded -> the tag's)")
     return out
 
 

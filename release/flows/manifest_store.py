@@ -5,23 +5,44 @@ Parts live under ``<git dir>/release/manifest/<version>/<variant>.<part>.json``,
 under ``$RELEASE_MANIFEST_DIR/<version>/`` where that is set (CI: a directory each job
 uploads as an artifact, so nothing is written under ``.git``). Everything read is checked
 against the schema (:mod:`release.core.manifest`).
+
+A tag's published manifest has one reading, :func:`published_manifest`, for every command
+that shows or uses one (``status``, ``manifest show``, ``report``, ``promote``,
+``images.promote``, ``reproduce``, the rehearsal's checks): the note comes from whoever can
+push, so each of them refuses the same damage with the same line
+(:mod:`release.core.tag_manifest`), and none judges a note on its own.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from release.adapters.config_file import committed_config
 from release.adapters.files import read_regular
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref, read_note
 from release.adapters.state import image_state_dir
 from release.core.json_text import parse_json
-from release.core.manifest import PART_SCHEMA, ManifestError, check, loads, of_tag
+from release.core.manifest import PART_SCHEMA, ManifestError, check, loads
+from release.core.tag_manifest import built_as, not_built, not_built_so, of_tag
+from release.errors import UsageError
 
-__all__ = ["MANIFEST_DIR_ENV", "parts_root", "published", "read_parts"]
+if TYPE_CHECKING:
+    from release.core.config import Config
+    from release.core.matrix import ImageMatrix
+    from release.core.versions import ReleaseVersion
+
+__all__ = [
+    "MANIFEST_DIR_ENV",
+    "PublishedManifest",
+    "parts_root",
+    "published_manifest",
+    "read_parts",
+]
 
 MANIFEST_DIR_ENV = "RELEASE_MANIFEST_DIR"
 MAX_PART = 64 * 2**20  # bytes: a part with a large image's inventory is a few MB
@@ -70,11 +91,66 @@ def _read_part(path: Path) -> Any:
         raise ManifestError(f"{path}: not a readable JSON part ({err})") from None
 
 
-def published(repo: GitRepo, tag: str, commit: str) -> dict[str, Any] | None:
-    """``tag``'s published manifest, checked against the schema and against the tag (it
-    must name ``tag`` and its ``commit``); None when it has none."""
+@dataclass(frozen=True)
+class PublishedManifest:
+    """A tag's manifest as it was read and judged: against the tag and its commit, the
+    version the tag names and the tag's own configuration."""
+
+    tag: str
+    commit: str
+    version: ReleaseVersion  # the tag's
+    built_as: ReleaseVersion  # its images': the tag's, or a final's rc's
+    matrix: ImageMatrix  # the tag's configuration's, which it was judged against
+    document: dict[str, Any]  # the manifest itself, checked against the schema
+
+    @property
+    def name(self) -> str:
+        """How a refusal names it: the tag's manifest, and its notes ref."""
+        return _name(self.tag)
+
+
+def published_manifest(repo: GitRepo, tag: str, commit: str) -> PublishedManifest | None:
+    """``tag``'s published manifest (its note on ``commit``); None when it has none.
+    :class:`ManifestError`, in one line that says the same whichever command reads it,
+    when it is not JSON read safely (a key twice, nested too deep), not valid against the
+    schema, names another tag or commit, or records what the tag does not build with its
+    own configuration (:func:`~release.core.tag_manifest.not_built_so`); a final's must
+    be promoted from an rc of its version."""
     text = read_note(repo, tag, commit)
     if text is None:
         return None
-    what = f"the manifest of {tag} ({notes_ref(tag)})"
-    return of_tag(loads(text, what), tag, commit, what)
+    what = _name(tag)
+    document = of_tag(loads(text, what), tag, commit, what)
+    config = committed_config(repo, commit, tag)
+    version = _version(config, tag)
+    images = built_as(document, version, config.tag, what)
+    matrix = _matrix(config, what)
+    epoch = repo.commit_time(commit)
+    disagree = not_built_so(
+        document, matrix, version=version.pep440(), build=images.pep440(), epoch=epoch
+    )
+    if disagree:
+        raise not_built(what, disagree)
+    return PublishedManifest(tag, commit, version, images, matrix, document)
+
+
+def _name(tag: str) -> str:
+    return f"the manifest of {tag} ({notes_ref(tag)})"
+
+
+def _version(config: Config, tag: str) -> ReleaseVersion:
+    """The version ``tag`` names under its own configuration's tag template."""
+    version = config.tag.parse_any(tag)
+    if version is None:
+        raise UsageError(
+            f"{tag} is not a release tag of its repository (tag = {config.tag.template!r})"
+        )
+    return version
+
+
+def _matrix(config: Config, what: str) -> ImageMatrix:
+    """The tag's matrix: a manifest of a tag that builds no images records what it does
+    not build."""
+    if config.matrix is None:
+        raise not_built(what, ["images, the tag's configuration has no [tool.release.images]"])
+    return config.matrix

@@ -4,8 +4,10 @@ release manifest (the git note in ``refs/notes/release/<tag>``), and the verdict
 
 All three are the tag's as this repository has them (``git fetch`` brings a remote's);
 nothing is changed or fetched. The manifest is checked against its schema and against the
-tag (:func:`~release.flows.manifest_store.published`): a tag without one, or with one
-that is damaged or of another tag, has no page. The reproduce record, under
+tag and its configuration as every command reads it
+(:func:`~release.flows.manifest_store.published_manifest`): a tag without one, or with
+one that is damaged, of another tag or records what the tag does not build, has no page;
+the page's rows are those of the tag's configuration. The reproduce record, under
 ``<git dir>/release/reproduce/<tag>.json`` (``$RELEASE_STATE_DIR/reproduce/`` where that is
 set), is untrusted JSON: one that cannot be read as a record of this tag is passed over
 with a notice on the page, and reproduce is shown as not run.
@@ -25,7 +27,7 @@ from release.core.rc_page import RcPage
 from release.core.rc_page_input import ReproduceRecord, page_of, reproduce_of
 from release.errors import ReleaseError, UsageError
 from release.flows.context import ReleaseContext
-from release.flows.manifest_store import published
+from release.flows.manifest_store import published_manifest
 from release.flows.published_tag import check_tag_name
 
 __all__ = ["MAX_RECORD", "gather", "reproduce_record_path"]
@@ -45,7 +47,7 @@ def gather(ctx: ReleaseContext, tag: str) -> RcPage:
     found = tag_message(ctx.repo, tag)
     if found is None:
         raise UsageError(f"no tag {tag} here (get it with: git fetch origin tag {tag})")
-    manifest = published(ctx.repo, tag, found.commit)
+    manifest = published_manifest(ctx.repo, tag, found.commit)
     if manifest is None:
         raise ManifestError(
             f"{tag} has no release manifest here ({notes_ref(tag)}): record it with release "
@@ -54,8 +56,8 @@ def gather(ctx: ReleaseContext, tag: str) -> RcPage:
     notices: list[str] = []
     record = _reproduce(reproduce_record_path(ctx.repo.git_dir, tag), tag, notices)
     return page_of(
-        manifest,
-        matrix=ctx.config.matrix,
+        manifest.document,
+        matrix=manifest.matrix,
         notes=_notes(found),
         reproduce=record,
         notices=notices,

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from release.core.json_text import JSONValue
 from release.core.terminal_text import escaped
-from release.errors import RefusedError, ReleaseError
+from release.errors import ConfigError, RefusedError, ReleaseError, UsageError
 from release.flows.branch_picks import BranchPick as DonePick
 from release.flows.branch_picks import PendingPick, kept_picks, pending_picks, picks_done
 from release.flows.context import ReleaseContext, ReleaseLine, TagInfo
@@ -24,6 +24,7 @@ from release.flows.task_journal import interrupted
 # Loaded where they are used, not here: what is already on the branch (the backport
 # evidence behind it) only for a picks file, the manifest only for a matrix with a tag.
 if TYPE_CHECKING:
+    from release.core.manifest import VariantRule
     from release.flows.branch import ReleaseBranch
 
 __all__ = [
@@ -329,30 +330,22 @@ def _branch_point(
 
 def _images(ctx: ReleaseContext, tags: list[TagInfo], notes: list[str]) -> ImagesState | None:
     """Per variant of the matrix: built, smoked and snapshotted (or omitted), from the
-    newest tag's published manifest, else from the parts written here."""
+    newest tag's published manifest, else from the parts written here. A damaged note is
+    said, as every command that reads it says it, and none of its rows is shown."""
     matrix = ctx.config.matrix
     if matrix is None or not tags:
         return None
-    from release.core.manifest import (
-        ManifestError,
-        merge,
-        missing,
-        variant_rules,
-        variant_summary,
-    )
-    from release.flows.manifest_store import parts_root, published, read_parts
+    from release.core.manifest import ManifestError, missing, variant_rules, variant_summary
+    from release.flows.manifest_store import published_manifest
 
     tag = tags[-1]
     rules = variant_rules(matrix)
     try:
-        manifest = published(ctx.repo, tag.name, tag.commit)
-        source = "published"
-        if manifest is None:
-            root = parts_root(ctx.repo.git_dir)
-            parts = read_parts([root], tag.version.pep440()) if root.is_dir() else []
-            manifest = merge(parts, rules, partial=True) if parts else {"variants": {}}
-            source = "local parts" if parts else "none yet"
-    except ManifestError as err:
+        found = published_manifest(ctx.repo, tag.name, tag.commit)
+        manifest, source = (
+            (found.document, "published") if found else _parts_manifest(ctx, tag, rules)
+        )
+    except (ConfigError, ManifestError, UsageError) as err:
         notes.append(err.one_line())
         return None
     variants = manifest.get("variants", {})
@@ -362,6 +355,21 @@ def _images(ctx: ReleaseContext, tags: list[TagInfo], notes: list[str]) -> Image
         {r.id: variant_summary(variants.get(r.id)) for r in rules},
         missing(manifest, rules),
     )
+
+
+def _parts_manifest(
+    ctx: ReleaseContext, tag: TagInfo, rules: list[VariantRule]
+) -> tuple[dict[str, Any], str]:
+    """What the parts written here make of ``tag``'s manifest before it is published, and
+    where it was read from."""
+    from release.core.manifest import merge
+    from release.flows.manifest_store import parts_root, read_parts
+
+    root = parts_root(ctx.repo.git_dir)
+    parts = read_parts([root], tag.version.pep440()) if root.is_dir() else []
+    if not parts:
+        return {"variants": {}}, "none yet"
+    return merge(parts, rules, partial=True), "local parts"
 
 
 def _in_progress(ctx: ReleaseContext, notes: list[str]) -> PickInProgress | None:

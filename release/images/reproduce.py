@@ -16,7 +16,10 @@ all three are untrusted (the design's trust model):
    gives the args, base and version (for a final, those of the rc it was promoted from,
    whose images it is). The manifest is evidence to compare with: one that names another
    tag or commit, or records a version, a commit time, an image, variants, bases or build
-   args the tag's configuration does not give, is refused before anything is built.
+   args the tag's configuration does not give, is refused before anything is built, as
+   every command that reads it refuses it
+   (:func:`~release.flows.manifest_store.published_manifest`); so is one here that lacks
+   a variant the tag builds.
 4. Container options from the tag that reach into this host (``--privileged``, devices,
    GPUs, added capabilities, seccomp or AppArmor off: :mod:`release.core.host_access`)
    are refused before anything is built unless the tester allows each (``allow_host``).
@@ -50,13 +53,14 @@ from release.adapters.engine import ContainerEngine, gpu_present
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref
 from release.core.host_access import asked_by, consent, spelt
-from release.core.manifest import ManifestError, not_built_so, omitted_snapshot, variant_rules
+from release.core.manifest import ManifestError, omitted_snapshot, variant_rules
 from release.core.matrix import ImageMatrix, Variant
+from release.core.tag_manifest import not_built, not_recorded
 from release.core.terminal_text import escaped
 from release.core.verdict import FieldVerdict, State, compare_variant, table
-from release.errors import ConfigError, RefusedError, ReleaseError, UsageError
+from release.errors import RefusedError, ReleaseError, UsageError
 from release.flows.context import ReleaseContext
-from release.flows.manifest_store import published
+from release.flows.manifest_store import PublishedManifest, published_manifest
 from release.flows.published_tag import PublishedTag, pin, read_published
 from release.images.build import BuildStatus, build_images
 from release.images.manifest import built_data, smoke_data, snapshot_data
@@ -135,45 +139,17 @@ def _clone(ctx: ReleaseContext, tag: PublishedTag, keep: bool, say: Say) -> Iter
             shutil.rmtree(top, ignore_errors=True)
 
 
-def _versions(here: ReleaseContext, tag: str, manifest: Mapping[str, Any]) -> tuple[str, str]:
-    """(the tag's version, the version its images were built as): the same for an rc; for
-    a final, the rc's it was promoted from."""
-    version = here.config.tag.parse_any(tag)
-    if version is None:
-        raise UsageError(
-            f"{tag} is not a release tag of its repository (tag = {here.config.tag.template!r})"
-        )
-    came = manifest.get("promoted_from")
-    if came is None:
-        return version.pep440(), version.pep440()
-    rc = here.config.tag.parse_any(came["tag"])
-    if rc is None or rc.base != version.base or not rc.is_rc:
-        raise ManifestError(
-            f"the manifest of {tag} says it was promoted from {came['tag']!r}, which is not an "
-            f"rc of {version.pep440()}"
-        )
-    return version.pep440(), rc.pep440()
-
-
 def _rebuild_of(
-    here: ReleaseContext, tag: str, manifest: Mapping[str, Any], variants: Sequence[str]
+    here: ReleaseContext, manifest: PublishedManifest, variants: Sequence[str]
 ) -> _Rebuild:
-    """What to build, from the tag's configuration; the manifest refused where it records
-    what that configuration would not give."""
-    matrix = here.config.matrix
-    if matrix is None:
-        raise ConfigError(f"{tag} has no [tool.release.images]: no images to reproduce")
-    version, built_as = _versions(here, tag, manifest)
-    source = read_source(here, built_as, allow_shallow=True)
-    disagree = not_built_so(manifest, matrix, version=version, build=built_as, epoch=source.epoch)
-    if disagree:
-        raise ManifestError(
-            f"the manifest of {tag} ({notes_ref(tag)}) records what the tag does not build: "
-            + "; ".join(disagree)
-            + ". It is not this tag's manifest, or it was changed after it was published; "
-            "nothing was built"
-        )
-    recorded: dict[str, Any] = manifest["variants"]
+    """What to build: the tag's configuration, which ``manifest`` was read against; the
+    manifest refused where it lacks a variant that configuration builds."""
+    tag, matrix = manifest.tag, manifest.matrix
+    absent = not_recorded(manifest.document, matrix)
+    if absent:
+        raise not_built(manifest.name, absent)
+    source = read_source(here, manifest.built_as.pep440(), allow_shallow=True)
+    recorded: dict[str, Any] = manifest.document["variants"]
     unknown = [v for v in variants if v not in recorded]
     if unknown:
         raise UsageError(
@@ -295,12 +271,12 @@ def reproduce(
             "was not published (release manifest --push records it)"
         )
     with _clone(ctx, found, keep, say) as clone:
-        manifest = published(clone, tag, found.commit)
+        manifest = published_manifest(clone, tag, found.commit)
         if manifest is None:
             raise ManifestError(
                 f"{notes_ref(tag)} has no note on {tag}'s commit {found.commit[:12]}"
             )
-        rebuild = _rebuild_of(ReleaseContext(clone.root), tag, manifest, variants)
+        rebuild = _rebuild_of(ReleaseContext(clone.root), manifest, variants)
         _allowed(rebuild, tag, allowed)
         engine = ContainerEngine.detect()
         _notice(outcome, _check_bases(engine, rebuild.variants, rebuild.recorded, standin), say)

@@ -4,7 +4,7 @@ each step took.
 
 Everything is read back from where a user would look: the bare remote (``git
 ls-remote``), the manifests published as git notes (``git notes --ref=... show``,
-checked against the schema), the engine's image tags (``docker image inspect``) and the
+checked as every command checks them), the engine's image tags (``docker image inspect``) and the
 notes the last command printed. Image checks are *not run* when no engine answers;
 they never pass without one.
 """
@@ -19,10 +19,10 @@ from typing import Any
 
 from release.adapters.engine import ContainerEngine
 from release.adapters.git import GitRepo
-from release.adapters.git_notes import notes_ref, read_note
-from release.core.manifest import loads
+from release.adapters.git_notes import notes_ref
 from release.core.matrix import ImageMatrix
 from release.errors import ReleaseError
+from release.flows.manifest_store import published_manifest
 from release.sample.rehearse_images import NO_ENGINE, DockerSide
 from release.sample.rehearse_terminal import Terminal, clock_text
 
@@ -71,16 +71,16 @@ def parse_verdicts(text: str, ids: Iterable[str]) -> dict[str, str]:
 
 
 def manifest_of(repo: GitRepo, tag: str) -> tuple[dict[str, Any] | None, str]:
-    """``tag``'s published manifest read as a tester would, checked against the schema;
-    (None, why) when there is none or it does not hold."""
+    """``tag``'s published manifest read as every command reads it (the schema, the tag,
+    what the tag builds); (None, why) when there is none or it does not hold."""
     commit = repo.rev(tag)
-    shown = read_note(repo, tag, commit) if commit else None
-    if shown is None:
-        return None, f"no note in {notes_ref(tag)}"
     try:
-        return loads(shown, f"the manifest of {tag}"), ""
+        found = published_manifest(repo, tag, commit) if commit else None
     except ReleaseError as err:
         return None, err.one_line()
+    if found is None:
+        return None, f"no note in {notes_ref(tag)}"
+    return found.document, ""
 
 
 def _rule(matrix: ImageMatrix) -> str:
@@ -185,7 +185,9 @@ def _git_checks(t: Terminal, repo: GitRepo, remote: str, tags: Tags, notes: str)
 
 def _manifest_checks(t: Terminal, repo: GitRepo, matrix: ImageMatrix, tag: str) -> None:
     manifest, why = manifest_of(repo, tag)
-    t.check(f"{tag}'s manifest (git notes show) holds to the schema", manifest is not None, why)
+    t.check(
+        f"{tag}'s manifest (git notes show) holds to its schema and tag", manifest is not None, why
+    )
     if manifest is None:
         return
     variants = manifest["variants"]
