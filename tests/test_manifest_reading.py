@@ -25,7 +25,7 @@ from release.flows.manifest_store import published_manifest
 from release.images.promote import final_manifest
 from release.sample import SampleEngine
 
-from .conftest import CliResult, run_cli
+from .conftest import CliResult, repo_state, run_cli
 from .test_reproduce_trust import SNAPSHOT_OPTIONS, TAG, clone_of, faithful, publish
 
 FINAL = "v0.1.0"
@@ -123,9 +123,12 @@ def test_promote_and_images_promote_refuse_it_in_the_same_words(
 ) -> None:
     engine, _ = damaged
     damage = said_by_status(engine)
+    before = repo_state(engine.root)
     promoted = run_cli(engine.root, "promote", "--offline", env=NO_ENGINE)
-    assert f"tagged {FINAL} on {TAG}" in promoted.stdout, promoted.output
     refused(promoted, damage)
+    assert repo_state(engine.root) == before  # refused before the final was tagged
+    engine.repo.run("tag", "-a", FINAL, "-m", FINAL, f"{TAG}^{{commit}}")
+    engine.repo.run("switch", "--quiet", "--detach", FINAL)  # a checkout of the final
     refused(run_cli(engine.root, "images.promote", "--tag", FINAL, env=NO_ENGINE), damage)
     assert engine.repo.rev(f"refs/notes/release/{FINAL}") is None  # no final manifest made
 
