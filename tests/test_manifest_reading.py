@@ -51,6 +51,27 @@ def _unknown_variant(document: dict[str, Any]) -> str:
     return json.dumps(document | {"variants": variants})
 
 
+def _published(registry: str, tag: str = "") -> Callable[[dict[str, Any]], str]:
+    """A faithful manifest whose cu130 row says it was published to ``registry`` (its tags
+    there, unless ``tag`` names one elsewhere): a note's registry and tags reach skopeo."""
+
+    def text(document: dict[str, Any]) -> str:
+        document = copy.deepcopy(document)
+        row = document["variants"]["cu130"]
+        at = f"{registry}/example/tinyengine:v0.1.0rc1"
+        row["publish"] = {
+            "registry": registry,
+            "platform": "linux/amd64",
+            "image_id": row["build"]["image_id"],
+            "digest": "sha256:" + "7" * 64,
+            "tags": [f"{at}-amd64"],
+            "index": {"digest": "sha256:" + "8" * 64, "tags": [at, tag or f"{at}-cu130"]},
+        }
+        return json.dumps(document)
+
+    return text
+
+
 DAMAGES = {
     "another version": (_other_version, "version '0.1.0rc7', the tag's is 0.1.0rc1"),
     "nested 150,000 deep": (_nested(150_000), "not a release manifest (nested too deep to read)"),
@@ -63,6 +84,19 @@ DAMAGES = {
     "an unknown variant": (
         _unknown_variant,
         "variants 'cu128', 'cu129', 'cu130', 'cu999', the tag's are cu128, cu129, cu130",
+    ),
+    "credentials in its registry": (
+        _published("user:hunter2secret@127.0.0.1:5000/rel"),
+        "cu130: publish registry: credentials in a registry value are not accepted "
+        "('***@127.0.0.1:5000/rel'); log in with docker login 127.0.0.1:5000",
+    ),
+    "an option for a registry": (
+        _published("--src-creds=x:y 127.0.0.1:5000/rel"),
+        "cu130: publish registry: '--src-creds=x:y 127.0.0.1:5000/rel' is not a registry path",
+    ),
+    "a tag outside its registry": (
+        _published("127.0.0.1:5000/rel", "evil.example/other:latest"),
+        "cu130: publish tags outside 127.0.0.1:5000/rel/example/tinyengine:* (1 of 3)",
     ),
 }
 

@@ -26,8 +26,8 @@ from release.flows.status import (
     PickInProgress,
     Status,
     StatusTag,
-    render_status,
 )
+from release.flows.status_lines import render_status
 from release.images.build import BuildResult, BuildStatus
 from release.images.heartbeat import last_log_line
 from release.images.reproduce import Reproduction

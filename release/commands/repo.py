@@ -32,7 +32,8 @@ class StatusRequest:
 
 
 def status(request: StatusRequest, run: Run) -> Report:
-    from release.flows.status import read_status, render_status
+    from release.flows.status import read_status
+    from release.flows.status_lines import render_status
 
     s = read_status(context(run), offline=request.offline)
     return Report(tuple(render_status(s)), s.to_dict())

@@ -6,7 +6,9 @@ tag and commit it names (:func:`of_tag`), the version its images were built as
 (:func:`built_as`: the tag's own, or for a final the rc of its version it was promoted
 from), and what building the tag with its own configuration would record
 (:func:`not_built_so`: the version, the commit's time, the image name, no variant the
-configuration lacks, and per variant the CUDA version, the base and the build args). A
+configuration lacks, and per variant the CUDA version, the base and the build args, and
+where it was published: a registry path with no credentials, the configured registry
+where there is one, tags only in that registry's repository of the image). A
 note that fails is refused in one line that reads the same whichever command read it
 (:func:`not_built`).
 
@@ -21,7 +23,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from release.core.manifest import ManifestError
+from release.core.references import IMAGE_REFERENCE, registry_prefix
 from release.core.verdict import dict_changes
+from release.errors import ConfigError
 
 if TYPE_CHECKING:
     from release.core.matrix import ImageMatrix
@@ -106,7 +110,29 @@ def not_built_so(
         changes = dict_changes(entry["build_args"], matrix.build_args_for(variant, build))
         if changes:
             out.append(f"{variant.id}: build args {'; '.join(changes)} (recorded -> the tag's)")
+        published = recorded[variant.id].get("publish")
+        if published is not None:
+            out += _not_published_so(variant.id, published, matrix)
     return out
+
+
+def _not_published_so(row: str, published: Mapping[str, Any], matrix: ImageMatrix) -> list[str]:
+    """What a row's publish record names that the tag's configuration would not: a
+    registry that is no registry path (its credentials never shown), another registry than
+    the configured one, a tag outside that registry's repository of the image. A note's
+    registry and tags reach skopeo as arguments."""
+    try:
+        registry = registry_prefix(published["registry"], f"{row}: publish registry")
+    except ConfigError as err:
+        return [err.message]
+    if matrix.registry and registry != matrix.registry:
+        return [f"{row}: publish registry {registry}, the tag's is {matrix.registry}"]
+    under = f"{registry}/{matrix.name}:"
+    refs = [*published["tags"], *published["index"]["tags"]]
+    wrong = [r for r in refs if not (r.startswith(under) and IMAGE_REFERENCE.fullmatch(r))]
+    if wrong:
+        return [f"{row}: publish tags outside {under}* ({len(wrong)} of {len(refs)})"]
+    return []
 
 
 def not_recorded(manifest: Mapping[str, Any], matrix: ImageMatrix) -> list[str]:

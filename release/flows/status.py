@@ -1,8 +1,5 @@
-"""``status``: where the release stands and what to run next. Reads only.
-
-Its lines show names, subjects, reasons, paths, manifest fields and notes that come from
-git, the work tree, a picks file and a tag's manifest: each is a single-line field, its
-control characters escaped (:mod:`release.core.terminal_text`), so none can forge a line.
+"""``status``: where the release stands and what to run next. Reads only. Its lines are
+:mod:`release.flows.status_lines`'.
 """
 
 from __future__ import annotations
@@ -13,7 +10,6 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from release.core.json_text import JSONValue
-from release.core.terminal_text import escaped
 from release.errors import ConfigError, RefusedError, ReleaseError, UsageError
 from release.flows.branch_picks import BranchPick as DonePick
 from release.flows.branch_picks import PendingPick, kept_picks, pending_picks, picks_done
@@ -35,7 +31,6 @@ __all__ = [
     "Status",
     "StatusTag",
     "read_status",
-    "render_status",
 ]
 
 
@@ -395,63 +390,3 @@ def _interrupted(ctx: ReleaseContext, notes: list[str]) -> tuple[str, str] | Non
 
 def _with_next(s: Status, ctx: ReleaseContext, post: str | None = None) -> Status:
     return replace(s, next_command=_next_command(s, ctx.config.picks_file, post))
-
-
-def render_status(s: Status) -> list[str]:
-    lines = [
-        f"branch:   {escaped(s.branch or '(detached)')}"
-        + (f"  (release {s.release})" if s.release else "")
-    ]
-    if s.release is None:
-        if s.release_branches:
-            lines.append("release branches: " + ", ".join(map(escaped, s.release_branches)))
-    else:
-        if s.tags:
-            pushed = "" if s.remote_checked else " (remote not checked)"
-            shown = [
-                escaped(t.name)
-                + (pushed if not s.remote_checked else "" if t.remote else " (not pushed)")
-                + ("" if t.local else " (remote only)")
-                for t in s.tags[-4:]
-            ]
-            lines.append("tags:     " + ", ".join(shown))
-        else:
-            lines.append("tags:     none yet")
-        lines.append(f"next rc:  {s.next_rc or '-'}" + (f"   final: {s.final}" if s.final else ""))
-        if s.untagged_commits:
-            lines.append(f"untagged: {s.untagged_commits} commit(s) since the last tag")
-        lines.append(f"picks:    {len(s.picks_done)} done, {len(s.picks_pending)} pending")
-        for done in s.picks_done[-10:]:
-            reason = f" [{escaped(done.reason)}]" if done.reason else ""
-            reason += "" if done.how == "-x" else f" ({done.how})"
-            lines.append(
-                f"  done     {escaped(done.picked_from[:10])} {escaped(done.subject)}{reason}"
-            )
-        for pending in s.picks_pending:
-            held = f" (held: {escaped(pending.likely)})" if pending.likely else ""
-            lines.append(f"  pending  {pending.sha[:10]} {escaped(pending.subject)}{held}")
-        if s.pick_in_progress:
-            conflict = s.pick_in_progress.conflict
-            where = (
-                f" stopped on {escaped(conflict.sha[:10])}"
-                f" ({', '.join(map(escaped, conflict.files))})"
-                if conflict
-                else ""
-            )
-            lines.append(f"in progress: pick{where}, {s.pick_in_progress.remaining} left")
-    if s.interrupted:
-        command, name = s.interrupted
-        lines.append(f"in progress: {command} of {escaped(name)}, stopped before it was done")
-    if s.images is not None:
-        lines.append(f"images:   {escaped(s.images.tag)} (manifest: {s.images.manifest})")
-        width = max(len(v) for v in s.images.variants)
-        for variant, row in s.images.variants.items():
-            built, smoked, snapshot = (escaped(row[k]) for k in ("built", "smoked", "snapshot"))
-            lines.append(
-                f"  {variant:<{width}}  built {built}, smoke {smoked}, snapshot {snapshot}"
-            )
-    if s.dirty:
-        lines.append(f"dirty:    {', '.join(map(escaped, s.dirty[:5]))}")
-    lines += [f"note:     {escaped(n)}" for n in s.notes]
-    lines.append(f"next:     {escaped(s.next_command)}")
-    return lines

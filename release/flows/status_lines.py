@@ -1,0 +1,73 @@
+"""``status`` as lines for a person.
+
+They show names, subjects, reasons, paths, manifest fields and notes that come from git,
+the work tree, a picks file and a tag's manifest: each is a single-line field, its control
+characters escaped (:mod:`release.core.terminal_text`), so none can forge a line.
+"""
+
+from __future__ import annotations
+
+from release.core.terminal_text import escaped
+from release.flows.status import Status
+
+__all__ = ["render_status"]
+
+
+def render_status(s: Status) -> list[str]:
+    lines = [
+        f"branch:   {escaped(s.branch or '(detached)')}"
+        + (f"  (release {s.release})" if s.release else "")
+    ]
+    if s.release is None:
+        if s.release_branches:
+            lines.append("release branches: " + ", ".join(map(escaped, s.release_branches)))
+    else:
+        if s.tags:
+            pushed = "" if s.remote_checked else " (remote not checked)"
+            shown = [
+                escaped(t.name)
+                + (pushed if not s.remote_checked else "" if t.remote else " (not pushed)")
+                + ("" if t.local else " (remote only)")
+                for t in s.tags[-4:]
+            ]
+            lines.append("tags:     " + ", ".join(shown))
+        else:
+            lines.append("tags:     none yet")
+        lines.append(f"next rc:  {s.next_rc or '-'}" + (f"   final: {s.final}" if s.final else ""))
+        if s.untagged_commits:
+            lines.append(f"untagged: {s.untagged_commits} commit(s) since the last tag")
+        lines.append(f"picks:    {len(s.picks_done)} done, {len(s.picks_pending)} pending")
+        for done in s.picks_done[-10:]:
+            reason = f" [{escaped(done.reason)}]" if done.reason else ""
+            reason += "" if done.how == "-x" else f" ({done.how})"
+            lines.append(
+                f"  done     {escaped(done.picked_from[:10])} {escaped(done.subject)}{reason}"
+            )
+        for pending in s.picks_pending:
+            held = f" (held: {escaped(pending.likely)})" if pending.likely else ""
+            lines.append(f"  pending  {pending.sha[:10]} {escaped(pending.subject)}{held}")
+        if s.pick_in_progress:
+            conflict = s.pick_in_progress.conflict
+            where = (
+                f" stopped on {escaped(conflict.sha[:10])}"
+                f" ({', '.join(map(escaped, conflict.files))})"
+                if conflict
+                else ""
+            )
+            lines.append(f"in progress: pick{where}, {s.pick_in_progress.remaining} left")
+    if s.interrupted:
+        command, name = s.interrupted
+        lines.append(f"in progress: {command} of {escaped(name)}, stopped before it was done")
+    if s.images is not None:
+        lines.append(f"images:   {escaped(s.images.tag)} (manifest: {s.images.manifest})")
+        width = max(len(v) for v in s.images.variants)
+        for variant, row in s.images.variants.items():
+            built, smoked, snapshot = (escaped(row[k]) for k in ("built", "smoked", "snapshot"))
+            lines.append(
+                f"  {variant:<{width}}  built {built}, smoke {smoked}, snapshot {snapshot}"
+            )
+    if s.dirty:
+        lines.append(f"dirty:    {', '.join(map(escaped, s.dirty[:5]))}")
+    lines += [f"note:     {escaped(n)}" for n in s.notes]
+    lines.append(f"next:     {escaped(s.next_command)}")
+    return lines
