@@ -90,6 +90,7 @@ def sample_tags(docker: ContainerEngine) -> Iterator[dict[str, str]]:
 
 @pytest.mark.images
 @pytest.mark.slow
+@pytest.mark.serial  # its drift step re-tags a shared base; its clean-up removes by name
 def test_the_rehearsal_tells_the_story_end_to_end(
     docker: ContainerEngine, sample_tags: dict[str, str], tmp_path: Path
 ) -> None:

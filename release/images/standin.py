@@ -16,15 +16,17 @@ for that architecture (its second stage runs under the binfmt emulator) and impo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from release.adapters.cache import file_lock, user_cache_dir
 from release.adapters.engine import MANAGED_LABEL, ContainerEngine
 from release.adapters.leftovers import scratch
 from release.adapters.process import last_line
@@ -48,6 +50,15 @@ ROOTFS_IMAGE = f"release-standin-rootfs:bookworm-v{ROOTFS_VERSION}"
 RECIPE_LABEL = f"{STANDIN_LABEL}.recipe"  # the ROOTFS_VERSION a stand-in was made from
 _PATH = "/usr/local/nvidia/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _making() -> Iterator[None]:
+    """One maker of stand-ins at a time: this run's threads, and other runs on this
+    machine (two rehearsals, a test suite's workers), which would each build and tag the
+    same base, the later moving the tag under the earlier's build."""
+    with _lock, file_lock(user_cache_dir() / "standin.lock"):
+        yield
 
 
 @dataclass(frozen=True)
@@ -252,7 +263,7 @@ def ensure_base(
         return _foreign_base(engine, ref, cuda, say, platform, pull=pull)
     if inspected is not None and _current(inspected):
         return _present(ref, inspected)
-    with _lock:
+    with _making():
         data = engine.inspect_image(ref)
         if data is not None and _current(data):
             return _present(ref, data)
@@ -289,7 +300,7 @@ def _foreign_base(
     """``ref`` for ``platform``, not the engine's own: ``ref`` itself when it is of that
     platform, else its local alias (found, pulled aside, or a stand-in made)."""
     alias = platform_alias(ref, platform)
-    with _lock:
+    with _making():
         for name in (ref, alias):
             data = engine.inspect_image(name)
             if data is not None and platform_of(data) == platform and _current(data):
