@@ -16,6 +16,7 @@ import re
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ import pytest
 
 from release.adapters.config_file import load_config
 from release.adapters.engine import ContainerEngine
-from release.adapters.served import ask
+from release.adapters.served import ServedContainer, _published_port, ask
 from release.core.matrix import parse_images
 from release.core.serving import Request, judge, parse_requests, parse_run_options
 from release.errors import ConfigError
@@ -383,6 +384,31 @@ def test_a_crash_at_start_fails_showing_the_log(serving: tuple[Repo, CliResult])
     ), result.stdout
     shown = log_lines(result.stdout, "serves (crash)")
     assert "| CUDA error: out of memory" in shown and "| loading weights for crash" in shown
+
+
+@images
+def test_a_container_stopped_before_its_port_is_read_is_a_stop_not_a_missing_port(
+    serving: tuple[Repo, CliResult], docker: ContainerEngine
+) -> None:
+    """A server that dies at once can be gone before ``docker port`` is asked: a stopped
+    container publishes nothing, and the check must say it stopped, with its exit code."""
+    repo, _ = serving
+    name, identity = docker.new_container()
+    try:
+        docker.run(
+            ["run", "--detach", *identity, "--publish", "127.0.0.1::8000", "--pull", "never",
+             f"{repo.name}:v0.1.0", "python3", "-c", "import sys; sys.exit(3)"],
+            timeout=120,
+        )  # fmt: skip
+        docker.run(["wait", name], timeout=120)
+        port = _published_port(docker, name, 8000)
+        answer, why = ServedContainer(docker, name, port).wait_healthy(
+            "/health", deadline=time.monotonic() + 5
+        )
+    finally:
+        docker.remove_container(name)
+    assert port == 0
+    assert answer is None and why == "the container stopped (exit code 3) before /health answered"
 
 
 @images

@@ -59,7 +59,7 @@ class ServedContainer:
     def __init__(self, engine: ContainerEngine, name: str, port: int) -> None:
         self.engine = engine
         self.name = name
-        self.port = port  # the host port on 127.0.0.1
+        self.port = port  # the host port on 127.0.0.1; 0 when the container stopped first
 
     def state(self) -> tuple[bool, int]:
         """(running, exit code)."""
@@ -90,6 +90,9 @@ class ServedContainer:
         """Poll ``path`` until it answers 200, the container stops, or ``deadline`` (a
         ``time.monotonic`` value) passes: (the healthy answer, "") or (None, why not)."""
         last, looked = "no answer", 0.0
+        if not self.port:  # it stopped before its port could be read: nothing will answer
+            _, code = self.state()
+            return None, f"the container stopped (exit code {code}) before {path} answered"
         while True:
             now = time.monotonic()
             if now >= deadline:
@@ -107,11 +110,16 @@ class ServedContainer:
 
 
 def _published_port(engine: ContainerEngine, name: str, port: int) -> int:
+    """The host port ``port`` is published on; 0 when the container has already stopped
+    (a stopped container publishes nothing: its exit is the answer, not a missing port)."""
     result = engine.run(["port", name, f"{port}/tcp"], check=False, timeout=30)
     for line in result.stdout.split():
         host, _, number = line.rpartition(":")
         if host == "127.0.0.1" and number.isdigit():
             return int(number)
+    running, _ = ServedContainer(engine, name, 0).state()
+    if not running:
+        return 0
     raise EngineError(f"container {name} has no port {port} published on 127.0.0.1")
 
 
