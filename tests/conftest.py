@@ -3,17 +3,22 @@ and a byte-for-byte snapshot of a repository's state."""
 
 from __future__ import annotations
 
+import compileall
 import hashlib
 import os
+import re
+import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import pytest
 
+import release
+from release import sample
 from release.adapters.git import GitRepo
 from release.sample import AFTER_CUT, SampleEngine, make_sample_engine
 
@@ -27,6 +32,19 @@ GIT_ENV = {
     "GIT_COMMITTER_EMAIL": "maintainer@example.com",
     "GIT_CONFIG_NOSYSTEM": "1",
 }
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The package compiled once, as an install compiles it: each ``release`` a test runs
+    as a separate process then loads its modules' bytecode. Where none is written (with
+    PYTHONDONTWRITEBYTECODE set, or a checkout newer than its bytecode) each run would
+    compile the hundred-odd modules it imports again, about half of its time. The bundled
+    engine is left as it is (its files are copied into repositories and images)."""
+    if hasattr(config, "workerinput"):
+        return  # a worker: the controller compiled it before starting it
+    package = Path(release.__file__).parent
+    engine_files = re.compile(re.escape(str(package / "sample" / "engine")))
+    compileall.compile_dir(package, quiet=1, rx=engine_files)
 
 
 @pytest.fixture(autouse=True)
@@ -127,20 +145,27 @@ def cli():
 
 
 @pytest.fixture
-def engine(tmp_path: Path) -> SampleEngine:
+def engine(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> SampleEngine:
     """The sample engine: main with history up to the cut point, pushed to a bare remote."""
-    return make_sample_engine(tmp_path)
+    return copied_engine("engine", make_sample_engine, tmp_path, tmp_path_factory)
 
 
-@pytest.fixture
-def cut_engine(engine: SampleEngine) -> SampleEngine:
-    """The sample engine cut at 0.1.0, main moved on (#107-#111), on the release branch."""
+def cut(engine: SampleEngine) -> SampleEngine:
+    """``engine`` cut at 0.1.0, main moved on (#107-#111), on the release branch."""
     engine.repo.run("branch", "releases/v0.1.0", "main")
     for change in AFTER_CUT:
         engine.commit(change)
     engine.repo.run("push", "--quiet", "origin", "main", "releases/v0.1.0")
     engine.repo.run("switch", "--quiet", "releases/v0.1.0")
     return engine
+
+
+@pytest.fixture
+def cut_engine(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> SampleEngine:
+    """The sample engine cut at 0.1.0, main moved on (#107-#111), on the release branch."""
+    return copied_engine(
+        "cut-engine", lambda root: cut(make_sample_engine(root)), tmp_path, tmp_path_factory
+    )
 
 
 def repo_state(root: Path) -> dict[str, object]:
@@ -193,27 +218,82 @@ def local_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PackageInd
 # Image tests: the `docker` fixture (skips saying why, or fails when RELEASE_REQUIRE_DOCKER=1).
 from tests.docker_support import docker  # noqa: E402, F401
 
-_CUT_TEMPLATE: list[tuple[Path, dict[int, str]]] = []
-
 
 @pytest.fixture
 def cut_engine_copy(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> SampleEngine:
-    """The same state as ``cut_engine``, built once per session and copied (much faster)."""
-    if not _CUT_TEMPLATE:
-        base = tmp_path_factory.mktemp("cut-engine-template")
-        template = make_sample_engine(base)
-        template.repo.run("branch", "releases/v0.1.0", "main")
-        for change in AFTER_CUT:
-            template.commit(change)
-        template.repo.run("push", "--quiet", "origin", "main", "releases/v0.1.0")
-        template.repo.run("switch", "--quiet", "releases/v0.1.0")
-        _CUT_TEMPLATE.append((base, dict(template.shas)))
-    import shutil
+    """The same state as ``cut_engine``, at ``tmp_path / "copy"``."""
+    return copied_engine(
+        "cut-engine", lambda root: cut(make_sample_engine(root)), tmp_path / "copy",
+        tmp_path_factory,
+    )  # fmt: skip
 
-    base, shas = _CUT_TEMPLATE[0]
-    copy = tmp_path / "copy"
-    shutil.copytree(base, copy, symlinks=True)
-    repo = GitRepo(copy / "engine")
-    repo.run("remote", "set-url", "origin", str(copy / "remote.git"))
+
+# -- repositories made once per session (per worker) and copied --------------------------
+# Making the sample engine's history takes some forty git commands; a copy of the same
+# directory is the same repositories (every object, ref, index and config), made in a
+# fraction of that. A template is made by the first test that asks for it, in its own
+# directory, and never handed out itself.
+
+
+@dataclass(frozen=True)
+class _Template:
+    base: Path  # holds engine/ and remote.git/, as make_engine_repo lays them out
+    shas: dict[int, str]
+    clock: int  # the sample's commit clock after it was made
+    value: object  # what the maker returned besides the engine
+
+
+_TEMPLATES: dict[str, _Template] = {}
+
+T = TypeVar("T")
+
+
+def copied(
+    name: str,
+    make: Callable[[Path], tuple[SampleEngine, T]],
+    dest: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[SampleEngine, T]:
+    """What ``make(root)`` leaves under ``root`` (an engine at ``root / "engine"`` with its
+    bare remote at ``root / "remote.git"``), made once as ``name`` and copied to ``dest``:
+    the engine, its remote pointing at the copy, and what ``make`` returned with it. The
+    sample's commit clock is set as ``make`` left it, so later commits are the same too."""
+    template = _TEMPLATES.get(name)
+    if template is None:
+        base = tmp_path_factory.mktemp(f"template-{name}")
+        made, value = make(base)
+        assert made.root == base / "engine" and made.remote == base / "remote.git"
+        for git_dir in (made.repo.git_dir, made.remote):
+            _compact(made.repo, git_dir)
+        template = _Template(base, dict(made.shas), sample._CLOCK[0], value)
+        _TEMPLATES[name] = template
+    shutil.copytree(template.base, dest, symlinks=True, dirs_exist_ok=True)
+    config = dest / "engine" / ".git" / "config"  # origin's url set as git would set it
+    text = config.read_text(encoding="utf-8")
+    url = f"\turl = {template.base / 'remote.git'}\n"
+    assert text.count(url) == 1, text
+    config.write_text(text.replace(url, f"\turl = {dest / 'remote.git'}\n"), encoding="utf-8")
+    repo = GitRepo(dest / "engine")
     repo.run("status", "--porcelain")  # refresh the copied index's stat data
-    return SampleEngine(copy / "engine", copy / "remote.git", repo, dict(shas))
+    sample._CLOCK[0] = template.clock
+    engine = SampleEngine(dest / "engine", dest / "remote.git", repo, dict(template.shas))
+    return engine, cast(T, template.value)
+
+
+def _compact(repo: GitRepo, git_dir: Path) -> None:
+    """Fewer files to copy for every test: the objects in one pack, not a file each, and
+    no hook samples (git runs none; tests put real hooks in the same directory)."""
+    repo.run("--git-dir", str(git_dir), "repack", "-a", "-d", "-n", "-q")
+    for path in (git_dir / "hooks").glob("*.sample"):
+        path.unlink()
+
+
+def copied_engine(
+    name: str,
+    make: Callable[[Path], SampleEngine],
+    dest: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> SampleEngine:
+    """:func:`copied` for a maker that returns only the engine."""
+    engine, _ = copied(name, lambda root: (make(root), None), dest, tmp_path_factory)
+    return engine

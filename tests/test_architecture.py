@@ -13,6 +13,7 @@ in a fresh interpreter; ``Any`` in a public signature only where the allow-list 
 from __future__ import annotations
 
 import ast
+import functools
 import graphlib
 import re
 import subprocess
@@ -51,18 +52,30 @@ def _layer(module: str) -> int:
     return LAYERS.index(parts[1])
 
 
-def _imports(source: Path | str) -> list[tuple[str, tuple[str, ...], int]]:
+# Every module is read by each check below: its text and its tree are made once (the
+# checks only read a tree).
+@functools.cache
+def _text(source: Path | str) -> str:
+    return source.read_text(encoding="utf-8") if isinstance(source, Path) else source
+
+
+@functools.cache
+def _tree(source: Path | str) -> ast.Module:
+    return ast.parse(_text(source))
+
+
+@functools.cache
+def _imports(source: Path | str) -> tuple[tuple[str, tuple[str, ...], int], ...]:
     """(module, names, line) for every import in a file (or source text), lazy and
     TYPE_CHECKING ones too."""
-    text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
     out = []
-    for node in ast.walk(ast.parse(text)):
+    for node in ast.walk(_tree(source)):
         if isinstance(node, ast.Import):
             out += [(alias.name, (), node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = tuple(alias.name for alias in node.names)
             out.append((node.module, names, node.lineno))
-    return out
+    return tuple(out)
 
 
 def _targets(module: str, names: tuple[str, ...]) -> list[str]:
@@ -115,8 +128,7 @@ def _private(name: str) -> bool:
 def borrowed(source: Path | str) -> list[str]:
     """Private names taken from another module: imported by name, or read off a module
     imported whole (``import release.x as x`` ... ``x._y``)."""
-    text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
-    tree = ast.parse(text)
+    tree = _tree(source)
     found, modules = [], set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("release"):
@@ -226,7 +238,7 @@ def test_processes_start_in_one_module() -> None:
 
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_module_size(module: str) -> None:
-    lines = len(MODULES[module].read_text(encoding="utf-8").splitlines())
+    lines = len(_text(MODULES[module]).splitlines())
     assert lines <= MAX_LINES, f"{module} has {lines} lines; split it by concern"
 
 
@@ -291,8 +303,7 @@ def git_syntax(module: str, source: Path | str) -> list[str]:
     """The string literals of a module (outside the git adapter) that spell git syntax."""
     if GIT_ADAPTER.fullmatch(module):
         return []
-    text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
-    tree = ast.parse(text)
+    text, tree = _text(source), _tree(source)
     inside: set[int] = set()  # the constant parts of f-strings, read with their f-string
     found = []
     for node in ast.walk(tree):
@@ -308,8 +319,10 @@ def git_syntax(module: str, source: Path | str) -> list[str]:
         else:
             continue
         what = _git_syntax(shape)
-        segment = ast.get_source_segment(text, node) or ""
-        if what and (module, segment) not in GIT_SYNTAX_ALLOWED:
+        if not what:
+            continue
+        segment = ast.get_source_segment(text, node) or ""  # reads the text from its start
+        if (module, segment) not in GIT_SYNTAX_ALLOWED:
             found.append(f"line {node.lineno}: {segment} {what}")
     return found
 
@@ -441,7 +454,6 @@ def _names_any(node: ast.expr | None) -> bool:
 
 def public_any(source: Path | str) -> list[str]:
     """Public functions, methods and class fields whose annotations hold ``Any``."""
-    text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
     found: list[str] = []
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
@@ -470,7 +482,7 @@ def public_any(source: Path | str) -> list[str]:
             ):
                 found.append(prefix + node.target.id)
 
-    visit(ast.parse(text).body, "")
+    visit(_tree(source).body, "")
     return found
 
 

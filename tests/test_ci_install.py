@@ -26,6 +26,9 @@ from release import __version__
 from tests.conftest import run_cli
 from tests.index_support import PackageIndex, decoys_in, fresh_python, pip_env, source_tree
 
+# end to end: pip installs into fresh Pythons from a package index on loopback
+pytestmark = pytest.mark.slow
+
 ENGINE = """\
 [tool.release.images]
 name = "example/engine"

@@ -79,15 +79,15 @@ def written(tmp_path: Path, fmt: str, route: str) -> Path:
 def test_the_github_workflow_passes_actionlint_zizmor_and_the_schema(
     tmp_path: Path, route: str
 ) -> None:
-    for workflow in written_all(tmp_path, "github", route):
-        lint = validate([tool("actionlint"), "-no-color", *LABELS(tmp_path), str(workflow)])
-        assert lint.returncode == 0 and lint.stdout == "", lint.stdout + lint.stderr
-        audit = validate([tool("zizmor"), "--offline", "--no-progress", str(workflow)])
-        assert audit.returncode == 0 and "No findings" in audit.stdout, audit.stdout + audit.stderr
-        schema = validate(
-            [tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(workflow)]
-        )
-        assert schema.returncode == 0, schema.stdout + schema.stderr
+    workflows = [str(path) for path in written_all(tmp_path, "github", route)]  # each checked
+    lint = validate([tool("actionlint"), "-no-color", *LABELS(tmp_path), *workflows])
+    assert lint.returncode == 0 and lint.stdout == "", lint.stdout + lint.stderr
+    audit = validate([tool("zizmor"), "--offline", "--no-progress", *workflows])
+    assert audit.returncode == 0 and "No findings" in audit.stdout, audit.stdout + audit.stderr
+    schema = validate(
+        [tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", *workflows]
+    )
+    assert schema.returncode == 0, schema.stdout + schema.stderr
 
 
 @pytest.mark.parametrize("route", sorted(ROUTES))
@@ -100,7 +100,9 @@ def test_the_buildkite_pipeline_passes_the_schema(tmp_path: Path, route: str) ->
 
 
 def test_each_validator_finds_the_flaw_it_looks_for(tmp_path: Path) -> None:
-    good = written(tmp_path, "github", "artifacts").read_text(encoding="utf-8")
+    """Each flawed file is given after a good one, as the checks above give several."""
+    passing = written(tmp_path, "github", "artifacts")
+    good = passing.read_text(encoding="utf-8")
     broad = tmp_path / "broad.yml"  # credentials left in the checkout, no permissions
     broad.write_text(
         good.replace("          persist-credentials: false\n", "")
@@ -108,18 +110,19 @@ def test_each_validator_finds_the_flaw_it_looks_for(tmp_path: Path) -> None:
         .replace('    permissions:\n      contents: "read"\n', ""),
         encoding="utf-8",
     )
-    audit = validate([tool("zizmor"), "--offline", "--no-progress", str(broad)])
+    audit = validate([tool("zizmor"), "--offline", "--no-progress", str(passing), str(broad)])
     assert audit.returncode != 0, audit.stdout
     assert "artipacked" in audit.stdout and "excessive-permissions" in audit.stdout
     typo = tmp_path / "typo.yml"  # a job that needs one that does not exist
     typo.write_text(good.replace('- "build-cu128"', '- "build-cu127"', 1), encoding="utf-8")
-    lint = validate([tool("actionlint"), "-no-color", *LABELS(tmp_path), str(typo)])
+    lint = validate([tool("actionlint"), "-no-color", *LABELS(tmp_path), str(passing), str(typo)])
     assert lint.returncode != 0 and "build-cu127" in lint.stdout, lint.stdout
     shape = tmp_path / "shape.yml"  # runs-on with no steps: not a workflow job
     shape.write_text(good.replace("steps:", "stepz:", 1), encoding="utf-8")
     schema = validate(
-        [tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows", str(shape)]
-    )
+        [tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows",
+         str(passing), str(shape)]
+    )  # fmt: skip
     assert schema.returncode != 0, schema.stdout
 
 
@@ -227,21 +230,18 @@ def test_hostile_values_stay_data_and_the_validators_find_nothing(
         assert not found, found  # no value of the table in a line the CI runs
         twin = [yaml.safe_load(f.read_text()) for f in written_by_release_ci(plain, fmt)]
         assert sorted(set(runs)) == sorted(set(lines(fmt, twin)))  # the lines are fixed text
-        for path in files:
-            schema = "vendor.buildkite" if fmt == "buildkite" else "vendor.github-workflows"
-            checked = validate([tool("check-jsonschema"), "--builtin-schema", schema, str(path)])
-            assert checked.returncode == 0, checked.stdout + checked.stderr
+        paths = [str(path) for path in files]  # each validator checks every file
+        schema = "vendor.buildkite" if fmt == "buildkite" else "vendor.github-workflows"
+        checked = validate([tool("check-jsonschema"), "--builtin-schema", schema, *paths])
+        assert checked.returncode == 0, checked.stdout + checked.stderr
         if fmt == "buildkite":
             text = files[0].read_text()
             assert not re.search(r"(?<!\$)\$(?!\$)", text.replace("$$", "")), text  # all doubled
             continue
-        for path in files:
-            audit = validate([tool("zizmor"), "--offline", "--no-progress", str(path)])
-            assert audit.returncode == 0 and "No findings" in audit.stdout, audit.stdout
-            lint = validate(
-                [tool("actionlint"), "-no-color", "-config-file", str(labels), str(path)]
-            )
-            assert lint.returncode == 0 and lint.stdout == "", lint.stdout + lint.stderr
+        audit = validate([tool("zizmor"), "--offline", "--no-progress", *paths])
+        assert audit.returncode == 0 and "No findings" in audit.stdout, audit.stdout
+        lint = validate([tool("actionlint"), "-no-color", "-config-file", str(labels), *paths])
+        assert lint.returncode == 0 and lint.stdout == "", lint.stdout + lint.stderr
 
 
 def test_zizmor_finds_a_value_written_into_a_run_line(tmp_path: Path) -> None:

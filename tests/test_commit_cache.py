@@ -26,9 +26,9 @@ from release.core.commits import make_commit
 from release.core.config import Config
 from release.errors import ConfigError
 from release.flows.context import ReleaseContext
-from release.sample import ALICE, BOB, CAROL, Change, SampleEngine, add_commit
+from release.sample import ALICE, BOB, CAROL, Change, SampleEngine, add_commit, make_sample_engine
 
-from .conftest import run_cli
+from .conftest import copied_engine, cut, run_cli
 
 OFF = {"RELEASE_REPO_CACHE": "0"}
 
@@ -41,10 +41,15 @@ def _no_ci(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def history(cut_engine_copy: SampleEngine) -> SampleEngine:
+def history(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> SampleEngine:
     """Main with what parsing works on: co-authors, a revert, a typo'd prefix, a prefix-less
-    subject, a pick with ``-x`` and a reason, non-ASCII and a message in Latin-1."""
-    engine = cut_engine_copy
+    subject, a pick with ``-x`` and a reason, non-ASCII and a message in Latin-1 (made once
+    and copied)."""
+    return copied_engine("history", _history, tmp_path / "copy", tmp_path_factory)
+
+
+def _history(root: Path) -> SampleEngine:
+    engine = cut(make_sample_engine(root))
     repo = engine.repo
     repo.run("switch", "--quiet", "main")
     engine.commit(
@@ -91,6 +96,18 @@ def notes(engine: SampleEngine, *args: str, env: dict[str, str] | None = None) -
     return result.stdout + result.stderr
 
 
+_UNCACHED: dict[tuple[str, ...], str] = {}
+
+
+def uncached_notes(history: SampleEngine, *args: str) -> str:
+    """``notes(history, *args, env=OFF)`` of a history no test has changed yet, run once:
+    each test's history is a copy of the same repository, and a run with the caches off
+    writes nothing (tested below), so it prints the same of every copy."""
+    if args not in _UNCACHED:
+        _UNCACHED[args] = notes(history, *args, env=OFF)
+    return _UNCACHED[args]
+
+
 def _path(engine: SampleEngine) -> Path:
     return cache_path(engine.repo.common_dir)
 
@@ -122,7 +139,7 @@ def test_cold_warm_and_no_cache_give_the_same_notes(
 def test_the_warm_run_reads_the_cache_and_the_setting_turns_it_off(history: SampleEngine) -> None:
     """A record changed in the file (with the file's own key and checksum) shows in the
     notes: the warm run read it. With RELEASE_REPO_CACHE=0 it is not read."""
-    uncached = notes(history, *SINCE, env=OFF)
+    uncached = uncached_notes(history, *SINCE)
     notes(history, *SINCE)
     cache = CommitCache.load(_path(history), _key(history))
     sha = history.shas[202]
@@ -185,7 +202,7 @@ def _earlier_reshaped(data: bytes, key: str) -> bytes:
 def test_a_damaged_or_foreign_cache_is_ignored_and_written_anew(
     history: SampleEngine, damage: Callable[[bytes, str], bytes]
 ) -> None:
-    uncached = notes(history, *SINCE, env=OFF)
+    uncached = uncached_notes(history, *SINCE)
     notes(history, *SINCE)
     path, key = _path(history), _key(history)
     path.write_bytes(damage(path.read_bytes(), key))
@@ -199,7 +216,7 @@ def test_a_damaged_or_foreign_cache_is_ignored_and_written_anew(
 
 
 def test_a_cache_that_cannot_be_written_changes_nothing(history: SampleEngine) -> None:
-    uncached = notes(history, *SINCE, env=OFF)
+    uncached = uncached_notes(history, *SINCE)
     release_dir = history.repo.common_dir / "release"
     release_dir.write_text("a file where the directory would be\n", encoding="utf-8")
     assert notes(history, *SINCE) == uncached
@@ -304,7 +321,7 @@ def test_a_linked_worktree_uses_the_common_git_directory(history: SampleEngine) 
 def test_where_the_cache_is_written(
     history: SampleEngine, env: dict[str, str], written: bool
 ) -> None:
-    uncached = notes(history, *SINCE, env=OFF)
+    uncached = uncached_notes(history, *SINCE)
     assert notes(history, *SINCE, env=env) == uncached
     assert _path(history).is_file() == written
 
@@ -363,7 +380,7 @@ def test_the_people_before_the_range_are_read_once_and_kept(history: SampleEngin
     """Who had changes before the range (for "New Contributors") is read with git log over
     all the history before it: kept in the cache for the commit the range starts after,
     as git gives it, and read from there on the next run."""
-    uncached = notes(history, *SINCE, env=OFF)
+    uncached = uncached_notes(history, *SINCE)
     new = "Zoë Ünal made their first contribution"
     assert new in uncached
     assert notes(history, *SINCE) == uncached  # cold: read from git, then kept

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import copy
 import json
+from importlib import resources
 from typing import Any
 
+import jsonschema
 import pytest
 
 from release.core.manifest import (
@@ -78,6 +80,17 @@ def complete_parts() -> list[dict[str, Any]]:
         part_document(RELEASE, "cu130", "smoke", smoke(sha("2"))),
         part_document(RELEASE, "cu130", "snapshot", snapshot(sha("2"))),
     ]
+
+
+def test_the_schema_is_a_draft_2020_12_schema() -> None:
+    """Checked here, once: a run reads manifests with the shipped schema as it is."""
+    text = (resources.files("release.core") / "manifest.schema.json").read_text(encoding="utf-8")
+    schema = json.loads(text)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    jsonschema.Draft202012Validator.check_schema(schema)
+    broken = schema | {"$defs": schema["$defs"] | {"part": {"type": "no such type"}}}
+    with pytest.raises(jsonschema.SchemaError):
+        jsonschema.Draft202012Validator.check_schema(broken)
 
 
 def test_complete_parts_merge_into_a_valid_manifest() -> None:

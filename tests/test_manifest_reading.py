@@ -23,9 +23,9 @@ from release.errors import UsageError
 from release.flows.context import ReleaseContext
 from release.flows.manifest_store import published_manifest
 from release.images.promote import final_manifest
-from release.sample import SampleEngine
+from release.sample import SampleEngine, make_sample_engine
 
-from .conftest import CliResult, repo_state, run_cli
+from .conftest import CliResult, copied_engine, cut, repo_state, run_cli
 from .test_reproduce_trust import SNAPSHOT_OPTIONS, TAG, clone_of, faithful, publish
 
 FINAL = "v0.1.0"
@@ -103,14 +103,20 @@ DAMAGES = {
 
 @pytest.fixture(params=list(DAMAGES))
 def damaged(
-    request: pytest.FixtureRequest, cut_engine_copy: SampleEngine
+    request: pytest.FixtureRequest, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[SampleEngine, str]:
-    """The rc tagged and pushed with its manifest note damaged; what the damage is."""
+    """The rc tagged and pushed with its manifest note damaged (made once per damage and
+    copied); what the damage is."""
     change, said = DAMAGES[request.param]
-    engine = cut_engine_copy
-    engine.repo.run("tag", "-a", TAG, "-m", TAG)
-    publish(engine, TAG, change(faithful(engine.repo, TAG, "0.1.0rc1")) + "\n")
-    return engine, said
+
+    def make(root: Path) -> SampleEngine:
+        engine = cut(make_sample_engine(root))
+        engine.repo.run("tag", "-a", TAG, "-m", TAG)
+        publish(engine, TAG, change(faithful(engine.repo, TAG, "0.1.0rc1")) + "\n")
+        return engine
+
+    name = f"rc1-damaged-{list(DAMAGES).index(request.param)}"
+    return copied_engine(name, make, tmp_path / "copy", tmp_path_factory), said
 
 
 def said_by_status(engine: SampleEngine) -> str:
@@ -124,6 +130,17 @@ def said_by_status(engine: SampleEngine) -> str:
     return lines[0].removeprefix("note:").strip()
 
 
+_SAID_BY_STATUS: dict[str, str] = {}  # by damage
+
+
+def status_line(engine: SampleEngine, said: str) -> str:
+    """:func:`said_by_status` of this damage, read once: every test's repository is a copy
+    of the same one, so ``status`` says the same of each."""
+    if said not in _SAID_BY_STATUS:
+        _SAID_BY_STATUS[said] = said_by_status(engine)
+    return _SAID_BY_STATUS[said]
+
+
 def refused(result: CliResult, damage: str) -> None:
     assert result.code == 7, result.output
     assert result.stderr == f"error: {damage}\n", result.output
@@ -134,13 +151,14 @@ def test_status_says_the_note_is_damaged_and_why(damaged: tuple[SampleEngine, st
     damage = said_by_status(engine)
     assert said in damage
     assert damage.startswith(f"the manifest of {TAG} (refs/notes/release/{TAG})")
+    _SAID_BY_STATUS[said] = damage
 
 
 def test_show_report_and_reproduce_refuse_it_in_the_same_words(
     damaged: tuple[SampleEngine, str], tmp_path: Path
 ) -> None:
-    engine, _ = damaged
-    damage = said_by_status(engine)
+    engine, said = damaged
+    damage = status_line(engine, said)
     refused(run_cli(engine.root, "manifest", "show", TAG), damage)
     out = tmp_path / "pages"
     refused(run_cli(engine.root, "report", TAG, "--out", str(out)), damage)
@@ -155,8 +173,8 @@ def test_show_report_and_reproduce_refuse_it_in_the_same_words(
 def test_promote_and_images_promote_refuse_it_in_the_same_words(
     damaged: tuple[SampleEngine, str],
 ) -> None:
-    engine, _ = damaged
-    damage = said_by_status(engine)
+    engine, said = damaged
+    damage = status_line(engine, said)
     before = repo_state(engine.root)
     promoted = run_cli(engine.root, "promote", "--offline", env=NO_ENGINE)
     refused(promoted, damage)

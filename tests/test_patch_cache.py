@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from copy import deepcopy
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,8 @@ import pytest
 from release.adapters.patch_cache import CHERRY_KEPT, PatchCache, patch_cache_key, patch_cache_path
 from release.flows.branch import EARLY_CHERRY
 from release.flows.context import ReleaseContext
-from release.sample import SampleEngine
-from tests.conftest import repo_state, run_cli
+from release.sample import SampleEngine, make_sample_engine
+from tests.conftest import copied, cut, repo_state, run_cli
 from tests.test_backports import git, moved_file_backport
 
 OFF = {"RELEASE_REPO_CACHE": "0"}
@@ -42,15 +43,35 @@ def _plan(engine: SampleEngine, *shas: str, env: dict[str, str] | None = None) -
     return json.loads(result.stdout)["steps"]
 
 
+_UNCACHED: dict[tuple[str, ...], list[dict]] = {}
+
+
+def uncached_plan(engine: SampleEngine, *shas: str) -> list[dict]:
+    """``_plan(engine, *shas, env=OFF)`` of a ``busy`` no test has changed yet, made once:
+    each test's is a copy of the same repositories, and a plan with the caches off
+    writes nothing (tested below), so it is the same for every copy."""
+    if shas not in _UNCACHED:
+        _UNCACHED[shas] = _plan(engine, *shas, env=OFF)
+    return deepcopy(_UNCACHED[shas])
+
+
 def _actions(steps: list[dict]) -> dict[str, str]:
     return {s["sha"]: s["action"] for s in steps}
 
 
 @pytest.fixture
-def busy(cut_engine_copy: SampleEngine) -> tuple[SampleEngine, list[str], str, str, str]:
+def busy(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[SampleEngine, list[str], str, str, str]:
     """More main commits than start git cherry at once; one of them already on the branch
-    by patch (a plain cherry-pick), one as an adapted copy in a moved file."""
-    engine = cut_engine_copy
+    by patch (a plain cherry-pick), one as an adapted copy in a moved file (made once and
+    copied)."""
+    engine, (shas, same, fix, copy) = copied("busy", _busy, tmp_path / "copy", tmp_path_factory)
+    return engine, list(shas), same, fix, copy
+
+
+def _busy(root: Path) -> tuple[SampleEngine, tuple[tuple[str, ...], str, str, str]]:
+    engine = cut(make_sample_engine(root))
     git(engine, "switch", "--quiet", "main")
     (engine.root / "notes").mkdir()
     for n in range(EARLY_CHERRY + 2):
@@ -61,7 +82,7 @@ def busy(cut_engine_copy: SampleEngine) -> tuple[SampleEngine, list[str], str, s
     fix, copy = moved_file_backport(engine)  # ends on the release branch
     git(engine, "cherry-pick", same)
     shas = git(engine, "rev-list", "--no-merges", "--reverse", "releases/v0.1.0..main").split()
-    return engine, shas, same, fix, copy
+    return engine, (tuple(shas), same, fix, copy)
 
 
 def test_cold_warm_and_no_cache_give_the_same_plan(busy) -> None:
@@ -132,7 +153,7 @@ def test_a_pick_leaves_the_git_directory_to_its_journal(busy) -> None:
 @pytest.mark.parametrize("damage", ["truncated", "foreign", "empty"])
 def test_a_damaged_or_foreign_patch_cache_is_ignored_and_written_anew(busy, damage: str) -> None:
     engine, shas, *_ = busy
-    uncached = _plan(engine, *shas, env=OFF)
+    uncached = uncached_plan(engine, *shas)
     _plan(engine, *shas)
     path = _path(engine)
     data = path.read_bytes()
@@ -170,7 +191,7 @@ def test_what_the_cache_holds_reads_back_the_same(tmp_path: Path) -> None:
 
 def test_a_cache_file_that_cannot_be_written_changes_nothing(busy) -> None:
     engine, shas, *_ = busy
-    uncached = _plan(engine, *shas, env=OFF)
+    uncached = uncached_plan(engine, *shas)
     _path(engine).mkdir(parents=True)  # a directory where the file would be
     assert _plan(engine, *shas) == uncached
     assert _plan(engine, *shas) == uncached

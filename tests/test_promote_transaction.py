@@ -50,6 +50,9 @@ from .docker_support import local_registry
 from .oci_support import copy_in, oci_layout
 from .test_manifest import build, smoke, snapshot
 
+# end to end: a registry of its own on loopback, skopeo against it for every case
+pytestmark = pytest.mark.slow
+
 RC, FINAL = "v0.1.0rc1", "v0.1.0"
 BRANCH = "releases/v0.1.0"
 PINNED = {
@@ -401,7 +404,6 @@ def _finish(engine: SampleEngine, template: Template, twin: dict[str, object], w
     assert state(engine, template) == twin, what
 
 
-@pytest.mark.slow
 def test_a_promote_stopped_at_any_registry_call_or_between_its_sides_is_finished_by_the_next(
     template: Template, registry: LocalRegistry, tmp_path: Path
 ) -> None:
@@ -426,7 +428,6 @@ def test_a_promote_stopped_at_any_registry_call_or_between_its_sides_is_finished
         _finish(engine, template, twin, f"killed at skopeo call {nth} ({calls[nth - 1]})")
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "verb", "code"),
     [

@@ -25,9 +25,9 @@ from release.core.host_access import asked_by, consent, spelt, widening
 from release.core.manifest import ManifestError, Release, merge, part_document, variant_rules
 from release.errors import UsageError
 from release.flows.context import ReleaseContext
-from release.sample import SampleEngine
+from release.sample import SampleEngine, make_sample_engine
 
-from .conftest import repo_state, run_cli
+from .conftest import copied_engine, cut, repo_state, run_cli
 from .test_manifest import sha, smoke, snapshot
 from .test_manifest_flow import built_by
 
@@ -69,13 +69,19 @@ def publish(engine: SampleEngine, tag: str, text: str) -> None:
     engine.repo.run("push", "--quiet", "--force", "origin", tag, f"+{notes_ref(tag)}")
 
 
-@pytest.fixture
-def maintainer(cut_engine_copy: SampleEngine) -> SampleEngine:
+def tagged_and_published(root: Path) -> SampleEngine:
     """The release branch tagged v0.1.0rc1, pushed with a faithful manifest."""
-    engine = cut_engine_copy
+    engine = cut(make_sample_engine(root))
     engine.repo.run("tag", "-a", TAG, "-m", TAG)
     publish(engine, TAG, json.dumps(faithful(engine.repo, TAG, "0.1.0rc1"), indent=2) + "\n")
     return engine
+
+
+@pytest.fixture
+def maintainer(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> SampleEngine:
+    """The release branch tagged v0.1.0rc1, pushed with a faithful manifest (made once and
+    copied)."""
+    return copied_engine("rc1-published", tagged_and_published, tmp_path / "copy", tmp_path_factory)
 
 
 def clone_of(engine: SampleEngine, root: Path) -> Path:
@@ -396,8 +402,6 @@ def test_what_widens_a_containers_reach_into_the_host() -> None:
 
 
 def test_gpu_checks_ask_for_the_gpus_only_where_a_gpu_would_be_given(tmp_path: Path) -> None:
-    from release.sample import make_sample_engine
-
     matrix = ReleaseContext(make_sample_engine(tmp_path, with_remote=False).root).config.matrix
     assert matrix is not None
     cu128 = [matrix.variant("cu128")]

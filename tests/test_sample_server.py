@@ -47,7 +47,10 @@ def call(base: str, path: str, body: dict[str, Any] | None = None) -> tuple[int,
 def served(tmp_path: Path) -> Iterator[str]:
     module = load(SERVER.read_text(encoding="utf-8"), tmp_path)
     server = module.make_server("127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: a short one ends the test sooner
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

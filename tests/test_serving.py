@@ -214,7 +214,10 @@ def served() -> Iterator[int]:
     finally:
         sys.path.remove(str(SAMPLE_ENGINE))
     server = make_server("127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: a short one ends the test sooner
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
     try:
         yield server.server_address[1]
