@@ -388,6 +388,12 @@ ANY_ALLOWED: dict[str, set[str]] = {
     "release.core.config_schema": {"schema_problems"},
     "release.core.json_text": {"parse_json"},
     "release.core.matrix": {"parse_images"},
+    "release.core.variant": {"parse_variant", "parse_platforms", "build_args_table"},
+    # the accelerator as a table gives it and as JSON records carry it
+    "release.core.accelerator": {
+        "parse_accelerator", "parse_selector", "accelerator_fields", "accelerator_of",
+        "Selector.to_dict",
+    },
     "release.core.smoke_config": {"parse_smoke"},
     "release.core.ci_config": {"parse_ci"},
     "release.core.table_values": {"argv_value", "seconds_value", "string_value"},

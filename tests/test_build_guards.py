@@ -14,10 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from packaging.version import Version
 
 from release.adapters.engine import ContainerEngine
 from release.adapters.git import GitRepo
+from release.core.accelerator import Accelerator
 from release.core.matrix import Variant
 from release.core.references import qualified_reference, repository_url
 from release.core.versions import image_tag_for, parse_version
@@ -132,7 +132,7 @@ def _source(**fields: object) -> BuildSource:
 
 
 BASE_REF = "nvidia/cuda:12.9.1-base-ubuntu22.04"
-VARIANT = Variant("cu129", Version("12.9.1"), BASE_REF)
+VARIANT = Variant("cu129", Accelerator("cuda", "12.9.1"), BASE_REF)
 
 
 def test_labels_of_a_clean_build_on_a_registry_base() -> None:

@@ -18,6 +18,7 @@ from release.core import config as config_module
 from release.core import matrix as matrix_module
 from release.core import serving as serving_module
 from release.core import smoke_config as smoke_module
+from release.core import variant as variant_module
 from release.core.config import config_from_mapping
 from release.core.config_schema import schema_problems, schema_text
 from release.errors import ConfigError
@@ -49,7 +50,7 @@ def test_the_schema_is_a_draft_2020_12_schema() -> None:
         ((), config_module._KEYS),
         (("ci",), ci_module._KEYS),
         (("images",), matrix_module._IMAGE_KEYS),
-        (("images", "variants[]"), matrix_module._VARIANT_KEYS),
+        (("images", "variants[]"), variant_module.VARIANT_KEYS),
         (("images", "snapshot"), matrix_module._SNAPSHOT_KEYS),
         (("images", "smoke"), smoke_module._SMOKE_KEYS),
         (("images", "smoke", "checks[]"), smoke_module._CHECK_KEYS),
@@ -94,6 +95,18 @@ def test_the_tables_shipped_validate(path: Path) -> None:
         (lambda t: t.update({"ci": {"install": "release==1", "requirements": "r.txt"}}), "ci"),
         (lambda t: t["images"]["variants"][0].update({"cuda": 12.9}), "images.variants.0.cuda"),
         (lambda t: t["images"]["variants"][0].pop("base-image"), "images.variants.0"),
+        (lambda t: t["images"]["variants"][0].update({"rocm": "6.4.1"}), "images.variants.0"),
+        (lambda t: t["images"]["variants"][0].pop("cuda"), "images.variants.0"),
+        (lambda t: t["images"]["variants"][0].update({"cpu": False}), "images.variants.0"),
+        (
+            lambda t: t["images"]["variants"][0].update({"target": "a b"}),
+            "images.variants.0.target",
+        ),
+        (lambda t: t["images"]["snapshot"].pop("cuda"), "images.snapshot"),
+        (
+            lambda t: t["images"]["snapshot"].update({"accelerator": "gpu"}),
+            "images.snapshot.accelerator",
+        ),
         (lambda t: t["images"]["snapshot"].update({"port": "8000"}), "images.snapshot.port"),
         (lambda t: t["images"]["smoke"].update({"env": {"A": 1}}), "images.smoke.env.A"),
         (

@@ -216,7 +216,7 @@ def test_the_sample_engine_without_its_table_gets_its_conventions_back(tmp_path:
     assert matrix.dockerfile == shipped_images["dockerfile"] == "docker/Dockerfile"
     assert matrix.version_arg == shipped_images["version-arg"] == "ENGINE_VERSION"
     (variant,) = matrix.variants
-    assert (variant.id, variant.cuda_text, variant.base_image, variant.python) == (
+    assert (variant.id, variant.accelerator.version, variant.base_image, variant.python) == (
         "cu130", "13.0.1", "nvidia/cuda:13.0.1-base-ubuntu24.04", "3.11",
     )  # fmt: skip
     prose = " ".join(line.removeprefix("# ") for line in text.splitlines())

@@ -27,8 +27,8 @@ from release.core.manifest import (
 COMMIT = "a" * 40
 RELEASE = Release("0.31.0rc1", "v0.31.0rc1", COMMIT, 1764100000, "example/tinyengine", "0.1.0")
 RULES = [
-    VariantRule("cu128", "12.8.1", False, "!=12.*"),
-    VariantRule("cu130", "13.0.1", True, "!=12.*"),
+    VariantRule("cu128", "CUDA 12.8.1", False, "!=12.*"),
+    VariantRule("cu130", "CUDA 13.0.1", True, "!=12.*"),
 ]
 
 
@@ -281,7 +281,8 @@ def _table(matrix) -> dict[str, Any]:
         "name": matrix.name,
         "default-variant": matrix.default_variant,
         "variants": [
-            {"id": v.id, "cuda": v.cuda_text, "base-image": v.base_image} for v in matrix.variants
+            {"id": v.id, "cuda": v.accelerator.version, "base-image": v.base_image}
+            for v in matrix.variants
         ],
-        "snapshot": {"cuda": str(matrix.snapshot.cuda)},
+        "snapshot": matrix.snapshot.selector.to_dict(),
     }

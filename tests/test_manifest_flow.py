@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from release.adapters.git_notes import notes_ref
+from release.core.accelerator import accelerator_fields
 from release.core.manifest import Release, part_document
 from release.core.matrix import ImageMatrix
 from release.flows.context import ReleaseContext
@@ -46,7 +47,7 @@ def built_by(matrix: ImageMatrix, variant_id: str, image: str, version: str) -> 
     its CUDA version, base and build args (ids and digests made up)."""
     variant = matrix.variant(variant_id)
     made = build(image) | {
-        "cuda": variant.cuda_text,
+        **accelerator_fields(variant.accelerator),
         "build_args": matrix.build_args_for(variant, version),
     }
     made["base"] = made["base"] | {"ref": variant.base_image}

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from packaging.version import Version
 
+from release.core.accelerator import Accelerator
 from release.core.matrix import ImageMatrix, parse_images
 from release.errors import ConfigError
 from release.images.inputs import HashCache, context_files, input_digest
@@ -60,7 +60,7 @@ def test_the_sample_matrix_parses() -> None:
     assert matrix.name == "example/tinyengine"
     assert matrix.ids == ("cu128", "cu129", "cu130")
     assert matrix.default_variant == "cu130"
-    assert matrix.variant("cu129").cuda == Version("12.9.1")
+    assert matrix.variant("cu129").accelerator == Accelerator("cuda", "12.9.1")
     assert matrix.version_arg == "ENGINE_VERSION"
     assert parse_images({}) is None
 
@@ -256,11 +256,11 @@ def test_the_snapshot_rule_decides_build_args_and_sessions_together() -> None:
     assert matrix.snapshot_ids() == ("cu130",)
     for v in matrix.variants:
         args = matrix.build_args_for(v, "0.31.0rc1")
-        assert args["CUDA_VERSION"] == v.cuda_text
+        assert args["CUDA_VERSION"] == v.accelerator.version
         assert args["BASE_IMAGE"] == v.base_image
         assert args["ENGINE_VERSION"] == "0.31.0rc1"
         assert ("INSTALL_SNAPSHOT_RUNTIME" in args) is matrix.has_snapshot(v)
-        assert matrix.has_snapshot(v) is (v.cuda.major != 12)
+        assert matrix.has_snapshot(v) is (not v.accelerator.version.startswith("12."))
     assert matrix.build_args_for(matrix.variant("cu130"))["INSTALL_SNAPSHOT_RUNTIME"] == "1"
     assert "ENGINE_VERSION" not in matrix.build_args_for(matrix.variant("cu130"))
 
@@ -343,7 +343,7 @@ def test_smoke_checks_for_a_variant() -> None:
     assert all(c.timeout == 60.0 for c in checks)
     assert shares_a_run(serve) is None  # it starts a server: never in a shared run
     # what the smoke check expects is what a stand-in base writes
-    dockerfile = standin_dockerfile("nvidia/cuda:12.9.1-base-ubuntu22.04", "12.9.1")
+    dockerfile = standin_dockerfile("nvidia/cuda:12.9.1-base-ubuntu22.04", Accelerator("cuda", "12.9.1"))
     expected = version_json.config["fileContentTests"][0]["expectedContents"][0]
     assert re.search(expected, dockerfile.replace('\\"', '"'))
     assert "CUDA_VERSION=12.9.1" in dockerfile

@@ -40,6 +40,7 @@ from release.adapters.git_notes import notes_ref, write_note
 from release.adapters.lock import process_group_alive
 from release.adapters.registry import Registry
 from release.adapters.registry_server import LocalRegistry
+from release.core.accelerator import accelerator_fields
 from release.core.manifest import Release, merge, part_document, variant_rules
 from release.flows.context import ReleaseContext
 from release.images.transfer import registry_ref
@@ -110,7 +111,7 @@ def _rc_manifest(repo: GitRepo, registry: str, layout: Path) -> dict[str, Any]:
         for tag in index_tags:
             copy_in(layout / variant.id, "index", registry_ref(registry, tag))
         data = build(image.config) | {
-            "cuda": variant.cuda_text,
+            **accelerator_fields(variant.accelerator),
             "build_args": matrix.build_args_for(variant, "0.1.0rc1"),
             "tags": [matrix.tag(variant, RC)],
         }

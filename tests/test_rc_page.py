@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from packaging.version import Version
 
 from release.adapters.git_notes import write_note
 from release.adapters.git_tags import tag_message
 from release.commands.common import as_json
+from release.core.accelerator import Accelerator
 from release.core.html_text import notes_html
 from release.core.manifest import Release, check
 from release.core.matrix import ImageMatrix, Variant
@@ -109,7 +109,7 @@ def manifest(commit: str = COMMIT, tag: str = TAG, version: str = "0.31.0rc1") -
 def matrix() -> ImageMatrix:
     def row(vid: str, cuda: str, platform: str | None = None, group: str = "") -> Variant:
         slug = platform.rpartition("/")[2] if platform else ""
-        return Variant(vid, Version(cuda), f"nvidia/cuda:{cuda}", platform=platform,
+        return Variant(vid, Accelerator("cuda", cuda), f"nvidia/cuda:{cuda}", platform=platform,
                        group=group, slug=slug)  # fmt: skip
 
     variants = (

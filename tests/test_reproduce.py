@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from packaging.version import Version
 
 from release.adapters.engine import ContainerEngine
+from release.core.accelerator import Accelerator
 from release.core.matrix import Variant
 from release.errors import RefusedError
 from release.images.reproduce import SUFFIX, _check_bases
@@ -190,7 +190,7 @@ class NoBases:
 
 
 def test_a_recorded_base_that_cannot_be_had_is_refused_unless_a_standin_is_asked() -> None:
-    variant = Variant("cu130", Version("13.0.1"), "nvidia/cuda:13.0.1-base-ubuntu24.04")
+    variant = Variant("cu130", Accelerator("cuda", "13.0.1"), "nvidia/cuda:13.0.1-base-ubuntu24.04")
     base = {"ref": variant.base_image, "content_digest": "sha256:" + "c" * 64, "standin": False}
     recorded = {"cu130": {"build": {"base": base}}}
     engine: Any = NoBases()

@@ -248,8 +248,10 @@ class ContainerEngine:
         log: Path,
         timeout: float | None = None,
         no_cache: bool = False,
+        target: str = "",
     ) -> RunResult:
-        """Build without tagging; the caller tags by id once the build is complete."""
+        """Build (the stage ``target``, where named) without tagging; the caller tags by id
+        once the build is complete."""
         args = (
             ["buildx", "build", "--load"] if self.builder == "buildx" else ["build", "--force-rm"]
         )
@@ -258,6 +260,8 @@ class ContainerEngine:
         args += ["--file", str(dockerfile), "--iidfile", str(iidfile), "--progress", "plain"]
         if platform:
             args += ["--platform", platform]
+        if target:
+            args += ["--target", target]
         for key, value in build_args.items():
             args += ["--build-arg", f"{key}={value}"]
         for key, value in labels.items():

@@ -130,5 +130,5 @@ def image_sessions(root: str | Path | None = None) -> None:
     define(
         "snapshot",
         sessions["snapshot"],
-        f"Check the snapshot runtime and record its state (only where CUDA {matrix.snapshot.cuda if matrix.snapshot else '-'}).",
+        f"Check the snapshot runtime and record its state (only where {matrix.snapshot.selector.prose if matrix.snapshot else '-'}).",
     )

@@ -263,7 +263,7 @@ def matrix(request: MatrixRequest, run: Run) -> Report:
     width = max(8, *(len(v.id) for v in m.variants))
     tags = max(40, *(len(m.tag(v, "v{version}")) for v in m.variants))
     lines = tuple(
-        f"{v.id:{width}} CUDA {v.cuda_text:8} {m.tag(v, 'v{version}'):{tags}} "
+        f"{v.id:{width}} {v.accelerator.label:13}{m.tag(v, 'v{version}'):{tags}} "
         f"{'snapshot' if m.has_snapshot(v) else 'no snapshot':12} base {v.base_image}"
         + (f" ({v.platform})" if v.platform else "")
         for v in m.variants

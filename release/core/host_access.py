@@ -21,7 +21,7 @@ capabilities spelt without ``CAP_`` and in capitals.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from release.core.matrix import ImageMatrix, Variant
 from release.core.serving import parse_run_options
@@ -77,12 +77,22 @@ def consent(values: Iterable[str]) -> frozenset[str]:
 
 
 def asked_by(
-    matrix: ImageMatrix, variants: Sequence[Variant], *, gpu: bool
+    matrix: ImageMatrix,
+    variants: Sequence[Variant],
+    *,
+    gpu: bool,
+    devices: Mapping[str, tuple[str, ...]] | None = None,
 ) -> dict[str, tuple[str, ...]]:
     """What reaches into the host, by what asks for it (``smoke check 'x'``, ``snapshot``),
     for the containers ``variants``' smoke and snapshot would start; ``gpu``: a GPU is
-    usable here, so the GPU checks (the built-in one included) would get :data:`GPUS`."""
+    usable here, so the GPU checks (the built-in one included) would get :data:`GPUS`;
+    ``devices``: the run options another accelerator's device checks would get here, by
+    kind (:func:`release.adapters.devices.devices_here`)."""
     asked: dict[str, tuple[str, ...]] = {}
+    for kind in dict.fromkeys(v.accelerator.kind for v in variants):
+        found = widening((devices or {}).get(kind, ()))
+        if found:
+            asked[f"the {kind} device smoke check"] = found
     for check in matrix.smoke.checks:
         options = check.serving.run_options if check.serving is not None else ()
         found = widening([*options, *([GPUS] if gpu and check.gpu else [])])

@@ -89,7 +89,7 @@ class VariantRule:
     """A variant of the matrix as completeness sees it."""
 
     id: str
-    cuda: str
+    accelerator: str  # as prose names it: "CUDA 12.9.1", "ROCm 6.4.1", "CPU"
     snapshot: bool  # the snapshot rule applies (the runtime step is built in)
     rule: str  # the rule as written, e.g. "!=12.*"
     publish: bool = False  # a release registry is configured: the row must be published
@@ -98,9 +98,11 @@ class VariantRule:
 
 def variant_rules(matrix: ImageMatrix) -> list[VariantRule]:
     """The matrix's variants as completeness sees them."""
-    rule = str(matrix.snapshot.cuda) if matrix.snapshot is not None else "(no snapshot rule)"
+    rule = matrix.snapshot.selector.text if matrix.snapshot is not None else "(no snapshot rule)"
     return [
-        VariantRule(v.id, v.cuda_text, matrix.has_snapshot(v), rule, bool(matrix.registry), v.group)
+        VariantRule(
+            v.id, v.accelerator.label, matrix.has_snapshot(v), rule, bool(matrix.registry), v.group
+        )
         for v in matrix.variants
     ]
 
@@ -179,7 +181,7 @@ def part_document(
 
 def omitted_snapshot(variant: VariantRule) -> dict[str, Any]:
     """The snapshot of a variant the rule leaves out, as the manifest records it."""
-    return {"status": "omitted", "reason": f"CUDA {variant.cuda}, rule `{variant.rule}`"}
+    return {"status": "omitted", "reason": f"{variant.accelerator}, rule `{variant.rule}`"}
 
 
 _SAME = ("version", "commit", "source_date_epoch", "image")

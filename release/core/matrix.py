@@ -9,8 +9,13 @@ configured; publishing joins a group's rows into one multi-arch index
 (``NAME:v0.31.0rc1-cu129``). A variant of one platform is one row whose id and tag are
 the variant's own.
 
-The snapshot rule is one entry, a ``packaging`` specifier on the CUDA version: the same
-predicate decides whether a variant's image gets the snapshot-runtime build step and
+A variant names one accelerator (:mod:`release.core.accelerator`: ``cuda = "12.9.1"``,
+``rocm = "6.4.1"``, ``cpu = true``) and may give its own ``dockerfile``, ``context``,
+``target`` (the build stage) and ``tag-suffix`` (its part of the tag, the id by default);
+what it does not give is the matrix's.
+
+The snapshot rule is one entry, a selector over the accelerators (``cuda = "!=12.*"``): the
+same predicate decides whether a variant's image gets the snapshot-runtime build step and
 whether its ``snapshot`` session exists (:meth:`ImageMatrix.has_snapshot`).
 """
 
@@ -21,10 +26,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
-
-from release.core.references import IMAGE_NAME, IMAGE_REFERENCE, IMAGE_TAG, registry_prefix
+from release.core.accelerator import (
+    SELECTOR_KEYS,
+    Accelerator,
+    Selector,
+    parse_selector,
+)
+from release.core.references import IMAGE_NAME, IMAGE_TAG, registry_prefix
 from release.core.serving import (
     Request,
     Serving,
@@ -35,18 +43,29 @@ from release.core.serving import (
 from release.core.smoke_config import Check, SmokeConfig, parse_smoke
 from release.core.table_values import argv_value, seconds_value, string_value
 from release.core.tree_paths import tree_relative
+from release.core.variant import (
+    PLATFORM,
+    Variant,
+    build_args_table,
+    parse_platforms,
+    parse_variant,
+    platform_slug,
+    stage_name,
+)
 from release.errors import ConfigError
 
 __all__ = [
+    "PLATFORM",
+    "Accelerator",
     "Check",
     "ImageMatrix",
     "SmokeConfig",
     "SnapshotRule",
     "Variant",
     "parse_images",
+    "platform_slug",
 ]
 
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _ARG = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 PREFIX = "[tool.release.images]"
@@ -60,7 +79,7 @@ class SnapshotRule:
     runtime needs; ``warm`` requests go before the checkpoint, ``carried`` ones after the
     restore (they check the state came along)."""
 
-    cuda: SpecifierSet
+    selector: Selector
     build_args: Mapping[str, str] = field(default_factory=dict)
     runtime: tuple[str, ...] = ()
     serving: Serving = field(default_factory=Serving)
@@ -68,41 +87,8 @@ class SnapshotRule:
     carried: tuple[Request, ...] = ()
     timeout: float = 120.0
 
-    def applies(self, cuda: Version) -> bool:
-        return self.cuda.contains(cuda, prereleases=True)
-
-
-PLATFORM = re.compile(r"^[a-z0-9]+/[a-z0-9_]+(/[a-z0-9]+)?$")  # os/arch[/variant]
-
-
-def platform_slug(platform: str) -> str:
-    """The part of a row's id and tags that names its platform: ``linux/arm64`` is
-    ``arm64``, ``linux/arm/v7`` ``armv7``, ``windows/amd64`` ``windows-amd64``."""
-    os_name, _, rest = platform.partition("/")
-    arch = rest.replace("/", "")
-    return arch if os_name == "linux" else f"{os_name}-{arch}"
-
-
-@dataclass(frozen=True)
-class Variant:
-    """One row of the matrix: one image, of one variant on one platform."""
-
-    id: str
-    cuda: Version
-    base_image: str
-    python: str | None = None
-    platform: str | None = None  # os/arch; None: the engine's own
-    build_args: Mapping[str, str] = field(default_factory=dict)
-    group: str = ""  # the variant's id as configured ("": the row's own id)
-    slug: str = ""  # the platform's part of id and tags where the variant has several
-
-    def __post_init__(self) -> None:
-        if not self.group:
-            object.__setattr__(self, "group", self.id)
-
-    @property
-    def cuda_text(self) -> str:
-        return str(self.cuda)
+    def applies(self, accelerator: Accelerator) -> bool:
+        return self.selector.applies(accelerator)
 
 
 @dataclass(frozen=True)
@@ -120,6 +106,21 @@ class ImageMatrix:
     heartbeat: float = 60.0  # seconds between the lines a build not on a terminal prints
     ci_registry: str = ""  # where CI jobs pass images (REGISTRY/NAME:TAG); "" for artifacts
     registry: str = ""  # where images.publish publishes them (REGISTRY/PATH); "" for none
+    target: str = ""  # the build stage every variant builds unless it names its own
+
+    def dockerfile_of(self, variant: Variant) -> str:
+        return variant.dockerfile or self.dockerfile
+
+    def context_of(self, variant: Variant) -> str:
+        return variant.context or self.context
+
+    def target_of(self, variant: Variant) -> str:
+        return variant.target or self.target
+
+    def suffix_of(self, group: str) -> str:
+        """The variant's part of its tags: its ``tag-suffix``, else its id."""
+        rows = self.rows_of(group)
+        return (rows[0].tag_suffix if rows else "") or group
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -152,7 +153,7 @@ class ImageMatrix:
 
     def has_snapshot(self, variant: Variant) -> bool:
         """The one rule: the snapshot build step and the snapshot session exist together."""
-        return self.snapshot is not None and self.snapshot.applies(variant.cuda)
+        return self.snapshot is not None and self.snapshot.applies(variant.accelerator)
 
     def snapshot_ids(self) -> tuple[str, ...]:
         return tuple(v.id for v in self.variants if self.has_snapshot(v))
@@ -167,7 +168,9 @@ class ImageMatrix:
         """``NAME:v0.31.0rc1`` for the default variant, ``NAME:v0.31.0rc1-cu129`` otherwise;
         a row of a variant built for several platforms adds its platform
         (``NAME:v0.31.0rc1-cu129-arm64``, ``NAME:v0.31.0rc1-arm64``)."""
-        suffix = "" if variant.group == self.default_variant else f"-{variant.group}"
+        suffix = (
+            "" if variant.group == self.default_variant else f"-{self.suffix_of(variant.group)}"
+        )
         if variant.slug:
             suffix += f"-{variant.slug}"
         return f"{self.name}:{image_version}{suffix}"
@@ -182,13 +185,15 @@ class ImageMatrix:
     def index_tags(self, group: str, image_version: str) -> tuple[str, ...]:
         """The tags a variant's multi-arch index is published under: ``NAME:VERSION-ID``,
         and for the default variant ``NAME:VERSION`` first (what users pull)."""
-        tags = [f"{self.name}:{image_version}-{group}"]
+        tags = [f"{self.name}:{image_version}-{self.suffix_of(group)}"]
         if group == self.default_variant:
             tags.insert(0, f"{self.name}:{image_version}")
         return tuple(tags)
 
     def build_args_for(self, variant: Variant, version: str | None = None) -> dict[str, str]:
-        args = {"CUDA_VERSION": variant.cuda_text, "BASE_IMAGE": variant.base_image}
+        args = {"BASE_IMAGE": variant.base_image}
+        if variant.version_arg:
+            args[variant.version_arg] = variant.accelerator.version
         if variant.python:
             args["PYTHON_VERSION"] = variant.python
         args.update(self.build_args)
@@ -213,20 +218,6 @@ def _tree_path(table: Mapping[str, Any], key: str, default: str) -> str:
     return tree_relative(where, string_value(table, key, where) or default)
 
 
-def _args(table: Mapping[str, Any], key: str, where: str) -> dict[str, str]:
-    raw = table.get(key, {})
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f'{where}: expected a table of NAME = "value"')
-    out: dict[str, str] = {}
-    for name, value in raw.items():
-        if not _ARG.fullmatch(name):
-            raise ConfigError(f"{where}: {name!r} is not a valid build-arg name")
-        if isinstance(value, bool) or not isinstance(value, str | int | float):
-            raise ConfigError(f"{where}.{name}: expected a string, got {value!r}")
-        out[name] = str(value)
-    return out
-
-
 _IMAGE_KEYS = (
     "name",
     "dockerfile",
@@ -242,74 +233,11 @@ _IMAGE_KEYS = (
     "ci-registry",
     "registry",
     "platforms",
+    "target",
 )
-_VARIANT_KEYS = ("id", "cuda", "base-image", "python", "platform", "platforms", "build-args")
 _SERVING_KEYS = ("port", "health", "startup-timeout", "run-options")
-_SNAPSHOT_KEYS = ("cuda", "build-args", "runtime", "serve", "warm", "carried", "timeout",
+_SNAPSHOT_KEYS = (*SELECTOR_KEYS, "build-args", "runtime", "serve", "warm", "carried", "timeout",
                   *_SERVING_KEYS)  # fmt: skip
-
-
-def _platforms(raw: Mapping[str, Any], where: str) -> tuple[str, ...] | None:
-    """``platforms = ["linux/amd64", "linux/arm64"]`` (or one ``platform``) as written;
-    None where neither is given."""
-    if "platform" in raw and "platforms" in raw:
-        raise ConfigError(f"{where}.platform: give platform or platforms, not both")
-    if "platform" in raw:
-        value: Any = [raw["platform"]]
-        key = "platform"
-    elif "platforms" in raw:
-        value, key = raw["platforms"], "platforms"
-    else:
-        return None
-    if not isinstance(value, list) or not value:
-        raise ConfigError(f'{where}.{key}: expected a list of os/arch, e.g. ["linux/amd64"]')
-    for item in value:
-        if not isinstance(item, str) or not PLATFORM.fullmatch(item):
-            raise ConfigError(f"{where}.{key}: {item!r} is not os/arch (e.g. linux/amd64)")
-    if len(set(value)) != len(value):
-        raise ConfigError(f"{where}.{key}: a platform is named twice")
-    slugs = [platform_slug(p) for p in value]
-    if len(set(slugs)) != len(slugs):
-        raise ConfigError(f"{where}.{key}: two platforms would share a tag ({', '.join(value)})")
-    return tuple(value)
-
-
-def _variant(raw: Any, index: int, default_platforms: tuple[str, ...] | None) -> list[Variant]:
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"{PREFIX} variants[{index}]: expected a table")
-    vid = raw.get("id")
-    if not isinstance(vid, str) or not _ID.fullmatch(vid):
-        raise ConfigError(
-            f"{PREFIX} variants[{index}].id: {vid!r} is not a valid variant id (letters, digits, . _ -)"
-        )
-    refuse_unknown(raw, _VARIANT_KEYS, f"{PREFIX} variants[{vid}]")
-    cuda_text = string_value(raw, "cuda", _where(vid, "cuda"), required=True)
-    try:
-        cuda = Version(cuda_text or "")
-    except InvalidVersion:
-        raise ConfigError(
-            f'{_where(vid, "cuda")}: {cuda_text!r} is not a version (e.g. "12.9.1")'
-        ) from None
-    base = string_value(raw, "base-image", _where(vid, "base-image"), required=True) or ""
-    if not IMAGE_REFERENCE.fullmatch(base):
-        raise ConfigError(
-            f"{_where(vid, 'base-image')}: {base!r} is not an image reference docker accepts"
-        )
-    platforms = _platforms(raw, f"{PREFIX} variants[{vid}]") or default_platforms or (None,)
-    several = len(platforms) > 1
-    return [
-        Variant(
-            id=f"{vid}-{platform_slug(p)}" if several and p else vid,
-            cuda=cuda,
-            base_image=base,
-            python=string_value(raw, "python", _where(vid, "python")),
-            platform=p,
-            build_args=_args(raw, "build-args", _where(vid, "build-args")),
-            group=vid,
-            slug=platform_slug(p) if several and p else "",
-        )
-        for p in platforms
-    ]
 
 
 def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
@@ -327,8 +255,8 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
         raise ConfigError(
             f"{PREFIX} variants: expected at least one [[tool.release.images.variants]]"
         )
-    everywhere = _platforms(table, PREFIX)
-    variants = [v for i, raw in enumerate(raw_variants) for v in _variant(raw, i, everywhere)]
+    everywhere = parse_platforms(table, PREFIX)
+    variants = [v for i, raw in enumerate(raw_variants) for v in parse_variant(raw, i, everywhere)]
     groups: list[str] = []
     for v in variants:
         if v.group == v.id and v.id in groups:
@@ -349,6 +277,14 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
             f"{PREFIX} default-variant: {default!r} is not a variant ({', '.join(sorted(groups))})"
         )
     probe = ImageMatrix(name, "Dockerfile", ".", default, tuple(variants), None)
+    suffixes: dict[str, str] = {}
+    for group in groups:
+        other = suffixes.setdefault(probe.suffix_of(group), group)
+        if other != group:
+            raise ConfigError(
+                f"{_where(group, 'tag-suffix')}: its tags would be variant {other!r}'s "
+                f"(both end in -{probe.suffix_of(group)})"
+            )
     for v in variants:
         example = probe.tag(v, "v0.0.0rc1")
         if not IMAGE_TAG.fullmatch(example.rsplit(":", 1)[1]):
@@ -367,13 +303,7 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
                 "subcommands hold, start, dump and restore: a real checkpoint and restore)"
             )
         refuse_unknown(raw, _SNAPSHOT_KEYS, where)
-        spec_text = string_value(raw, "cuda", f"{where}.cuda", required=True) or ""
-        try:
-            spec = SpecifierSet(spec_text)
-        except InvalidSpecifier:
-            raise ConfigError(
-                f'{where}.cuda: {spec_text!r} is not a version specifier (e.g. "!=12.*")'
-            ) from None
+        selector = parse_selector(raw, where)
         runtime = argv_value(raw["runtime"], f"{where}.runtime") if "runtime" in raw else ()
         serve = argv_value(raw["serve"], f"{where}.serve") if "serve" in raw else ()
         if not runtime:
@@ -381,8 +311,8 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
                 if key in raw:
                     raise ConfigError(f"{where}.{key}: needs runtime (the round trip's command)")
         snapshot = SnapshotRule(
-            cuda=spec,
-            build_args=_args(raw, "build-args", f"{where}.build-args"),
+            selector=selector,
+            build_args=build_args_table(raw, "build-args", f"{where}.build-args"),
             runtime=runtime,
             serving=parse_serving(raw, where, serve),
             warm=parse_requests(raw.get("warm"), f"{where}.warm"),
@@ -405,10 +335,13 @@ def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
         variants=tuple(variants),
         snapshot=snapshot,
         smoke=parse_smoke(table.get("smoke", {})),
-        build_args=_args(table, "build-args", _where(None, "build-args")),
+        build_args=build_args_table(table, "build-args", _where(None, "build-args")),
         version_arg=version_arg,
         moving_tag="latest" if moving is None else moving,
         heartbeat=seconds_value(table, "heartbeat", _where(None, "heartbeat"), 60.0),
         ci_registry=registry_prefix(table.get("ci-registry", ""), _where(None, "ci-registry")),
         registry=registry_prefix(table.get("registry", ""), _where(None, "registry")),
+        target=stage_name(
+            string_value(table, "target", _where(None, "target")), _where(None, "target")
+        ),
     )

@@ -111,7 +111,7 @@ class Row:
     id: str
     group: str  # the variant as configured; a group's rows share one index
     platform: str | None  # None: the engine's own
-    cuda: str
+    accelerator: str  # as prose names it: "CUDA 12.9.1", "ROCm 6.4.1", "CPU"
     image_id: str
     base_ref: str
     standin_base: bool
@@ -210,7 +210,7 @@ def _platform(row: Row) -> str:
 
 
 def _matrix(page: RcPage) -> str:
-    heads = ("variant", "platform", "CUDA", "build", "smoke", "snapshot", "reproduce")
+    heads = ("variant", "platform", "accelerator", "build", "smoke", "snapshot", "reproduce")
     head = "".join(f'<th scope="col">{h}</th>' for h in heads)
     body = "".join(_row(row) for row in page.rows)
     return (
@@ -225,7 +225,7 @@ def _row(row: Row) -> str:
     sub = "" if row.id == row.group else f'<div class="sub">{text(row.id)}</div>'
     return (
         f'<tr{attrs}><th scope="row" class="variant">{text(row.group)}{sub}</th>'
-        f'<td class="platform">{text(_platform(row))}</td><td class="cuda">{text(row.cuda)}</td>'
+        f'<td class="platform">{text(_platform(row))}</td><td class="accelerator">{text(row.accelerator)}</td>'
         f"{_build(row)}{_smoke(row.smoke)}{_snapshot(row.snapshot)}"
         f"{_reproduce(row.reproduce)}</tr>"
     )

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from release.core.accelerator import accelerator_of
 from release.core.rc_page import (
     NOT_REPRODUCED,
     Figure,
@@ -96,7 +97,7 @@ def _row(
         id=row_id,
         group=configured.group if configured else row_id,
         platform=platform or (publish["platform"] if publish else None),
-        cuda=build["cuda"],
+        accelerator=accelerator_of(build).label,
         image_id=build["image_id"],
         base_ref=build["base"]["ref"],
         standin_base=bool(build["base"]["standin"]),

@@ -6,7 +6,7 @@ tag and commit it names (:func:`of_tag`), the version its images were built as
 (:func:`built_as`: the tag's own, or for a final the rc of its version it was promoted
 from), and what building the tag with its own configuration would record
 (:func:`not_built_so`: the version, the commit's time, the image name, no variant the
-configuration lacks, and per variant the CUDA version, the base and the build args, and
+configuration lacks, and per variant the accelerator and its version, the base and the build args, and
 where it was published: a registry path with no credentials, the configured registry
 where there is one, tags only in that registry's repository of the image). A
 note that fails is refused in one line that reads the same whichever command read it
@@ -22,13 +22,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from release.core.accelerator import accelerator_of
 from release.core.manifest import ManifestError
 from release.core.references import IMAGE_REFERENCE, registry_prefix
 from release.core.verdict import dict_changes
 from release.errors import ConfigError
 
 if TYPE_CHECKING:
-    from release.core.matrix import ImageMatrix
+    from release.core.matrix import ImageMatrix, Variant
     from release.core.versions import ReleaseVersion, TagTemplate
 
 __all__ = ["built_as", "not_built", "not_built_so", "not_recorded", "of_tag"]
@@ -83,7 +84,7 @@ def not_built_so(
     """What ``manifest`` records that building its tag with ``matrix`` would not give, one
     phrase each ([] when nothing): its version (``version``: the tag's), the commit's time
     (``epoch``), the image name, a variant the matrix does not have, and per variant the
-    CUDA version, the base and the build args (of ``build``: the tag's version, or for a
+    accelerator and its version, the base and the build args (of ``build``: the tag's version, or for a
     final the rc's it was promoted from, whose images it is)."""
     out = []
     if manifest["version"] != version:
@@ -101,12 +102,16 @@ def not_built_so(
         entry = recorded.get(variant.id, {}).get("build")
         if entry is None:
             continue
-        if entry["cuda"] != variant.cuda_text:
-            out.append(f"{variant.id}: CUDA {entry['cuda']!r}, the tag's is {variant.cuda_text}")
+        recorded_on = accelerator_of(entry)
+        if recorded_on != variant.accelerator:
+            out.append(
+                f"{variant.id}: {recorded_on.label!r}, the tag's is {variant.accelerator.label}"
+            )
         if entry["base"]["ref"] != variant.base_image:
             out.append(
                 f"{variant.id}: base {entry['base']['ref']!r}, the tag's is {variant.base_image}"
             )
+        out += _other_recipe(variant.id, entry.get("recipe"), matrix, variant)
         changes = dict_changes(entry["build_args"], matrix.build_args_for(variant, build))
         if changes:
             out.append(f"{variant.id}: build args {'; '.join(changes)} (recorded -> the tag's)")
@@ -114,6 +119,25 @@ def not_built_so(
         if published is not None:
             out += _not_published_so(variant.id, published, matrix)
     return out
+
+
+def _other_recipe(
+    row: str, recipe: Mapping[str, str] | None, matrix: ImageMatrix, variant: Variant
+) -> list[str]:
+    """A recorded Dockerfile, context or target (manifests since per-variant builds) the
+    tag's configuration would not build."""
+    if recipe is None:
+        return []
+    ours = {
+        "dockerfile": matrix.dockerfile_of(variant),
+        "context": matrix.context_of(variant),
+        "target": matrix.target_of(variant),
+    }
+    return [
+        f"{row}: {key} {recipe.get(key, '')!r}, the tag's is {ours[key]!r}"
+        for key in ours
+        if recipe.get(key, "") != ours[key]
+    ]
 
 
 def _not_published_so(row: str, published: Mapping[str, Any], matrix: ImageMatrix) -> list[str]:

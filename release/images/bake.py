@@ -6,7 +6,8 @@ what ``release images.build`` uses (:meth:`ImageMatrix.build_args_for`,
 :meth:`ImageMatrix.tag`), and its ``labels`` are :func:`labels_for`'s less what depends on
 the base as the builder resolves it: the base's name and digest, and the input digest a
 build here adds. Paths are the matrix's, relative to the repository root (where bake is
-run); the Dockerfile is given relative to the context, as bake reads it. Pure.
+run), each variant's own where it gives them, with its build stage (``target``); the
+Dockerfile is given relative to the context, as bake reads it. Pure.
 """
 
 from __future__ import annotations
@@ -39,22 +40,25 @@ def static_labels(variant: Variant, source: BuildSource) -> dict[str, str]:
     return {k: v for k, v in labels.items() if k not in UNSET_LABELS}
 
 
-def _dockerfile(matrix: ImageMatrix) -> str:
+def _dockerfile(matrix: ImageMatrix, variant: Variant) -> str:
     return posixpath.relpath(
-        posixpath.normpath(matrix.dockerfile), posixpath.normpath(matrix.context)
+        posixpath.normpath(matrix.dockerfile_of(variant)),
+        posixpath.normpath(matrix.context_of(variant)),
     )
 
 
 def _target(matrix: ImageMatrix, variant: Variant, source: BuildSource) -> dict[str, Any]:
     target: dict[str, Any] = {
-        "context": matrix.context,
-        "dockerfile": _dockerfile(matrix),
+        "context": matrix.context_of(variant),
+        "dockerfile": _dockerfile(matrix, variant),
         "args": matrix.build_args_for(variant, source.version),
         "tags": [matrix.tag(variant, source.image_version)],
         "labels": static_labels(variant, source),
     }
     if variant.platform:
         target["platforms"] = [variant.platform]
+    if matrix.target_of(variant):
+        target["target"] = matrix.target_of(variant)
     return target
 
 

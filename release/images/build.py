@@ -70,6 +70,7 @@ class BuildResult:
     base: BaseImage | None = None  # the base it was built on (or found built on)
     build_args: Mapping[str, str] = field(default_factory=dict)
     log_tail: tuple[str, ...] = ()  # a failed build's last log lines, read as it failed
+    recipe: Mapping[str, str] = field(default_factory=dict)  # Dockerfile, context, target
 
     def tail_lines(self) -> list[str]:
         """The log's last lines as shown under the summary line (the builder's words)."""
@@ -99,7 +100,7 @@ class _Run:
     logs: Path
     force: bool
     progress: Progress
-    paths: tuple[Path, Path]  # the build context and the Dockerfile, checked (build_paths)
+    paths: Mapping[str, tuple[Path, Path]]  # per variant: its context and Dockerfile, checked
     no_cache: bool = False
     keep_going: bool = False
     inspected: Mapping[str, dict[str, Any] | None] = field(default_factory=dict)
@@ -138,7 +139,7 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
         base = ensure_base(
             engine,
             variant.base_image,
-            variant.cuda_text,
+            variant.accelerator,
             lambda line: run.progress.update(variant.id, line),
             inspected=run.inspected.get(variant.base_image),
             platform=variant.platform,
@@ -147,7 +148,13 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
         base = replace(base, content=image_content_digest(engine, base.id).digest)
         args = matrix.build_args_for(variant, source.version)
         labels = labels_for(variant, source, base)
-        context, dockerfile = run.paths
+        context, dockerfile = run.paths[variant.id]
+        target = matrix.target_of(variant)
+        recipe = {
+            "dockerfile": matrix.dockerfile_of(variant),
+            "context": matrix.context_of(variant),
+        }
+        recipe.update({"target": target} if target else {})
         digest = input_digest(
             context,
             dockerfile,
@@ -156,6 +163,7 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
             labels,
             variant.platform,
             run.hashes,
+            target=target,
         )
         existing = run.image(tags[0])
         _discard_killed(engine, run.logs, variant, (existing or {}).get("Id"))
@@ -172,6 +180,7 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
                     base.standin,
                     base=base,
                     build_args=args,
+                    recipe=recipe,
                 )
                 run.progress.update(variant.id, result.line().split(": ", 1)[1], final=True)
                 return result
@@ -193,6 +202,7 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
             platform=variant.platform,
             log=log,
             no_cache=run.no_cache,
+            target=target,
         )
         if not outcome.ok or not iid.exists():
             said = last_line(log.read_text(errors="replace"))
@@ -219,6 +229,7 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
             log,
             base=base,
             build_args=args,
+            recipe=recipe,
         )
     except ReleaseError as err:
         result = BuildResult(
@@ -249,6 +260,21 @@ def _emulated(engine: ContainerEngine, variant: Variant) -> str | None:
     return f"emulated, {variant.platform} on {engine.platform()}"
 
 
+def variant_paths(
+    root: Path, matrix: ImageMatrix, variants: Iterable[Variant]
+) -> dict[str, tuple[Path, Path]]:
+    """Each variant's build context and Dockerfile (its own, else the matrix's), checked
+    to lie inside the tree (:func:`build_paths`), each pair once."""
+    checked: dict[tuple[str, str], tuple[Path, Path]] = {}
+    out = {}
+    for v in variants:
+        pair = (matrix.context_of(v), matrix.dockerfile_of(v))
+        if pair not in checked:
+            checked[pair] = build_paths(root, *pair)
+        out[v.id] = checked[pair]
+    return out
+
+
 def _hash_ahead(hashes: HashCache, context: Path, dockerfile: Path) -> None:
     with contextlib.suppress(Exception):
         hashes.context_part(context, dockerfile)
@@ -277,20 +303,21 @@ def build_images(
     ``live``: a live line per variant while stdout is a terminal (plain lines otherwise)."""
     if source.refusal:
         raise RefusedError(source.refusal)
-    paths = build_paths(source.root, matrix.context, matrix.dockerfile)  # inside the tree
-    heartbeat = heartbeat_interval(matrix.heartbeat)  # a bad RELEASE_HEARTBEAT stops it here
     chosen = list(variants)
+    paths = variant_paths(source.root, matrix, chosen)  # inside the tree
+    heartbeat = heartbeat_interval(matrix.heartbeat)  # a bad RELEASE_HEARTBEAT stops it here
     said = flushing(say)
     tags = [matrix.tag(v, source.image_version) for v in chosen]
     hashes = HashCache(logs / HASHES)
     # the context is walked and hashed while docker answers (what fails here fails again,
     # and is told, in the first build worker)
-    threading.Thread(
-        target=_hash_ahead,
-        args=(hashes, *paths),
-        name="hash-ahead",
-        daemon=True,
-    ).start()
+    for pair in dict.fromkeys(paths.values()):
+        threading.Thread(
+            target=_hash_ahead,
+            args=(hashes, *pair),
+            name="hash-ahead",
+            daemon=True,
+        ).start()
     # one query for every base and tag; it also raises the clear error when no engine answers
     inspected = engine.inspect_images([*(v.base_image for v in chosen), *tags])
     said(f"builder: {engine.description}")

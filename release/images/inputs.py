@@ -308,6 +308,7 @@ def input_digest(
     labels: dict[str, str],
     platform: str | None,
     cache: HashCache | None = None,
+    target: str = "",
 ) -> str:
     """The digest of every build input. ``base_identity`` is what the base image is
     (:attr:`release.images.standin.BaseImage.identity`): its registry digest, or a digest
@@ -316,7 +317,8 @@ def input_digest(
     Of ``labels``, the source label is left out (:data:`SOURCE_LABEL`): the same sources
     cloned from another remote are the same inputs. ``cache`` spares reading unchanged
     files (and walking the context again for each variant of a run); it never changes the
-    result."""
+    result. ``target``: the build stage, where one is named (another stage is another
+    image)."""
     h = hashlib.sha256()
     parts = (
         cache.context_part(context, dockerfile)
@@ -332,4 +334,6 @@ def input_digest(
         if key != SOURCE_LABEL:
             h.update(f"label {key}={value}\n".encode())
     h.update(f"base {base_identity}\nplatform {platform}\n".encode())
+    if target:  # only where named, so the digest of a build without one is as it was
+        h.update(f"target {target}\n".encode())
     return "sha256:" + h.hexdigest()

@@ -1,5 +1,6 @@
 """The labels an image is built with: OCI's (version, revision, created, source, base) and
-the project's (variant, CUDA version, and whether it was built from more or less than a
+the project's (variant, accelerator version: ``org.release.cuda``, ``org.release.rocm``,
+``org.release.cpu=true``, and whether it was built from more or less than a
 commit).
 
 ``org.opencontainers.image.revision`` names the commit alone only when the image is that
@@ -43,7 +44,7 @@ def labels_for(variant: Variant, source: BuildSource, base: BaseImage) -> dict[s
         "org.opencontainers.image.created": created,
         BASE_NAME_LABEL: qualified_reference(base.ref),
         "org.release.variant": variant.id,
-        "org.release.cuda": variant.cuda_text,
+        f"org.release.{variant.accelerator.kind}": variant.accelerator.version or "true",
         MANAGED_LABEL: "true",
     }
     if variant.platform:

@@ -19,6 +19,7 @@ from release.adapters.files import atomic_write
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref, read_note, remote_note, write_note
 from release.adapters.image_content import image_content_digest
+from release.core.accelerator import Accelerator, accelerator_fields
 from release.core.json_text import parse_json
 from release.core.manifest import (
     ManifestError,
@@ -122,14 +123,17 @@ def write_part(ws: Workspace, variant: str, part: str, data: Mapping[str, Any]) 
 
 
 def build_data(
-    result: BuildResult, cuda: str, content: Mapping[str, Any], inventory: Mapping[str, Any]
+    result: BuildResult,
+    accelerator: Accelerator,
+    content: Mapping[str, Any],
+    inventory: Mapping[str, Any],
 ) -> dict[str, Any]:
     """A built variant as its build part records it. Pure."""
     base = result.base
     if base is None or result.image_id is None or result.digest is None:
         raise ManifestError(f"build({result.variant}) made no image to record")
     return {
-        "cuda": cuda,
+        **accelerator_fields(accelerator),
         "build_args": dict(result.build_args),
         "base": {
             "ref": base.ref,
@@ -142,18 +146,19 @@ def build_data(
         "input_digest": result.digest,
         "content": dict(content),
         "inventory": dict(inventory),
+        **({"recipe": dict(result.recipe)} if result.recipe else {}),
     }
 
 
 def built_data(
-    engine: ContainerEngine, result: BuildResult, cuda: str, *, timeout: float = 120
+    engine: ContainerEngine, result: BuildResult, accelerator: Accelerator, *, timeout: float = 120
 ) -> dict[str, Any]:
     """:func:`build_data` of an image in ``engine``: its content digest (cached by image
     id) and its inventory (the runtime probe, run in a throwaway container)."""
     image = str(result.image_id)
     content = image_content_digest(engine, image).to_dict()
     state = probe_state(engine, image, timeout=timeout, what=f"build({result.variant})")
-    return build_data(result, cuda, content, inventory_of(state))
+    return build_data(result, accelerator, content, inventory_of(state))
 
 
 def _recorded_image(path: Path) -> str | None:
@@ -176,8 +181,10 @@ def record_builds(
         path = part_path(ws, result.variant, "build")
         if result.image_id and _recorded_image(path) == result.image_id:
             continue
-        cuda = ws.matrix.variant(result.variant).cuda_text
-        written.append(write_part(ws, result.variant, "build", built_data(engine, result, cuda)))
+        accelerator = ws.matrix.variant(result.variant).accelerator
+        written.append(
+            write_part(ws, result.variant, "build", built_data(engine, result, accelerator))
+        )
     return written
 
 

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from release.adapters import leftovers
+from release.adapters.devices import devices_here
 from release.adapters.engine import ContainerEngine, gpu_present
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref
@@ -164,7 +165,10 @@ def _rebuild_of(
 def _allowed(rebuild: _Rebuild, tag: str, allowed: frozenset[str]) -> None:
     """Refuse before building when the tag's containers would reach into this host in a
     way the tester has not allowed, option by option."""
-    asked = asked_by(rebuild.matrix, rebuild.variants, gpu=gpu_present())
+    kinds = (v.accelerator.kind for v in rebuild.variants)
+    asked = asked_by(
+        rebuild.matrix, rebuild.variants, gpu=gpu_present(), devices=devices_here(kinds)
+    )
     wanted = [o for options in asked.values() for o in options if o not in allowed]
     if not wanted:
         return
@@ -339,7 +343,7 @@ def _verdicts(
                 why = result.error or result.status.value
                 outcome.verdicts[variant.id] = [FieldVerdict("build", State.DRIFT, (why,))]
                 continue
-            entry = {"build": built_data(engine, result, variant.cuda_text)}
+            entry = {"build": built_data(engine, result, variant.accelerator)}
             entry |= _rebuilt(
                 engine, matrix, variant, source, result.tags[0], top / "snapshots", say, live
             )

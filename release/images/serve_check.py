@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
+from release.adapters.devices import DeviceAccess
 from release.adapters.engine import ContainerEngine
 from release.adapters.served import ServedContainer, ask, serving_container
 from release.core.matrix import Check
@@ -70,8 +71,13 @@ def ask_all(box: ServedContainer, requests: Sequence[Request], deadline: float) 
             raise Failure(reason, log=box.logs(LOG_LINES))
 
 
-def run_serve_check(engine: ContainerEngine, image: str, check: Check) -> CheckResult:
+def run_serve_check(
+    engine: ContainerEngine, image: str, check: Check, device: DeviceAccess | None = None
+) -> CheckResult:
+    """``device``: how the variant's device is given to a ``gpu = true`` check (None or a
+    CPU variant's: it runs without one)."""
     serving = check.serving or Serving()
+    given = device if check.gpu and device is not None else DeviceAccess(True)
     started = time.perf_counter()
     deadline = time.monotonic() + check.timeout
     argv, entrypoint = start_argv(serving.command)
@@ -82,9 +88,9 @@ def run_serve_check(engine: ContainerEngine, image: str, check: Check) -> CheckR
             argv,
             port=serving.port,
             entrypoint=entrypoint,
-            options=serving.run_options,
+            options=(*serving.run_options, *given.options),
             labels={"org.release.smoke": check.name},
-            gpus=check.gpu,
+            gpus=given.gpus,
         ) as box:
             healthy(box, serving, deadline)
             ask_all(box, check.requests, deadline)

@@ -21,10 +21,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from release.adapters.devices import DeviceAccess, device_access
 from release.adapters.engine import ContainerEngine, RunResult
 from release.adapters.leftovers import owned_ref, record_images, scratch
 from release.adapters.process import last_line
 from release.adapters.structure_test import structure_test
+from release.core.devices import device_of
 from release.core.matrix import ImageMatrix, Variant
 from release.errors import EngineError
 from release.images.progress import live_step
@@ -205,11 +207,12 @@ def run_smoke(
     config = data.get("Config") or {}
     labels = config.get("Labels") or {}
     checks = smoke_checks(matrix, variant, source, tuple(config.get("Entrypoint") or ()))
-    has_gpu = engine.gpu_usable()
+    kind = variant.accelerator.kind
+    device = device_access(engine, kind, device_of(kind, matrix.smoke.gpu_command))
     results: dict[int, CheckResult] = {}
     standin = labels.get(STANDIN_LABEL) == "true"
     platform = platform_of(data)  # container-structure-test's default is linux/amd64
-    say(SmokeReport(variant.id, image, data["Id"], standin).head())
+    say(SmokeReport(variant.id, image, data["Id"], standin, (), variant.accelerator).head())
 
     def done(at: int, result: CheckResult) -> None:  # each check is told as it finishes
         results[at] = result
@@ -225,14 +228,14 @@ def run_smoke(
         for index, check in enumerate(checks):
             if index in static:
                 done(index, static[index])
-            elif check.gpu and not has_gpu:
-                done(index, CheckResult(check.name, CheckStatus.NOT_RUN, 0.0, "no usable GPU here"))
+            elif check.gpu and not device.usable:
+                done(index, CheckResult(check.name, CheckStatus.NOT_RUN, 0.0, device.reason))
             else:
                 with live_step(f"smoke({variant.id}): {check.name}", live=live):
-                    result = _run_one(engine, data["Id"], tested, check, tmp, platform)
+                    result = _run_one(engine, data["Id"], tested, check, tmp, platform, device)
                 done(index, result)
     ordered = tuple(results[i] for i in sorted(results))
-    return SmokeReport(variant.id, image, data["Id"], standin, ordered)
+    return SmokeReport(variant.id, image, data["Id"], standin, ordered, variant.accelerator)
 
 
 def _run_one(
@@ -242,10 +245,12 @@ def _run_one(
     check: SmokeCheck,
     tmp: Path,
     platform: str,
+    device: DeviceAccess,
 ) -> CheckResult:
-    """One check that does not share a run: served, on the GPU, or alone in a container."""
+    """One check that does not share a run: served, on the device, or alone in a
+    container."""
     if check.serve is not None:
-        return run_serve_check(engine, image_id, check.serve)
+        return run_serve_check(engine, image_id, check.serve, device)
     if check.gpu:
         started = time.perf_counter()
         run = engine.run_container(
@@ -253,7 +258,8 @@ def _run_one(
             list(check.argv[1:]),
             entrypoint=check.argv[0],
             timeout=check.timeout,
-            gpus=True,
+            gpus=device.gpus,
+            extra=device.options,
         )
         status = (
             CheckStatus.TIMED_OUT

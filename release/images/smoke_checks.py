@@ -1,11 +1,14 @@
 """Smoke checks as data: what to check in one variant's image, and how results read. Pure.
 
 :func:`smoke_checks` says what is checked: the engine imports and reports the version
-being built; ``CUDA_VERSION`` and ``/usr/local/cuda/version.json`` match the variant;
-labels and env are right; the entrypoint answers ``--help``; plus the checks in
+being built; the accelerator's layout in the image matches the variant
+(:func:`layout_checks`: CUDA's ``CUDA_VERSION`` and ``/usr/local/cuda/version.json``,
+ROCm's ``/opt/rocm/.info/version``, CANN's ``ASCEND_HOME_PATH`` and its toolkit's
+``ascend_toolkit_install.info``, Gaudi's ``HABANA_SCAL_BIN_PATH``); labels and env are right; the entrypoint answers ``--help``; plus the checks in
 ``[tool.release.images.smoke]``. Each check is one container-structure-test config, but
 for ``serve`` checks (:mod:`release.images.serve_check`), which start the image's server.
-A check that needs a GPU and has none is *not run*, never passed. A result's lines show
+A check that needs the variant's device (:mod:`release.core.devices`) where none is here
+is *not run*, never passed; a CPU variant has no device check. A result's lines show
 its name, detail and log lines as single-line fields, their control characters escaped
 (:mod:`release.core.terminal_text`): a check name is the config's, a detail and a log
 are the container's.
@@ -19,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from release.core.accelerator import Accelerator
+from release.core.devices import device_of
 from release.core.matrix import Check, ImageMatrix, Variant
 from release.core.terminal_text import escaped
 from release.images.source import BuildSource
@@ -28,6 +33,7 @@ __all__ = [
     "CheckStatus",
     "SmokeCheck",
     "SmokeReport",
+    "layout_checks",
     "shares_a_run",
     "smoke_checks",
 ]
@@ -75,6 +81,7 @@ class SmokeReport:
     image_id: str
     standin_base: bool
     results: tuple[CheckResult, ...] = field(default=())
+    accelerator: Accelerator = field(default_factory=lambda: Accelerator("cuda"))
 
     @property
     def passed(self) -> bool:
@@ -100,10 +107,13 @@ class SmokeReport:
         }
 
     def head(self) -> str:
+        name = self.accelerator.name
         marker = (
-            " [on a stand-in base: CUDA layout only, no CUDA libraries]"
-            if self.standin_base
-            else ""
+            ""
+            if not self.standin_base
+            else " [on a stand-in base: a Debian rootfs, not the real base]"
+            if self.accelerator.kind == "cpu"
+            else f" [on a stand-in base: {name} layout only, no {name} libraries]"
         )
         return f"smoke({self.variant}): {self.image}{marker}"
 
@@ -152,38 +162,13 @@ def smoke_checks(
                 timeout,
             )
         )
-    cuda = variant.cuda_text
-    checks.append(
-        SmokeCheck(
-            f"CUDA_VERSION is {cuda}",
-            _config(
-                metadataTest={
-                    "envVars": [{"key": "CUDA_VERSION", "value": _exact(cuda), "isRegex": True}]
-                }
-            ),
-            timeout,
-        )
-    )
-    checks.append(
-        SmokeCheck(
-            f"/usr/local/cuda/version.json says {cuda}",
-            _config(
-                fileContentTests=[
-                    {
-                        "name": "cuda version.json",
-                        "path": "/usr/local/cuda/version.json",
-                        "expectedContents": ['"version"\\s*:\\s*"' + re.escape(cuda) + '"'],
-                    }
-                ]
-            ),
-            timeout,
-        )
-    )
+    accelerator = variant.accelerator
+    checks += layout_checks(accelerator, timeout)
     labels = [
         {"key": "org.opencontainers.image.version", "value": source.version},
         {"key": "org.opencontainers.image.revision", "value": source.revision_label},
         {"key": "org.release.variant", "value": variant.id},
-        {"key": "org.release.cuda", "value": cuda},
+        {"key": f"org.release.{accelerator.kind}", "value": accelerator.version or "true"},
     ]
     machine = _UNAME.get(variant.platform or "")
     if variant.platform:
@@ -208,7 +193,8 @@ def smoke_checks(
         )
     checks.append(
         SmokeCheck(
-            "labels: version, revision, variant, CUDA" + (", platform" if variant.platform else ""),
+            f"labels: version, revision, variant, {accelerator.name}"
+            + (", platform" if variant.platform else ""),
             _config(metadataTest={"labels": labels}),
             timeout,
         )
@@ -260,16 +246,75 @@ def smoke_checks(
                 argv=check.command,
             )
         )
-    checks.append(
-        SmokeCheck(
-            "GPU visible (" + " ".join(smoke.gpu_command) + ")",
-            {},
-            timeout,
-            gpu=True,
-            argv=smoke.gpu_command,
+    device = device_of(accelerator.kind, smoke.gpu_command)
+    if device is not None:
+        checks.append(
+            SmokeCheck(
+                f"{device.what} visible (" + " ".join(device.command) + ")",
+                {},
+                timeout,
+                gpu=True,
+                argv=device.command,
+            )
         )
-    )
     return checks
+
+
+def _env_is(key: str, value: str, name: str, timeout: float) -> SmokeCheck:
+    """``key`` is set in the image's config to ``value`` (a regex), as the check ``name``."""
+    test = {"key": key, "value": value, "isRegex": True}
+    return SmokeCheck(name, _config(metadataTest={"envVars": [test]}), timeout)
+
+
+def _file_says(path: str, pattern: str, name: str, timeout: float) -> SmokeCheck:
+    test = {"name": path.rsplit("/", 1)[-1], "path": path, "expectedContents": [pattern]}
+    return SmokeCheck(name, _config(fileContentTests=[test]), timeout)
+
+
+def layout_checks(accelerator: Accelerator, timeout: float) -> list[SmokeCheck]:
+    """What the accelerator's images carry, checked against the variant's version. Read
+    from the vendors' own base images: ``nvidia/cuda`` sets ``CUDA_VERSION`` and writes
+    ``/usr/local/cuda/version.json``; ROCm's packages write ``/opt/rocm/.info/version``
+    (``6.4.1-120``: the version and a build number); CANN's images set
+    ``ASCEND_HOME_PATH`` to the toolkit, whose ``<arch>-linux/ascend_toolkit_install.info``
+    says ``version=8.1.RC1`` (compared without case: tags write ``8.1.rc1``); Gaudi's set
+    ``HABANA_SCAL_BIN_PATH`` (no version file). TPU, XPU, Neuron and CPU images carry no
+    layout known to be reliable: none is checked."""
+    version, kind = accelerator.version, accelerator.kind
+    if kind == "cuda":
+        return [
+            _env_is("CUDA_VERSION", _exact(version), f"CUDA_VERSION is {version}", timeout),
+            _file_says(
+                "/usr/local/cuda/version.json",
+                '"version"\\s*:\\s*"' + re.escape(version) + '"',
+                f"/usr/local/cuda/version.json says {version}",
+                timeout,
+            ),
+        ]
+    if kind == "rocm":
+        path = "/opt/rocm/.info/version"
+        pattern = "(?m)^" + re.escape(version) + "(-[0-9]+)?\\s*$"
+        return [_file_says(path, pattern, f"{path} says {version}", timeout)]
+    if kind == "cann":
+        info = '"$ASCEND_HOME_PATH/$(uname -m)-linux/ascend_toolkit_install.info"'
+        test = {
+            "name": "ascend_toolkit_install.info",
+            "command": "sh",
+            "args": ["-c", f"cat {info}"],
+            "exitCode": 0,
+            "expectedOutput": ["(?mi)^version=" + re.escape(version) + "\\s*$"],
+        }
+        return [
+            _env_is("ASCEND_HOME_PATH", "^/.+", "ASCEND_HOME_PATH is set", timeout),
+            SmokeCheck(
+                f"ascend_toolkit_install.info says {version}",
+                _config(commandTests=[test]),
+                timeout,
+            ),
+        ]
+    if kind == "hpu":
+        return [_env_is("HABANA_SCAL_BIN_PATH", "^/.+", "HABANA_SCAL_BIN_PATH is set", timeout)]
+    return []
 
 
 # what ``uname -m`` says in a container of the platform (natively or under qemu-user)

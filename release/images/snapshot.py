@@ -22,6 +22,7 @@ from packaging.version import InvalidVersion, Version
 
 from release.adapters.engine import ContainerEngine
 from release.adapters.files import atomic_write
+from release.core.accelerator import accelerator_fields
 from release.core.json_text import parse_json
 from release.core.matrix import ImageMatrix, Variant
 from release.core.terminal_text import escaped
@@ -150,9 +151,9 @@ def run_snapshot(
     """``inspected``: the image's inspect data when the caller has it already. ``live``: a
     live line while the round trip runs, on a terminal."""
     if not matrix.has_snapshot(variant) or matrix.snapshot is None:
-        spec = matrix.snapshot.cuda if matrix.snapshot else "(no snapshot rule)"
+        spec = matrix.snapshot.selector.keyed if matrix.snapshot else "(no snapshot rule)"
         raise UsageError(
-            f"variant {variant.id} (CUDA {variant.cuda_text}) has no snapshot: "
+            f"variant {variant.id} ({variant.accelerator.label}) has no snapshot: "
             f"the snapshot rule cuda {spec} leaves it out"
         )
     data = inspected if inspected is not None else engine.inspect_image(image)
@@ -186,7 +187,7 @@ def run_snapshot(
     record = {
         "schema": 1,
         "variant": variant.id,
-        "cuda": variant.cuda_text,
+        **accelerator_fields(variant.accelerator),
         "image": image,
         "image_id": data["Id"],
         "version": source.version,

@@ -160,9 +160,11 @@ def uncommitted(ctx: ReleaseContext) -> list[str]:
     matrix = ctx.config.matrix
     if matrix is not None:
         root = ctx.root
-        sends = context_filter(*build_paths(root, matrix.context, matrix.dockerfile))
-        untracked = repo.worktree.untracked_files(matrix.context, matrix.dockerfile)
-        found.update(dict.fromkeys(p for p in untracked if sends(root / p)))
+        pairs = {(matrix.context_of(v), matrix.dockerfile_of(v)): v for v in matrix.variants}
+        for context, dockerfile in pairs:
+            sends = context_filter(*build_paths(root, context, dockerfile))
+            untracked = repo.worktree.untracked_files(context, dockerfile)
+            found.update(dict.fromkeys(p for p in untracked if sends(root / p)))
     return list(found)
 
 

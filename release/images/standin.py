@@ -1,9 +1,13 @@
 """Base images: the real one when present or pullable, else a labelled local stand-in.
 
-No registry may be reachable, so a missing CUDA base (``nvidia/cuda:12.9.1-base-...``)
-is replaced by a minimal Debian rootfs (``debootstrap``, cached) imported into the
-engine and given NVIDIA's layout for the variant's CUDA version: ``CUDA_VERSION``,
-``NVIDIA_REQUIRE_CUDA`` and ``/usr/local/cuda/version.json``. It carries
+No registry may be reachable, so a missing base (``nvidia/cuda:12.9.1-base-...``,
+``rocm/dev-ubuntu-22.04:6.4.1``, ``quay.io/ascend/cann:8.1.rc1-...``) is replaced by a
+minimal Debian rootfs (``debootstrap``, cached) imported into the engine and given the
+layout its variant's accelerator's images carry, for the variant's version, and nothing
+else (:func:`standin_dockerfile`): NVIDIA's ``CUDA_VERSION``, ``NVIDIA_REQUIRE_CUDA`` and
+``/usr/local/cuda/version.json``; ROCm's ``/opt/rocm/.info/version``; CANN's
+``ASCEND_HOME_PATH`` and its toolkit's ``ascend_toolkit_install.info``; Gaudi's
+``HABANA_*`` paths; for a CPU, TPU, XPU or Neuron variant the rootfs alone. It carries
 ``org.release.standin=true`` so every result obtained on it says so.
 
 The engine keeps one image per name, so a base for a platform other than its own (a
@@ -31,6 +35,7 @@ from release.adapters.engine import MANAGED_LABEL, ContainerEngine
 from release.adapters.leftovers import scratch
 from release.adapters.process import last_line
 from release.adapters.rootfs import rootfs_tarball
+from release.core.accelerator import Accelerator
 from release.core.references import repository
 from release.errors import EngineError
 
@@ -206,7 +211,12 @@ def _build_tagged(
     return image
 
 
-def standin_dockerfile(ref: str, cuda: str, rootfs: str = ROOTFS_IMAGE) -> str:
+def _printf(text: str) -> str:
+    """``text`` as a single-quoted ``printf`` format for a RUN line."""
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("'", "'\\''").replace("%", "%%")
+
+
+def _cuda_layout(cuda: str) -> tuple[str, str]:
     major_minor = ".".join(cuda.split(".")[:2])
     version_json = json.dumps(
         {
@@ -216,17 +226,73 @@ def standin_dockerfile(ref: str, cuda: str, rootfs: str = ROOTFS_IMAGE) -> str:
         indent=3,
     )
     escaped = version_json.replace("\\", "\\\\").replace("\n", "\\n").replace("'", "'\\''")
-    return (
-        f"FROM {rootfs}\n"
+    env = (
         f'ENV CUDA_VERSION={cuda} NVIDIA_REQUIRE_CUDA="cuda>={major_minor}" '
         "NVIDIA_VISIBLE_DEVICES=all NVIDIA_DRIVER_CAPABILITIES=compute,utility "
         "LD_LIBRARY_PATH=/usr/local/nvidia/lib:/usr/local/nvidia/lib64\n"
+    )
+    run = (
         f"RUN mkdir -p /usr/local/cuda-{major_minor} && ln -s /usr/local/cuda-{major_minor} /usr/local/cuda "
         f"&& printf '{escaped}\\n' > /usr/local/cuda/version.json\n"
-        f'LABEL {STANDIN_LABEL}=true {STANDIN_LABEL}.for="{ref}" {MANAGED_LABEL}=true '
-        f"{RECIPE_LABEL}={ROOTFS_VERSION} "
-        f'{STANDIN_LABEL}.note="local stand-in: Debian bookworm with NVIDIA\'s CUDA {cuda} layout, no CUDA libraries"\n'
     )
+    return env, run
+
+
+_PLAIN_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_CANN = "/usr/local/Ascend/ascend-toolkit"
+
+
+def _layout(accelerator: Accelerator) -> tuple[str, str]:
+    """The ENV and RUN lines that give a rootfs ``accelerator``'s layout, as the vendor's
+    base images have it (see :func:`release.images.smoke_checks.layout_checks`)."""
+    kind, version = accelerator.kind, accelerator.version
+    if kind == "cuda":
+        return _cuda_layout(version)
+    if kind == "rocm":  # ROCm's packages install /opt/rocm-X, /opt/rocm links to it
+        return (
+            f"ENV PATH=/opt/rocm/bin:{_PLAIN_PATH}\n",
+            f"RUN mkdir -p /opt/rocm-{version}/.info && ln -s /opt/rocm-{version} /opt/rocm "
+            f"&& printf '{_printf(version)}\\n' > /opt/rocm/.info/version\n",
+        )
+    if kind == "cann":  # CANN's images: the toolkit's env, its version in RC capitals
+        written = re.sub("rc", "RC", version)
+        info = f"package_name=Ascend-cann-toolkit\nversion={written}\n"
+        return (
+            f"ENV ASCEND_TOOLKIT_HOME={_CANN}/latest ASCEND_HOME_PATH={_CANN}/latest "
+            f"PATH={_CANN}/latest/bin:{_PLAIN_PATH}\n",
+            f'RUN arch="$(uname -m)-linux" && mkdir -p "{_CANN}/{written}/$arch" '
+            f"&& ln -s {written} {_CANN}/latest "
+            f"&& printf '{_printf(info)}' > \"{_CANN}/latest/$arch/ascend_toolkit_install.info\"\n",
+        )
+    if kind == "hpu":  # Habana's base images: its paths in the env
+        return (
+            "ENV HABANA_SCAL_BIN_PATH=/opt/habanalabs/engines_fw "
+            "HABANA_PLUGINS_LIB_PATH=/opt/habanalabs/habana_plugins "
+            f"HABANA_LOGS=/var/log/habana_logs/ PATH={_PLAIN_PATH}\n",
+            "RUN mkdir -p /opt/habanalabs/engines_fw /opt/habanalabs/habana_plugins\n",
+        )
+    return f"ENV PATH={_PLAIN_PATH}\n", ""
+
+
+def standin_dockerfile(ref: str, accelerator: Accelerator, rootfs: str = ROOTFS_IMAGE) -> str:
+    """The stand-in for ``ref``: the rootfs with ``accelerator``'s layout, labelled."""
+    env, run = _layout(accelerator)
+    vendor = "NVIDIA's " if accelerator.kind == "cuda" else ""
+    what = (
+        "no accelerator's layout"
+        if accelerator.kind == "cpu"
+        else f"{vendor}{accelerator.label} layout, no {accelerator.name} libraries"
+    )
+    return (
+        f"FROM {rootfs}\n{env}{run}"
+        f'LABEL {STANDIN_LABEL}=true {STANDIN_LABEL}.for="{ref}" {MANAGED_LABEL}=true '
+        f"{RECIPE_LABEL}={ROOTFS_VERSION} {STANDIN_LABEL}.accelerator={accelerator.kind} "
+        f'{STANDIN_LABEL}.note="local stand-in: Debian bookworm with {_label_text(what)}"\n'
+    )
+
+
+def _label_text(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _current(data: Mapping[str, Any]) -> bool:
@@ -245,7 +311,7 @@ def _present(ref: str, data: Mapping[str, Any], how: str = "present") -> BaseIma
 def ensure_base(
     engine: ContainerEngine,
     ref: str,
-    cuda: str,
+    accelerator: Accelerator,
     say: Callable[[str], None],
     *,
     pull: bool = True,
@@ -260,7 +326,7 @@ def ensure_base(
     platform other than the engine's own (its base is kept under :func:`platform_alias`).
     """
     if platform is not None and platform != engine.platform():
-        return _foreign_base(engine, ref, cuda, say, platform, pull=pull)
+        return _foreign_base(engine, ref, accelerator, say, platform, pull=pull)
     if inspected is not None and _current(inspected):
         return _present(ref, inspected)
     with _making():
@@ -280,7 +346,7 @@ def ensure_base(
             image = _build_tagged(
                 engine,
                 Path(tmp),
-                standin_dockerfile(ref, cuda),
+                standin_dockerfile(ref, accelerator),
                 None,
                 ref,
                 f"the stand-in for {ref}",
@@ -291,7 +357,7 @@ def ensure_base(
 def _foreign_base(
     engine: ContainerEngine,
     ref: str,
-    cuda: str,
+    accelerator: Accelerator,
     say: Callable[[str], None],
     platform: str,
     *,
@@ -315,7 +381,7 @@ def _foreign_base(
             image = _build_tagged(
                 engine,
                 Path(tmp),
-                standin_dockerfile(ref, cuda, rootfs),
+                standin_dockerfile(ref, accelerator, rootfs),
                 platform,
                 alias,
                 f"the {platform} stand-in for {ref}",

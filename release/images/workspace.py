@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from release.adapters.engine import ContainerEngine
 from release.adapters.files import atomic_write
 from release.adapters.state import image_state_dir
+from release.core.accelerator import accelerator_fields
 from release.core.matrix import ImageMatrix, Variant
 from release.core.versions import image_tag_for
 from release.errors import ConfigError, RefusedError, ReleaseError
@@ -265,8 +266,8 @@ def snapshot_plan(ws: Workspace, ids: Sequence[str] | None = None, *, say: Say =
     for variant in variants:
         image = ws.image(variant)
         if rule is None or not ws.matrix.has_snapshot(variant):
-            spec = rule.cuda if rule else "(no snapshot rule)"
-            say(f"snapshot({variant.id}): none (CUDA {variant.cuda_text}, rule cuda {spec})")
+            spec = rule.selector.keyed if rule else "(no snapshot rule)"
+            say(f"snapshot({variant.id}): none ({variant.accelerator.label}, rule {spec})")
             continue
         built = "" if found[image] is not None else " (not built yet: it would be built first)"
         say(f"snapshot({variant.id}): {image}{built}")
@@ -281,7 +282,7 @@ def matrix_json(matrix: ImageMatrix, image_version: str = "v{version}") -> str:
     rows = [
         {
             "id": v.id,
-            "cuda": v.cuda_text,
+            **accelerator_fields(v.accelerator),
             "base_image": v.base_image,
             "platform": v.platform,
             "tag": matrix.tag(v, image_version),

@@ -102,7 +102,7 @@ class Sandbox:
 
     def rule(self) -> str:
         snapshot = self.matrix().snapshot
-        return str(snapshot.cuda) if snapshot is not None else "(none)"
+        return snapshot.selector.text if snapshot is not None else "(none)"
 
     def show(self, command: str) -> None:
         self.t.typed(self.root, command)

@@ -84,7 +84,7 @@ def manifest_of(repo: GitRepo, tag: str) -> tuple[dict[str, Any] | None, str]:
 
 
 def _rule(matrix: ImageMatrix) -> str:
-    return str(matrix.snapshot.cuda) if matrix.snapshot is not None else "(none)"
+    return matrix.snapshot.selector.text if matrix.snapshot is not None else "(none)"
 
 
 def build_notes(matrix: ImageMatrix, tag: str, first: bool, said: str) -> list[str]:
@@ -286,7 +286,7 @@ def result_table(
         rows.append(
             (
                 variant.id,
-                variant.cuda_text,
+                variant.accelerator.label,
                 *(_built(e) for e in entries),
                 _final_cell(engine, matrix, variant.id, tags.final, entries[1], final),
                 _both([_smoked(e) for e in entries]),
