@@ -343,7 +343,9 @@ def test_smoke_checks_for_a_variant() -> None:
     assert all(c.timeout == 60.0 for c in checks)
     assert shares_a_run(serve) is None  # it starts a server: never in a shared run
     # what the smoke check expects is what a stand-in base writes
-    dockerfile = standin_dockerfile("nvidia/cuda:12.9.1-base-ubuntu22.04", Accelerator("cuda", "12.9.1"))
+    dockerfile = standin_dockerfile(
+        "nvidia/cuda:12.9.1-base-ubuntu22.04", Accelerator("cuda", "12.9.1")
+    )
     expected = version_json.config["fileContentTests"][0]["expectedContents"][0]
     assert re.search(expected, dockerfile.replace('\\"', '"'))
     assert "CUDA_VERSION=12.9.1" in dockerfile

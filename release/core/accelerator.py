@@ -124,7 +124,9 @@ def parse_accelerator(raw: Mapping[str, Any], where: str) -> Accelerator:
             raise ConfigError(f"{where}.cpu: expected true (a CPU variant has no version)")
         return Accelerator("cpu")
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f'{where}.{kind}: expected a version, a non-empty string (e.g. "{_EXAMPLE[kind]}")')
+        raise ConfigError(
+            f'{where}.{kind}: expected a version, a non-empty string (e.g. "{_EXAMPLE[kind]}")'
+        )
     if kind == "cuda":  # CUDA versions always were PEP 440, kept in its normal form
         parsed = _parsed(value)
         if parsed is None:
@@ -195,9 +197,7 @@ class Selector:
     @property
     def prose(self) -> str:
         """As prose says it: ``CUDA !=12.*``, ``ROCm >=6``, ``CPU or ROCm``."""
-        parts = (
-            [" or ".join(KINDS.get(k, k) for k in sorted(self.kinds))] if self.kinds else []
-        )
+        parts = [" or ".join(KINDS.get(k, k) for k in sorted(self.kinds))] if self.kinds else []
         parts += [f"{KINDS.get(kind, kind)} {spec}" for kind, spec in self.specs.items()]
         return ", ".join(parts)
 

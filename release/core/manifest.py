@@ -135,6 +135,8 @@ def _cause(error: Any, document: Any) -> Any:
     wanted = "part" if kind == PART_SCHEMA else "manifest"
     if error.context:
         ours = [e for e in error.context if f"/$defs/{wanted}" in "/".join(map(str, e.schema_path))]
+        branch = 1 if wanted == "part" else 0  # the top level's oneOf: manifest, then part
+        ours = ours or [e for e in error.context if list(e.schema_path)[:1] == [branch]]
         ours = ours or list(error.context)
         deepest = max(ours, key=lambda e: len(e.absolute_path))
         return _cause(deepest, document)

@@ -115,7 +115,7 @@ class ImageMatrix:
         return variant.context or self.context
 
     def target_of(self, variant: Variant) -> str:
-        return variant.target or self.target
+        return self.target if variant.target is None else variant.target
 
     def suffix_of(self, group: str) -> str:
         """The variant's part of its tags: its ``tag-suffix``, else its id."""

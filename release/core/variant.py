@@ -70,7 +70,7 @@ class Variant:
     slug: str = ""  # the platform's part of id and tags where the variant has several
     dockerfile: str = ""  # "": the matrix's
     context: str = ""  # "": the matrix's
-    target: str = ""  # the build stage; "": the matrix's (or the Dockerfile's last)
+    target: str | None = None  # the build stage; None: the matrix's; "": the Dockerfile's last
     tag_suffix: str = ""  # the variant's part of its tags; "": its id as configured
 
     def __post_init__(self) -> None:
@@ -89,7 +89,7 @@ def build_args_table(table: Mapping[str, Any], key: str, where: str) -> dict[str
     raw = table.get(key, {})
     if not isinstance(raw, Mapping):
         raise ConfigError(f'{where}: expected a table of NAME = "value"')
-    out: dict[str, str] = {}
+    out: dict[str, Any] = {}
     for name, value in raw.items():
         if not _ARG.fullmatch(name):
             raise ConfigError(f"{where}: {name!r} is not a valid build-arg name")
@@ -108,16 +108,18 @@ def stage_name(value: str | None, where: str) -> str:
     return value
 
 
-def _own_build(raw: Mapping[str, Any], vid: str) -> dict[str, str]:
+def _own_build(raw: Mapping[str, Any], vid: str) -> dict[str, Any]:
     """What a variant gives of its own build: Dockerfile, context, target, tag suffix."""
-    out: dict[str, str] = {}
+    out: dict[str, Any] = {}
     for key in ("dockerfile", "context"):
         value = string_value(raw, key, _where(vid, key))
         if value is not None:
             out[key] = tree_relative(_where(vid, key), value)
-    out["target"] = stage_name(
-        string_value(raw, "target", _where(vid, "target")), _where(vid, "target")
-    )
+    if raw.get("target") == "":  # the Dockerfile's last stage, whatever the matrix names
+        out["target"] = ""
+    elif "target" in raw:
+        where = _where(vid, "target")
+        out["target"] = stage_name(string_value(raw, "target", where), where)
     suffix = string_value(raw, "tag-suffix", _where(vid, "tag-suffix"))
     if suffix is not None and not IMAGE_TAG.fullmatch(suffix):
         raise ConfigError(
