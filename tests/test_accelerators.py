@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from release.adapters.devices import DeviceAccess, devices_here, nodes_access
 from release.core.accelerator import (
     Accelerator,
     accelerator_fields,
@@ -24,7 +25,8 @@ from release.core.accelerator import (
 )
 from release.core.config import config_from_mapping
 from release.core.config_schema import schema_problems
-from release.core.devices import DEVICES, device_of
+from release.core.devices import DEVICES, Device, device_of
+from release.core.host_access import asked_by
 from release.core.manifest import ManifestError, check
 from release.core.matrix import ImageMatrix, parse_images
 from release.errors import ConfigError
@@ -415,3 +417,30 @@ def test_the_manifest_schema_takes_new_and_old_build_records() -> None:
         check(_part(build), "neither")
     with pytest.raises(ManifestError, match=r"data\.accelerator\.kind"):
         check(_part({**build, "accelerator": {"kind": "gpu", "version": "1"}}), "no such kind")
+
+
+def test_a_device_is_given_where_its_nodes_are_and_not_run_where_they_are_not(
+    tmp_path: Path,
+) -> None:
+    kfd, dri = tmp_path / "kfd", tmp_path / "dri"
+    rocm = Device(
+        "ROCm GPU", ("rocm-smi",), (str(kfd),), (str(kfd), str(dri)), ("--group-add=video",)
+    )
+    assert nodes_access(rocm) == DeviceAccess(False, "no usable ROCm GPU here")
+    kfd.touch()
+    dri.mkdir()
+    assert nodes_access(rocm) == DeviceAccess(
+        True, options=(f"--device={dri}", f"--device={kfd}", "--group-add=video")
+    )
+    # a render node of another vendor is no Intel XPU
+    xpu = Device("Intel XPU", ("xpu-smi",), (str(kfd),), (), vendor="0x8086")
+    assert not nodes_access(xpu).usable
+
+
+def test_devices_here_asks_consent_for_what_a_device_check_would_be_given(tmp_path: Path) -> None:
+    matrix = family_matrix()
+    rocm = [matrix.variant("rocm")]
+    asked = asked_by(matrix, rocm, gpu=False, devices={"rocm": ("--device=/dev/kfd",)})
+    assert asked["the rocm device smoke check"] == ("--device=/dev/kfd",)
+    assert "the rocm device smoke check" not in asked_by(matrix, rocm, gpu=False, devices={})
+    assert devices_here(["cpu", "cuda"]) == {}  # no device of its own; CUDA is weighed apart

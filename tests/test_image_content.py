@@ -36,6 +36,7 @@ from release.adapters.image_content import (
     image_content_digest,
     image_content_records,
 )
+from release.core.accelerator import Accelerator
 from release.core.content_digest import (
     ALGORITHM,
     ENGINE_FILES,
@@ -385,7 +386,9 @@ def builds(docker: ContainerEngine, tmp_path_factory: pytest.TempPathFactory) ->
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("RELEASE_CACHE_DIR", CACHE_DIR)  # where the stand-in's rootfs is kept
         mp.setenv("RELEASE_NO_PULL", "1")
-        base = ensure_base(docker, "nvidia/cuda:13.0.1-base-ubuntu24.04", "13.0.1", print)
+        base = ensure_base(
+            docker, "nvidia/cuda:13.0.1-base-ubuntu24.04", Accelerator("cuda", "13.0.1"), print
+        )
     made: list[str] = []
 
     def build(message: str) -> str:

@@ -27,6 +27,7 @@ import pytest
 from release.adapters.engine import ContainerEngine
 from release.adapters.registry import Registry
 from release.adapters.registry_server import LocalRegistry
+from release.core.accelerator import Accelerator
 from tests.conftest import repo_state
 from tests.docker_support import local_registry, need_emulation, purge
 from tests.test_images import BASE_1291, Repo, images, make_engine_repo
@@ -517,7 +518,9 @@ def test_a_published_multi_arch_base_is_pulled_aside_for_a_foreign_platform(
     alias = platform_alias(ref, "linux/arm64")
     monkeypatch.delenv("RELEASE_NO_PULL", raising=False)
     try:
-        base = ensure_base(docker, ref, "12.9.1", lambda _: None, platform="linux/arm64")
+        base = ensure_base(
+            docker, ref, Accelerator("cuda", "12.9.1"), lambda _: None, platform="linux/arm64"
+        )
         assert (base.build_ref, base.how) == (alias, "pulled")  # its labels say stand-in: ours is
         data = docker.inspect_image(alias)
         assert data is not None and platform_of(data) == "linux/arm64"
@@ -525,7 +528,9 @@ def test_a_published_multi_arch_base_is_pulled_aside_for_a_foreign_platform(
         amd = docker.image_id(f"{built.name}:{VERSION}-amd64")
         docker.tag(str(amd), [ref])  # the engine's own platform's image under the name
         docker.remove_image(alias)
-        again = ensure_base(docker, ref, "12.9.1", lambda _: None, platform="linux/arm64")
+        again = ensure_base(
+            docker, ref, Accelerator("cuda", "12.9.1"), lambda _: None, platform="linux/arm64"
+        )
         assert again.build_ref == alias and docker.image_id(ref) == amd  # put back
     finally:
         docker.remove_image(ref)

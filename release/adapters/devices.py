@@ -12,7 +12,7 @@ from pathlib import Path
 from release.adapters.engine import ContainerEngine
 from release.core.devices import DEVICES, Device
 
-__all__ = ["DeviceAccess", "device_access", "devices_here"]
+__all__ = ["DeviceAccess", "device_access", "devices_here", "nodes_access"]
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,14 @@ def _vendor_matches(nodes: list[str], vendor: str) -> bool:
     return False
 
 
-def _nodes_access(device: Device) -> DeviceAccess:
-    return _nodes_access(device)
+def nodes_access(device: Device) -> DeviceAccess:
+    """Whether ``device``'s nodes are here (of its vendor, where it names one), and the
+    ``--device`` options that give the container the nodes it takes."""
+    nodes = _found(device.nodes)
+    if not nodes or (device.vendor and not _vendor_matches(nodes, device.vendor)):
+        return DeviceAccess(False, device.absent)
+    given = tuple(f"--device={path}" for path in _found(device.passed))
+    return DeviceAccess(True, options=(*given, *device.options))
 
 
 def devices_here(kinds: Iterable[str]) -> dict[str, tuple[str, ...]]:
@@ -51,7 +57,7 @@ def devices_here(kinds: Iterable[str]) -> dict[str, tuple[str, ...]]:
     for kind in kinds:
         device = DEVICES.get(kind)
         if kind != "cuda" and device is not None:
-            access = _nodes_access(device)
+            access = nodes_access(device)
             if access.usable:
                 out[kind] = access.options
     return out
@@ -66,4 +72,4 @@ def device_access(engine: ContainerEngine, kind: str, device: Device | None) -> 
     if kind == "cuda":
         usable = engine.gpu_usable()
         return DeviceAccess(usable, "" if usable else device.absent, gpus=usable)
-    return _nodes_access(device)
+    return nodes_access(device)
