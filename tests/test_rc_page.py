@@ -661,3 +661,16 @@ def test_the_page_in_a_real_browser(tmp_path: Path) -> None:
     keep = os.environ.get("RELEASE_RC_PAGE_SCREENSHOT")
     if keep:  # to look at it: RELEASE_RC_PAGE_SCREENSHOT=/tmp/rc-page.png
         shutil.copyfile(shot, keep)
+
+
+def test_the_accelerator_column_shows_each_rows_accelerator_old_records_as_cuda() -> None:
+    recorded = manifest()
+    rocm = recorded["variants"]["cu130"]["build"]
+    del rocm["cuda"]
+    rocm["accelerator"] = {"kind": "rocm", "version": "6.4.1"}
+    page = render(page_of(check(recorded, "a manifest with a ROCm row"), matrix=matrix()))
+    document = dom(page)
+    heads = [th.text.strip() for th in document.find("th", scope="col")]
+    assert heads[:3] == ["variant", "platform", "accelerator"]
+    cells = {td.text.strip() for td in document.find("td", **{"class": "accelerator"})}
+    assert cells == {"CUDA 12.8.1", "CUDA 12.9.1", "ROCm 6.4.1"}  # cu128's record has cuda alone
