@@ -39,9 +39,12 @@ SAMPLE_NAME = "example/tinyengine"
 TAGS = ("v0.31.0rc1", "v0.31.0rc2", "v0.31.0")
 # cu129 is built for amd64 and arm64 where arm64 is emulated here (one row each)
 ARM64 = emulation_problem("linux/arm64") is None
-VARIANTS = (
+CUDA_ROWS = (
     ("cu128", "cu129-amd64", "cu129-arm64", "cu130") if ARM64 else ("cu128", "cu129", "cu130")
 )
+VARIANTS = (*CUDA_ROWS, "rocm", "cpu")  # the story adds a ROCm and a CPU variant
+SNAPSHOTTED = ("cu130", "rocm", "cpu")  # not CUDA 12.x: the rule `!=12.*` takes them
+ACCELERATORS = {"cu128": "CUDA 12.8.1", "cu130": "CUDA 13.0.1", "rocm": "ROCm 6.4.1", "cpu": "CPU"}
 REGISTRY = registry_binary() is not None and shutil.which("skopeo") is not None
 ALLOW_HOST = (
     "--allow-host cap-add=SYS_ADMIN,cap-add=SYS_PTRACE,cap-add=NET_ADMIN,cap-add=SYS_TIME,"
@@ -61,7 +64,7 @@ IMAGE_COMMANDS = (
 def table(stdout: str) -> dict[str, dict[str, str]]:
     """The final table: variant -> column -> cell (columns are two or more spaces apart)."""
     lines = stdout.splitlines()
-    start = next(i for i, line in enumerate(lines) if re.match(r"variant +CUDA", line))
+    start = next(i for i, line in enumerate(lines) if re.match(r"variant +accelerator", line))
     header = re.split(r" {2,}", lines[start])
     rows = {}
     for line in lines[start + 1 : start + 1 + len(VARIANTS)]:
@@ -117,7 +120,8 @@ def test_the_rehearsal_tells_the_story_end_to_end(
     rows = table(out)
     for variant, row in rows.items():
         assert row["smoked"] == "passed", row
-        assert row["snapshot"] == ("passed" if variant == "cu130" else "omitted: rule `!=12.*`")
+        assert row["snapshot"] == ("passed" if variant in SNAPSHOTTED else "omitted: rule `!=12.*`")
+        assert row["accelerator"] == ACCELERATORS.get(variant, "CUDA 12.9.1"), row
         assert row["reproduce v0.31.0rc1"] == "match", row
         assert row["v0.31.0"] == ("= rc2 (registry)" if REGISTRY else "= rc2"), row
         assert (
@@ -134,7 +138,9 @@ def test_the_rehearsal_tells_the_story_end_to_end(
         assert "ok   promote copied inside the registry: no blob uploaded (0 upload" in out
         page = re.search(r"^the rc page of v0.31.0rc1: (.+)$", out, re.MULTILINE)
         assert page is not None and Path(page[1]).is_file(), out
-        assert 'data-row="cu130"' in Path(page[1]).read_text(encoding="utf-8")
+        shown = Path(page[1]).read_text(encoding="utf-8")
+        assert all(f'data-row="{row}"' in shown for row in VARIANTS)
+        assert '<td class="accelerator">ROCm 6.4.1</td>' in shown
     if ARM64:
         assert "ok   each index lists its variant's platforms (cu129: 2)" in out
 
@@ -152,7 +158,7 @@ def test_the_rehearsal_tells_the_story_end_to_end(
         assert manifest["tag"] == tag and sorted(manifest["variants"]) == sorted(VARIANTS)
         for variant, entry in manifest["variants"].items():
             snapshot = entry["snapshot"]
-            if variant == "cu130":
+            if variant in SNAPSHOTTED:
                 assert snapshot["status"] == "passed", snapshot
                 assert entry["build"]["build_args"].get("INSTALL_SNAPSHOT_RUNTIME") == "1"
             else:
@@ -237,7 +243,7 @@ def test_without_an_engine_the_git_steps_pass_and_the_image_steps_say_not_run(
         in out
     )
     for variant, row in table(out).items():
-        image_cells = {k: v for k, v in row.items() if k not in ("variant", "CUDA")}
+        image_cells = {k: v for k, v in row.items() if k not in ("variant", "accelerator")}
         expected = dict.fromkeys(image_cells, "not run")
         expected["changed base"] = "not run" if variant == "cu130" else "-"
         assert image_cells == expected, row

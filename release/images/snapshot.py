@@ -154,7 +154,7 @@ def run_snapshot(
         spec = matrix.snapshot.selector.keyed if matrix.snapshot else "(no snapshot rule)"
         raise UsageError(
             f"variant {variant.id} ({variant.accelerator.label}) has no snapshot: "
-            f"the snapshot rule cuda {spec} leaves it out"
+            f"the snapshot rule {spec} leaves it out"
         )
     data = inspected if inspected is not None else engine.inspect_image(image)
     if data is None:

@@ -7,10 +7,11 @@ Every step runs the real command as a maintainer, or an rc tester, would type it
 2. ``cut 0.31.0``; main moves on; picks: #59102 conflicts and is resolved by hand, then
    continued; #59118 (the snapshot rule ``!=12.*``) with a reason; the feature refused;
 3. ``tag``: v0.31.0rc1;
-4. its images: ``images.build`` (the 12.x variants without the snapshot runtime step,
-   cu130 with it; cu129 for linux/amd64 and, under emulation, linux/arm64),
-   ``images.smoke`` (every platform), ``images.snapshot`` (cu130 only: the rule omits the
-   others), ``images.publish`` to a release registry of the sandbox's own (Debian's
+4. its images: ``images.build`` (the CUDA 12.x variants without the snapshot runtime
+   step, cu130 and the ROCm and CPU variants, each on its own Dockerfile, with it; cu129
+   for linux/amd64 and, under emulation, linux/arm64), ``images.smoke`` (every platform;
+   each accelerator's layout on its stand-in, its device check not run),
+   ``images.snapshot`` (cu130, rocm and cpu: the rule omits the CUDA 12.x ones), ``images.publish`` to a release registry of the sandbox's own (Debian's
    docker-registry on 127.0.0.1: per platform, then one multi-arch index per tag),
    ``manifest`` (recorded as the tag's git note); ``push`` sends tags, branch and notes
    refs in one atomic push;

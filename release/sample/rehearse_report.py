@@ -271,7 +271,7 @@ def result_table(
     engine = ledger.docker.engine
     header = (
         "variant",
-        "CUDA",
+        "accelerator",
         f"built {tags.rc1}",
         f"built {tags.rc2}",
         tags.final,

@@ -7,6 +7,12 @@ images (#59118)`` every variant installs the snapshot runtime and has a snapshot
 ``cuda = "!=12.*"`` into ``[tool.release.images.snapshot]``. It lands on main after the
 cut and is picked onto ``releases/v0.31.0`` with a fix whose pick conflicts (it was
 written against a rename that stays on main). Identical inputs give identical shas.
+
+The story's engine builds for other accelerators too, as the vLLM family does: beside the
+sample's three CUDA variants, a ROCm one on ``docker/Dockerfile.rocm`` (built to its stage
+``final``) and a CPU one on ``docker/Dockerfile.cpu`` (:data:`OTHER_ACCELERATORS`, in its
+first commit). Neither is CUDA 12.x, so the snapshot rule ``!=12.*`` takes both; before
+#59118 (``>=12``, an ordered clause on CUDA) neither had a snapshot.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ __all__ = [
     "BEFORE_CUT",
     "LATE_FIX",
     "MAINTAINER",
+    "OTHER_ACCELERATORS",
     "RESOLVED_SCHEDULER",
     "RULE_ALL",
     "RULE_NOT_12",
@@ -28,7 +35,7 @@ __all__ = [
 ]
 
 VERSION = "0.31.0"
-RULE_ALL = 'cuda = ">=12"'  # before #59118: every variant gets the snapshot runtime
+RULE_ALL = 'cuda = ">=12"'  # before #59118: every CUDA variant gets the snapshot runtime
 RULE_NOT_12 = 'cuda = "!=12.*"'  # #59118: the CUDA 12.x variants leave it out
 
 MAINTAINER = ("Mira Release", "mira@example.com")
@@ -150,6 +157,23 @@ def schedule(reqs, max_batch):
 '''
 
 
+# the story engine's variants of other accelerators, after the sample's CUDA ones
+OTHER_ACCELERATORS = """
+[[tool.release.images.variants]]
+id = "rocm"
+rocm = "6.4.1"
+base-image = "rocm/dev-ubuntu-22.04:6.4.1"
+dockerfile = "docker/Dockerfile.rocm"
+target = "final"
+
+[[tool.release.images.variants]]
+id = "cpu"
+cpu = true
+base-image = "debian:bookworm-slim"
+dockerfile = "docker/Dockerfile.cpu"
+"""
+_LAST_CUDA = 'base-image = "nvidia/cuda:13.0.1-base-ubuntu24.04"\n'
+
 MULTI_ARCH = "cu129"  # the variant built for linux/amd64 and linux/arm64 (no snapshot step)
 _CU129 = 'base-image = "nvidia/cuda:12.9.1-base-ubuntu22.04"\n'
 
@@ -161,9 +185,10 @@ def make_story_engine(root: Path, *, arm64: bool = False) -> SampleEngine:
     def before_the_rule(work: Path) -> None:
         pyproject = work / "pyproject.toml"
         text = pyproject.read_text(encoding="utf-8")
-        if RULE_NOT_12 not in text or _CU129 not in text:
+        if RULE_NOT_12 not in text or _CU129 not in text or _LAST_CUDA not in text:
             raise ValueError(f"the sample engine's snapshot rule is not {RULE_NOT_12}")
         text = text.replace(RULE_NOT_12, RULE_ALL)
+        text = text.replace(_LAST_CUDA, _LAST_CUDA + OTHER_ACCELERATORS)
         if arm64:
             text = text.replace(_CU129, _CU129 + 'platforms = ["linux/amd64", "linux/arm64"]\n')
         pyproject.write_text(text, encoding="utf-8")
