@@ -772,6 +772,10 @@ def test_images_matrix_task() -> None:
     assert rows["cu129"]["sessions"] == ["build(cu129)", "smoke(cu129)"]
     assert rows["cu130"]["build_args"]["INSTALL_SNAPSHOT_RUNTIME"] == "1"
     assert "INSTALL_SNAPSHOT_RUNTIME" not in rows["cu128"]["build_args"]
+    assert rows["cu130"]["accelerator"] == {"kind": "cuda", "version": "13.0.1"}
+    assert rows["cu130"]["cuda"] == "13.0.1"
+    assert rows["cu130"]["dockerfile"] == "release/sample/engine/docker/Dockerfile"
+    assert (rows["cu130"]["context"], rows["cu130"]["target"]) == ("release/sample/engine", "")
 
 
 def test_context_files_in_pathlib_order_without_entering_ignored_directories(
