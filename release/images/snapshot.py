@@ -70,13 +70,12 @@ class SnapshotReport:
         if self.trip.log and not self.passed:
             out += [f"    | {escaped(line)}" for line in self.trip.log]
         state = self.record["state"]
-        cuda, driver = (
-            escaped(str(v)) for v in (state["cuda"].get("version.json"), state["driver"])
-        )
+        found = state["cuda"].get("version.json")
+        cuda = f"CUDA {escaped(str(found))}, " if found is not None else ""  # a CUDA image's
         out.append(
             f"  recorded: {len(state['libraries'])} shared libraries, "
-            f"{len(state['python']['packages'])} Python packages, CUDA {cuda}, "
-            f"driver: {driver} -> {escaped(str(self.path))}"
+            f"{len(state['python']['packages'])} Python packages, {cuda}"
+            f"driver: {escaped(str(state['driver']))} -> {escaped(str(self.path))}"
         )
         if self.baseline is None:
             out.append("  baseline: none (first record of this variant)")
