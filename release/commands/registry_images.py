@@ -13,7 +13,7 @@ _IMAGES = "release.commands.images"
 IMAGE_COMMANDS: tuple[Command, ...] = (
     Command(
         "images.build",
-        "Build one image per CUDA variant, skipping variants whose inputs are unchanged.",
+        "Build one image per variant, skipping variants whose inputs are unchanged.",
         (
             VARIANT,
             Option("jobs", "variants built in parallel", Kind.NUMBER, default=1),
