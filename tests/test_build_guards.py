@@ -23,6 +23,7 @@ from release.core.references import qualified_reference, repository_url
 from release.core.versions import image_tag_for, parse_version
 from release.flows.context import ReleaseContext
 from release.images.inputs import SOURCE_LABEL, input_digest
+from release.core.project_meta import project_meta
 from release.images.labels import labels_for
 from release.images.source import BuildSource, listing, read_source, with_local
 from release.images.standin import BaseImage, registry_digest
@@ -165,9 +166,67 @@ def test_labels_of_a_dirty_uncounted_build_on_a_standin() -> None:
     assert labels["org.opencontainers.image.revision"] == SHA + "-dirty"
     assert labels["org.release.dirty"] == "true"
     assert labels["org.release.shallow"] == "true"
-    assert labels["org.opencontainers.image.base.name"] == "docker.io/" + BASE_REF
+    # a stand-in says so: nothing can pull it as NVIDIA's image
+    assert labels["org.opencontainers.image.base.name"] == "local stand-in for docker.io/" + BASE_REF
     assert "org.opencontainers.image.base.digest" not in labels  # no registry digest here
     assert SOURCE_LABEL not in labels
+    assert "org.opencontainers.image.ref.name" not in labels  # no release tag it is
+
+
+def test_the_project_table_and_the_tag_label_the_image() -> None:
+    """title, description, licenses, url and vendor from [project]; ref.name the tag."""
+    meta = project_meta(
+        {
+            "project": {
+                "name": "tinyengine",
+                "description": "A tiny inference engine",
+                "license": "Apache-2.0",
+                "authors": [{"name": "The Tiny Team", "email": "team@example.org"}],
+                "urls": {"Source": "https://github.com/org/engine",
+                         "homepage": "https://tiny.example.org"},
+            }
+        }
+    )  # fmt: skip
+    base = BaseImage(BASE_REF, "sha256:" + "9" * 64, False, "pulled", "sha256:" + "b" * 64)
+    labels = labels_for(VARIANT, _source(project=meta, tag="v0.31.0rc1"), base)
+    assert {k: v for k, v in labels.items() if k.startswith("org.opencontainers.image.")} == {
+        "org.opencontainers.image.title": "tinyengine",
+        "org.opencontainers.image.description": "A tiny inference engine",
+        "org.opencontainers.image.licenses": "Apache-2.0",
+        "org.opencontainers.image.url": "https://tiny.example.org",  # Homepage first
+        "org.opencontainers.image.vendor": "The Tiny Team",
+        "org.opencontainers.image.ref.name": "v0.31.0rc1",
+        "org.opencontainers.image.version": "0.31.0rc1",
+        "org.opencontainers.image.revision": SHA,
+        "org.opencontainers.image.created": "2025-11-24T16:00:00Z",
+        "org.opencontainers.image.source": "https://github.com/org/engine",
+        "org.opencontainers.image.base.name": "docker.io/" + BASE_REF,
+        "org.opencontainers.image.base.digest": "sha256:" + "b" * 64,
+    }
+
+
+@pytest.mark.parametrize(
+    ("project", "given", "skipped"),
+    [
+        ({"name": "e", "license": {"text": "MIT"}}, {"title": "e", "licenses": "MIT"}, ()),
+        ({"name": "e", "license": {"file": "LICENSE"}}, {"title": "e"}, ()),
+        ({"name": "e", "maintainers": [{"name": "Ops"}]}, {"title": "e", "vendor": "Ops"}, ()),
+        ({"name": "e", "description": "two\nlines"}, {"title": "e"}, ("description",)),
+        ({"name": "e", "description": "\x1b]0;owned\x07"}, {"title": "e"}, ("description",)),
+        ({"name": "e", "description": "x" * 513}, {"title": "e"}, ("description",)),
+        ({"name": "e", "urls": {"Homepage": "javascript:alert(1)"}}, {"title": "e"}, ("url",)),
+        ({"name": "e", "urls": {"Documentation": "https://d.example"}},
+         {"title": "e", "url": "https://d.example"}, ()),
+        ({"name": ["not", "text"], "license": 3}, {}, ("title", "licenses")),
+        ({}, {}, ()),
+    ],
+)  # fmt: skip
+def test_what_of_the_project_table_becomes_a_label(
+    project: dict[str, object], given: dict[str, str], skipped: tuple[str, ...]
+) -> None:
+    meta = project_meta({"project": project})
+    assert meta.labels() == {f"org.opencontainers.image.{k}": v for k, v in given.items()}
+    assert meta.skipped == skipped
 
 
 def test_a_shallow_clone_whose_version_is_counted_carries_no_shallow_label() -> None:
