@@ -19,11 +19,11 @@ from packaging.version import Version
 from release.adapters.engine import ContainerEngine
 from release.adapters.git import GitRepo
 from release.core.matrix import Variant
+from release.core.project_meta import project_meta
 from release.core.references import qualified_reference, repository_url
 from release.core.versions import image_tag_for, parse_version
 from release.flows.context import ReleaseContext
 from release.images.inputs import SOURCE_LABEL, input_digest
-from release.core.project_meta import project_meta
 from release.images.labels import labels_for
 from release.images.source import BuildSource, listing, read_source, with_local
 from release.images.standin import BaseImage, registry_digest
@@ -167,7 +167,9 @@ def test_labels_of_a_dirty_uncounted_build_on_a_standin() -> None:
     assert labels["org.release.dirty"] == "true"
     assert labels["org.release.shallow"] == "true"
     # a stand-in says so: nothing can pull it as NVIDIA's image
-    assert labels["org.opencontainers.image.base.name"] == "local stand-in for docker.io/" + BASE_REF
+    assert (
+        labels["org.opencontainers.image.base.name"] == "local stand-in for docker.io/" + BASE_REF
+    )
     assert "org.opencontainers.image.base.digest" not in labels  # no registry digest here
     assert SOURCE_LABEL not in labels
     assert "org.opencontainers.image.ref.name" not in labels  # no release tag it is

@@ -64,7 +64,9 @@ class BuildSource:
     uncounted: bool = False  # an untagged HEAD whose distance from the last tag is unknown
     refusal: str = ""  # why a build of this source is refused; "" when it is not
     notices: tuple[str, ...] = ()  # what a build says once about how it read the source
-    project: ProjectMeta = field(default_factory=ProjectMeta)  # the work tree's [project]: the images' OCI labels
+    project: ProjectMeta = field(
+        default_factory=ProjectMeta
+    )  # the work tree's [project]: the images' OCI labels
     tag: str = ""  # the release tag the version is (org.opencontainers.image.ref.name)
 
     @property
