@@ -475,3 +475,28 @@ def test_refusals_and_their_flags_change_nothing(
         assert result.returncode != 0 and says in result.stderr, result.stderr
         assert lifted not in result.stderr and f"Session {session} aborted: " in result.stderr
     assert repo_state(work) == before
+
+
+def test_the_source_reads_the_tag_and_the_project_and_says_what_it_left_out(
+    tmp_path: Path,
+) -> None:
+    """Tagged v0.1.0 at HEAD: ref.name is that tag; a moved-on HEAD has none. A
+    description over two lines gives no label, and the build says so once."""
+    repo = guarded_repo(tmp_path)
+    source = read_source(ReleaseContext(tmp_path))
+    assert source.tag == "v0.1.0" and source.project.title == "guarded"
+    assert not any("OCI label" in n for n in source.notices)
+    text = (tmp_path / "pyproject.toml").read_text(encoding="utf-8")
+    write(tmp_path, "pyproject.toml", text.replace(
+        'version = "0.0.0"\n', 'version = "0.0.0"\ndescription = """one\ntwo"""\n', 1
+    ))  # fmt: skip
+    repo.run("commit", "--quiet", "-am", "A description on two lines")
+    moved = read_source(ReleaseContext(tmp_path))
+    assert moved.tag == "" and moved.version.startswith("0.1.1.dev1")
+    assert moved.project.description == "" and moved.project.skipped == ("description",)
+    assert (
+        "no OCI label for [project] description: not one line of printable text "
+        "(or not a web address)"
+    ) in moved.notices
+    assert read_source(ReleaseContext(tmp_path), "0.2.0rc1").tag == "v0.2.0rc1"  # by hand
+    assert read_source(ReleaseContext(tmp_path), "1.0.dev7").tag == ""  # ad hoc: no release's
