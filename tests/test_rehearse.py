@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tarfile
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from release.adapters.engine import ContainerEngine
 from release.adapters.git import GitRepo
 from release.adapters.registry_server import registry_binary
 from release.core.manifest import loads
-from release.sample.rehearse_images import DRIFT_LABEL, DockerSide
+from release.sample.rehearse_images import DRIFT_LABEL, OWN_PREFIX, DockerSide
 from release.sample.rehearse_report import Ledger, Tags, manifest_of, parse_verdicts, verify
 from release.sample.rehearse_terminal import Terminal, not_run_reasons
 from tests.conftest import run_cli
@@ -450,3 +451,40 @@ def test_a_changed_base_a_killed_rehearsal_left_is_untagged_and_any_other_left_a
         assert docker.image_id(base) is None  # the next build makes the base again
     finally:
         remove_repository(docker, base.split(":")[0])
+
+
+@pytest.mark.images
+def test_a_killed_rehearsals_tags_are_swept_once_its_sandbox_is_gone(
+    docker: ContainerEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What SIGKILL leaves: the record and the tags of its own. The next sweep removes
+    those whose sandbox is gone (the image another name points at stays), and leaves a
+    running or kept one's alone."""
+    monkeypatch.setenv("RELEASE_CACHE_DIR", str(tmp_path / "cache"))
+    side = DockerSide(docker, "")
+    shared = f"{unique_name()}-base:13.0.1"
+    dead, alive = (f"{uuid.uuid4().hex[:10]}" for _ in range(2))
+    try:
+        base = tiny_image(docker, shared, "the base\n", tmp_path)
+        made = {}
+        for rehearsal in (dead, alive):
+            own = f"{OWN_PREFIX}{rehearsal}/cuda:13.0.1-base-ubuntu24.04"
+            docker.tag(base, [own])
+            image = f"{OWN_PREFIX}{rehearsal}/tinyengine:v0.31.0rc1"
+            made[rehearsal] = (own, image, tiny_image(docker, image, rehearsal + "\n", tmp_path))
+            (tmp_path / rehearsal).mkdir()
+            side.record(rehearsal, tmp_path / rehearsal)
+        (tmp_path / dead).rmdir()  # its sandbox is gone: it was killed, or tidied by hand
+        assert sorted(side.sweep()) == sorted(made[dead][:2])
+        assert docker.image_id(made[dead][0]) is None and docker.image_id(made[dead][1]) is None
+        assert docker.inspect_image(made[dead][2]) is None  # its own image went with its tag
+        assert docker.image_id(shared) == base  # the shared base stays
+        assert docker.image_id(made[alive][0]) == base  # the living one's tags stay
+        assert docker.image_id(made[alive][1]) == made[alive][2]
+        assert sorted(p.name for p in (tmp_path / "cache" / "rehearsals").iterdir()) == [alive]
+        assert side.sweep() == []  # nothing left to sweep
+    finally:
+        remove_repository(docker, shared.split(":")[0])
+        for rehearsal in (dead, alive):
+            for name in ("cuda", "tinyengine"):
+                remove_repository(docker, f"{OWN_PREFIX}{rehearsal}/{name}")
