@@ -234,7 +234,9 @@ def test_a_registry_base_images_come_from_needs_no_login(engine: GitRepo, config
     outcome = run_check(engine.root)
     found = status(outcome, "registry login docker.io")
     assert found[0] is Status.NOTE, found
-    assert "none is needed to pull public base images (nvidia/cuda:12.8.1-base-ubuntu22.04" in found[1]
+    assert (
+        "none is needed to pull public base images (nvidia/cuda:12.8.1-base-ubuntu22.04" in found[1]
+    )
     assert found[1].endswith("needs docker login docker.io (release pushes nothing there)")
     assert all(i.status is not Status.PROBLEM or i.name == "Docker Engine" for i in outcome.items)
     assert "1 note(s)" in list(outcome.text())[-1]

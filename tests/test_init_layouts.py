@@ -194,7 +194,11 @@ def test_llm_compressor_has_no_images_and_its_own_spellings(tmp_path: Path) -> N
     table = proposal(outcome)
     assert "images" not in table
     assert "# No Dockerfile found that builds a release image" in outcome.table
-    assert (table["tag"], table["branch"], table["changelog"]) == ("{version}", "release-{version}", "")
+    assert (table["tag"], table["branch"], table["changelog"]) == (
+        "{version}",
+        "release-{version}",
+        "",
+    )
     said = prose(outcome)
     assert "tag: guessed from 19 of the 32 release tags" in said
     assert "not read: 0.10.0.1, 0.10.0.2, 0.10.0.3 and 10 more" in said

@@ -74,7 +74,9 @@ def test_what_is_read_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     found, unread, _ = dockerfiles(tmp_path)
     assert [f.path for f in found] == ["docker/Dockerfile", "docker/Dockerfile.cpu",
                                        "docker/Dockerfile.tpu"]  # fmt: skip
-    assert unread[0][0] == "docker/Dockerfile.rocm" and "more than the 100 read here" in unread[0][1]
+    assert (
+        unread[0][0] == "docker/Dockerfile.rocm" and "more than the 100 read here" in unread[0][1]
+    )
     assert unread[1] == ("docker/Dockerfile.xpu", "past the 3 Dockerfiles read")
     monkeypatch.setattr(tree_scan, "MAX_DOCKERFILES", 10)
     _, unread, _ = dockerfiles(tmp_path)

@@ -8,7 +8,6 @@ requirements files, changelog and the files that keep its version, as a
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from release.adapters.git import GitRepo
 from release.adapters.tree_scan import (

@@ -66,7 +66,9 @@ def guess_branch(branches: Iterable[str]) -> Guess | None:
         if ref_format_problem(template.format(version="0.31.0", major=0, minor=31)) is None:
             why = f"{len(names)} of the {len(looking)} release branches ({_listed(sorted(names))})"
             others = sorted(set(looking) - set(names))
-            return Guess("branch", template, why + (f"; not read: {_listed(others)}" if others else ""))
+            return Guess(
+                "branch", template, why + (f"; not read: {_listed(others)}" if others else "")
+            )
     return None
 
 
@@ -102,11 +104,11 @@ def guess_tags(tags: Iterable[str]) -> list[Guess]:
     scheme = _SPELLINGS[kind][1] if kind is not None else "pep440"
     if ref_format_problem(f"{prefix}0.31.0") is None and "{" not in prefix and "}" not in prefix:
         rc = _SPELLINGS[kind][2] if kind is not None else None
-        found = survey(TagTemplate(prefix + "{version}", "tag", scheme, rc or ""), tags)
-        why = f"{len(found.read)} of the {len(found.looking)} release tags ({_listed(found.read)})"
-        if found.unread:
-            why += f"; not read: {_listed(list(found.unread))}"
-            if all(t.startswith(prefix) for t in found.unread):
+        read = survey(TagTemplate(prefix + "{version}", "tag", scheme, rc or ""), tags)
+        why = f"{len(read.read)} of the {len(read.looking)} release tags ({_listed(list(read.read))})"
+        if read.unread:
+            why += f"; not read: {_listed(list(read.unread))}"
+            if all(t.startswith(prefix) for t in read.unread):
                 why += f" ({_READS})"
         out.append(Guess("tag", prefix + "{version}", why))
     if kind is not None:

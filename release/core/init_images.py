@@ -31,7 +31,10 @@ def toml_string(text: str) -> str:
 
 def comment(text: str) -> list[str]:
     """``text`` as comment lines of at most 88 characters."""
-    return ["# " + line for line in textwrap.wrap(escaped(text), 86, break_on_hyphens=False, break_long_words=False)]
+    return [
+        "# " + line
+        for line in textwrap.wrap(escaped(text), 86, break_on_hyphens=False, break_long_words=False)
+    ]
 
 
 def _toml(value: str | bool | tuple[str, ...]) -> str:

@@ -120,7 +120,9 @@ def _copied_pin(
     by_path = {p.path: p for p in pins}
     for source, line in df.copy_sources():
         pinned = by_path.get(source.removeprefix("./"))
-        for kind in _PINS if pinned is not None else ():
+        if pinned is None:
+            continue
+        for kind in _PINS:
             found = _pin(kind, DockerfileSource(src.path, ""), [pinned])
             if found is not None:
                 return kind, f"{source}, copied in at {_at(src.path, line)}, pins {found.why}"
@@ -147,9 +149,9 @@ def _kind(
     for kind, (pattern, _) in _BASES.items():
         if base and re.search(pattern, base, re.I):
             return kind, f"the base image {base}"
-    kind, why = _copied_pin(src, df, pins)
-    if kind is not None:
-        return kind, why
+    copied, why = _copied_pin(src, df, pins)
+    if copied is not None:
+        return copied, why
     if any(p in ARCH_PLATFORMS for p in parts):
         return "cpu", f"the file's name names a CPU architecture ({src.path.rsplit('/', 1)[-1]})"
     return None, (
@@ -160,7 +162,9 @@ def _kind(
 
 def _pin(kind: str, src: DockerfileSource, pins: Sequence[TextSource]) -> Told | None:
     for package in _PINS.get(kind, ()):
-        pattern = re.compile(rf"(?m)^[^#\n]*?\b{re.escape(package)}(?:\[[a-z,]+\])?==(\S+?)[\"'\s;]")
+        pattern = re.compile(
+            rf"(?m)^[^#\n]*?\b{re.escape(package)}(?:\[[a-z,]+\])?==(\S+?)[\"'\s;]"
+        )
         for source in (TextSource(src.path, src.text), *pins):
             match = pattern.search(source.text + "\n")
             if match and _VERSIONISH.match(match[1]):
@@ -348,8 +352,8 @@ def _finish(
         parts = [p for p in name_parts(v.path) if p not in set().union(*_NAME_WORDS.values())]
         if len(kinds) == 1 and parts and v is not default:
             suffix = "-".join(parts)
-            told.append(Told("tag-suffix", suffix, f"the file's name: images tagged VERSION-{suffix}"))
+            told.append(
+                Told("tag-suffix", suffix, f"the file's name: images tagged VERSION-{suffix}")
+            )
         out.append(ProposedVariant(v.id, v.path, v.kind, tuple(told), v.notes))
-    return ImagesProposal(
-        tuple(out), tuple(skipped), matrix_file, chosen, _version_arg(kept)
-    )
+    return ImagesProposal(tuple(out), tuple(skipped), matrix_file, chosen, _version_arg(kept))

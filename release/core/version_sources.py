@@ -26,20 +26,29 @@ def _shown(value: str) -> str:
     return value if _SHOWN.match(value) else "(not a version)"
 
 
+def _table(document: Mapping[str, object], key: str) -> dict[str, object]:
+    found = document.get(key)
+    return found if isinstance(found, dict) else {}
+
+
 def _pyproject(text: str) -> list[str]:
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
         return []
-    project = document.get("project") if isinstance(document.get("project"), dict) else {}
-    tool = document.get("tool") if isinstance(document.get("tool"), dict) else {}
-    requires = (document.get("build-system") or {}).get("requires") or []
-    scm = "setuptools_scm" in tool or "hatch" in tool and "vcs" in str(tool.get("hatch"))
-    scm = scm or any("setuptools_scm" in str(r).replace("-", "_") for r in requires)
+    project = _table(document, "project")
+    tool = _table(document, "tool")
+    requires = _table(document, "build-system").get("requires") or []
+    scm = "setuptools_scm" in tool or ("hatch" in tool and "vcs" in str(tool.get("hatch")))
+    scm = scm or (
+        isinstance(requires, list)
+        and any("setuptools_scm" in str(r).replace("-", "_") for r in requires)
+    )
     out = []
-    if isinstance(project.get("version"), str):
-        out.append(f"pyproject.toml: [project] version = {_shown(project['version'])}")
-    elif "version" in (project.get("dynamic") or []):
+    version, dynamic = project.get("version"), project.get("dynamic")
+    if isinstance(version, str):
+        out.append(f"pyproject.toml: [project] version = {_shown(version)}")
+    elif isinstance(dynamic, list) and "version" in dynamic:
         how = "setuptools_scm: the version is read from the git tag" if scm else "a build tool"
         out.append(f"pyproject.toml: [project] dynamic version, from {how}")
     elif scm:
@@ -60,11 +69,15 @@ def version_sources(files: Mapping[str, str]) -> list[str]:
         elif path == "setup.py":
             if "use_scm_version" in text:
                 at = _line(text, text.index("use_scm_version"))
-                out.append(f"setup.py:{at}: use_scm_version (setuptools_scm: the git tag's version)")
+                out.append(
+                    f"setup.py:{at}: use_scm_version (setuptools_scm: the git tag's version)"
+                )
             elif (found := re.search(r"\bversion\s*=\s*[\"']([^\"'\n]+)[\"']", text)) is not None:
                 out.append(f"setup.py:{_line(text, found.start())}: version = {_shown(found[1])}")
             elif (found := re.search(r"\bversion\s*=\s*([A-Za-z_][\w.]*\()", text)) is not None:
-                out.append(f"setup.py:{_line(text, found.start())}: version computed by {found[1]})")
+                out.append(
+                    f"setup.py:{_line(text, found.start())}: version computed by {found[1]})"
+                )
         elif (found := _DUNDER.search(text)) is not None:
             out.append(f"{path}:{_line(text, found.start())}: __version__ = {_shown(found[1])}")
     return out
