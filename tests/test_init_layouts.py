@@ -17,7 +17,9 @@ import pytest
 from release.adapters.git import GitRepo
 from release.commands.init import InitOutcome, InitRequest, init
 from release.commands.outcome import Run
+from release.core.dockerfile_text import parse_dockerfile
 from release.core.matrix import parse_images
+from release.core.variant_guess import DockerfileSource, propose_images
 from release.errors import ConfigError
 from tests.conftest import repo_state
 
@@ -232,3 +234,33 @@ def test_each_variant_told_whole_parses(tmp_path: Path, name: str) -> None:
     matrix = parse_images({**images, "variants": whole,
                            "default-variant": whole[0]["id"]})  # fmt: skip
     assert matrix is not None and {v.group for v in matrix.variants} == {v["id"] for v in whole}
+
+
+@pytest.mark.parametrize(
+    ("text", "target"),
+    [
+        ("FROM a AS final\nFROM final AS dev\n", "final"),
+        ("FROM a AS base\nFROM base AS app\nFROM app AS test\n", "app"),
+        ("FROM a AS base\nFROM base AS build\n", "build"),
+        ("FROM a AS vllm-openai-base\nFROM vllm-openai-base AS vllm-openai\n"
+         "FROM vllm-openai AS extra\n", "vllm-openai"),
+        ("FROM a AS only\n", None),
+        ("FROM a AS base\nFROM base\n", None),
+    ],
+)  # fmt: skip
+def test_the_stage_a_release_image_is_built_from(text: str, target: str | None) -> None:
+    (variant,) = propose_images([DockerfileSource("Dockerfile.cpu", text)]).variants
+    told = {t.key: t.value for t in variant.told}
+    assert told.get("target") == target
+
+
+def test_references_resolve_as_docker_resolves_them() -> None:
+    df = parse_dockerfile(
+        "ARG A=one\nARG EMPTY\nARG B=${A}-two\n"
+        "FROM r/${B}:${EMPTY}x${UNSET:-dflt}${A:+set} AS s\nARG C=$A/$NOPE\n"
+        "FROM s AS t\nRUN echo <<EOF\nFROM not-a-stage\nEOF\nFROM t AS u\n"
+    )
+    assert [s.name for s in df.stages] == ["s", "t", "u"]  # the here-document is no FROM
+    assert df.resolved(df.stages[0]) == "r/one-two:xdfltset"
+    assert df.value("C") is None  # $NOPE: no ARG sets it
+    assert df.origin(df.stages[2]) == ("r/one-two:xdfltset", df.stages[0])

@@ -197,14 +197,32 @@ def _version(
     return Told(kind, None, "; ".join(looked))
 
 
+_FINAL_STAGES = {"final", "release", "runtime", "prod", "production", "serve", "server"}
+_NOT_FINAL = {"base", "dev", "test", "tests", "ci", "lint", "debug", "docs", "bench", "build", "builder",
+              "sagemaker"}  # fmt: skip
+
+
+def _chosen_stage(stages: tuple[Stage, ...]) -> tuple[Stage, str]:
+    """The stage a release image is built from, and why that one."""
+    named = [s for s in stages if s.name]
+    openai = [s for s in named if s.name.lower().endswith("openai")]
+    if openai:
+        return openai[-1], "the stage named like vllm-openai"
+    final = [s for s in named if s.name.lower() in _FINAL_STAGES]
+    if final:
+        return final[-1], f"the stage named {final[-1].name.lower()}"
+    kept = [s for s in stages if not set(re.split(r"[-_.]", s.name.lower())) & _NOT_FINAL]
+    if kept and kept[-1] is not stages[-1]:
+        return kept[-1], "the last stage not named for development, tests or a build step"
+    return stages[-1], "the last stage"
+
+
 def _target(src: DockerfileSource, df: Dockerfile) -> tuple[Stage | None, Told | None]:
     if not df.stages:
         return None, None
-    openai = [s for s in df.stages if s.name.lower().endswith("openai")]
-    stage = openai[-1] if openai else df.stages[-1]
+    stage, how = _chosen_stage(df.stages)
     if len(df.stages) == 1 or not stage.name:
         return stage, None
-    how = "the stage named like vllm-openai" if openai else "the last stage"
     return stage, Told("target", stage.name, f"{how}, {_at(src.path, stage.line)}")
 
 
