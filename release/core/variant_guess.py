@@ -280,6 +280,14 @@ def _variant(src: DockerfileSource, pins: Sequence[TextSource]) -> ProposedVaria
     base_stage = df.origin(stage)[1] if stage is not None else None
     told.append(_platforms(src, base_stage))
     notes = []
+    used = {"PYTHON_VERSION", "BASE_IMAGE", *_ARGS.get(kind or "", ())}
+    others = list(dict.fromkeys(a.name for a in df.args if a.name not in used))
+    if others:
+        shown = ", ".join(others[:4]) + (f" and {len(others) - 4} more" if len(others) > 4 else "")
+        notes.append(
+            f"build-args: none proposed: the file's own ARG defaults build it; its other "
+            f"ARGs ({shown}) take build-args to change"
+        )
     system = os_of(src.path, base)
     if system:
         notes.append(f"os: {system}")
