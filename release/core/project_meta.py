@@ -80,7 +80,7 @@ def _person(project: Mapping[str, Any]) -> Any:
     return None
 
 
-def project_meta(document: Mapping[str, Any]) -> ProjectMeta:
+def project_meta(document: Mapping[str, object]) -> ProjectMeta:
     """The labels' values from a ``pyproject.toml`` document's ``[project]``."""
     project = document.get("project")
     if not isinstance(project, Mapping):
