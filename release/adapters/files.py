@@ -166,10 +166,15 @@ def read_tree_file(
 
 
 def read_tree_text(
-    root: Path, rel: str, what: str, *, error: type[ReleaseError] = UsageError
+    root: Path,
+    rel: str,
+    what: str,
+    *,
+    error: type[ReleaseError] = UsageError,
+    limit: int = MAX_TREE_FILE,
 ) -> TextFile | None:
     """:func:`read_tree_file` as UTF-8 text (a byte-order mark read past)."""
-    data = read_tree_file(root, rel, what, error=error)
+    data = read_tree_file(root, rel, what, error=error, limit=limit)
     return None if data is None else _decode(data, what, error)
 
 

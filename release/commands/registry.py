@@ -310,7 +310,8 @@ COMMANDS: tuple[Command, ...] = (
     *IMAGE_COMMANDS,
     Command(
         name="init",
-        summary="Write a commented [tool.release] into pyproject.toml, guessed from this repository.",
+        summary="Write a commented [tool.release] into pyproject.toml, guessed from this "
+        "repository's tags, files and Dockerfiles.",
         options=(
             Option(
                 "out",
@@ -333,7 +334,8 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         name="check",
-        summary="Check the configuration, git, docker, the engine and the registry login, one line each.",
+        summary="Check the configuration, the tag template, git, docker, the engine and the "
+        "registry logins, one line each.",
         options=(
             Option(
                 "tag",
