@@ -256,6 +256,12 @@ def test_out_writes_the_table_to_a_new_file_outside_the_tree(tmp_path: Path) -> 
     written = tomllib.loads(out.read_text(encoding="utf-8"))["tool"]["release"]
     assert schema_problems(written) == []
     assert (written["branch"], written["rc-spelling"]) == ("release/{version}", "-rc{n}")
-    with pytest.raises(RefusedError, match="exists already; name a new file") as err:
+    first = out.read_bytes()
+    assert first.startswith(b"# Written by release ")  # the file is the tool's, and says so
+    init(InitRequest(out=str(out)), Run(tree, lambda _: None))  # unchanged: made again
+    assert out.read_bytes() == first
+    out.write_text(first.decode() + 'remote = "upstream"\n', encoding="utf-8")  # tried by hand
+    edited = out.read_bytes()
+    with pytest.raises(RefusedError, match=r"changed since release wrote it.*--force") as err:
         init(InitRequest(out=str(out)), Run(tree, lambda _: None))
-    assert err.value.exit_code == 3
+    assert err.value.exit_code == 3 and out.read_bytes() == edited and state(tree) == before
