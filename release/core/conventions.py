@@ -105,7 +105,9 @@ def guess_tags(tags: Iterable[str]) -> list[Guess]:
     if ref_format_problem(f"{prefix}0.31.0") is None and "{" not in prefix and "}" not in prefix:
         rc = _SPELLINGS[kind][2] if kind is not None else None
         read = survey(TagTemplate(prefix + "{version}", "tag", scheme, rc or ""), tags)
-        why = f"{len(read.read)} of the {len(read.looking)} release tags ({_listed(list(read.read))})"
+        why = (
+            f"{len(read.read)} of the {len(read.looking)} release tags ({_listed(list(read.read))})"
+        )
         if read.unread:
             why += f"; not read: {_listed(list(read.unread))}"
             if all(t.startswith(prefix) for t in read.unread):
