@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from release import __version__
 from release.core.ci_config import CiSettings
 from release.core.ci_triggers import tag_kinds
+from release.core.generated import Spelling, WrittenBy, stamped
 from release.core.matrix import ImageMatrix
 from release.core.pipeline_buildkite import buildkite_pipeline as _buildkite
 from release.core.pipeline_files import pipeline_files
@@ -62,13 +64,16 @@ def github_promote(matrix: ImageMatrix, **given: Any) -> dict[str, Any] | None:
     return made[1] if len(made) > 1 else None
 
 
-def pipeline_text(
-    matrix: ImageMatrix, fmt: str, *, command: Sequence[str] = (), **given: Any
-) -> str:
-    return _text(plan_for(matrix, **given), fmt, command=command)
+def pipeline_text(matrix: ImageMatrix, fmt: str, **given: Any) -> str:
+    """The body of the rc pipeline's file (what ``release ci`` writes under its header)."""
+    return _text(plan_for(matrix, **given), fmt)
 
 
-def pipeline_texts(
-    matrix: ImageMatrix, fmt: str, *, command: Sequence[str] = (), **given: Any
-) -> dict[str, str]:
-    return pipeline_files(plan_for(matrix, **given), fmt, command=command)
+def pipeline_texts(matrix: ImageMatrix, fmt: str, **given: Any) -> dict[str, str]:
+    """The bodies of the files of ``fmt``, by name."""
+    return pipeline_files(plan_for(matrix, **given), fmt)
+
+
+def as_written(body: str, command: Sequence[str]) -> str:
+    """``body`` as ``release ci`` writes it, by ``command``: under its header."""
+    return stamped(body, Spelling.HASH, WrittenBy(__version__, tuple(command)))

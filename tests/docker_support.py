@@ -94,6 +94,9 @@ def image_env(home: Path, **extra: str) -> dict[str, str]:
             "XDG_CONFIG_HOME": str(home / ".config"),
             "RELEASE_CACHE_DIR": CACHE_DIR,
             "RELEASE_NO_PULL": "1",  # no registry is reachable in tests; stand-ins are made locally
+            # nox would write its noxfile's bytecode into the work tree, which these engines
+            # do not keep out of the build context (a .dockerignore): a build would be dirty
+            "PYTHONDONTWRITEBYTECODE": "1",
         }
     )
     env.update(extra)

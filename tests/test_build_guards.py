@@ -19,6 +19,7 @@ from release.adapters.engine import ContainerEngine
 from release.adapters.git import GitRepo
 from release.core.accelerator import Accelerator
 from release.core.matrix import Variant
+from release.core.project_meta import project_meta
 from release.core.references import qualified_reference, repository_url
 from release.core.versions import image_tag_for, parse_version
 from release.flows.context import ReleaseContext
@@ -165,9 +166,69 @@ def test_labels_of_a_dirty_uncounted_build_on_a_standin() -> None:
     assert labels["org.opencontainers.image.revision"] == SHA + "-dirty"
     assert labels["org.release.dirty"] == "true"
     assert labels["org.release.shallow"] == "true"
-    assert labels["org.opencontainers.image.base.name"] == "docker.io/" + BASE_REF
+    # a stand-in says so: nothing can pull it as NVIDIA's image
+    assert (
+        labels["org.opencontainers.image.base.name"] == "local stand-in for docker.io/" + BASE_REF
+    )
     assert "org.opencontainers.image.base.digest" not in labels  # no registry digest here
     assert SOURCE_LABEL not in labels
+    assert "org.opencontainers.image.ref.name" not in labels  # no release tag it is
+
+
+def test_the_project_table_and_the_tag_label_the_image() -> None:
+    """title, description, licenses, url and vendor from [project]; ref.name the tag."""
+    meta = project_meta(
+        {
+            "project": {
+                "name": "tinyengine",
+                "description": "A tiny inference engine",
+                "license": "Apache-2.0",
+                "authors": [{"name": "The Tiny Team", "email": "team@example.org"}],
+                "urls": {"Source": "https://github.com/org/engine",
+                         "homepage": "https://tiny.example.org"},
+            }
+        }
+    )  # fmt: skip
+    base = BaseImage(BASE_REF, "sha256:" + "9" * 64, False, "pulled", "sha256:" + "b" * 64)
+    labels = labels_for(VARIANT, _source(project=meta, tag="v0.31.0rc1"), base)
+    assert {k: v for k, v in labels.items() if k.startswith("org.opencontainers.image.")} == {
+        "org.opencontainers.image.title": "tinyengine",
+        "org.opencontainers.image.description": "A tiny inference engine",
+        "org.opencontainers.image.licenses": "Apache-2.0",
+        "org.opencontainers.image.url": "https://tiny.example.org",  # Homepage first
+        "org.opencontainers.image.vendor": "The Tiny Team",
+        "org.opencontainers.image.ref.name": "v0.31.0rc1",
+        "org.opencontainers.image.version": "0.31.0rc1",
+        "org.opencontainers.image.revision": SHA,
+        "org.opencontainers.image.created": "2025-11-24T16:00:00Z",
+        "org.opencontainers.image.source": "https://github.com/org/engine",
+        "org.opencontainers.image.base.name": "docker.io/" + BASE_REF,
+        "org.opencontainers.image.base.digest": "sha256:" + "b" * 64,
+    }
+
+
+@pytest.mark.parametrize(
+    ("project", "given", "skipped"),
+    [
+        ({"name": "e", "license": {"text": "MIT"}}, {"title": "e", "licenses": "MIT"}, ()),
+        ({"name": "e", "license": {"file": "LICENSE"}}, {"title": "e"}, ()),
+        ({"name": "e", "maintainers": [{"name": "Ops"}]}, {"title": "e", "vendor": "Ops"}, ()),
+        ({"name": "e", "description": "two\nlines"}, {"title": "e"}, ("description",)),
+        ({"name": "e", "description": "\x1b]0;owned\x07"}, {"title": "e"}, ("description",)),
+        ({"name": "e", "description": "x" * 513}, {"title": "e"}, ("description",)),
+        ({"name": "e", "urls": {"Homepage": "javascript:alert(1)"}}, {"title": "e"}, ("url",)),
+        ({"name": "e", "urls": {"Documentation": "https://d.example"}},
+         {"title": "e", "url": "https://d.example"}, ()),
+        ({"name": ["not", "text"], "license": 3}, {}, ("title", "licenses")),
+        ({}, {}, ()),
+    ],
+)  # fmt: skip
+def test_what_of_the_project_table_becomes_a_label(
+    project: dict[str, object], given: dict[str, str], skipped: tuple[str, ...]
+) -> None:
+    meta = project_meta({"project": project})
+    assert meta.labels() == {f"org.opencontainers.image.{k}": v for k, v in given.items()}
+    assert meta.skipped == skipped
 
 
 def test_a_shallow_clone_whose_version_is_counted_carries_no_shallow_label() -> None:
@@ -414,3 +475,28 @@ def test_refusals_and_their_flags_change_nothing(
         assert result.returncode != 0 and says in result.stderr, result.stderr
         assert lifted not in result.stderr and f"Session {session} aborted: " in result.stderr
     assert repo_state(work) == before
+
+
+def test_the_source_reads_the_tag_and_the_project_and_says_what_it_left_out(
+    tmp_path: Path,
+) -> None:
+    """Tagged v0.1.0 at HEAD: ref.name is that tag; a moved-on HEAD has none. A
+    description over two lines gives no label, and the build says so once."""
+    repo = guarded_repo(tmp_path)
+    source = read_source(ReleaseContext(tmp_path))
+    assert source.tag == "v0.1.0" and source.project.title == "guarded"
+    assert not any("OCI label" in n for n in source.notices)
+    text = (tmp_path / "pyproject.toml").read_text(encoding="utf-8")
+    write(tmp_path, "pyproject.toml", text.replace(
+        'version = "0.0.0"\n', 'version = "0.0.0"\ndescription = """one\ntwo"""\n', 1
+    ))  # fmt: skip
+    repo.run("commit", "--quiet", "-am", "A description on two lines")
+    moved = read_source(ReleaseContext(tmp_path))
+    assert moved.tag == "" and moved.version.startswith("0.1.1.dev1")
+    assert moved.project.description == "" and moved.project.skipped == ("description",)
+    assert (
+        "no OCI label for [project] description: not one line of printable text "
+        "(or not a web address)"
+    ) in moved.notices
+    assert read_source(ReleaseContext(tmp_path), "0.2.0rc1").tag == "v0.2.0rc1"  # by hand
+    assert read_source(ReleaseContext(tmp_path), "1.0.dev7").tag == ""  # ad hoc: no release's

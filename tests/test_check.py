@@ -212,19 +212,54 @@ def test_snapshot_privileges_criu_lacks_are_a_problem(engine: GitRepo, options: 
     assert found[0] is Status.PROBLEM and found[1].startswith("CRIU needs ")
 
 
-@pytest.mark.parametrize(
+LOGINS = pytest.mark.parametrize(
     "config",
     [None, {}, {"auths": {"ghcr.io": {"auth": "dTpw"}}}, {"auths": {"docker.io": {}}}],
     ids=["no file", "empty", "another registry", "an entry without an auth"],
 )
-def test_a_registry_without_a_login_is_a_problem(engine: GitRepo, config: object) -> None:
+
+
+def with_logins(config: object) -> None:
     path = Path.home() / ".docker" / "config.json"
     if config is None:
         path.unlink()
     else:
         path.write_text(json.dumps(config))
-    found = status(run_check(engine.root), "registry login docker.io")
-    assert found[0] is Status.PROBLEM and found[1].endswith("; docker login docker.io")
+
+
+@LOGINS
+def test_a_registry_base_images_come_from_needs_no_login(engine: GitRepo, config: object) -> None:
+    """Public bases pull without a login: a missing one is a note, and the check passes."""
+    with_logins(config)
+    outcome = run_check(engine.root)
+    found = status(outcome, "registry login docker.io")
+    assert found[0] is Status.NOTE, found
+    assert (
+        "none is needed to pull public base images (nvidia/cuda:12.8.1-base-ubuntu22.04" in found[1]
+    )
+    assert found[1].endswith("needs docker login docker.io (release pushes nothing there)")
+    assert all(i.status is not Status.PROBLEM or i.name == "Docker Engine" for i in outcome.items)
+    assert "1 note(s)" in list(outcome.text())[-1]
+
+
+@LOGINS
+def test_a_registry_release_pushes_to_without_a_login_is_a_problem(
+    engine: GitRepo, config: object
+) -> None:
+    pyproject = engine.root / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    pyproject.write_text(
+        text.replace(
+            'version-arg = "ENGINE_VERSION"\n',
+            'version-arg = "ENGINE_VERSION"\nregistry = "docker.io/example"\n',
+        )
+    )
+    with_logins(config)
+    outcome = run_check(engine.root)
+    found = status(outcome, "registry login docker.io")
+    assert found[0] is Status.PROBLEM
+    assert found[1].endswith("; release pushes images there: docker login docker.io")
+    assert outcome.exit_code == 1
 
 
 def test_a_credential_helper_is_not_checked(engine: GitRepo) -> None:
@@ -300,3 +335,57 @@ def test_check_tag_fails_when_its_version_is_tagged_on_another_commit(
     repo.run("tag", "--force", other, "HEAD")
     again = run_cli(tmp_path, "check", "--tag", mine, "--job", "build")
     assert again.code == 0 and "release builds it as 0.1.0rc1" in again.stdout, again.output
+
+
+def tagged(path: Path, *tags: str, config: str = "") -> GitRepo:
+    repo = repo_at(path)
+    for name in tags:
+        repo.run("tag", name)
+    if config:
+        (path / "pyproject.toml").write_text(f"[tool.release]\n{config}\n")
+    return repo
+
+
+def test_a_tag_template_that_reads_none_of_the_release_tags_is_a_problem(tmp_path: Path) -> None:
+    """llm-compressor tags 0.12.0 and 0.12.0.1, without a v: the default v{version} reads
+    none of them, so rc numbers and notes would start from nothing."""
+    tagged(tmp_path, "0.11.0", "0.12.0", "0.12.0.1", "latest", "ciflow/xpu/4046")
+    before = repo_state(tmp_path)
+    said = run_cli(tmp_path, "check")
+    assert said.code == 1, said.output
+    (line,) = [row for row in said.stdout.splitlines() if "tag template" in row]
+    assert line == (
+        'problem      tag template: tag = "v{version}" reads none of the 3 release tags here '
+        '(0.11.0, 0.12.0, 0.12.0.1); tag = "{version}" would read 2 of them: set it in '
+        "[tool.release]"
+    )
+    assert repo_state(tmp_path) == before
+    (tmp_path / "pyproject.toml").write_text('[tool.release]\ntag = "{version}"\n')
+    found = status(run_check(tmp_path), "tag template")
+    assert found == (
+        Status.OK, 'tag = "{version}" reads 2 of the 3 release tags here (not: 0.12.0.1)'
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("tags", "config", "expected"),
+    [
+        ((), "", (Status.OK, 'tag = "v{version}"; no release tags here yet')),
+        (("latest", "ciflow/xpu/4046", "nightly"), "", (Status.OK,
+         'tag = "v{version}"; no release tags here yet')),
+        (("v0.1", "v0.18.0-rc1", "v0.18.0"), 'rc-spelling = "-rc{n}"', (Status.OK,
+         'tag = "v{version}" reads 2 of the 3 release tags here (not: v0.1)')),
+        (("v0.1.0rc1", "engine-0.2.0"), 'tag = "release-{version}"', (Status.PROBLEM,
+         'tag = "release-{version}" reads none of the 2 release tags here (engine-0.2.0, '
+         'v0.1.0rc1); tag = "engine-{version}" would read 1 of them: set it in [tool.release]')),
+        (("0.10.0.1", "0.10.0.2"), "", (Status.PROBLEM,
+         'tag = "v{version}" reads none of the 2 release tags here (0.10.0.1, 0.10.0.2); no '
+         "PREFIX{version} template reads them (release reads X.Y.Z, X.Y.ZrcN, X.Y.Z.postN)")),
+    ],
+    ids=["no tags", "no release tags", "most read", "another prefix", "none readable"],
+)  # fmt: skip
+def test_the_tag_template_against_the_tags_here(
+    tmp_path: Path, tags: tuple[str, ...], config: str, expected: tuple[Status, str]
+) -> None:
+    tagged(tmp_path, *tags, config=config)
+    assert status(run_check(tmp_path), "tag template") == expected

@@ -33,6 +33,7 @@ from release.images.standin import BaseImage
 from tests.ci_support import (
     COMMIT,
     PINNED,
+    as_written,
     buildkite_pipeline,
     github_workflow,
     pipeline_text,
@@ -357,12 +358,10 @@ def test_ci_task_writes_each_format_and_refuses_an_unknown_one(tmp_path: Path) -
         )
         assert result.code == 0, result.stderr
         written = (tmp_path / fmt / name).read_text()
-        assert written == pipeline_text(
-            root_matrix(),
-            fmt,
-            install=pin_requirement(PIN, "--install", nox_pin(), __version__),
-            command=["release", "ci", "--format", fmt, "--install", PIN],
+        body = pipeline_text(
+            root_matrix(), fmt, install=pin_requirement(PIN, "--install", nox_pin(), __version__)
         )
+        assert written == as_written(body, ["release", "ci", "--format", fmt, "--install", PIN])
         assert "8 jobs for rc and post tags (build(cu128)" in result.stdout
         assert f"the jobs install {PIN} and {nox_pin()} (a VCS URL at a commit" in result.stdout
         assert "no promote job: no registry in [tool.release.images]" in result.stdout
@@ -434,7 +433,7 @@ def test_ci_registry_is_configuration_and_the_option_overrides_it(tmp_path: Path
     )  # fmt: skip
     assert result.code == 0, result.stderr
     written = (tmp_path / "pipeline.yml").read_text()
-    assert f"--install {PIN} --registry {REGISTRY}` from [tool.release.images]" in written
+    assert f'--install "{PIN}" --registry {REGISTRY}\n' in written  # the header says how
     steps = {s["key"]: s for s in yaml.safe_load(written)["steps"]}
     assert steps["build-cu130"]["env"]["RELEASE_CI_REGISTRY"] == REGISTRY
     assert PUSH.replace("$", "$$") in steps["build-cu130"]["command"]

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from release.core.ci_config import parse_ci
-from tests.ci_support import pipeline_texts
+from tests.ci_support import as_written, pipeline_texts
 from tests.test_ci import root_matrix
 
 SETTINGS = parse_ci(
@@ -57,7 +57,8 @@ def validate(argv: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 def written_all(tmp_path: Path, fmt: str, route: str) -> list[Path]:
-    """Every file ``release ci`` writes for ``fmt`` and ``route``."""
+    """Every file ``release ci`` writes for ``fmt`` and ``route``, as it writes them: under
+    the header that says what wrote them (a command with quotes and a ``--``)."""
     matrix = root_matrix()
     if route == "release":
         matrix = replace(matrix, registry=RELEASE_REGISTRY)
@@ -66,7 +67,15 @@ def written_all(tmp_path: Path, fmt: str, route: str) -> list[Path]:
     paths = []
     for name, text in texts.items():
         path = tmp_path / f"{fmt}-{route}-{name}"
-        path.write_text(text, encoding="utf-8")
+        given = ROUTES[route]
+        made = [
+            "release",
+            "ci",
+            "--format",
+            fmt,
+            *(["--registry", given] if given is not None else []),
+        ]
+        path.write_text(as_written(text, made), encoding="utf-8")
         paths.append(path)
     return paths
 

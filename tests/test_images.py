@@ -653,7 +653,12 @@ def test_image_labels_and_build_args(
         assert found["org.opencontainers.image.created"] == created  # the commit time, not now
         assert found["org.opencontainers.image.source"] == "https://github.com/example/tinyengine"
         base = f"nvidia/cuda:{cuda}-base-ubuntu{UBUNTU[variant]}"
-        assert found["org.opencontainers.image.base.name"] == f"docker.io/{base}"
+        standin = labels(docker, base).get("org.release.standin") == "true"
+        said = f"local stand-in for docker.io/{base}" if standin else f"docker.io/{base}"
+        assert found["org.opencontainers.image.base.name"] == said
+        assert found["org.opencontainers.image.ref.name"] == "v0.1.0rc1"  # the tag built
+        assert found["org.opencontainers.image.title"] == "tinyengine"  # from [project]
+        assert found["org.opencontainers.image.description"].startswith("A tiny inference")
         assert found.get("org.opencontainers.image.base.digest") == base_digest(docker, base)
         assert "org.release.dirty" not in found and "org.release.shallow" not in found
         assert found["org.release.variant"] == variant

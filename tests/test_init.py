@@ -62,13 +62,15 @@ def test_a_fresh_repository_without_commits_gets_a_pyproject_toml(tmp_path: Path
     repo_at(tmp_path, commit=False)
     outcome = run_init(tmp_path)
     assert outcome.created and not outcome.dry_run and outcome.exit_code == 0
-    assert table(tmp_path) == {"main-branch": "main"}
+    assert table(tmp_path) == {"main-branch": "main", "changelog": ""}
     text = (tmp_path / "pyproject.toml").read_text(encoding="utf-8")
     assert "# main-branch: guessed from the checked-out branch main\n" in text
     assert "# branch: not guessed: no release branches yet\n" in text
     assert "# No Dockerfile found" in text
+    assert "# changelog: no changelog found (CHANGELOG.md, CHANGES.md" in text
     config = load_config(tmp_path)
     assert config.main_branch == "main" and config.branch.template == "releases/v{version}"
+    assert config.changelog == ""  # tag and promote keep none
     assert load_config(tmp_path) == config
     assert tomllib.loads(uncommented(text))["tool"]["release"]["tag"] == "v{version}"
 
@@ -207,33 +209,35 @@ def test_the_sample_engine_without_its_table_gets_its_conventions_back(tmp_path:
     found = table(engine.root)
     for key in ("main-branch", "branch", "tag", "version-scheme"):
         assert found[key] == shipped_table[key], key
-    assert "changelog" not in found  # none yet: the default, which the shipped table spells
-    assert load_config(engine.root).changelog == shipped_table["changelog"]
+    assert found["changelog"] == ""  # none in the tree: none kept, not one made by release tag
     images = tomllib.loads(uncommented(text))["tool"]["release"]["images"]
     matrix = parse_images(images)
-    assert matrix is not None
+    assert matrix is not None and matrix.ids[0] == "cu130"  # from docker/Dockerfile, the main one
     shipped_images = shipped_table["images"]
     assert matrix.dockerfile == shipped_images["dockerfile"] == "docker/Dockerfile"
     assert matrix.version_arg == shipped_images["version-arg"] == "ENGINE_VERSION"
-    (variant,) = matrix.variants
-    assert (variant.id, variant.accelerator.version, variant.base_image, variant.python) == (
-        "cu130", "13.0.1", "nvidia/cuda:13.0.1-base-ubuntu24.04", "3.11",
-    )  # fmt: skip
+    (variant,) = [v for v in images["variants"] if v["id"] == "cu130"]
+    (shipped_variant,) = [v for v in shipped_images["variants"] if v["id"] == "cu130"]
+    assert variant == {**shipped_variant, "python": "3.11"}  # its id, CUDA and base
     prose = " ".join(line.removeprefix("# ") for line in text.splitlines())
-    assert "Other ARGs (torch_cuda_arch_list, INSTALL_SNAPSHOT_RUNTIME, CRIU_SUITE):" in prose
+    assert "cuda: ARG CUDA_VERSION=13.0.1, docker/Dockerfile:6" in prose
+    assert "version-arg: ARG ENGINE_VERSION=0.0.0.dev0, a placeholder" in prose
 
 
 def test_what_a_dockerfile_says_is_escaped_where_it_is_written(tmp_path: Path) -> None:
     repo_at(tmp_path)
     (tmp_path / "Dockerfile").write_text(
         'ARG CUDA_VERSION=12.9.1\nARG BASE_IMAGE=a"b\\c\x7f\nARG PYTHON_VERSION="3.12\x1b"\n'
+        "FROM ${BASE_IMAGE} AS st\x1bage\nFROM st\x1bage AS next\n"
     )
     run_init(tmp_path)
     text = (tmp_path / "pyproject.toml").read_text(encoding="utf-8")
     assert "\x7f" not in text and "\x1b" not in text
     images = tomllib.loads(uncommented(text))["tool"]["release"]["images"]
     assert images["variants"][0]["base-image"] == 'a"b\\c\x7f'
-    assert images["variants"][0]["python"] == "3.12\x1b"
+    assert images["variants"][0]["cuda"] == "12.9.1"
+    assert images["variants"][0]["target"] == "next"
+    assert "python" not in images["variants"][0]  # "3.12\x1b" is no version: not proposed
 
 
 def test_out_writes_the_table_to_a_new_file_outside_the_tree(tmp_path: Path) -> None:
@@ -252,6 +256,12 @@ def test_out_writes_the_table_to_a_new_file_outside_the_tree(tmp_path: Path) -> 
     written = tomllib.loads(out.read_text(encoding="utf-8"))["tool"]["release"]
     assert schema_problems(written) == []
     assert (written["branch"], written["rc-spelling"]) == ("release/{version}", "-rc{n}")
-    with pytest.raises(RefusedError, match="exists already; name a new file") as err:
+    first = out.read_bytes()
+    assert first.startswith(b"# Written by release ")  # the file is the tool's, and says so
+    init(InitRequest(out=str(out)), Run(tree, lambda _: None))  # unchanged: made again
+    assert out.read_bytes() == first
+    out.write_text(first.decode() + 'remote = "upstream"\n', encoding="utf-8")  # tried by hand
+    edited = out.read_bytes()
+    with pytest.raises(RefusedError, match=r"changed since release wrote it.*--force") as err:
         init(InitRequest(out=str(out)), Run(tree, lambda _: None))
-    assert err.value.exit_code == 3
+    assert err.value.exit_code == 3 and out.read_bytes() == edited and state(tree) == before

@@ -368,7 +368,7 @@ def test_a_kept_reproduce_checkout_is_never_swept(
 # -- with a Docker Engine: killed for real, then the next run ------------------------------------
 
 images = pytest.mark.images
-DUMP = f"5.{random.randint(100, 999)}"  # seconds the fake runtime's dump takes: this run's own
+DUMP = f"12.{random.randint(100, 999)}"  # seconds the fake runtime's dump takes: this run's own
 SLOW = str(random.randint(300, 599))  # seconds the slow variant's build step sleeps
 
 RUNTIME = f"""\

@@ -284,6 +284,7 @@ def run_stopped(engine: SampleEngine, skopeo: Path, *, hook: str | None = None) 
         (engine.repo.git_dir / "hooks" / hook).unlink()
     if proc.returncode in (130, 143):
         assert "re-run the same command to continue" in err, err
+    print(f"promote exited {proc.returncode}: {err}")  # shown with a failing test
     return proc.returncode
 
 

@@ -23,6 +23,7 @@ from release.adapters.git_notes import write_note
 from release.adapters.git_tags import tag_message
 from release.commands.common import as_json
 from release.core.accelerator import Accelerator
+from release.core.generated import Spelling, Standing, WrittenBy, stamped, standing
 from release.core.html_text import notes_html
 from release.core.manifest import Release, check
 from release.core.matrix import ImageMatrix, Variant
@@ -34,7 +35,7 @@ from release.flows.context import ReleaseContext
 from release.flows.rc_page import reproduce_record_path
 from release.sample import SampleEngine
 
-from .conftest import run_cli
+from .conftest import repo_state, run_cli
 from .docker_support import REQUIRE_ENV
 from .test_manifest import build, sha, smoke
 
@@ -605,6 +606,42 @@ def test_report_refuses_before_writing_anything(tagged: SampleEngine, tmp_path: 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
 
 
+def test_report_replaces_only_a_page_it_wrote_that_nobody_changed(
+    tagged: SampleEngine, tmp_path: Path
+) -> None:
+    """A page there already that release did not write (one made by hand for the GitHub
+    release), or its own changed since, is refused, naming it and --force; its own,
+    unchanged, is written again, byte for byte the same."""
+    out = tmp_path / "pages"
+    out.mkdir()
+    page = out / "v0.1.0rc1.html"
+    theirs = b"<!DOCTYPE html>\n<title>v0.1.0rc1</title>\n<p>Our own notes for rc1.</p>\n"
+    page.write_bytes(theirs)
+    before = repo_state(tagged.root)
+    refused = run_cli(tagged.root, "report", "v0.1.0rc1", "--out", str(out))
+    assert refused.code == 3, refused.output
+    assert f"{page} (not written by release)" in refused.stderr and "--force" in refused.stderr
+    assert page.read_bytes() == theirs and repo_state(tagged.root) == before
+    forced = run_cli(tagged.root, "report", "v0.1.0rc1", "--out", str(out), "--force")
+    assert forced.code == 0 and f"replaced {page} with --force" in forced.stdout, forced.output
+    written = page.read_text(encoding="utf-8")
+    assert written.startswith("<!DOCTYPE html>\n<!-- Written by release ")
+    assert "release report v0.1.0rc1\n" in written
+    assert standing(written, Spelling.HTML) is Standing.OURS
+    check_against_manifest(dom(written), json.loads(
+        tagged.repo.out("notes", "--ref=release/v0.1.0rc1", "show", "v0.1.0rc1")
+    ))  # fmt: skip
+    again = run_cli(tagged.root, "report", "v0.1.0rc1", "--out", str(out))
+    assert again.code == 0 and "replaced" not in again.stdout, again.output
+    assert page.read_text(encoding="utf-8") == written
+    page.write_text(written.replace("</h1>", " (withdrawn)</h1>", 1), encoding="utf-8")
+    edited = page.read_bytes()
+    assert edited != written.encode()
+    refused = run_cli(tagged.root, "report", "v0.1.0rc1", "--out", str(out))
+    assert refused.code == 3 and "(changed since release wrote it)" in refused.stderr
+    assert page.read_bytes() == edited and repo_state(tagged.root) == before
+
+
 # -- a real browser -------------------------------------------------------------------
 def _chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -642,9 +679,9 @@ def test_the_page_in_a_real_browser(tmp_path: Path) -> None:
     hostile = copy.deepcopy(recorded)
     hostile["variants"]["cu128"]["snapshot"]["reason"] = HOSTILE
     page = tmp_path / f"{TAG}.html"
-    page.write_text(
-        render(page_of(hostile, matrix=matrix(), notes=NOTES + HOSTILE_NOTES)), encoding="utf-8"
-    )
+    body = render(page_of(hostile, matrix=matrix(), notes=NOTES + HOSTILE_NOTES))
+    by = WrittenBy("0.1.0", ("release", "report", TAG))  # the page as release report writes it
+    page.write_text(stamped(body, Spelling.HTML, by), encoding="utf-8")
     dumped = _headless(chromium, tmp_path / "profile", "--dump-dom", page.as_uri())
     assert dumped.returncode == 0 and "</html>" in dumped.stdout, dumped.stderr[-2000:]
     document = dom(dumped.stdout)

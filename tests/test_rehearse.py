@@ -15,7 +15,11 @@ from __future__ import annotations
 import io
 import re
 import shutil
+import subprocess
+import sys
 import tarfile
+import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,14 +32,13 @@ from release.adapters.engine import ContainerEngine
 from release.adapters.git import GitRepo
 from release.adapters.registry_server import registry_binary
 from release.core.manifest import loads
-from release.sample.rehearse_images import DRIFT_LABEL, DockerSide
+from release.sample.rehearse_images import DRIFT_LABEL, OWN_PREFIX, DockerSide
 from release.sample.rehearse_report import Ledger, Tags, manifest_of, parse_verdicts, verify
-from release.sample.rehearse_terminal import Terminal
+from release.sample.rehearse_terminal import Terminal, not_run_reasons
 from tests.conftest import run_cli
-from tests.docker_support import image_env, remove_repository, unique_name
+from tests.docker_support import CACHE_DIR, image_env, remove_repository, unique_name
 
 NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent.sock"}
-SAMPLE_NAME = "example/tinyengine"
 TAGS = ("v0.31.0rc1", "v0.31.0rc2", "v0.31.0")
 # cu129 is built for amd64 and arm64 where arm64 is emulated here (one row each)
 ARM64 = emulation_problem("linux/arm64") is None
@@ -83,33 +86,68 @@ def steps(stdout: str) -> list[str]:
 
 
 @pytest.fixture
-def sample_tags(docker: ContainerEngine) -> Iterator[dict[str, str]]:
-    """The sample's image tags before the test; afterwards those it made are removed."""
-    side = DockerSide(docker, "")
-    before = side.tags(SAMPLE_NAME)
-    yield before
-    side.put_back(SAMPLE_NAME, before)
+def rehearsals(docker: ContainerEngine) -> Iterator[list[Path]]:
+    """The sandboxes the test's rehearsals kept; afterwards they are removed, and with them
+    (the next sweep's work, done here) every tag the rehearsals made."""
+    kept: list[Path] = []
+    yield kept
+    for sandbox in kept:
+        shutil.rmtree(sandbox, ignore_errors=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RELEASE_CACHE_DIR", str(CACHE_DIR))  # where the rehearsals recorded theirs
+        DockerSide(docker, "").sweep()
+
+
+def start_rehearsal(work: Path) -> subprocess.Popen[bytes]:
+    """``release rehearse --keep`` in ``work``, its output to ``work/out`` (a file: a pipe
+    nobody reads until the end would fill)."""
+    work.mkdir()
+    with (work / "out").open("wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "release", "rehearse", "--keep", "--workdir", str(work / "w")],
+            cwd=work,
+            env=image_env(work / "home"),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
 
 
 @pytest.mark.images
 @pytest.mark.slow
-@pytest.mark.serial  # its drift step re-tags a shared base; its clean-up removes by name
-def test_the_rehearsal_tells_the_story_end_to_end(
-    docker: ContainerEngine, sample_tags: dict[str, str], tmp_path: Path
+def test_two_rehearsals_at_once_on_one_engine_each_tell_the_story_end_to_end(
+    docker: ContainerEngine, rehearsals: list[Path], tmp_path: Path
 ) -> None:
+    """Two at once, on names of their own: both pass, and the sample's shared base is the
+    same image from before the first starts to after both end (looked at twice a second)."""
     base_ref = cu130_base()
     base_before = docker.image_id(base_ref)
-    result = run_cli(
-        tmp_path,
-        "rehearse",
-        "--keep",
-        "--workdir",
-        str(tmp_path / "work"),
-        env=image_env(tmp_path / "home"),
-        timeout=900,
-    )
-    out = result.stdout
-    assert result.code == 0, result.output
+    works = [tmp_path / "first", tmp_path / "second"]
+    running = [start_rehearsal(work) for work in works]
+    seen = set()
+    deadline = time.monotonic() + 1500
+    while any(r.poll() is None for r in running) and time.monotonic() < deadline:
+        seen.add(docker.image_id(base_ref))
+        time.sleep(0.5)
+    for r in running:
+        r.wait(timeout=max(1.0, deadline - time.monotonic()))
+    outputs = [(work / "out").read_text(encoding="utf-8", errors="replace") for work in works]
+    for out in outputs:
+        kept = re.search(r"^sandbox kept at (.+)$", out, re.MULTILINE)
+        if kept:
+            rehearsals.append(Path(kept[1]))
+    codes = [r.returncode for r in running]
+    assert codes == [0, 0], "\n\n".join(outputs)
+    names = {m[1] for o in outputs for m in re.finditer(r"(rehearsal-[a-z0-9]+)/tinyengine", o)}
+    assert len(names) == 2, names  # each its own
+    seen.add(docker.image_id(base_ref))
+    assert len(seen - {None}) == 1, seen  # the shared base never changed (or was made once)
+    if base_before is not None:
+        assert seen == {base_before}
+    check_the_story(docker, outputs[0])
+    check_the_story(docker, outputs[1])
+
+
+def check_the_story(docker: ContainerEngine, out: str) -> None:
     assert (
         "rehearsal passed" in out and "FAIL" not in out and "not run" not in out.split("== 10.")[1]
     )
@@ -181,8 +219,8 @@ def test_the_rehearsal_tells_the_story_end_to_end(
             refs = refs + final["variants"][variant]["build"]["tags"]
         assert {docker.image_id(ref) for ref in refs} == {image}, refs  # docker image inspect
     assert any(ref.endswith(":latest") for ref in final["variants"]["cu130"]["build"]["tags"])
-    if base_before is not None:
-        assert docker.image_id(base_ref) == base_before  # the changed base was put back
+    own_base = manifests["v0.31.0rc1"]["variants"]["cu130"]["build"]["base"]["ref"]
+    assert re.fullmatch(r"rehearsal-[a-z0-9]+/cuda:13\.0\.1-base-ubuntu24\.04", str(own_base))
 
 
 def cu130_base() -> str:
@@ -210,9 +248,13 @@ def test_without_an_engine_the_git_steps_pass_and_the_image_steps_say_not_run(
     result = run_cli(tmp_path, "rehearse", "--workdir", str(work), env=NO_ENGINE, timeout=300)
     out = result.stdout
     assert result.code == 0, result.output
+    # one reason for every check that did not run, said once
     assert re.search(
-        r"^rehearsal passed: (\d+)/\1 checks \(\d+ not run: no Docker Engine", out, re.M
-    )
+        r"^rehearsal passed: (\d+)/\1 checks \(\d+ not run: no Docker Engine answers "
+        r"\(start one: sudo dockerd >/tmp/dockerd\.log 2>&1 &\)\)$",
+        out,
+        re.M,
+    ), out
     assert "FAIL" not in out
     assert len(steps(out)) == 10
     for command in IMAGE_COMMANDS:
@@ -239,8 +281,8 @@ def test_without_an_engine_the_git_steps_pass_and_the_image_steps_say_not_run(
     ):
         assert f"ok   {check}\n" in out, check
     assert (
-        "--   the image checks (manifests, notes refs, promoted ids) (not run: no Docker Engine answers)"
-        in out
+        "--   the image checks (manifests, notes refs, promoted ids) (not run: no Docker Engine "
+        "answers (start one: sudo dockerd >/tmp/dockerd.log 2>&1 &))" in out
     )
     for variant, row in table(out).items():
         image_cells = {k: v for k, v in row.items() if k not in ("variant", "accelerator")}
@@ -326,6 +368,19 @@ def test_steps_say_the_time_since_the_start_and_checks_say_not_run() -> None:
     assert [s.seconds for s in t.steps] == [2.5, 72.5, 0.0]
     for line in ("ok   ran", "--   could not (not run: no engine)", "FAIL failed (because)"):
         assert line in said
+    assert not_run_reasons(t.checks) == "no engine"  # one reason: said as it was given
+
+
+def test_the_summary_gives_each_reason_a_check_did_not_run() -> None:
+    """Not "an image step before failed" for all: the registry's own reason, and the
+    manifest's, each counted."""
+    t = Terminal(lambda line: None, Path("/sandbox"))
+    registry = "no docker-registry here (apt-get install docker-registry)"
+    for what in ("tags resolve", "no blob uploaded", "platforms listed"):
+        t.check(what, None, registry)
+    t.check("ran", True)
+    t.check("final is rc2", None, "v0.31.0rc2 has no manifest")
+    assert not_run_reasons(t.checks) == f"{registry} (3); v0.31.0rc2 has no manifest (1)"
 
 
 def tiny_image(engine: ContainerEngine, ref: str, content: str, scratch: Path) -> str:
@@ -402,3 +457,40 @@ def test_a_changed_base_a_killed_rehearsal_left_is_untagged_and_any_other_left_a
         assert docker.image_id(base) is None  # the next build makes the base again
     finally:
         remove_repository(docker, base.split(":")[0])
+
+
+@pytest.mark.images
+def test_a_killed_rehearsals_tags_are_swept_once_its_sandbox_is_gone(
+    docker: ContainerEngine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What SIGKILL leaves: the record and the tags of its own. The next sweep removes
+    those whose sandbox is gone (the image another name points at stays), and leaves a
+    running or kept one's alone."""
+    monkeypatch.setenv("RELEASE_CACHE_DIR", str(tmp_path / "cache"))
+    side = DockerSide(docker, "")
+    shared = f"{unique_name()}-base:13.0.1"
+    dead, alive = (f"{uuid.uuid4().hex[:10]}" for _ in range(2))
+    try:
+        base = tiny_image(docker, shared, "the base\n", tmp_path)
+        made = {}
+        for rehearsal in (dead, alive):
+            own = f"{OWN_PREFIX}{rehearsal}/cuda:13.0.1-base-ubuntu24.04"
+            docker.tag(base, [own])
+            image = f"{OWN_PREFIX}{rehearsal}/tinyengine:v0.31.0rc1"
+            made[rehearsal] = (own, image, tiny_image(docker, image, rehearsal + "\n", tmp_path))
+            (tmp_path / rehearsal).mkdir()
+            side.record(rehearsal, tmp_path / rehearsal)
+        (tmp_path / dead).rmdir()  # its sandbox is gone: it was killed, or tidied by hand
+        assert sorted(side.sweep()) == sorted(made[dead][:2])
+        assert docker.image_id(made[dead][0]) is None and docker.image_id(made[dead][1]) is None
+        assert docker.inspect_image(made[dead][2]) is None  # its own image went with its tag
+        assert docker.image_id(shared) == base  # the shared base stays
+        assert docker.image_id(made[alive][0]) == base  # the living one's tags stay
+        assert docker.image_id(made[alive][1]) == made[alive][2]
+        assert sorted(p.name for p in (tmp_path / "cache" / "rehearsals").iterdir()) == [alive]
+        assert side.sweep() == []  # nothing left to sweep
+    finally:
+        remove_repository(docker, shared.split(":")[0])
+        for rehearsal in (dead, alive):
+            for name in ("cuda", "tinyengine"):
+                remove_repository(docker, f"{OWN_PREFIX}{rehearsal}/{name}")

@@ -24,7 +24,7 @@ from release.core.matrix import Variant
 from release.errors import RefusedError
 from release.images.reproduce import SUFFIX, _check_bases
 from tests.conftest import repo_state
-from tests.docker_support import interrupt_when, purge, remove_repository
+from tests.docker_support import interrupt_when, managed_leftovers, purge, remove_repository
 from tests.test_images import Repo, images
 from tests.test_images import sample as sample  # the module fixture the manifest is built on
 
@@ -256,8 +256,7 @@ def test_an_interrupted_reproduce_leaves_no_image_container_or_checkout(
     assert stopped.code == 143, stopped.output
     assert list(scratch.glob("release-reproduce*")) == []
     assert rebuilt_images(docker, tester) == []
-    running = docker.run(
-        ["ps", "--all", "--quiet", "--filter", "label=org.release.managed"], timeout=60
-    ).stdout.split()
-    assert running == []
+    # the containers of this commit's images (a container carries its image's labels):
+    # others on the engine, another test's or anyone's, are not this run's to judge
+    assert managed_leftovers(docker, tester.git("rev-parse", "HEAD"))["containers"] == []
     assert repo_state(tester.root) == before

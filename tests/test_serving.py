@@ -25,7 +25,7 @@ import pytest
 
 from release.adapters.config_file import load_config
 from release.adapters.engine import ContainerEngine
-from release.adapters.served import ServedContainer, _published_port, ask
+from release.adapters.served import ServedContainer, ask, published_port
 from release.core.matrix import parse_images
 from release.core.serving import Request, judge, parse_requests, parse_run_options
 from release.errors import ConfigError
@@ -404,7 +404,7 @@ def test_a_container_stopped_before_its_port_is_read_is_a_stop_not_a_missing_por
             timeout=120,
         )  # fmt: skip
         docker.run(["wait", name], timeout=120)
-        port = _published_port(docker, name, 8000)
+        port = published_port(docker, name, 8000)
         answer, why = ServedContainer(docker, name, port).wait_healthy(
             "/health", deadline=time.monotonic() + 5
         )

@@ -29,7 +29,7 @@ from release.flows import manifest_store
 from release.flows.manifest_store import read_parts
 from release.images.inputs import HashCache
 from release.sample import SampleEngine
-from tests.ci_support import PINNED, github_workflow, pipeline_text
+from tests.ci_support import PINNED, as_written, github_workflow, pipeline_text
 
 from .conftest import repo_state, run_cli
 from .test_build_guards import PYPROJECT as GUARDED
@@ -489,7 +489,7 @@ def test_the_header_comment_stays_a_comment_whatever_it_carries(line: str) -> No
     matrix = parse_images(sample_table())
     assert matrix is not None
     made = ["release", "ci", "--runner", f"x{line}evil: true{line}jobs: {{}}"]
-    text = pipeline_text(matrix, "github", command=made)
+    text = as_written(pipeline_text(matrix, "github"), made)
     parsed = yaml.safe_load(text)
     assert parsed == github_workflow(matrix)
     assert "evil" not in parsed

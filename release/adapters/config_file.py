@@ -28,10 +28,18 @@ from release.core.config import (
     parse_pyproject,
     release_table,
 )
+from release.core.project_meta import ProjectMeta, project_meta
 from release.core.table_names import misspelt_notices
 from release.errors import ConfigError
 
-__all__ = ["CONFIG_ENV", "CONFIG_FILE", "committed_config", "load_config", "read_config"]
+__all__ = [
+    "CONFIG_ENV",
+    "CONFIG_FILE",
+    "committed_config",
+    "load_config",
+    "read_config",
+    "tree_project",
+]
 
 CONFIG_FILE = "pyproject.toml"
 CONFIG_ENV = "RELEASE_CONFIG"  # a configuration file from outside the tree (--config)
@@ -85,6 +93,14 @@ def tree_config(root: Path) -> Config | None:
         return config_from_mapping(table) if table else None
     except ConfigError:
         return None
+
+
+def tree_project(root: Path) -> ProjectMeta:
+    """What the work tree's ``pyproject.toml`` says of the project in its ``[project]``
+    (:mod:`release.core.project_meta`), whatever ``$RELEASE_CONFIG`` says: the project is
+    the tree's. A file that does not read as TOML is refused as the configuration is."""
+    found = read_tree_text(root, CONFIG_FILE, CONFIG_FILE, error=ConfigError)
+    return project_meta(parse_pyproject(found.text, CONFIG_FILE)) if found else ProjectMeta()
 
 
 def _outside(path: Path) -> tuple[Config, tuple[str, ...]]:

@@ -16,7 +16,8 @@
   a path inside ``tree`` does not lead out of it through a symlink.
 
 - :func:`atomic_write`: the one way a file is replaced, all at once; the new file has the
-  mode of the one it replaces, or a new file's usual mode (``0o666`` less the umask).
+  mode of the one it replaces, or a new file's usual mode (``0o666`` less the umask). An
+  exclusive write makes a new file only: where one is there by then, it is left as it is.
 """
 
 from __future__ import annotations
@@ -166,10 +167,15 @@ def read_tree_file(
 
 
 def read_tree_text(
-    root: Path, rel: str, what: str, *, error: type[ReleaseError] = UsageError
+    root: Path,
+    rel: str,
+    what: str,
+    *,
+    error: type[ReleaseError] = UsageError,
+    limit: int = MAX_TREE_FILE,
 ) -> TextFile | None:
     """:func:`read_tree_file` as UTF-8 text (a byte-order mark read past)."""
-    data = read_tree_file(root, rel, what, error=error)
+    data = read_tree_file(root, rel, what, error=error, limit=limit)
     return None if data is None else _decode(data, what, error)
 
 
@@ -225,13 +231,16 @@ def _umask() -> int:
     return 0o022
 
 
-def atomic_write(path: Path, text: str | bytes, *, scratch: Path | None = None) -> None:
+def atomic_write(
+    path: Path, text: str | bytes, *, scratch: Path | None = None, exclusive: bool = False
+) -> None:
     """Replace ``path`` with ``text`` (UTF-8, or bytes as given) all at once: readers see
     the old file or the new one, never part of one. ``scratch``: a fixed name for the file
     written first (so a write cut short by a kill leaves a known file to clean up), else a
     unique one beside ``path``. The new file keeps the mode of the one it replaces, or gets
-    a new file's usual one. Raises ``OSError``; callers for whom a failed write does not
-    matter (caches) suppress it."""
+    a new file's usual one. ``exclusive``: a new file only, put in place by a hard link,
+    which fails (``FileExistsError``) where anything is at ``path``. Raises ``OSError``;
+    callers for whom a failed write does not matter (caches) suppress it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
@@ -250,7 +259,11 @@ def atomic_write(path: Path, text: str | bytes, *, scratch: Path | None = None) 
         with os.fdopen(fd, "wb") as raw:
             os.fchmod(raw.fileno(), mode)
             raw.write(data)
-        os.replace(tmp, path)
+        if exclusive:
+            os.link(tmp, path, follow_symlinks=False)
+            tmp.unlink()
+        else:
+            os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()

@@ -1,5 +1,6 @@
 """What ``release init`` reads of the repository it runs in: branch and tag names, the
-main branch, the remote, a changelog file and a Dockerfile's ``ARG``s, as a
+main branch, the remote, and, through :mod:`release.adapters.tree_scan`, its Dockerfiles,
+requirements files, changelog and the files that keep its version, as a
 :class:`~release.core.init_text.RepoFacts`. Files are read as files of the work tree
 (:mod:`release.adapters.files`): nothing is followed out of it.
 """
@@ -7,20 +8,20 @@ main branch, the remote, a changelog file and a Dockerfile's ``ARG``s, as a
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-from release.adapters.files import read_tree_text
 from release.adapters.git import GitRepo
-from release.core.conventions import dockerfile_args
+from release.adapters.tree_scan import (
+    changelog_files,
+    dockerfiles,
+    requirement_files,
+    version_files,
+)
 from release.core.init_text import RepoFacts
 from release.core.references import repository_url
-from release.errors import ReleaseError
+from release.core.version_sources import version_sources
 
-__all__ = ["CHANGELOGS", "DOCKERFILES", "read_facts"]
+__all__ = ["read_facts"]
 
-CHANGELOGS = ("CHANGELOG.md", "CHANGELOG.rst", "CHANGELOG", "CHANGES.md", "CHANGES.rst",
-              "HISTORY.md", "NEWS.md", "docs/CHANGELOG.md")  # fmt: skip
-DOCKERFILES = ("Dockerfile", "docker/Dockerfile", "Dockerfile.cuda", "docker/Dockerfile.cuda")
 _MAINS = ("main", "master", "trunk", "develop")
 
 
@@ -34,7 +35,8 @@ def read_facts(repo: GitRepo) -> RepoFacts:
     tags = [r.removeprefix("refs/tags/") for r in refs if r.startswith("refs/tags/")]
     main, main_from = _main_branch(repo, remotes, branches)
     remote = remotes[0] if remotes and "origin" not in remotes else None
-    dockerfile, text = _dockerfile(repo.root)
+    found, unread, primary = dockerfiles(repo.root)
+    changelog, other_log = changelog_files(repo.root)
     return RepoFacts(
         branches=tuple(dict.fromkeys(b for b in branches if b != "HEAD")),
         tags=tuple(tags),
@@ -42,9 +44,13 @@ def read_facts(repo: GitRepo) -> RepoFacts:
         main_from=main_from,
         remote=remote,
         image_name=_image_name(repo, remote or "origin"),
-        changelog=next((c for c in CHANGELOGS if _regular(repo.root, c)), None),
-        dockerfile=dockerfile,
-        docker_args=tuple(dockerfile_args(text)),
+        changelog=changelog,
+        other_changelog=other_log,
+        dockerfiles=tuple(found),
+        unread=tuple(unread),
+        primary_dockerfile=primary,
+        requirements=tuple(requirement_files(repo.root)) if found else (),
+        versions=tuple(version_sources(version_files(repo.root))),
     )
 
 
@@ -60,29 +66,6 @@ def _main_branch(repo: GitRepo, remotes: list[str], branches: list[str]) -> tupl
     current = repo.current_branch()
     if current:
         return current, f"the checked-out branch {current}"
-    return None, ""
-
-
-def _regular(root: Path, rel: str) -> bool:
-    path = root / rel
-    return path.is_file() and not path.is_symlink()
-
-
-def _dockerfile(root: Path) -> tuple[str | None, str]:
-    found = [c for c in DOCKERFILES if _regular(root, c)]
-    found += sorted(
-        p.relative_to(root).as_posix()
-        for pattern in ("Dockerfile*", "docker/*Dockerfile*")
-        for p in root.glob(pattern)
-        if p.is_file() and not p.is_symlink()
-    )
-    for rel in dict.fromkeys(found):
-        try:
-            text = read_tree_text(root, rel, f"the Dockerfile {rel}")
-        except ReleaseError:
-            continue
-        if text is not None:
-            return rel, text.text
     return None, ""
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from release.adapters.engine import ContainerEngine, RunResult
 from release.errors import EngineError
 
-__all__ = ["Answer", "ServedContainer", "ask", "serving_container"]
+__all__ = ["Answer", "ServedContainer", "ask", "published_port", "serving_container"]
 
 _POLL = 0.05  # seconds between two looks at a server coming up
 _LOOK = 1.0  # seconds between two questions to the engine whether the container still runs
@@ -109,7 +109,7 @@ class ServedContainer:
             time.sleep(_POLL)
 
 
-def _published_port(engine: ContainerEngine, name: str, port: int) -> int:
+def published_port(engine: ContainerEngine, name: str, port: int) -> int:
     """The host port ``port`` is published on; 0 when the container has already stopped
     (a stopped container publishes nothing: its exit is the answer, not a missing port)."""
     result = engine.run(["port", name, f"{port}/tcp"], check=False, timeout=30)
@@ -150,7 +150,7 @@ def serving_container(
     args += [*options, image, *argv]
     try:
         engine.run(args, timeout=120)
-        yield ServedContainer(engine, name, _published_port(engine, name, port))
+        yield ServedContainer(engine, name, published_port(engine, name, port))
     except BaseException:
         engine.remove_container(name)
         time.sleep(_SETTLE)  # a docker run killed just now may still have its container made

@@ -1,11 +1,15 @@
 """The invoke collection ``release`` (``inv release.cut 0.31.0``), made from the same
 declarations as the ``release`` console script, running through the same dispatcher, so
 both print the same. invoke gives each option its long spelling (``--dry-run``); the
-short letters are the console script's."""
+short letters are the console script's. invoke's flags and settings for commands run
+through it (``--dry``, ``--echo``, ``run.*`` ...) would do nothing here: a task given any
+is refused before it runs (:mod:`release.cli.invoke_settings`); ``-d`` shows a traceback
+on error as ``release --debug`` does."""
 
 from __future__ import annotations
 
 import inspect
+import logging
 from typing import Any
 
 from invoke.collection import Collection
@@ -14,7 +18,9 @@ from invoke.exceptions import Exit
 from invoke.parser.argument import Argument
 from invoke.tasks import Task
 
+from release.cli.console import error
 from release.cli.dispatch import dispatch
+from release.cli.invoke_settings import inert, refusal
 from release.commands.declare import Command, Kind, Option
 from release.commands.registry import COMMANDS
 
@@ -87,13 +93,25 @@ class _Task(Task):  # type: ignore[type-arg]
         ]
 
 
+def _refuse_inert(command: Command, c: Context) -> None:
+    """Exit 2, before anything runs, when invoke was asked for what this task ignores."""
+    found = inert(c.config, getattr(c, "remainder", ""))  # invoke 3 hands the task what follows --
+    if found:
+        dry_run = any(o.name == "dry-run" for o in command.options)
+        error(refusal(f"release.{command.name}", found, dry_run=dry_run))
+        raise Exit(code=2)
+
+
 def _task(command: Command) -> Task:  # type: ignore[type-arg]
     def body(c: Context, **values: Any) -> None:
+        _refuse_inert(command, c)
         for o in command.options:
             if o.kind == Kind.MANY:
                 given = values.get(o.dest)
                 values[o.dest] = [given] if isinstance(given, str) and given else list(given or [])
-        code = dispatch(command, values)
+        # invoke's -d (or INVOKE_DEBUG) turned its log on: a traceback too, as release --debug
+        debug = logging.getLogger("invoke").isEnabledFor(logging.DEBUG)
+        code = dispatch(command, values, debug=debug)
         if code:
             raise Exit(code=code)
 

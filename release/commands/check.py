@@ -1,6 +1,8 @@
-"""``release check``: the configuration, git, docker and BuildKit, the engine, the snapshot
-runtime's privileges, an engine repository's ``noxfile.py`` and the registry logins, one
-line each (``ok``, ``problem``, ``not checked``) with what to do; exit 1 on a problem."""
+"""``release check``: the configuration, whether its tag template reads the repository's
+release tags, git, docker and BuildKit, the engine, the snapshot runtime's privileges, an
+engine repository's ``noxfile.py`` and the registry logins, one line each (``ok``,
+``problem``, ``not checked``, ``note``) with what to do; exit 1 on a problem, and only on
+one (a note is not)."""
 
 from __future__ import annotations
 
@@ -36,10 +38,12 @@ class CheckOutcome:
     def text(self) -> Iterable[str]:
         yield from (item.line() for item in self.items)
         unchecked = sum(i.status is Status.NOT_CHECKED for i in self.items)
+        notes = sum(i.status is Status.NOTE for i in self.items)
+        more = f", {notes} note(s)" if notes else ""
         yield (
-            f"{len(self.problems)} problem(s), {unchecked} not checked"
+            f"{len(self.problems)} problem(s), {unchecked} not checked{more}"
             if self.problems
-            else f"no problems ({unchecked} not checked)"
+            else f"no problems ({unchecked} not checked{more})"
         )
 
     def document(self) -> Mapping[str, JSONValue]:

@@ -9,10 +9,19 @@ from typing import TYPE_CHECKING, cast
 from release.commands.outcome import JSONValue, Report, Run
 
 if TYPE_CHECKING:
+    from release.adapters.generated_files import Written
     from release.core.plan import Plan
     from release.flows.context import ReleaseContext
 
-__all__ = ["as_json", "context", "ids", "notices", "plan_report", "registry_option"]
+__all__ = [
+    "as_json",
+    "context",
+    "forced_lines",
+    "ids",
+    "notices",
+    "plan_report",
+    "registry_option",
+]
 
 
 def context(run: Run) -> ReleaseContext:
@@ -91,3 +100,14 @@ def plan_report(
         lines += plan_lines(plan.lines(), dry_run=dry_run, steps=len(plan.steps))
     lines += said or []
     return Report(tuple(lines), data)
+
+
+def forced_lines(written: Iterable[Written]) -> list[str]:
+    """What the output says of each file only ``--force`` let a command replace."""
+    from release.core.terminal_text import escaped
+
+    return [
+        f"replaced {escaped(str(w.path))} with --force: it was {w.before.value}"
+        for w in written
+        if w.forced
+    ]

@@ -1,5 +1,10 @@
 """What ``release`` writes for builders and CI beyond this machine (``bake``, ``ci``), and the
-rehearsal of the whole rc cycle (``rehearse``)."""
+rehearsal of the whole rc cycle (``rehearse``).
+
+Every file written here carries the header of :mod:`release.core.generated` and is
+written by :func:`~release.adapters.generated_files.write_generated`: a file there that
+release did not write, or that was changed since, is refused (exit 3, nothing of the set
+written) unless ``--force``."""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from release.commands.common import context, registry_option
+from release.commands.common import context, forced_lines, registry_option
 from release.commands.outcome import Report, Run
 from release.errors import ConfigError, RefusedError
 
@@ -35,11 +40,14 @@ class BakeRequest:
     version: str | None = None
     allow_dirty: bool = False
     allow_shallow: bool = False
+    force: bool = False
     json: bool = False
 
 
 def bake(request: BakeRequest, run: Run) -> Report:
-    from release.adapters.files import atomic_write, output_path
+    from release.adapters.files import output_path
+    from release.adapters.generated_files import Generated, write_generated, written_by
+    from release.core.generated import Spelling
     from release.images.bake import bake_json
     from release.images.source import read_source
 
@@ -54,10 +62,26 @@ def bake(request: BakeRequest, run: Run) -> Report:
         raise RefusedError(source.refusal)
     for line in source.lines():
         run.say(line)
-    atomic_write(path, bake_json(matrix, source))
+    made = ["release", "bake"]
+    made += ["--version", request.version] if request.version is not None else []
+    made += ["--allow-dirty"] if request.allow_dirty else []
+    made += ["--allow-shallow"] if request.allow_shallow else []
+    written = write_generated(
+        [Generated(path, bake_json(matrix, source), Spelling.BAKE_JSON, written_by(made))],
+        force=request.force,
+        command="release bake",
+        root=ctx.root,
+    )
     return Report(
-        (f"wrote {path}: {len(matrix.variants)} target(s) of {matrix.name}",),
-        {"path": str(path), "targets": [v.id for v in matrix.variants]},
+        (
+            f"wrote {path}: {len(matrix.variants)} target(s) of {matrix.name}",
+            *forced_lines(written),
+        ),
+        {
+            "path": str(path),
+            "targets": [v.id for v in matrix.variants],
+            "replaced": [str(w.path) for w in written if w.forced],
+        },
     )
 
 
@@ -74,6 +98,7 @@ class CiRequest:
     runner: str | None = None
     registry: str | None = None
     write_noxfile: bool = False
+    force: bool = False
     json: bool = False
 
 
@@ -141,9 +166,11 @@ def _install_line(install: ToolInstall) -> str:
 
 
 def ci(request: CiRequest, run: Run) -> Report:
-    from release.adapters.files import atomic_write, output_path
+    from release.adapters.files import output_path
+    from release.adapters.generated_files import Generated, write_generated, written_by
     from release.core.ci_config import CiSettings
     from release.core.ci_triggers import tag_kinds
+    from release.core.generated import Spelling
     from release.core.pipeline_files import pipeline_files
     from release.core.pipelines import (
         FORMATS,
@@ -182,12 +209,16 @@ def ci(request: CiRequest, run: Run) -> Report:
         tag_kinds(ctx.config.tag),
         runner,
     )
-    files = pipeline_files(plan, fmt, command=made)
-    # written once nothing can be refused any more: a refusal leaves the tree as it was
+    files = pipeline_files(plan, fmt)
+    # written once nothing can be refused any more, each checked before any is written: a
+    # refusal leaves the tree as it was
+    generated = [
+        Generated(paths[n], text, Spelling.HASH, written_by(made)) for n, text in files.items()
+    ]
     if noxfile is not None:
-        atomic_write(noxfile, NOXFILE)
-    for name, text in files.items():
-        atomic_write(paths[name], text)
+        by = written_by([*made, "--write-noxfile"])
+        generated.append(Generated(noxfile, NOXFILE, Spelling.HASH, by))
+    written = write_generated(generated, force=request.force, command="release ci", root=ctx.root)
     jobs = pipeline_jobs(matrix)
     promote = promote_job(matrix)
     first = paths[FORMATS[fmt][0]]
@@ -210,6 +241,7 @@ def ci(request: CiRequest, run: Run) -> Report:
         lines.append("push-manifest = false: a tag's manifest is left as an artifact, not recorded")
     wrote = None if noxfile is None else str(noxfile)
     lines += [f"wrote {wrote}: the image sessions the jobs run"] if wrote else []
+    lines += forced_lines(written)
     return Report(
         tuple(lines),
         {
@@ -217,6 +249,7 @@ def ci(request: CiRequest, run: Run) -> Report:
             "paths": [str(paths[n]) for n in files],
             "jobs": [j.label for j in [*jobs, *([promote] if promote else [])]],
             "noxfile": wrote,
+            "replaced": [str(w.path) for w in written if w.forced],
             "install": {
                 "kind": install.kind.name.lower(),
                 "requirement": install.line,

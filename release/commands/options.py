@@ -8,6 +8,7 @@ __all__ = [
     "ALLOW_DIRTY",
     "ALLOW_SHALLOW",
     "DRY_RUN",
+    "FORCE",
     "GUARDS",
     "JSON",
     "OFFLINE",
@@ -18,6 +19,12 @@ __all__ = [
 ]
 
 DRY_RUN = Option("dry-run", "print the plan, change nothing")
+# every file a command generates says in a header what wrote it, and the digest of the rest
+FORCE = Option(
+    "force",
+    "replace a file release did not write, or one changed since it wrote it (refused "
+    "otherwise, exit 3: a file it wrote and nobody changed is replaced freely)",
+)
 JSON = Option("json", "print a JSON document (with a schema key) instead of text")
 OFFLINE = Option("offline", "do not ask the remote")
 SIGN = Option("sign", "sign the tag (GPG or SSH, as git config says)")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from release.commands.declare import Command, Kind, Option
 from release.commands.options import (
     DRY_RUN,
+    FORCE,
     GUARDS,
     JSON,
     SIGN,
@@ -212,12 +213,15 @@ COMMANDS: tuple[Command, ...] = (
                 metavar="DIR",
                 required=True,
             ),
+            FORCE,
             JSON,
         ),
         "release.commands.report:report",
         "Made from the tag's release manifest (its note, refs/notes/release/TAG), the tag's "
         "message and the verdict of a release reproduce TAG run on this machine, if any. "
-        "Nothing on the page is fetched: no script, no external resource.",
+        "Nothing on the page is fetched: no script, no external resource. The page says in "
+        "a comment what wrote it and the sha256 of the rest: a page there already is "
+        "replaced only if release wrote it and nobody changed it since, else with --force.",
     ),
     Command(
         "rehearse",
@@ -246,12 +250,15 @@ COMMANDS: tuple[Command, ...] = (
             ),
             VERSION_AS,
             *GUARDS,
+            FORCE,
             JSON,
         ),
         f"{_FILES}:bake",
         "Each target has the args, tags and labels of images.build but the base's name and "
         "digest (known once the builder resolves the base). Run `docker buildx bake -f FILE` "
-        "at the repository's root.",
+        "at the repository's root. The file says what wrote it and the sha256 of the rest "
+        "(in the variable RELEASE_WRITTEN_BY, which no target reads): a file there already "
+        "is replaced only if release wrote it and nobody changed it since, else with --force.",
     ),
     Command(
         "ci",
@@ -298,6 +305,7 @@ COMMANDS: tuple[Command, ...] = (
             Option(
                 "write-noxfile", "write the two-line noxfile.py the jobs run, where there is none"
             ),
+            FORCE,
             JSON,
         ),
         f"{_FILES}:ci",
@@ -305,18 +313,27 @@ COMMANDS: tuple[Command, ...] = (
         "or requirements, --install, else as pip recorded this release's own install), and "
         "nox at one version; an install that cannot be pinned is refused (exit 3) with the "
         "forms that would do, and nothing is written. Every value the jobs need reaches "
-        "their lines as an environment variable, never as text of the line.",
+        "their lines as an environment variable, never as text of the line. Each file says "
+        "in a header what wrote it and the sha256 of the rest: a workflow or pipeline there "
+        "already that release did not write (a hand-written .buildkite/pipeline.yml), or "
+        "one changed since, is refused (exit 3, no file written) unless --force.",
     ),
     *IMAGE_COMMANDS,
     Command(
         name="init",
-        summary="Write a commented [tool.release] into pyproject.toml, guessed from this repository.",
+        summary="Write a commented [tool.release] into pyproject.toml, guessed from this "
+        "repository's tags, files and Dockerfiles.",
         options=(
             Option(
                 "out",
                 "write the table to this new file instead (to try with release --config FILE)",
                 Kind.TEXT,
                 metavar="FILE",
+            ),
+            Option(
+                "force",
+                "with --out: replace FILE where release did not write it, or it was changed "
+                "since (refused otherwise, exit 3)",
             ),
             DRY_RUN,
             JSON,
@@ -327,13 +344,16 @@ COMMANDS: tuple[Command, ...] = (
             "spellings, the main branch, a changelog, a Dockerfile's ARGs) and says so in a "
             "comment; the rest of pyproject.toml is kept byte for byte. A pyproject.toml "
             "that has [tool.release] already is refused (exit 3) and left as it was. With "
-            "--out FILE the table goes into FILE, a new file (an existing one is refused), "
-            "and nothing in the tree changes."
+            "--out FILE the table goes into FILE, under a header saying what wrote it and "
+            "the sha256 of the rest, and nothing in the tree changes: a FILE there already "
+            "is replaced only if release wrote it and nobody changed it since, else with "
+            "--force."
         ),
     ),
     Command(
         name="check",
-        summary="Check the configuration, git, docker, the engine and the registry login, one line each.",
+        summary="Check the configuration, the tag template, git, docker, the engine and the "
+        "registry logins, one line each.",
         options=(
             Option(
                 "tag",

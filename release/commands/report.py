@@ -4,7 +4,9 @@
 ``DIR`` is made when it is missing and its parent is a directory (nothing further up is
 made); anything but a directory there is refused, and so is anything but a regular file
 where the page goes. Both are checked before anything is read; the page is written
-atomically.
+atomically, with a comment saying what wrote it and the sha256 of the rest
+(:mod:`release.core.generated`): a page there already is replaced only where release wrote
+it and nobody changed it since, else with ``--force`` (refused, exit 3).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from release.commands.common import context
+from release.commands.common import context, forced_lines
 from release.commands.outcome import Report, Run
 from release.errors import UsageError
 
@@ -24,6 +26,7 @@ __all__ = ["ReportRequest", "page_name", "report"]
 class ReportRequest:
     tag: str
     out: str
+    force: bool = False
     json: bool = False
 
 
@@ -33,7 +36,9 @@ def page_name(tag: str) -> str:
 
 
 def report(request: ReportRequest, run: Run) -> Report:
-    from release.adapters.files import atomic_write, output_path
+    from release.adapters.files import output_path
+    from release.adapters.generated_files import Generated, write_generated, written_by
+    from release.core.generated import Spelling
     from release.core.rc_page import render
     from release.core.terminal_text import escaped
     from release.flows.published_tag import check_tag_name
@@ -45,14 +50,25 @@ def report(request: ReportRequest, run: Run) -> Report:
     path = output_path(directory / page_name(request.tag), "--out", tree=ctx.root, made=True)
     page = gather(ctx, request.tag)
     directory.mkdir(exist_ok=True)
-    atomic_write(path, render(page))
+    by = written_by(["release", "report", request.tag])
+    written = write_generated(
+        [Generated(path, render(page), Spelling.HTML, by)],
+        force=request.force,
+        command="release report",
+        root=ctx.root,
+    )
     said = f"{len(page.rows)} image(s) of {page.image}" + (
         "" if page.reproduced else ", reproduce not run here"
     )
     return Report(
-        (*(f"note: {escaped(n)}" for n in page.notices), f"wrote {path} ({escaped(said)})"),
+        (
+            *(f"note: {escaped(n)}" for n in page.notices),
+            f"wrote {path} ({escaped(said)})",
+            *forced_lines(written),
+        ),
         {
             "path": str(path),
+            "replaced": [str(w.path) for w in written if w.forced],
             "tag": request.tag,
             "rows": [r.id for r in page.rows],
             "reproduced": page.reproduced,

@@ -1,7 +1,7 @@
 """What a repository's names say about its release conventions, for ``release init``:
-release branches (``releases/v0.13.0``, ``release/2.5``), tag spellings (``v0.13.0rc1``,
-``v2.5.0-rc1``, ``v1.0.0-rc.1``), a Dockerfile's ``ARG``s. Each guess says what it was
-guessed from. A spelling the configuration cannot express is a note, never a value.
+release branches (``releases/v0.13.0``, ``release/2.5``, ``release-0.10.0``) and tag
+spellings (``v0.13.0rc1``, ``v2.5.0-rc1``, ``v1.0.0-rc.1``, ``0.12.0``). Each guess says
+what it was guessed from and how many of the release-looking names it reads. A spelling the configuration cannot express is a note, never a value.
 Pure: the names are read by :mod:`release.adapters.repo_facts`.
 """
 
@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from release.core.tag_survey import survey
 from release.core.versions import TagTemplate, ref_format_problem
 from release.errors import ConfigError
 
-__all__ = ["DockerArg", "Guess", "dockerfile_args", "expand", "guess_branch", "guess_tags"]
+__all__ = ["Guess", "guess_branch", "guess_tags"]
 
 _BRANCH = re.compile(r"^(?P<prefix>.*release[s]?[/_-]v?)(?P<version>\d+\.\d+(?:\.\d+)?)$", re.I)
 _TAG = re.compile(r"^(?P<prefix>[A-Za-z_./-]*?)(?P<base>\d+\.\d+\.\d+)(?P<suffix>.*)$")
@@ -27,7 +28,7 @@ _SPELLINGS: dict[str, tuple[re.Pattern[str], str, str | None]] = {
     "X.Y.Z-rcN": (re.compile(r"^-rc(?P<n>\d+)$"), "pep440", "-rc{n}"),  # PyTorch's
 }
 _FINAL = re.compile(r"^(?:\.post\d+)?$")
-_ARG = re.compile(r"^\s*ARG\s+(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:=(?P<value>.*?))?\s*$", re.I)
+_READS = "release reads X.Y.Z, X.Y.ZrcN and X.Y.Z.postN"
 
 
 @dataclass(frozen=True)
@@ -46,8 +47,11 @@ def _listed(names: list[str], limit: int = 3) -> str:
 
 
 def guess_branch(branches: Iterable[str]) -> Guess | None:
-    """The release branch template most of the release-looking branch names follow."""
+    """The release branch template most of the release-looking branch names follow, and
+    how many of them it reads."""
     seen: dict[str, list[str]] = {}
+    branches = list(branches)
+    looking = [b for b in branches if b.lower().startswith("release") and re.search(r"\d", b)]
     for name in branches:
         match = _BRANCH.match(name)
         if match is None or any(c in match["prefix"] for c in "{}"):
@@ -60,7 +64,11 @@ def guess_branch(branches: Iterable[str]) -> Guess | None:
         except ConfigError:
             continue
         if ref_format_problem(template.format(version="0.31.0", major=0, minor=31)) is None:
-            return Guess("branch", template, f"the release branches {_listed(sorted(names))}")
+            why = f"{len(names)} of the {len(looking)} release branches ({_listed(sorted(names))})"
+            others = sorted(set(looking) - set(names))
+            return Guess(
+                "branch", template, why + (f"; not read: {_listed(others)}" if others else "")
+            )
     return None
 
 
@@ -68,6 +76,7 @@ def guess_tags(tags: Iterable[str]) -> list[Guess]:
     """``tag``, ``version-scheme``, ``rc-spelling`` and ``first-rc`` as the release tags
     spell them."""
     prefixes: Counter[str] = Counter()
+    tags = list(tags)
     tags_seen: list[str] = []
     spellings: dict[str, list[str]] = {}
     rc_numbers: list[int] = []
@@ -93,9 +102,17 @@ def guess_tags(tags: Iterable[str]) -> list[Guess]:
     tagged = sorted(n for names in spellings.values() for n in names)
     kind = max(spellings, key=lambda k: len(spellings[k])) if spellings else None
     scheme = _SPELLINGS[kind][1] if kind is not None else "pep440"
-    finals = sorted(n for n in tags_seen if n not in tagged)
     if ref_format_problem(f"{prefix}0.31.0") is None and "{" not in prefix and "}" not in prefix:
-        out.append(Guess("tag", prefix + "{version}", f"the tags {_listed(tagged + finals)}"))
+        rc = _SPELLINGS[kind][2] if kind is not None else None
+        read = survey(TagTemplate(prefix + "{version}", "tag", scheme, rc or ""), tags)
+        why = (
+            f"{len(read.read)} of the {len(read.looking)} release tags ({_listed(list(read.read))})"
+        )
+        if read.unread:
+            why += f"; not read: {_listed(list(read.unread))}"
+            if all(t.startswith(prefix) for t in read.unread):
+                why += f" ({_READS})"
+        out.append(Guess("tag", prefix + "{version}", why))
     if kind is not None:
         out.append(Guess("version-scheme", scheme, f"the rc tags {_listed(spellings[kind])}"))
         rc = _SPELLINGS[kind][2]
@@ -105,36 +122,3 @@ def guess_tags(tags: Iterable[str]) -> list[Guess]:
             zero = [n for n in tagged if n.endswith(("rc0", "rc.0"))]
             out.append(Guess("first-rc", 0, f"the rc tags that start at 0: {_listed(zero)}"))
     return out
-
-
-@dataclass(frozen=True)
-class DockerArg:
-    name: str
-    default: str | None  # as written, ${OTHER} references and all
-
-
-def dockerfile_args(text: str) -> list[DockerArg]:
-    """The ``ARG`` instructions of a Dockerfile, each name once (its first default)."""
-    found: dict[str, DockerArg] = {}
-    for line in text.splitlines():
-        match = _ARG.match(line)
-        if match is None:
-            continue
-        name, value = match["name"], match["value"]
-        if value is not None and len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        if name not in found or found[name].default is None:
-            found[name] = DockerArg(name, value)
-    return list(found.values())
-
-
-def expand(value: str, known: Mapping[str, str | None]) -> str:
-    """``value`` with ``${NAME}`` and ``$NAME`` replaced by the defaults ``known`` has."""
-
-    def one(match: re.Match[str]) -> str:
-        found = known.get(match["a"] or match["b"])
-        return found if found is not None else match[0]
-
-    return re.sub(
-        r"\$\{(?P<a>[A-Za-z_][A-Za-z0-9_]*)\}|\$(?P<b>[A-Za-z_][A-Za-z0-9_]*)", one, value
-    )

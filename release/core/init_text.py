@@ -1,22 +1,22 @@
 """The ``[tool.release]`` table ``release init`` writes: the guesses of
 :mod:`release.core.conventions` as TOML, each after a comment saying what it was guessed
-from, and a commented ``[tool.release.images]`` skeleton made from a Dockerfile's
-``ARG``s. Pure: :mod:`release.adapters.repo_facts` reads the repository.
+from; ``changelog`` as the repository has one (``""``, keep none, where it has none); a
+comment on where the version is kept; and the image matrix proposed from its Dockerfiles,
+commented (:mod:`release.core.init_images`). Pure: :mod:`release.adapters.repo_facts`
+reads the repository.
 """
 
 from __future__ import annotations
 
-import re
-import textwrap
 from dataclasses import dataclass
 
-from release.core.conventions import DockerArg, Guess, expand, guess_branch, guess_tags
-from release.core.terminal_text import escaped
+from release.core.conventions import Guess, guess_branch, guess_tags
+from release.core.init_images import comment, images_lines, toml_string
+from release.core.variant_guess import DockerfileSource, TextSource, propose_images
 
-__all__ = ["RepoFacts", "render_table", "toml_string"]
+__all__ = ["LOOKED", "RepoFacts", "render_table", "toml_string"]
 
-# ARGs the matrix sets from a variant's keys (ImageMatrix.build_args_for)
-_VARIANT_ARGS = {"CUDA_VERSION": "cuda", "BASE_IMAGE": "base-image", "PYTHON_VERSION": "python"}
+LOOKED = "looked in the root, docker/, .cd/ and one level of folders below them"
 
 
 @dataclass(frozen=True)
@@ -29,28 +29,17 @@ class RepoFacts:
     main_from: str = ""  # what the main branch was read from
     remote: str | None = None  # set only when it is not "origin"
     image_name: str = ""  # a guess for the images' name (org/repo)
-    changelog: str | None = None
-    dockerfile: str | None = None
-    docker_args: tuple[DockerArg, ...] = ()
-
-
-def toml_string(text: str) -> str:
-    """``text`` as a TOML basic string: quotes, backslashes and control characters escaped."""
-
-    def one(match: re.Match[str]) -> str:
-        c = match[0]
-        return {'"': '\\"', "\\": "\\\\"}.get(c) or f"\\u{ord(c):04x}"
-
-    return '"' + re.sub(r'["\\\x00-\x1f\x7f]', one, text) + '"'
+    changelog: str | None = None  # a Markdown changelog
+    other_changelog: str | None = None  # one in another format, where there is no Markdown one
+    dockerfiles: tuple[DockerfileSource, ...] = ()
+    unread: tuple[tuple[str, str], ...] = ()  # Dockerfiles not read, and why
+    primary_dockerfile: str | None = None
+    requirements: tuple[TextSource, ...] = ()
+    versions: tuple[str, ...] = ()  # where the version is kept, one line each
 
 
 def _value(value: str | int) -> str:
     return str(value) if isinstance(value, int) else toml_string(value)
-
-
-def _comment(text: str) -> list[str]:
-    """``text`` as comment lines of at most 88 characters."""
-    return ["# " + line for line in textwrap.wrap(escaped(text), 86, break_on_hyphens=False)]
 
 
 def guesses(facts: RepoFacts) -> list[Guess]:
@@ -65,7 +54,22 @@ def guesses(facts: RepoFacts) -> list[Guess]:
     out += tags or [Guess("tag", None, "no release tags yet")]
     if facts.changelog:
         out.append(Guess("changelog", facts.changelog, f"the file {facts.changelog}"))
+    else:
+        out.append(Guess("changelog", "", _no_changelog(facts)))
     return out
+
+
+def _no_changelog(facts: RepoFacts) -> str:
+    if facts.other_changelog:
+        return (
+            f"no Markdown changelog ({facts.other_changelog} is not one: release writes Keep "
+            "a Changelog Markdown); release tag and promote keep none (name a .md file to "
+            "keep one)"
+        )
+    return (
+        "no changelog found (CHANGELOG.md, CHANGES.md, HISTORY.md, NEWS.md, any case, here "
+        "or in docs/); release tag and promote keep none (name a file to keep one)"
+    )
 
 
 _DEFAULTS = {
@@ -85,60 +89,31 @@ def render_table(facts: RepoFacts, *, newline: str = "\n") -> tuple[str, list[Gu
     ]
     for guess in made:
         if guess.value is None:
-            lines += _comment(f"{guess.key}: not guessed: {guess.why}")
+            lines += comment(f"{guess.key}: not guessed: {guess.why}")
             if guess.key in _DEFAULTS:
                 lines.append(f"# {guess.key} = {_DEFAULTS[guess.key]}  # the default")
             continue
-        lines += _comment(f"{guess.key}: guessed from {guess.why}")
+        lines += comment(f"{guess.key}: {'' if guess.value == '' else 'guessed from '}{guess.why}")
         lines.append(f"{guess.key} = {_value(guess.value)}")
-    if not facts.changelog:
-        lines.append('# changelog = "CHANGELOG.md"  # the default (no changelog file found)')
+    lines += _versions(facts)
     lines += _images(facts)
     return newline.join(lines) + newline, made
 
 
-def _images(facts: RepoFacts) -> list[str]:
-    if facts.dockerfile is None:
-        return ["", "# No Dockerfile found: an image matrix goes in [tool.release.images]."]
-    args = {a.name: a.default for a in facts.docker_args}
-    shown = ", ".join(args) or "none"
-    lines = [
-        "",
-        *_comment(f"The image matrix, a skeleton from {facts.dockerfile}'s ARGs ({shown}):"),
-        "# uncomment it, then add one [[tool.release.images.variants]] per CUDA variant.",
-        "# [tool.release.images]",
-        f"# name = {toml_string(facts.image_name or 'org/engine')}",
-        f"# dockerfile = {toml_string(facts.dockerfile)}",
-    ]
-    version_arg = next((n for n in args if n.endswith("VERSION") and n not in _VARIANT_ARGS), None)
-    if version_arg:
-        lines += _comment(f"version-arg: the ARG {version_arg} receives the version built")
-        lines.append(f"# version-arg = {toml_string(version_arg)}")
-    cuda = expand(args.get("CUDA_VERSION") or "", args) or None
-    base = expand(args.get("BASE_IMAGE") or "", args) or None
-    lines.append("# [[tool.release.images.variants]]")
-    if cuda and re.fullmatch(r"\d+\.\d+(\.\d+)*", cuda):
-        major, minor = cuda.split(".")[:2]
-        lines.append(f"# id = {toml_string(f'cu{major}{minor}')}")
-        lines += _comment(f"cuda: the default of ARG CUDA_VERSION ({cuda})")
-        lines.append(f"# cuda = {toml_string(cuda)}")
-    else:
-        lines.append('# id = "cu130"')
-        lines.append("# cuda: no ARG CUDA_VERSION with a default; the variant's CUDA version")
-        lines.append('# cuda = "13.0.1"')
-    if base and "$" not in base:
-        lines += _comment("base-image: the default of ARG BASE_IMAGE")
-        lines.append(f"# base-image = {toml_string(base)}")
-    else:
-        lines.append("# base-image: no ARG BASE_IMAGE with a default; the variant's base image")
-        lines.append('# base-image = "nvidia/cuda:13.0.1-base-ubuntu24.04"')
-    python = args.get("PYTHON_VERSION")
-    if python and "$" not in python:
-        lines.append(f"# python = {toml_string(python)}")
-    rest = [n for n in args if n not in _VARIANT_ARGS and n != version_arg]
-    if rest:
-        lines += _comment(
-            f"Other ARGs ({', '.join(rest)}): set them in build-args of the images table "
-            "(all variants) or of a variant."
+def _versions(facts: RepoFacts) -> list[str]:
+    if not facts.versions:
+        return comment(
+            "The version: not found in version.txt, pyproject.toml, setup.py or a "
+            "package's __version__; release reads it from the tags."
         )
+    lines = comment("The version is kept here (said only; release reads it from the tags):")
+    return lines + [line for found in facts.versions for line in comment(f"  {found}")]
+
+
+def _images(facts: RepoFacts) -> list[str]:
+    proposal = propose_images(facts.dockerfiles, facts.requirements, facts.primary_dockerfile)
+    lines = images_lines(proposal, facts.image_name or "org/engine", LOOKED)
+    if facts.unread:
+        shown = "; ".join(f"{path} ({why})" for path, why in facts.unread)
+        lines[1:1] = comment(f"Not read: {shown}.")
     return lines

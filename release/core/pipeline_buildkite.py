@@ -160,9 +160,9 @@ def buildkite_pipeline(plan: Plan) -> dict[str, Any]:
     return {"steps": steps}
 
 
-def buildkite_text(plan: Plan, made: str) -> str:
+def buildkite_text(plan: Plan) -> str:
     header = [
-        f"Made by `{made}` from [tool.release.images] and [tool.release.ci].",
+        "Made from [tool.release.images] and [tool.release.ci].",
         "Make it again after the matrix changes; do not edit it by hand.",
         "rc and post tags (and branches): build, smoke and snapshot each image, publish,",
         "then record the manifest as the tag's note; final tags: promote only.",

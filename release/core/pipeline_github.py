@@ -203,10 +203,10 @@ def github_workflows(plan: Plan) -> list[dict[str, Any]]:
     return [images, final]
 
 
-def github_texts(plan: Plan, made: str) -> list[str]:
+def github_texts(plan: Plan) -> list[str]:
     pinned = [f"{repo} {version}" for repo, _, version in ACTIONS.values()]
     header = [
-        f"Made by `{made}` from [tool.release.images] and [tool.release.ci].",
+        "Made from [tool.release.images] and [tool.release.ci].",
         "Make it again after the matrix changes; do not edit it by hand.",
         "Actions pinned by commit: " + ", ".join(pinned[:2]) + ",",
         ", ".join(pinned[2:]) + ".",

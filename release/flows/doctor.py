@@ -1,6 +1,6 @@
-"""``release check``'s items, read from the world: the configuration, git, the docker CLI
-and the engine, the snapshot runtime's privileges, an engine repository's ``noxfile.py``,
-the registry logins. Each item is ``ok`` only when it was checked; a check that cannot
+"""``release check``'s items, read from the world: the configuration, whether its tag
+template reads the repository's tags, git, the docker CLI and the engine, the snapshot
+runtime's privileges, an engine repository's ``noxfile.py``, the registry logins. Each item is ``ok`` only when it was checked; a check that cannot
 run here says ``not checked`` and why (:mod:`release.core.doctor`).
 """
 
@@ -22,12 +22,15 @@ from release.core.config import Config, parse_pyproject, release_table
 from release.core.config_schema import schema_problems
 from release.core.doctor import (
     Item,
+    RegistryUse,
     git_version_item,
     not_checked,
+    note,
     ok,
     problem,
-    registries,
+    registry_uses,
     snapshot_privileges,
+    tag_template_item,
 )
 from release.core.terminal_text import escaped
 from release.errors import EngineError, ReleaseError
@@ -49,6 +52,9 @@ def check_items(root: Path, env: Mapping[str, str] | None = None) -> list[Item]:
     where = repo.root if repo is not None else root
     config, config_items = _config(where)
     items += config_items
+    if repo is not None and config is not None:
+        tags = [r.removeprefix("refs/tags/") for r in repo.refs() if r.startswith("refs/tags/")]
+        items.append(tag_template_item(config.tag, tags))
     items += _git_state(repo)
     items += _docker(env)
     items += _images(where, config, env)
@@ -154,7 +160,7 @@ def _images(root: Path, config: Config | None, env: Mapping[str, str]) -> list[I
                 "a dump fails)",
             )
         )
-    items += [_login(host, env) for host in registries(matrix)]
+    items += [_login(use, env) for use in registry_uses(matrix)]
     if matrix.registry:
         found = shutil.which("skopeo")
         items.append(
@@ -194,7 +200,8 @@ def _noxfile(root: Path) -> Item:
     return ok("noxfile.py", f"calls {NOXFILE_CALL} (nox -s build, smoke, snapshot)")
 
 
-def _login(host: str, env: Mapping[str, str]) -> Item:
+def _login(use: RegistryUse, env: Mapping[str, str]) -> Item:
+    host = use.host
     name = f"registry login {escaped(host)}"
     if host.split(":")[0] in ("localhost", "127.0.0.1", "[::1]"):
         return not_checked(name, "a registry on this machine; whether it asks a login is its own")
@@ -208,4 +215,11 @@ def _login(host: str, env: Mapping[str, str]) -> Item:
     if login is Login.HELPER:
         return not_checked(name, f"docker-credential-{escaped(helper)} keeps it; not asked")
     where = f"{path} has no login for it" if login is Login.NONE else f"there is no {path}"
-    return problem(name, f"{where}; docker login {escaped(host)}")
+    if not use.pushed:
+        bases = ", ".join(escaped(b) for b in use.bases[:2])
+        return note(
+            name,
+            f"{where}; none is needed to pull public base images ({bases}); a private one "
+            f"needs docker login {escaped(host)} (release pushes nothing there)",
+        )
+    return problem(name, f"{where}; release pushes images there: docker login {escaped(host)}")

@@ -2,7 +2,10 @@
 
 Before it changes anything a run writes its journal (:mod:`release.flows.task_journal`);
 when it is done the journal is cleared. A run that fails rolls the branch back itself
-(tag deleted, branch reset, a changelog it created removed) and says so. A run that was
+(tag deleted, branch reset, a changelog it created removed) and says so. The changelog
+is the maintainers' file once created, edited in place by its sections; carrying no
+header, it is created only where there is none, by an exclusive write: a file that
+appears there while the run works is left as it is and the run refused. A run that was
 killed leaves the journal, and the next run of the command reads it first:
 
 - the tag exists: the killed run's work is done but for what follows the tag (promote's
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from release.adapters.files import atomic_write
@@ -95,11 +99,34 @@ def changelog_message(ctx: ReleaseContext, name: str) -> str:
 
 def _write_changelog(ctx: ReleaseContext, text: str, name: str) -> None:
     """Write, stage and commit the changelog (the file replaced whole; its scratch copy
-    kept under ``.git/release/``, so a kill leaves nothing in the work tree)."""
+    kept under ``.git/release/``, so a kill leaves nothing in the work tree). A committed
+    changelog is edited in place; one that is not committed is created, never replaced."""
     scratch = ctx.repo.git_dir / "release" / "changelog.tmp"
-    atomic_write(ctx.root / ctx.config.changelog, text, scratch=scratch)
+    path = ctx.root / ctx.config.changelog
+    if ctx.repo.worktree.is_tracked(ctx.config.changelog):
+        atomic_write(path, text, scratch=scratch)
+    else:
+        _create_changelog(ctx, text, scratch)
     ctx.repo.add(ctx.config.changelog)
     ctx.repo.commit(changelog_message(ctx, name), cleanup="strip")
+
+
+def _create_changelog(ctx: ReleaseContext, text: str, scratch: Path) -> None:
+    """The changelog's first creation: only where there is none (or the one a killed run
+    of this command created). A file that appeared since the run looked is someone's: it is
+    left as it is, and the run refused (and rolled back)."""
+    rel = ctx.config.changelog
+    found = ctx.tree_text(rel, "changelog")
+    if found is not None and found.restore(found.text) == text:
+        return
+    try:
+        atomic_write(ctx.root / rel, text, scratch=scratch, exclusive=True)
+    except FileExistsError:
+        raise RefusedError(
+            f"{rel} is there now, not committed, and release did not write it: a changelog "
+            "is created only where there is none, never replaced; commit it (release then "
+            "adds its sections to it) or move it away, then run again"
+        ) from None
 
 
 def _drop_new_changelog(ctx: ReleaseContext, text: str | None) -> None:

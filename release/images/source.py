@@ -25,9 +25,11 @@ have to be.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from release.adapters.config_file import tree_project
+from release.core.project_meta import ProjectMeta
 from release.core.references import repository_url
 from release.core.terminal_text import escaped
 from release.core.versions import ReleaseVersion, image_tag_for, parse_version
@@ -62,6 +64,10 @@ class BuildSource:
     uncounted: bool = False  # an untagged HEAD whose distance from the last tag is unknown
     refusal: str = ""  # why a build of this source is refused; "" when it is not
     notices: tuple[str, ...] = ()  # what a build says once about how it read the source
+    project: ProjectMeta = field(
+        default_factory=ProjectMeta
+    )  # the work tree's [project]: the images' OCI labels
+    tag: str = ""  # the release tag the version is (org.opencontainers.image.ref.name)
 
     @property
     def image_version(self) -> str:
@@ -132,21 +138,32 @@ def explicit_version(text: str) -> str:
             raise VersionError(f"--version {text!r} is not a version (e.g. 0.31.0rc1)") from None
 
 
-def _version_at(ctx: ReleaseContext, revision: str) -> tuple[str, bool, bool]:
-    """The version of ``revision`` from the tags: (version, tagged, uncounted)."""
+def _version_at(ctx: ReleaseContext, revision: str) -> tuple[str, str, bool]:
+    """The version of ``revision`` from the tags: (version, the tag it is at or "",
+    uncounted)."""
     repo = ctx.repo
     tags = ctx.tags(remote=False)
     at_head = [t for t in tags if t.commit == revision]
     if at_head:
-        return at_head[-1].version.pep440(), True, False
+        return at_head[-1].version.pep440(), at_head[-1].name, False
     reachable = [t for t in tags if repo.is_ancestor(t.commit, revision)]
     last = reachable[-1] if reachable else None
     since = last.version if last else None
     after = last.commit if last else None
     boundary = repo.history.shallow_boundary()
     if boundary and boundary & set(repo.history.rev_list(since=after, until=revision)):
-        return with_local(dev_version(since, 0), "shallow"), False, True  # a commit lacks parents
-    return dev_version(since, repo.history.count(since=after, until=revision)), False, False
+        return with_local(dev_version(since, 0), "shallow"), "", True  # a commit lacks parents
+    return dev_version(since, repo.history.count(since=after, until=revision)), "", False
+
+
+def _release_tag(ctx: ReleaseContext, version: str) -> str:
+    """The release tag of a version given by hand; "" for an ad-hoc one (no release's)."""
+    from release.errors import VersionError
+
+    try:
+        return ctx.config.tag.render(parse_version(version, first_rc=0))
+    except VersionError:
+        return ""
 
 
 def uncommitted(ctx: ReleaseContext) -> list[str]:
@@ -213,8 +230,10 @@ def read_source(
     revision = repo.head()
     if version is not None:
         found, tagged, uncounted = explicit_version(version), True, False
+        tag = _release_tag(ctx, found)
     else:
-        found, tagged, uncounted = _version_at(ctx, revision)
+        found, tag, uncounted = _version_at(ctx, revision)
+        tagged = bool(tag)
     changed = uncommitted(ctx)
     shallow = repo.history.is_shallow()
     refusal = _refusal(
@@ -223,6 +242,13 @@ def read_source(
         with_local(found, *(["dirty"] if changed else [])),
     )
     url, notice = _source_url(ctx)
+    project = tree_project(ctx.root)
+    notices = [notice] if notice else []
+    if project.skipped:
+        notices.append(
+            f"no OCI label for [project] {', '.join(project.skipped)}: not one line of "
+            "printable text (or not a web address)"
+        )
     return BuildSource(
         ctx.root,
         revision,
@@ -234,5 +260,7 @@ def read_source(
         shallow,
         uncounted,
         refusal,
-        (notice,) if notice else (),
+        tuple(notices),
+        project,
+        tag if not changed else "",
     )

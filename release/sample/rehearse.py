@@ -36,13 +36,15 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from release.adapters.emulation import emulation_problem
 from release.adapters.git import GitRepo
+from release.core.accelerator import Accelerator
 from release.errors import ReleaseError
-from release.sample.rehearse_base import DRIFT_VARIANT, Sandbox
-from release.sample.rehearse_images import NO_ENGINE, DockerSide
+from release.sample.rehearse_base import DRIFT_CUDA, DRIFT_VARIANT, SAMPLE_DRIFT_BASE, Sandbox
+from release.sample.rehearse_images import OWN_PREFIX, DockerSide, own_id
 from release.sample.rehearse_registry import RegistrySide, registry_checks
 from release.sample.rehearse_report import (
     Tags,
@@ -52,13 +54,14 @@ from release.sample.rehearse_report import (
     snapshot_note,
     verify,
 )
-from release.sample.rehearse_terminal import Say, StepFailed, shown
+from release.sample.rehearse_terminal import Say, StepFailed, not_run_reasons, shown
 from release.sample.story import (
     AFTER_CUT,
     LATE_FIX,
     MULTI_ARCH,
     RESOLVED_SCHEDULER,
     VERSION,
+    OwnNames,
     make_story_engine,
 )
 
@@ -102,7 +105,12 @@ class Rehearsal(Sandbox):
         t.step("a sandbox: the engine's history on main, a bare remote")
         t.note(f"sandbox: {self.sandbox}")
         arm = emulation_problem("linux/arm64")
-        self.engine = make_story_engine(self.sandbox, arm64=arm is None)
+        self.own = own_id(self.sandbox)
+        self.names = OwnNames(
+            f"{OWN_PREFIX}{self.own}/tinyengine",
+            f"{OWN_PREFIX}{self.own}/{SAMPLE_DRIFT_BASE.split('/', 1)[1]}",
+        )
+        self.engine = make_story_engine(self.sandbox, arm64=arm is None, own=self.names)
         t.note(
             f"{MULTI_ARCH} is built for linux/amd64 and linux/arm64 (arm64 under emulation)"
             if arm is None
@@ -113,8 +121,8 @@ class Rehearsal(Sandbox):
             f"{self.repo.history.count(until='HEAD')} commits on main, up to the cut; "
             f"bare remote {shown(self.engine.remote, self.sandbox)}"
         )
-        docker = DockerSide.detect()
-        t.note(docker.detail if docker.ready else f"image steps: not run: {docker.detail}")
+        docker = self.own_names(DockerSide.detect())
+        t.note(docker.detail if docker.ready else f"image steps: not run: {docker.not_run}")
         self.registry = RegistrySide.start(self.sandbox / "registry", docker)
         t.note(
             self.registry.detail
@@ -122,12 +130,37 @@ class Rehearsal(Sandbox):
             else f"publish: not run: {self.registry.detail}"
         )
         self.image_name = self.matrix().name
-        drift_base = self.matrix().variant(DRIFT_VARIANT).base_image
-        if docker.heal_base(drift_base):
-            t.note(f"{drift_base} was the changed base a killed rehearsal left: untagged")
         self.images_before = docker.tags(self.image_name)
         self.ledger.docker = docker  # only now: tidy() removes what is not in images_before
         t.release(self.root, "status")
+
+    def own_names(self, docker: DockerSide) -> DockerSide:
+        """On an engine: the tags killed rehearsals left removed, this one recorded, and the
+        drift variant's base made a tag of this rehearsal's own. Where that base cannot be
+        had, the image steps are not run, and say why (nothing is pulled by a name of ours)."""
+        if not docker.ready:
+            return docker
+        t = self.t
+        if docker.heal_base(SAMPLE_DRIFT_BASE):  # a changed shared base an older version left
+            t.note(f"{SAMPLE_DRIFT_BASE} was the changed base a killed rehearsal left: untagged")
+        swept = docker.sweep()
+        if swept:
+            t.note(f"removed {len(swept)} tag(s) of killed rehearsals: {', '.join(swept)}")
+        docker.record(self.own, self.sandbox)
+        self.recorded = True
+        try:
+            image = docker.own_base(
+                SAMPLE_DRIFT_BASE, self.names.drift_base, Accelerator("cuda", DRIFT_CUDA), t.note
+            )
+        except ReleaseError as err:
+            why = f"the {DRIFT_VARIANT} base could not be had: {err.one_line()}"
+            return replace(docker, blocked=why)
+        t.note(
+            f"{self.names.drift_base}: {SAMPLE_DRIFT_BASE} ({image[7:19]}) under this "
+            "rehearsal's own name, the base its drift step changes; images: "
+            f"{self.names.image}"
+        )
+        return docker
 
     def cut_and_pick(self) -> None:
         t, engine = self.t, self.engine
@@ -336,10 +369,16 @@ class Rehearsal(Sandbox):
         if docker.ready:
             try:
                 changed = docker.put_back(name, self.images_before)
-                say(f"removed the {len(changed)} image tag(s) of {name} the rehearsal made")
+                docker.untag(self.names.drift_base)
+                say(
+                    f"removed the {len(changed)} image tag(s) of {name} the rehearsal made "
+                    f"and its base tag {self.names.drift_base}"
+                )
             except ReleaseError as err:
                 say(f"could not remove the image tags of {name} made here: {err.one_line()}")
         shutil.rmtree(self.sandbox, ignore_errors=True)
+        if self.recorded:
+            DockerSide.forget(self.own)
 
 
 def rehearse(*, keep: bool = False, workdir: str | None = None, say: Say = print) -> bool:
@@ -367,12 +406,8 @@ def _verdict(rehearsal: Rehearsal, say: Say) -> bool:
     skipped = len(checks) - len(run)
     say(
         f"rehearsal {'passed' if ok else 'FAILED'}: {passed}/{len(run)} checks"
-        + (f" ({skipped} not run: {_why_not(rehearsal)})" if skipped else "")
+        + (f" ({skipped} not run: {not_run_reasons(checks)})" if skipped else "")
     )
     for failure in failures:
         say(f"  failed: {failure}")
     return ok
-
-
-def _why_not(rehearsal: Rehearsal) -> str:
-    return NO_ENGINE if not rehearsal.ledger.docker.ready else "an image step before failed"

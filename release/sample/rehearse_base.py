@@ -16,10 +16,13 @@ from release.sample.rehearse_images import DockerSide
 from release.sample.rehearse_registry import RegistrySide
 from release.sample.rehearse_report import Ledger, manifest_of, parse_verdicts
 from release.sample.rehearse_terminal import Outcome, Say, Terminal
+from release.sample.story import OwnNames
 
-__all__ = ["DRIFT_VARIANT", "Sandbox"]
+__all__ = ["DRIFT_CUDA", "DRIFT_VARIANT", "SAMPLE_DRIFT_BASE", "Sandbox"]
 
 DRIFT_VARIANT = "cu130"
+DRIFT_CUDA = "13.0.1"
+SAMPLE_DRIFT_BASE = "nvidia/cuda:13.0.1-base-ubuntu24.04"  # the sample's; a tag of it is ours
 
 
 class Sandbox:
@@ -34,6 +37,9 @@ class Sandbox:
         self.tester = sandbox / "tester"
         self.notes = ""
         self.image_name = ""  # the sample's [tool.release.images] name
+        self.own = ""  # this rehearsal's id: its names are rehearsal-<id>/...
+        self.names = OwnNames("", "")
+        self.recorded = False  # its id is in the cache's record of running rehearsals
         self.images_before: dict[str, str] = {}  # its tags before the rehearsal, and their ids
         self.registry = RegistrySide(None, "not started yet")
         self.promote_uploads: int | None = None  # blob uploads promote asked of the registry

@@ -14,7 +14,8 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,7 +24,17 @@ from release.adapters.git import GitRepo
 from release.core.terminal_text import escaped
 from release.errors import ReleaseError
 
-__all__ = ["Check", "Outcome", "Say", "StepFailed", "StepTime", "Terminal", "clock_text", "shown"]
+__all__ = [
+    "Check",
+    "Outcome",
+    "Say",
+    "StepFailed",
+    "StepTime",
+    "Terminal",
+    "clock_text",
+    "not_run_reasons",
+    "shown",
+]
 
 Say = Callable[[str], None]
 
@@ -159,3 +170,12 @@ class Terminal:
 def clock_text(seconds: float) -> str:
     minutes, rest = divmod(round(seconds), 60)
     return f"{minutes}m{rest:02d}s" if minutes else f"{seconds:.1f}s"
+
+
+def not_run_reasons(checks: Sequence[Check]) -> str:
+    """Each reason the checks that did not run gave, as they gave it; with how many gave
+    each when there are several."""
+    reasons = Counter(c.why or "no reason given" for c in checks if c.ok is None)
+    if len(reasons) == 1:
+        return next(iter(reasons))
+    return "; ".join(f"{why} ({n})" for why, n in reasons.items())

@@ -17,6 +17,7 @@ first commit). Neither is CUDA 12.x, so the snapshot rule ``!=12.*`` takes both;
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from release.sample import Change, SampleEngine, make_engine_repo, replace_text
@@ -31,6 +32,7 @@ __all__ = [
     "RULE_ALL",
     "RULE_NOT_12",
     "VERSION",
+    "OwnNames",
     "make_story_engine",
 ]
 
@@ -176,11 +178,25 @@ _LAST_CUDA = 'base-image = "nvidia/cuda:13.0.1-base-ubuntu24.04"\n'
 
 MULTI_ARCH = "cu129"  # the variant built for linux/amd64 and linux/arm64 (no snapshot step)
 _CU129 = 'base-image = "nvidia/cuda:12.9.1-base-ubuntu22.04"\n'
+_NAME = "example/tinyengine"  # the sample's image name
+_DRIFT_BASE = "nvidia/cuda:13.0.1-base-ubuntu24.04"  # the cu130 base the drift step changes
 
 
-def make_story_engine(root: Path, *, arm64: bool = False) -> SampleEngine:
+@dataclass(frozen=True)
+class OwnNames:
+    """What a rehearsal names as its own on a shared engine: its images, and the base its
+    drift step changes (a tag of the sample's base under the rehearsal's name)."""
+
+    image: str  # [tool.release.images] name
+    drift_base: str  # the drift variant's base-image
+
+
+def make_story_engine(
+    root: Path, *, arm64: bool = False, own: OwnNames | None = None
+) -> SampleEngine:
     """The engine at ``root / "engine"`` with main up to the cut, and a bare remote;
-    ``arm64``: its cu129 variant is built for linux/arm64 too (where this host emulates it)."""
+    ``arm64``: its cu129 variant is built for linux/arm64 too (where this host emulates it);
+    ``own``: the image name and the drift variant's base are these, not the sample's."""
 
     def before_the_rule(work: Path) -> None:
         pyproject = work / "pyproject.toml"
@@ -191,6 +207,12 @@ def make_story_engine(root: Path, *, arm64: bool = False) -> SampleEngine:
         text = text.replace(_LAST_CUDA, _LAST_CUDA + OTHER_ACCELERATORS)
         if arm64:
             text = text.replace(_CU129, _CU129 + 'platforms = ["linux/amd64", "linux/arm64"]\n')
+        if own is not None:
+            for was, now in ((_NAME, own.image), (_DRIFT_BASE, own.drift_base)):
+                line = f'"{was}"\n'
+                if text.count(line) != 1:
+                    raise ValueError(f"the sample engine does not name {was} once")
+                text = text.replace(line, f'"{now}"\n')
         pyproject.write_text(text, encoding="utf-8")
 
     engine = make_engine_repo(
