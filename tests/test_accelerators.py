@@ -444,3 +444,29 @@ def test_devices_here_asks_consent_for_what_a_device_check_would_be_given(tmp_pa
     assert asked["the rocm device smoke check"] == ("--device=/dev/kfd",)
     assert "the rocm device smoke check" not in asked_by(matrix, rocm, gpu=False, devices={})
     assert devices_here(["cpu", "cuda"]) == {}  # no device of its own; CUDA is weighed apart
+
+
+def test_the_storys_engine_adds_a_rocm_and_a_cpu_variant_each_on_its_own_dockerfile(
+    tmp_path: Path,
+) -> None:
+    from release.sample.story import RULE_NOT_12, make_story_engine
+
+    engine = make_story_engine(tmp_path)
+    text = (engine.root / "pyproject.toml").read_text(encoding="utf-8")
+    table = tomllib.loads(text.replace('cuda = ">=12"', RULE_NOT_12))["tool"]["release"]
+    assert schema_problems(table) == []
+    matrix = parse_images(table["images"])
+    assert matrix is not None and matrix.ids == ("cu128", "cu129", "cu130", "rocm", "cpu")
+    assert matrix.snapshot_ids() == ("cu130", "rocm", "cpu")  # neither is CUDA 12.x
+    rocm, cpu = matrix.variant("rocm"), matrix.variant("cpu")
+    assert (matrix.dockerfile_of(rocm), matrix.target_of(rocm)) == (
+        "docker/Dockerfile.rocm",
+        "final",
+    )
+    assert matrix.dockerfile_of(cpu) == "docker/Dockerfile.cpu"
+    for variant in (rocm, cpu):  # the Dockerfiles are the sample's, committed
+        assert (engine.root / matrix.dockerfile_of(variant)).is_file()
+    assert "FROM ${BASE_IMAGE} AS final" in (engine.root / "docker/Dockerfile.rocm").read_text()
+    # before #59118 the rule is an ordered clause on CUDA: neither had a snapshot
+    before = parse_images(tomllib.loads(text)["tool"]["release"]["images"])
+    assert before is not None and before.snapshot_ids() == ("cu128", "cu129", "cu130")
