@@ -104,6 +104,13 @@ def base_digest(engine: ContainerEngine, ref: str) -> str | None:
     return digests[0] if digests else None
 
 
+def base_name(engine: ContainerEngine, ref: str) -> str:
+    """The base.name label an image built on ``ref`` carries: its reference, or for a
+    stand-in made here, that it is one."""
+    standin = labels(engine, ref).get("org.release.standin") == "true"
+    return f"local stand-in for docker.io/{ref}" if standin else f"docker.io/{ref}"
+
+
 def standin_note(engine: ContainerEngine, ref: str) -> str:
     """What a build line adds for an image on a stand-in base."""
     standin = labels(engine, ref).get("org.release.standin") == "true"
@@ -653,9 +660,7 @@ def test_image_labels_and_build_args(
         assert found["org.opencontainers.image.created"] == created  # the commit time, not now
         assert found["org.opencontainers.image.source"] == "https://github.com/example/tinyengine"
         base = f"nvidia/cuda:{cuda}-base-ubuntu{UBUNTU[variant]}"
-        standin = labels(docker, base).get("org.release.standin") == "true"
-        said = f"local stand-in for docker.io/{base}" if standin else f"docker.io/{base}"
-        assert found["org.opencontainers.image.base.name"] == said
+        assert found["org.opencontainers.image.base.name"] == base_name(docker, base)
         assert found["org.opencontainers.image.ref.name"] == "v0.1.0rc1"  # the tag built
         assert found["org.opencontainers.image.title"] == "tinyengine"  # from [project]
         assert found["org.opencontainers.image.description"].startswith("A tiny inference")
@@ -730,7 +735,8 @@ def test_a_dirty_tree_builds_only_when_allowed_and_says_so(
         assert found["org.release.dirty"] == "true"
         assert found["org.opencontainers.image.source"] == "https://github.com/example/tinyengine"
         base = "nvidia/cuda:12.9.1-base-ubuntu22.04"
-        assert found["org.opencontainers.image.base.name"] == f"docker.io/{base}"
+        assert found["org.opencontainers.image.base.name"] == base_name(docker, base)
+        assert "org.opencontainers.image.ref.name" not in found  # not the tag's image
         assert found.get("org.opencontainers.image.base.digest") == base_digest(docker, base)
         assert (
             found["org.release.input-digest"]
@@ -1482,7 +1488,7 @@ def test_a_local_remote_gives_no_source_label(docker: ContainerEngine, tmp_path:
         for tag in (f"{repo.name}:v0.1.0", f"{repo.name}:v0.1.0-late"):
             found = labels(docker, tag)
             assert "org.opencontainers.image.source" not in found
-            assert found["org.opencontainers.image.base.name"] == f"docker.io/{BASE_1291}"
+            assert found["org.opencontainers.image.base.name"] == base_name(docker, BASE_1291)
         repo.git("remote", "set-url", "origin", "git@git.example.com:org/testengine.git")
         again = repo.release("images.build")
         assert again.code == 0, again.output
