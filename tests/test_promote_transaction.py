@@ -47,7 +47,7 @@ from release.images.transfer import registry_ref
 from release.sample import SampleEngine, make_sample_engine
 
 from .conftest import repo_state, run_cli
-from .docker_support import local_registry
+from .docker_support import default_sigint, local_registry
 from .oci_support import copy_in, oci_layout
 from .test_manifest import build, smoke, snapshot
 
@@ -274,6 +274,7 @@ def run_stopped(engine: SampleEngine, skopeo: Path, *, hook: str | None = None) 
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=default_sigint,  # as from a terminal: the suite may run with it ignored
     )
     _, err = proc.communicate(timeout=DEADLINE)
     deadline = time.monotonic() + DEADLINE
