@@ -79,7 +79,7 @@ def _raw_build_argvs(root: Path) -> list[list[str]]:
         base = ensure_base(
             engine,
             variant.base_image,
-            variant.cuda_text,
+            variant.accelerator,
             print,
             inspected=engine.inspect_image(variant.base_image),
         )

@@ -113,15 +113,16 @@ def _publish_figure(root: Path, work: Path, runs: int) -> tuple[dict[str, object
 def _promote_figure(root: Path, server: object, runs: int) -> dict[str, object]:
     from release.adapters.registry_server import LocalRegistry
     from release.flows.context import ReleaseContext
-    from release.flows.manifest_store import published
+    from release.flows.manifest_store import published_manifest
     from release.images.promote_registry import final_copies, promote_in_registry
 
     assert isinstance(server, LocalRegistry)
     _run(_release("manifest"), root)
     ctx = ReleaseContext(root)
     commit = str(ctx.repo.rev(RC))
-    rc = published(ctx.repo, RC, commit)
-    assert rc is not None and ctx.config.matrix is not None
+    read = published_manifest(ctx.repo, RC, commit)
+    assert read is not None and ctx.config.matrix is not None
+    rc = read.document
     ours, hand, blobs = [], [], []
     for n in range(runs):
         final = f"v0.1.{n}"
