@@ -214,6 +214,31 @@ def test_revert_of_a_revert() -> None:
     assert c.reverts_subject == 'Revert "[Bugfix] Fix the limit (#12)"'
 
 
+@pytest.mark.parametrize(
+    ("subject", "reverted", "own"),
+    [
+        # tpu-inference a11fb951a3: the subject goes on after the closing quote
+        (
+            '[releases/v0.26.0] Revert "[Batch RPA] remove block_size override (#3223)" '
+            "\u2014 fixes smem compile OOM in 7 nightly perf jobs (#3270)",
+            "[Batch RPA] remove block_size override (#3223)",
+            3270,
+        ),
+        ('Revert "Fix the limit" - it broke the nightly build (#7)', "Fix the limit", 7),
+        ('Revert "Fix the limit (#12)" because of the nightly (#13)', "Fix the limit (#12)", 13),
+        # a quote inside the reverted title is not a closing one
+        ('Revert "Use "x" for the limit (#12)" (#13)', 'Use "x" for the limit (#12)', 13),
+        ('Revert "Use "fast" mode…', 'Use "fast" mode…', None),
+        ('Revert "Revert "Fix the limit (#12)" (#13)" (#14)', 'Revert "Fix the limit (#12)" (#13)', 14),
+    ],
+)
+def test_a_revert_subject_that_goes_on_after_the_quote(
+    subject: str, reverted: str, own: int | None
+) -> None:
+    c = commit(subject)
+    assert (c.reverts_subject, c.pr) == (reverted, own)
+
+
 def test_not_a_revert() -> None:
     c = commit("[Misc] Revert the rename by hand (#9)")
     assert c.reverts_subject is None

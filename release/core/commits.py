@@ -47,6 +47,9 @@ _REVERT = lazy_pattern(
     r'^(?:\s*\[[^\]]*\])*\s*(?:\[(?P<tag>Revert|Reapply)\]\s*|(?P<kind>Revert|Reapply)\s+)"(?P<subject>.*?)'
     r'(?:"(?:(?P<reverted>\s*\(#\d+\))(?=\s*\(#\d+\)\s*$))?(?:\s*\(#\d+\))?)?\s*$'
 )
+# 'Revert "X (#1)" — fixes Y (#2)': the quote that closes is the first right after X's
+# "(#N)", else the first before a spaced dash (a quote inside X is followed by neither).
+_CLOSING = lazy_pattern(r'^(?:(.*?\(#\d+\))"\s|(.*?)"\s+(?:[\u2014\u2013]|--?)\s)')
 # GitHub's revert body: "Reverts org/repo#123" (or "Reverts #123").
 _REVERTS_PR = lazy_pattern(r"^Reverts (?:[\w.-]+/[\w.-]+)?#([0-9]{1,9})\b", re.MULTILINE)
 _REVERTS_SHA = lazy_pattern(r"This reverts commit ([0-9a-f]{7,40})")
@@ -57,7 +60,6 @@ _TRAILER = lazy_pattern(r"^(?P<key>[A-Za-z][A-Za-z0-9-]*):\s*(?P<value>.+)", re.
 _PERSON = lazy_pattern(r"^(?P<name>.*?)\s*<(?P<email>[^>]*)>\s*$")
 # a co-author named without an email: letters first, then letters, spaces, . ' - only
 _PLAIN_NAME = lazy_pattern(r"^[^\W\d_][^\W_]*(?:[ .'-]+[^\W_]+)*\.?$")
-# Prefixes that are not categories: versions/branches ([v0.23.0], [main]) and series ([1/N]).
 # Text a body must contain before the regexes that look for it are run (the trailer
 # keys are matched in any case, so they are looked for in the lower-cased body).
 _CO_AUTHOR = "co-authored-by"
@@ -332,14 +334,17 @@ class _Parser:
 
     def commit(self, sha: str, name: str, email: str, subject: str, body: str) -> Commit:
         revert = _REVERT.match(subject) if ("Revert" in subject or "Reapply" in subject) else None
-        reverted = None
+        reverted = inner = None
         if revert is not None:
-            reverted = revert["subject"]
+            reverted = inner = revert["subject"]
+            if '"' in inner and revert.end("subject") >= len(subject.rstrip()):  # not closed
+                closing = _CLOSING.match(inner)
+                reverted = inner = (closing[1] or closing[2]) if closing else inner
             kind = revert["kind"] or revert["tag"]
             if kind == "Reapply":  # git's name for reverting 'Revert "X"'
                 reverted = f'Revert "{reverted}"'
             reverted += revert["reverted"] or ""  # 'Revert "X" (#N)' has X (#N)'s number
-        category, title, pr, prefixes = self.subject(revert["subject"] if revert else subject)
+        category, title, pr, prefixes = self.subject(subject if inner is None else inner)
         if revert:
             # A revert is listed under what it reverts, but keeps its own PR number.
             own_pr = pr_number(subject)
