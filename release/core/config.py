@@ -94,9 +94,15 @@ DEFAULT_CATEGORIES: dict[str, tuple[str, ...]] = {
 }
 
 # Contributors who are not people: matched (glob, case folded; only * and ? are wildcards)
-# against the name and the email's local part.
+# against the name and the email's local part (a glob with "@": the whole email).
 DEFAULT_BOTS: tuple[str, ...] = (
     "*[bot]",
+    # CI and automation accounts by shape: "buildkite-bot@users.noreply.github.com",
+    # "Buildkite Bot", "ruff-bot", "Facebook Community Bot", "CodemodService Bot"
+    "*-bot",
+    "*_bot",
+    "* bot",
+    "bot",
     "dependabot*",
     "github-actions*",
     "copilot*",
@@ -110,8 +116,10 @@ DEFAULT_BOTS: tuple[str, ...] = (
     "facebook community bot",
     "pytorchbot",
     "pytorchmergebot",
+    "pyre bot*",
     # coding agents, as their commits and co-author trailers name them
     "noreply",
+    "noreply+*",
     "cursoragent*",
     "devin-ai-integration*",
     "openhands*",
@@ -368,7 +376,8 @@ def _globs(table: Mapping[str, Any]) -> tuple[str, ...]:
     raw = table.get("bots", list(DEFAULT_BOTS))
     if not isinstance(raw, list) or not all(isinstance(s, str) and s.strip() for s in raw):
         raise ConfigError('[tool.release] bots: expected a list of name patterns, e.g. ["*[bot]"]')
-    return tuple(raw)
+    # "..." stands for the default list: ["...", "release-robot"] adds to it
+    return tuple(b for s in raw for b in (DEFAULT_BOTS if s.strip() == "..." else (s,)))
 
 
 def _first_rc(table: Mapping[str, Any], default: int) -> int:

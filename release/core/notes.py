@@ -246,6 +246,7 @@ def build_notes(
     by_category: dict[str, list[Entry]] = {}
     contributors: dict[int, Person] = {}
     identities = Identities(people)
+    identities.learn([(c.author, c.co_authors) for c in kept])
     new: list[tuple[Person, int | None]] = []
     for commit in kept:
         identity = commit.identity
@@ -277,7 +278,7 @@ def build_notes(
             key = identities.of(person)
             if key not in contributors:
                 contributors[key] = person
-                if people.is_new(person):
+                if identities.is_new(person):
                     new.append((person, pr))
     order = [c for c in category_order if c in by_category]
     order += sorted(c for c in by_category if c not in order and c != "Other")
