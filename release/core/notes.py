@@ -233,16 +233,19 @@ def build_notes(
     since: str | None,
     until: str,
     exclude_identities: Iterable[str] = (),
+    exclude_prs: Iterable[int] = (),
     people: People | None = None,
     aliases: Mapping[str, str] | None = None,
 ) -> Notes:
     """Notes for ``commits`` (newest first, as git prints them). ``people``: how authors
-    are credited (mailmap, bots, one per name) and who is new."""
+    are credited (mailmap, bots, one per name) and who is new. ``exclude_identities`` and
+    ``exclude_prs``: changes an earlier release shipped (by main commit, by PR number)."""
     people = people if people is not None else People()
     ordered = [c for c in reversed(list(commits)) if c.changelog_for is None]
     kept, cancelled = cancel_reverts(ordered)
     seen = set(exclude_identities)
     seen_prs: set[int] = set()
+    shipped_prs = frozenset(exclude_prs)
     by_category: dict[str, list[Entry]] = {}
     contributors: dict[int, Person] = {}
     identities = Identities(people)
@@ -255,6 +258,8 @@ def build_notes(
         seen.add(identity)
         pr = commit.pr
         if pr is not None:
+            if pr in shipped_prs and commit.reverts_subject is None:
+                continue
             # A backport re-numbered on the branch still lists once per original PR.
             if pr in seen_prs and commit.picked_from:
                 continue

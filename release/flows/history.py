@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from release.adapters.git_range import RangeCommits
 from release.adapters.git_reads import cherry_marked
-from release.core.commits import Commit, Person, parse_person
+from release.core.commits import Commit, Person, is_revert, parse_person
 from release.core.notes import Notes, build_notes, cancel_reverts
 from release.core.people import People
 from release.errors import GitError, UsageError
@@ -24,32 +24,45 @@ from release.flows.notes_range import NotesRange
 __all__ = ["notes_for_range"]
 
 
-def _branch_picks(ctx: ReleaseContext, ref: str, until: str) -> tuple[set[str], set[str]]:
-    """The main commits ``ref``'s release shipped as picks (by ``-x`` line), and those it
-    picked and then reverted (they never shipped there: new here)."""
+def _branch_shipped(
+    ctx: ReleaseContext, ref: str, until: str
+) -> tuple[set[str], set[str], set[int]]:
+    """What ``ref``'s release shipped from its own branch: the main commits it picked (by
+    ``-x`` line), those it picked and then reverted (they never shipped there: new here),
+    and the PR numbers its standing commits carry (an adapted copy has no ``-x`` line and
+    another patch, but its ``(#N)``, or a chain ``(#N) (#M)``, says which change it is)."""
+    from release.core.backports import Message  # only a range after a final needs it
+
     base = ctx.repo.merge_base(ref, until)
     if base is None:
-        return set(), set()
+        return set(), set(), set()
     history, repo = ctx.repo.history, ctx.repo_identity
     commits = history.log_commits(since=base, until=ref, aliases={}, repo=repo)[::-1]
     shipped, cancelled = cancel_reverts(commits)
     gone = set(cancelled)
     reverted = {c.identity for c in commits if c.sha in gone and c.picked_from}
-    return {c.identity for c in shipped if c.picked_from}, reverted
+    prs = {
+        n
+        for c in shipped
+        if not is_revert(c.subject, c.body)
+        for n in (c.pr, *Message.of(c, repo).refs)
+        if n is not None
+    }
+    return {c.identity for c in shipped if c.picked_from}, reverted, prs
 
 
-def _shipped(ctx: ReleaseContext, rng: NotesRange) -> set[str]:
+def _shipped(ctx: ReleaseContext, rng: NotesRange) -> tuple[set[str], set[int]]:
     """What the previous final already shipped: its picks by ``-x`` line, and the range's
     commits whose patch its branch carries (backports made without ``-x``), less what it
-    picked and reverted."""
+    picked and reverted; and the PR numbers of its branch's commits."""
     assert rng.exclude_from is not None
-    shipped, reverted = _branch_picks(ctx, rng.exclude_from, rng.until)
+    shipped, reverted, prs = _branch_shipped(ctx, rng.exclude_from, rng.until)
     if rng.since is not None:
         same_patch = cherry_marked(
             ctx.repo.history.start_cherry(rng.exclude_from, rng.until, rng.since).out()
         )
         shipped |= same_patch - reverted
-    return shipped
+    return shipped, prs
 
 
 @contextlib.contextmanager
@@ -100,7 +113,7 @@ def notes_for_range(ctx: ReleaseContext, rng: NotesRange, *, cached: bool = Fals
             )
         ) as reading,
     ):
-        exclude = _shipped(ctx, rng) if rng.exclude_from else set()
+        exclude, shipped_prs = _shipped(ctx, rng) if rng.exclude_from else (set(), set())
         try:
             commits = reading.commits()
         except GitError:
@@ -112,6 +125,7 @@ def notes_for_range(ctx: ReleaseContext, rng: NotesRange, *, cached: bool = Fals
             since=rng.since,
             until=rng.until,
             exclude_identities=exclude,
+            exclude_prs=shipped_prs,
             people=_people(
                 ctx, commits, reading.people_before() if since else None, reading.mailmap
             ),
