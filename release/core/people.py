@@ -118,6 +118,8 @@ class Identities:
         self._numbers: dict[str, int] = {}
         self._shown: dict[str, Person] | None = None
         self._members: dict[str, list[str]] | None = None
+        # a person as given -> their contributor's number and spelling (None: a bot)
+        self._resolved: dict[Person, tuple[int, Person] | None] = {}
 
     def learn(self, credits: Iterable[tuple[Person, tuple[Person, ...]]]) -> None:
         """Take in the run's credit lists (an author and co-authors, once per change)."""
@@ -128,6 +130,7 @@ class Identities:
                     self._join(mapped)
                     self._count[mapped] += times
         self._shown = None
+        self._resolved = {}
 
     def _mapped(self, person: Person) -> Person | None:
         try:
@@ -147,6 +150,7 @@ class Identities:
                     self._parent[other] = root
             self._count.setdefault(person, 0)
             self._members = self._shown = None
+            self._resolved = {}
         return keys
 
     def _root(self, key: str) -> str:
@@ -209,10 +213,19 @@ class Identities:
         """``people`` mapped, bots dropped, each contributor once, under its spelling."""
         seen: dict[int, Person] = {}
         for person in people:
-            mapped = self._mapped(person)
-            if mapped is not None:
-                seen.setdefault(self.of(mapped), self._spelling(mapped))
+            try:
+                found = self._resolved[person]
+            except KeyError:
+                found = self._resolve(person)
+            if found is not None:
+                seen.setdefault(*found)
         return tuple(seen.values())
+
+    def _resolve(self, person: Person) -> tuple[int, Person] | None:
+        mapped = self._mapped(person)
+        found = None if mapped is None else (self.of(mapped), self._spelling(mapped))
+        self._resolved[person] = found
+        return found
 
 
 def _shown(spellings: list[tuple[Person, int]]) -> Person:
