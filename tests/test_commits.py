@@ -229,7 +229,11 @@ def test_revert_of_a_revert() -> None:
         # a quote inside the reverted title is not a closing one
         ('Revert "Use "x" for the limit (#12)" (#13)', 'Use "x" for the limit (#12)', 13),
         ('Revert "Use "fast" mode…', 'Use "fast" mode…', None),
-        ('Revert "Revert "Fix the limit (#12)" (#13)" (#14)', 'Revert "Fix the limit (#12)" (#13)', 14),
+        (
+            'Revert "Revert "Fix the limit (#12)" (#13)" (#14)',
+            'Revert "Fix the limit (#12)" (#13)',
+            14,
+        ),
     ],
 )
 def test_a_revert_subject_that_goes_on_after_the_quote(

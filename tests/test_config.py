@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from release.adapters.config_file import load_config
-from release.core.config import DEFAULT_CATEGORIES, Config, config_from_mapping
+from release.core.config import DEFAULT_BOTS, DEFAULT_CATEGORIES, Config, config_from_mapping
 from release.core.versions import parse_version
 from release.errors import ConfigError
 
@@ -275,3 +275,17 @@ def test_cli_exits_2_on_a_bad_config(engine, cli) -> None:
     assert result.code == 2
     assert result.stderr.strip() == "error: [tool.release] unknown key 'tags'; did you mean 'tag'?"
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("bots", "expected"),
+    [
+        (["..."], DEFAULT_BOTS),
+        (["...", "release-robot"], (*DEFAULT_BOTS, "release-robot")),
+        (["release-robot", " ... "], ("release-robot", *DEFAULT_BOTS)),
+        (["release-robot"], ("release-robot",)),  # a list without "..." replaces the default
+        ([], ()),
+    ],
+)
+def test_bots_name_the_default_list_with_dots(bots: list[str], expected: tuple[str, ...]) -> None:
+    assert config_from_mapping({"bots": bots}).bots == expected

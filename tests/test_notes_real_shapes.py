@@ -86,7 +86,9 @@ def test_a_ci_bots_noreply_address_is_not_credited(shell: Any) -> None:
 
 
 def test_the_bots_list_can_add_to_the_default_one_or_replace_it(shell: Any) -> None:
-    added = _notes(shell, _config('[\\"...\\", \\"release-robot\\"]') + BUILDKITE, "--config ../cfg.toml")
+    added = _notes(
+        shell, _config('[\\"...\\", \\"release-robot\\"]') + BUILDKITE, "--config ../cfg.toml"
+    )
     assert [p["name"] for p in added["contributors"]] == ["T"]
     replaced = _notes(shell, _config('[\\"buildkite*\\"]') + BUILDKITE, "--config ../cfg.toml")
     assert [p["name"] for p in replaced["contributors"]] == ["release-robot", "T"]
@@ -142,9 +144,7 @@ printf '[tool.release]\\nrepo-url = "https://github.com/pytorch/data"\\n' > ../c
         "Land here": (1400, "https://github.com/pytorch/data/pull/1400"),
         "Fix x": (1401, "https://github.com/pytorch/data/pull/1401"),
     }
-    text = shell(
-        BASE + script + "release --config ../cfg.toml notes --since v0.1.0 2>/dev/null"
-    )
+    text = shell(BASE + script + "release --config ../cfg.toml notes --since v0.1.0 2>/dev/null")
     assert "pull/150802" not in text and "#150802" not in text and "#72209" not in text
     assert "[#1400](https://github.com/pytorch/data/pull/1400)" in text
 
