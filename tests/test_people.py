@@ -9,7 +9,7 @@ import pytest
 
 from release.core.commits import Person
 from release.core.config import DEFAULT_BOTS
-from release.core.people import Identities, People
+from release.core.people import Identities, People, is_placeholder_address
 
 NAMES = [
     "dependabot[bot]", "Dependabot[BOT]", "renovate", "Renovate Bot", "github-actions",
@@ -169,3 +169,24 @@ def test_someone_is_new_only_when_no_one_linked_to_them_had_changes_before() -> 
     assert not identities.is_new(PY4)
     stranger = Person("Kim Park", "kim@park.dev")
     assert identities.is_new(stranger)
+
+
+@pytest.mark.parametrize(
+    ("email", "placeholder"),
+    [
+        ("you@example.com", True),
+        ("your-email@example.com", True),  # tpu-inference: Lihao Ran's, 187 commits
+        ("Your.Email@Example.ORG", True),
+        ("root@localhost", True),
+        ("dev@localhost.localdomain", True),
+        ("noreply@github.com", True),
+        ("unknown", True),  # CodemodService Bot's
+        ("", True),
+        ("alice@example.com", False),  # a name at an example domain is someone's, in tests
+        ("you@notexample.com", False),
+        ("12345+you@users.noreply.github.com", False),
+        ("pooyam@google.com", False),
+    ],
+)
+def test_placeholder_addresses(email: str, placeholder: bool) -> None:
+    assert is_placeholder_address(email) is placeholder

@@ -844,8 +844,9 @@ def test_build_notes_credits_everyone_once() -> None:
         ]
     )
     credits = [[p.name for p in e.credits] for e in built.entries]
-    assert credits == [["Alice Chen", "Bob O."], ["Bob Okafor"], ["Alice Chen"]]
-    assert [p.name for p in built.contributors] == ["Alice Chen", "Bob O."]
+    # one spelling throughout: the full name credited most (Bob Okafor twice, Bob O. once)
+    assert credits == [["Alice Chen", "Bob Okafor"], ["Bob Okafor"], ["Alice Chen"]]
+    assert [p.name for p in built.contributors] == ["Alice Chen", "Bob Okafor"]
 
 
 # -- changelog -------------------------------------------------------------------------

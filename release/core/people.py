@@ -6,11 +6,11 @@ One person: the spellings (name and email) that share a key are one contributor,
 is everything linked through them (union-find over keys: py4_ and Pooya Moradi who share
 an address are one, whichever name a co-author trailer gives). The keys are the email
 (case folded) and, when ``merge_by_name`` holds, the name (case and spacing folded). An
-address that says nothing about who wrote a change (git's ``you@example.com``, any
-``example.com``/``.org``/``.net`` or ``localhost`` address, GitHub's ``noreply@github.com``,
-one without ``@``) links no one when names are merged: people paste it in trailers. A
-person is shown under one spelling everywhere: a full name over a handle, the one
-credited most often, with a real address over a placeholder.
+address that says nothing about who wrote a change (git's ``you@example.com``, a
+template's ``your-email@example.com``, a ``localhost`` address, GitHub's
+``noreply@github.com``, none) links no one when names are merged: people paste it in
+trailers. A person is shown under one spelling everywhere: a full name over a handle,
+the one credited most often, with a real address over a placeholder.
 
 Bots are matched by glob (case folded; only ``*`` and ``?`` are wildcards): a glob with
 ``@`` against the whole email, any other against the name and the email's local part.
@@ -32,23 +32,26 @@ from release.core.config import DEFAULT_BOTS
 
 __all__ = ["DEFAULT_BOTS", "Identities", "People", "is_placeholder_address"]
 
-_PLACEHOLDER_DOMAINS = frozenset(
-    {"example.com", "example.org", "example.net", "localhost", "localhost.localdomain"}
-)
+_EXAMPLE_DOMAINS = ("example.com", "example.org", "example.net")
+# what documentation and templates put before an example domain for "your address"
+_PLACEHOLDER_LOCAL = frozenset({"you", "your-email", "your.email", "your_email", "youremail",
+                                "your-name", "yourname", "email", "user", "username", "name"})  # fmt: skip
 _PLACEHOLDER_ADDRESSES = frozenset({"noreply@github.com"})
 
 
 def is_placeholder_address(email: str) -> bool:
-    """Whether ``email`` names nobody in particular: a documentation example, a local
+    """Whether ``email`` names nobody in particular: an example address as documentation
+    and templates write it (``you@example.com``, ``your-email@example.com``), a local
     machine's, GitHub's own no-reply address, or no address at all."""
-    local, at, domain = email.lower().rpartition("@")
+    lower = email.lower()
+    local, at, domain = lower.rpartition("@")
     if not at or not local:
         return True
-    return (
-        domain in _PLACEHOLDER_DOMAINS
-        or domain.endswith((".example.com", ".example.org", ".example.net"))
-        or email.lower() in _PLACEHOLDER_ADDRESSES
-    )
+    if domain == "localhost" or domain.startswith("localhost."):
+        return True
+    if domain in _EXAMPLE_DOMAINS or domain.endswith(tuple("." + d for d in _EXAMPLE_DOMAINS)):
+        return local in _PLACEHOLDER_LOCAL
+    return lower in _PLACEHOLDER_ADDRESSES
 
 
 @dataclass(frozen=True)
@@ -171,9 +174,7 @@ class Identities:
         if self._shown is None:
             groups: dict[str, list[tuple[Person, int]]] = {}
             for spelling, times in self._count.items():
-                groups.setdefault(self._root(self._keys[spelling][0]), []).append(
-                    (spelling, times)
-                )
+                groups.setdefault(self._root(self._keys[spelling][0]), []).append((spelling, times))
             self._shown = {root: _shown(group) for root, group in groups.items()}
         root = self._root(self._join(person)[0])
         return self._shown.setdefault(root, person)
