@@ -770,3 +770,25 @@ def test_pytorch_bots_and_coding_agents_are_not_credited() -> None:
     commits.append(c(9, "[Fix] Keep me (#9)", author=("Ana Talbot", "talbot@example.com")))
     notes = notes_of(*commits)
     assert [p.name for p in notes.contributors] == ["Ana Talbot"]
+
+
+def test_a_pr_an_earlier_release_shipped_is_left_out_but_not_its_revert() -> None:
+    """An adapted copy on the previous final's branch carried (#5): main's #5 shipped."""
+    commits = [
+        c(1, "[Bugfix] Fix the limit (#5)"),
+        c(2, "[Bugfix] Fix the loader (#6)"),
+        c(3, 'Revert "[Bugfix] Fix the loader (#6)" (#8)'),  # cancels #6 in the range
+        c(4, 'Revert "[Bugfix] Fix the limit (#5)" (#7)'),
+        c(5, "[Core] Something new (#9)"),
+    ]
+    built = build_notes(
+        list(reversed(commits)), category_order=ORDER, since="v0.1.0", until="HEAD",
+        exclude_prs=[5],
+    )  # fmt: skip
+    assert titles(built) == ['Revert "Fix the limit"', "Something new"]
+    assert titles(notes_of(*commits)) == ["Something new"]  # nothing shipped: #5 cancels
+    # shipped as a pick (by main commit): its revert here is news as well
+    assert titles(notes_of(*commits, exclude=(sha(1),))) == [
+        'Revert "Fix the limit"',
+        "Something new",
+    ]

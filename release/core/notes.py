@@ -242,10 +242,12 @@ def build_notes(
     ``exclude_prs``: changes an earlier release shipped (by main commit, by PR number)."""
     people = people if people is not None else People()
     ordered = [c for c in reversed(list(commits)) if c.changelog_for is None]
-    kept, cancelled = cancel_reverts(ordered)
     seen = set(exclude_identities)
-    seen_prs: set[int] = set()
     shipped_prs = frozenset(exclude_prs)
+    if seen or shipped_prs:  # gone before reverts are matched: a revert of them is news
+        ordered = [c for c in ordered if not _shipped(c, seen, shipped_prs)]
+    kept, cancelled = cancel_reverts(ordered)
+    seen_prs: set[int] = set()
     by_category: dict[str, list[Entry]] = {}
     contributors: dict[int, Person] = {}
     identities = Identities(people)
@@ -258,8 +260,6 @@ def build_notes(
         seen.add(identity)
         pr = commit.pr
         if pr is not None:
-            if pr in shipped_prs and commit.reverts_subject is None:
-                continue
             # A backport re-numbered on the branch still lists once per original PR.
             if pr in seen_prs and commit.picked_from:
                 continue
@@ -301,6 +301,14 @@ def build_notes(
         guessed=guessed,
         cancelled=tuple(cancelled),
     )
+
+
+def _shipped(commit: Commit, identities: set[str], prs: frozenset[int]) -> bool:
+    """Whether an earlier release shipped ``commit``: its main commit, or (not a revert)
+    its PR."""
+    if commit.identity in identities:
+        return True
+    return commit.pr is not None and commit.pr in prs and commit.reverts_subject is None
 
 
 def _guessed(commits: Iterable[Commit], aliases: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
