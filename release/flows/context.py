@@ -13,7 +13,7 @@ from release.adapters.git import GitRepo
 from release.core.commits import CHANGELOG_TRAILER
 from release.core.config import Config
 from release.core.pull_requests import RepoIdentity
-from release.core.versions import ReleaseVersion, ref_format_problem
+from release.core.versions import PatchStyle, ReleaseVersion, learned_style, ref_format_problem
 from release.errors import ConfigError, GitError, RefusedError
 
 __all__ = ["MAIN_ENV", "ReleaseContext", "ReleaseLine", "TagInfo"]
@@ -43,7 +43,12 @@ class ReleaseLine:
     branch: str
     named: ReleaseVersion  # what the branch's name says (X.Y.0 for a line)
     tags: tuple[TagInfo, ...]  # the line's tags in the branch's history, oldest first
-    patches: bool  # the name has no patch number: the branch carries patch releases
+    style: PatchStyle  # how fixes after a final ship: patch releases here, four-part, post
+
+    @property
+    def patches(self) -> bool:
+        """The branch carries the patch releases X.Y.(Z+1), each with its rcs."""
+        return self.style is PatchStyle.PATCH
 
     @property
     def current(self) -> ReleaseVersion:
@@ -164,7 +169,15 @@ class ReleaseContext:
             if t.name in merged
             or (not t.local and self.repo.rev(t.commit) and self.repo.is_ancestor(t.commit, head))
         )
-        return ReleaseLine(branch, named, there, self.config.branch.carries_patches)
+        return ReleaseLine(branch, named, there, self.patch_style(tags))
+
+    def patch_style(self, tags: list[TagInfo]) -> PatchStyle:
+        """How fixes after a final ship: as configured (``patch-releases``), else as the
+        project's tags have shipped them (:func:`learned_style`)."""
+        if self.config.patch_releases is not None:
+            return self.config.patch_releases
+        carries = self.config.branch.carries_patches
+        return learned_style((t.version for t in tags), carries_patches=carries)
 
     def require_same_reading(self, branch: str) -> None:
         """With a configuration from outside the tree (``--config``), refuse to tag when
