@@ -36,9 +36,14 @@ class RepoFacts:
     primary_dockerfile: str | None = None
     requirements: tuple[TextSource, ...] = ()
     versions: tuple[str, ...] = ()  # where the version is kept, one line each
+    version_files: tuple[tuple[str, str], ...] = ()  # files to set when tagging, and theirs
 
 
-def _value(value: str | int) -> str:
+def _value(value: str | int | bool | tuple[str, ...]) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return "[" + ", ".join(toml_string(v) for v in value) + "]"
     return str(value) if isinstance(value, int) else toml_string(value)
 
 
@@ -52,6 +57,10 @@ def guesses(facts: RepoFacts) -> list[Guess]:
     out.append(branch or Guess("branch", None, "no release branches yet"))
     tags = guess_tags(facts.tags)
     out += tags or [Guess("tag", None, "no release tags yet")]
+    if facts.version_files:
+        said = ", ".join(f"{path} says {value}" for path, value in facts.version_files)
+        paths = tuple(path for path, _ in facts.version_files)
+        out.append(Guess("version-files", paths, f"the files that keep the version: {said}"))
     if facts.changelog:
         out.append(Guess("changelog", facts.changelog, f"the file {facts.changelog}"))
     else:

@@ -25,6 +25,7 @@ from release.errors import ConfigError, RefusedError
 __all__ = [
     "VersionEdit",
     "file_version",
+    "kept_version",
     "patch_releases",
     "set_version",
     "version_files",
@@ -107,6 +108,22 @@ def _match(path: str, text: str) -> re.Match[str] | None:
     if name.endswith(".py"):
         return _DUNDER.search(text)
     return _PLAIN.match(text)
+
+
+def kept_version(path: str, text: str) -> str | None:
+    """The version the file ``path`` keeps where it is one to set when tagging (a release,
+    or a pre-release of one such as ``0.12.0a0``); None for none, or a placeholder
+    (``0.0.0``) that the build replaces."""
+    from packaging.version import InvalidVersion, Version
+
+    found = _match(path, text)
+    if found is None:
+        return None
+    try:
+        version = Version(found["value"])
+    except InvalidVersion:
+        return None
+    return found["value"] if any(version.release) and not version.local else None
 
 
 def set_version(path: str, text: str, version: ReleaseVersion) -> VersionEdit | None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import string
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -30,6 +29,7 @@ __all__ = [
     "next_rc",
     "parse_version",
     "ref_format_problem",
+    "shipping_style",
 ]
 
 SCHEMES = ("pep440", "semver")
@@ -365,18 +365,23 @@ def next_rc(
     return ReleaseVersion(base.major, base.minor, base.patch, rc=number)
 
 
+def shipping_style(version: ReleaseVersion) -> PatchStyle | None:
+    """How ``version`` ships a fix after a final, where it does: ``0.12.0.1`` four-part,
+    ``0.31.0.post1`` post, ``0.14.1`` (or its rcs) patch; None for an X.Y.0 or its rcs."""
+    if version.fix is not None:
+        return PatchStyle.FOUR_PART
+    if version.post is not None:
+        return PatchStyle.POST
+    return PatchStyle.PATCH if version.patch > 0 else None
+
+
 def learned_style(versions: Iterable[ReleaseVersion], *, carries_patches: bool) -> PatchStyle:
-    """How a project's tags ship fixes after a final: the style most of its releases past
-    X.Y.0 use (``0.12.0.1``: four parts; ``0.14.1`` or its rcs: patch; ``0.31.0.post1``:
-    post); with none yet, patch on a branch that carries patch releases, else post."""
-    seen: Counter[PatchStyle] = Counter()
-    for base in {v.base if v.post is None else v for v in versions}:
-        if base.fix is not None:
-            seen[PatchStyle.FOUR_PART] += 1
-        elif base.post is not None:
-            seen[PatchStyle.POST] += 1
-        elif base.patch > 0:
-            seen[PatchStyle.PATCH] += 1
-    if not seen:
+    """How a project's tags ship fixes after a final: as its newest release past X.Y.0
+    does (llm-compressor shipped ``0.8.1`` once, and four-part releases since); with none
+    yet, patch on a branch that carries patch releases, else post (vLLM's)."""
+    shipped = [v for v in versions if shipping_style(v) is not None]
+    if not shipped:
         return PatchStyle.PATCH if carries_patches else PatchStyle.POST
-    return max(PatchStyle, key=lambda style: seen[style])
+    newest = shipping_style(max(shipped))
+    assert newest is not None
+    return newest

@@ -58,6 +58,10 @@ def _message(name: str, notes: Notes, repo_url: str, rng: NotesRange) -> str:
     return f"{name}\n\nChanges {changes}:\n\n{body}"
 
 
+def _commit_name(request: TagRequest) -> str:
+    return "the release commit" if request.versions else "the changelog commit"
+
+
 def _plan(
     command: str,
     request: TagRequest,
@@ -69,7 +73,7 @@ def _plan(
     tag_step = Step(
         StepKind.CREATE_TAG,
         f"create {'signed' if request.sign else 'annotated'} tag {request.name} at "
-        f"{'the release commit' if changelog_first and request.commits else short(request.target)}",
+        f"{_commit_name(request) if changelog_first and request.commits else short(request.target)}",
         {"tag": request.name, "target": request.target, "sign": request.sign},
     )
     steps = [tag_step]
@@ -168,9 +172,7 @@ def tag(
         tags = ctx.tags(offline=offline)
         ctx.require_same_reading(branch)
         line = ctx.release_line(branch, named, tags)
-        made = (
-            same_version_tag(ctx.tag_name(requested), requested, tags) if requested else None
-        )
+        made = same_version_tag(ctx.tag_name(requested), requested, tags) if requested else None
         if made is not None:
             raise RefusedError(f"{requested} is tagged already, as {made.name}; not tagged again")
         chosen = choose_version(
