@@ -202,8 +202,10 @@ def test_llm_compressor_has_no_images_and_its_own_spellings(tmp_path: Path) -> N
         "",
     )
     said = prose(outcome)
-    assert "tag: guessed from 19 of the 32 release tags" in said
-    assert "not read: 0.10.0.1, 0.10.0.2, 0.10.0.3 and 10 more" in said
+    assert "tag: guessed from 32 of the 32 release tags" in said  # 0.12.0.1 and its kin too
+    assert table["patch-releases"] == "four-part"  # as since 0.8.1: 0.9.0.1 ... 0.12.0.1
+    assert "the newest release after a final, 0.12.0.1: a four-part release" in said
+    assert "version-files" not in table  # setuptools_scm: the version is the tag's
     assert "branch: guessed from 4 of the 6 release branches" in said
     assert "not read: release-0.1, release-0.6" in said
     assert "setup.py:3: use_scm_version" in outcome.table
@@ -218,8 +220,23 @@ def test_ao_keeps_its_version_in_version_txt(tmp_path: Path) -> None:
     )  # fmt: skip
     assert "#   version.txt: 0.19.0" in outcome.table
     said = prose(outcome)
-    assert "4 of the 5 release tags" in said and "not read: v0.1" in said  # ciflow/... is none
+    assert "8 of the 9 release tags" in said and "not read: v0.1" in said  # ciflow/... is none
     assert "images" not in table
+    # v0.14.1-rc1 and v0.14.1 on release/0.14.0: patch releases on the version's branch
+    assert (table["patch-releases"], table["version-files"]) == ("patch", ["version.txt"])
+    assert "version.txt says 0.19.0" in said
+
+
+def test_pytorch_data_has_a_line_per_minor_rc0_and_version_txt(tmp_path: Path) -> None:
+    outcome = dry_run(layout("data", tmp_path))
+    table = proposal(outcome)
+    assert (table["branch"], table["tag"], table["rc-spelling"], table["first-rc"]) == (
+        "release/{major}.{minor}", "v{version}", "-rc{n}", 0,
+    )  # fmt: skip
+    assert (table["patch-releases"], table["version-files"]) == ("patch", ["version.txt"])
+    said = prose(outcome)
+    assert "the newest release after a final, v0.10.1: a patch release" in said
+    assert "version.txt says 0.12.0a0" in said
 
 
 @needs_accelerator_keys
