@@ -120,6 +120,22 @@ def _rc1(engine: SampleEngine) -> None:
     assert result.code == 0, result.output
 
 
+def _version_file(engine: SampleEngine) -> None:
+    """``version.txt`` named in version-files and saying an older version: the rc's
+    commit sets it, with the changelog."""
+    (engine.root / "version.txt").write_text("0.0.9\n", encoding="utf-8")
+    config = engine.root / "pyproject.toml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(
+        text.replace(
+            'tag = "v{version}"\n', 'tag = "v{version}"\nversion-files = ["version.txt"]\n', 1
+        ),
+        encoding="utf-8",
+    )
+    engine.repo.run("add", "version.txt", "pyproject.toml")
+    engine.repo.run("commit", "--quiet", "-m", "Keep the version in version.txt", env=PINNED)
+
+
 def _on_main(engine: SampleEngine) -> None:
     engine.repo.run("switch", "--quiet", "main")
 
@@ -139,6 +155,15 @@ SCENARIOS = {
             Kill("branch-ref-locked", "reference-transaction", _ref_guard("prepared", BRANCH)),
             Kill("tag-ref-locked", "reference-transaction", _ref_guard("prepared", TAG)),
             Kill("tag-ref-written", "reference-transaction", _ref_guard("committed", TAG)),
+        ),
+    ),
+    "tag-version-file": Scenario(
+        ("tag",),
+        _version_file,
+        (
+            Kill("prepare-commit-msg", "prepare-commit-msg"),
+            Kill("post-commit", "post-commit"),
+            Kill("tag-ref-locked", "reference-transaction", _ref_guard("prepared", TAG)),
         ),
     ),
     "promote": Scenario(
