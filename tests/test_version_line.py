@@ -190,3 +190,106 @@ def test_llm_compressor_makes_four_part_patch_releases(
     assert repo_state(engine.root) == before
     engine.repo.run("cherry-pick", "-x", engine.shas[111])
     assert "tagged 0.12.0.2" in run(engine, config, "tag", "--version", "0.12.0.2").stdout
+
+
+AO_BUMP = AO + "bump-main-after-cut = true\n"
+
+
+def _ao_main(engine: SampleEngine, tmp_path: Path) -> Path:
+    config = tmp_path / "release.toml"
+    config.write_text(AO_BUMP, encoding="utf-8")
+    engine.commit(Change("Keep the version in version.txt", ME, {"version.txt": "0.15.0\n"}))
+    return config
+
+
+def test_cut_bumps_main_after_the_cut_as_ao_does(engine: SampleEngine, tmp_path: Path) -> None:
+    """ao: "bump torchao version after 0.15.0 branch cut": the branch keeps 0.15.0, main
+    gets a commit setting version.txt to 0.16.0; the dry run shows it and changes nothing."""
+    config = _ao_main(engine, tmp_path)
+    at = engine.repo.head()
+    before = repo_state(engine.root)
+    dry = run(engine, config, "cut", "0.15.0", "--dry-run").stdout
+    assert "commit on main: set version.txt to 0.16.0 (after the cut)" in dry
+    assert "-0.15.0\n+0.16.0" in dry
+    assert repo_state(engine.root) == before
+    done = run(engine, config, "cut", "0.15.0").stdout
+    assert "commit on main: set version.txt to 0.16.0" in done
+    assert engine.repo.current_branch() == "release/0.15.0"
+    assert engine.repo.rev("release/0.15.0") == at  # the cut is where main was
+    assert at_ref(engine, "release/0.15.0") == "0.15.0"
+    assert at_ref(engine, "main") == "0.16.0" and engine.repo.rev("main~1") == at
+    subject = engine.repo.out("log", "-1", "--format=%s", "main").strip()
+    assert subject == "Bump the version to 0.16.0 after the 0.15.0 branch cut"
+    assert engine.repo.out("status", "--porcelain") == ""
+
+
+def test_cut_from_another_branch_bumps_main_without_touching_the_work_tree(
+    engine: SampleEngine, tmp_path: Path
+) -> None:
+    config = _ao_main(engine, tmp_path)
+    at = engine.repo.head()
+    engine.repo.run("switch", "--quiet", "-c", "topic")
+    (engine.root / "notes.txt").write_text("mine\n", encoding="utf-8")  # untracked: kept
+    run(engine, config, "cut", "0.15.0", "--no-switch")
+    assert engine.repo.current_branch() == "topic"
+    assert (engine.root / "version.txt").read_text(encoding="utf-8") == "0.15.0\n"
+    assert at_ref(engine, "main") == "0.16.0" and engine.repo.rev("main~1") == at
+    assert engine.repo.out("status", "--porcelain").strip() == "?? notes.txt"
+
+
+def test_cut_leaves_a_main_that_says_the_next_version_already(
+    engine: SampleEngine, tmp_path: Path
+) -> None:
+    config = _ao_main(engine, tmp_path)
+    engine.commit(Change("Bump early", ME, {"version.txt": "0.16.0a0\n"}))
+    at = engine.repo.head()
+    dry = run(engine, config, "cut", "0.15.0", "--dry-run").stdout
+    assert "set version.txt" not in dry
+    run(engine, config, "cut", "0.15.0")
+    assert engine.repo.rev("main") == at
+
+
+def test_cut_refuses_a_bump_over_uncommitted_changes_and_changes_nothing(
+    engine: SampleEngine, tmp_path: Path
+) -> None:
+    config = _ao_main(engine, tmp_path)
+    (engine.root / "version.txt").write_text("0.15.1\n", encoding="utf-8")
+    before = repo_state(engine.root)
+    refused = run(engine, config, "cut", "0.15.0", code=3)
+    assert "version.txt has uncommitted changes on main, and cut sets it" in refused.stderr
+    assert repo_state(engine.root) == before
+
+
+def at_ref(engine: SampleEngine, ref: str) -> str:
+    return engine.repo.out("show", f"{ref}:version.txt").strip()
+
+
+@pytest.mark.parametrize(
+    ("files", "untracked", "why"),
+    [
+        (
+            '["missing.txt"]',
+            None,
+            "version file missing.txt (version-files in [tool.release]) is not",
+        ),
+        (
+            '["draft.txt"]',
+            "draft.txt",
+            "version file draft.txt (version-files in [tool.release]) is not",
+        ),
+        ('["README.md"]', None, "version file README.md keeps no version on its first line"),
+    ],
+    ids=["missing", "untracked", "no-version"],
+)
+def test_a_version_file_tag_cannot_set_is_refused_and_nothing_changes(
+    engine: SampleEngine, tmp_path: Path, files: str, untracked: str | None, why: str
+) -> None:
+    table = PYTORCH.replace('["version.txt", "tinyengine/__init__.py"]', files)
+    config = _setup(engine, tmp_path, table, "release/0.14")
+    if untracked:
+        (engine.root / untracked).write_text("0.1.0\n", encoding="utf-8")
+    run(engine, config, "pick", "#109", "--reason", "regression")
+    before = repo_state(engine.root)
+    refused = run(engine, config, "tag", code=3)
+    assert why in refused.stderr
+    assert repo_state(engine.root) == before

@@ -316,7 +316,7 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
         first_rc=_first_rc(table, defaults.first_rc),
         patch_releases=patch_releases(table.get("patch-releases")),
         version_files=version_files(table.get("version-files", [])),
-        bump_main_after_cut=_flag(table, "bump-main-after-cut", defaults.bump_main_after_cut),
+        bump_main_after_cut=_bump_main(table),
         changelog=_relative_path("changelog", _str(table, "changelog"))
         if "changelog" in table
         else defaults.changelog,  # type: ignore[arg-type]
@@ -385,6 +385,15 @@ def _globs(table: Mapping[str, Any]) -> tuple[str, ...]:
     if not isinstance(raw, list) or not all(isinstance(s, str) and s.strip() for s in raw):
         raise ConfigError('[tool.release] bots: expected a list of name patterns, e.g. ["*[bot]"]')
     return tuple(raw)
+
+
+def _bump_main(table: Mapping[str, Any]) -> bool:
+    bump = _flag(table, "bump-main-after-cut", False)
+    if bump and not table.get("version-files"):
+        raise ConfigError(
+            "[tool.release] bump-main-after-cut: there are no version-files to set; name them"
+        )
+    return bump
 
 
 def _first_rc(table: Mapping[str, Any], default: int) -> int:

@@ -132,12 +132,12 @@ def set_version(path: str, text: str, version: ReleaseVersion) -> VersionEdit | 
     found = _match(path, text)
     if found is None:
         where = (
-            'a version = "..." line in its [project] table' if path.endswith("pyproject.toml")
-            else 'a __version__ = "..." line' if path.endswith(".py")
-            else "a version on its first line"
+            'version = "..." line in its [project] table' if path.endswith("pyproject.toml")
+            else '__version__ = "..." line' if path.endswith(".py")
+            else "version on its first line"
         )  # fmt: skip
         raise RefusedError(
-            f"version file {path} has no {where}; fix it, or take it out of "
+            f"version file {path} keeps no {where}; fix it, or take it out of "
             "version-files in [tool.release] (nothing changed)"
         )
     new = file_version(version)
