@@ -141,9 +141,11 @@ def test_four_part_releases_by_name() -> None:
     on = V("0.12.0.1")
     assert choose_version(on, None, made, style=PatchStyle.FOUR_PART) == V("0.12.0.2")
     assert choose_version(on, V("0.12.0.2"), made) == V("0.12.0.2")
-    with pytest.raises(RefusedError, match="not greater than .* 0.12.0.1; next valid: 0.12.0.2"):
+    with pytest.raises(
+        RefusedError, match=r"not greater than .* 0\.12\.0\.1; next valid: 0\.12\.0\.2"
+    ):
         choose_version(on, V("0.12.0.1"), made)
-    with pytest.raises(RefusedError, match="0.13.0.1 needs the final 0.13.0 first"):
+    with pytest.raises(RefusedError, match=r"0\.13\.0\.1 needs the final 0\.13\.0 first"):
         choose_version(V("0.13.0"), V("0.13.0.1"), tags("0.13.0rc1"))
     with pytest.raises(RefusedError, match="would go back"):
         choose_version(V("0.12.1"), V("0.12.0.3"), made)

@@ -35,10 +35,12 @@ class ReleaseLine:
     """A release branch and the release under way on it.
 
     A branch named for one version (``releases/v{version}``) carries that version, its
-    rcs and post releases. A branch named for X.Y only (``release/{major}.{minor}``)
-    carries a line: X.Y.0, then the patch releases X.Y.1, X.Y.2, each with its rcs. On
-    either, the release under way is the newest tag's in the branch's history (a later
-    patch tagged on a version branch moves it on too), else the one the name says."""
+    rcs and what ships fixes after its final (``style``: post releases, four-part
+    releases, or, as on ao's ``release/0.18.0``, patch releases). A branch named for X.Y
+    only (``release/{major}.{minor}``) carries a line: X.Y.0, then the patch releases
+    X.Y.1, X.Y.2, each with its rcs. On either, the release under way is the newest tag's
+    in the branch's history (a later patch or four-part release tagged there moves it on
+    too), else the one the name says."""
 
     branch: str
     named: ReleaseVersion  # what the branch's name says (X.Y.0 for a line)

@@ -17,7 +17,7 @@ from release.core import changelog as changelog_mod
 from release.core.notes import Notes, render_markdown
 from release.core.plan import Plan, Step, StepKind, short
 from release.core.version_files import VersionEdit, file_version, set_version
-from release.core.versions import ReleaseVersion, parse_version
+from release.core.versions import PatchStyle, ReleaseVersion, parse_version
 from release.errors import RefusedError, UsageError
 from release.flows.context import ReleaseContext, TagInfo
 from release.flows.history import notes_for_range
@@ -255,9 +255,10 @@ def promote(
         ours = ctx.release_tags(base, tags)
         made = next((t for t in ours if not t.version.is_rc), None)
         if made is not None:
-            after = (
-                "; the next on this line is a patch release (release tag)" if line.patches else ""
-            )
+            after = {
+                PatchStyle.PATCH: "; the next on this line is a patch release (release tag)",
+                PatchStyle.FOUR_PART: "; the next is a four-part release (release tag)",
+            }.get(line.style, "")
             raise RefusedError(
                 f"{final} is already released ({name} exists){after}{_unpromoted(ctx, made, ours)}"
             )
