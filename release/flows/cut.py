@@ -123,7 +123,7 @@ def plan_cut(state: CutState) -> Plan:
             "version": str(state.version),
             "branch": state.branch,
             "at": state.at,
-            "version_diff": [line for e in (bump.edits if bump else ()) for line in e.diff()],
+            **({"version_diff": [ln for e in bump.edits for ln in e.diff()]} if bump else {}),
         },
     )
 
