@@ -278,15 +278,20 @@ def at_ref(engine: SampleEngine, ref: str) -> str:
             "version file draft.txt (version-files in [tool.release]) is not",
         ),
         ('["README.md"]', None, "version file README.md keeps no version on its first line"),
+        ('["link.txt"]', "link.txt", "version file link.txt is a symlink"),
     ],
-    ids=["missing", "untracked", "no-version"],
+    ids=["missing", "untracked", "no-version", "symlink"],
 )
 def test_a_version_file_tag_cannot_set_is_refused_and_nothing_changes(
     engine: SampleEngine, tmp_path: Path, files: str, untracked: str | None, why: str
 ) -> None:
     table = PYTORCH.replace('["version.txt", "tinyengine/__init__.py"]', files)
     config = _setup(engine, tmp_path, table, "release/0.14")
-    if untracked:
+    if untracked == "link.txt":  # committed, pointing at the real one
+        (engine.root / untracked).symlink_to("version.txt")
+        engine.repo.run("add", untracked)
+        engine.repo.run("commit", "--quiet", "-m", "A link to the version")
+    elif untracked:
         (engine.root / untracked).write_text("0.1.0\n", encoding="utf-8")
     run(engine, config, "pick", "#109", "--reason", "regression")
     before = repo_state(engine.root)

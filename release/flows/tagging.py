@@ -127,6 +127,11 @@ def _version_edits(ctx: ReleaseContext, version: ReleaseVersion) -> list[tuple[V
     (what the tag is made on must be a commit's)."""
     out = []
     for rel in ctx.config.version_files:
+        if (ctx.root / rel).is_symlink():
+            raise RefusedError(
+                f"version file {rel} is a symlink; name the file itself in version-files "
+                "(nothing changed)"
+            )
         found = ctx.tree_text(rel, "version file")
         if found is None or not ctx.repo.worktree.is_tracked(rel):
             raise RefusedError(
@@ -209,7 +214,7 @@ def tag(
             "since": rng.since,
             "changelog": ctx.config.changelog,
             "remote_checked": ctx.remote_checked,
-            "version_diff": [line for e, _ in edits for line in e.diff()],
+            "version_diff": [row for e, _ in edits for row in e.diff()],
         }
         return _plan("tag", request, changelog_first=True, notes=notes, extra=extra), request
 
