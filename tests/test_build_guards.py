@@ -500,3 +500,32 @@ def test_the_source_reads_the_tag_and_the_project_and_says_what_it_left_out(
     ) in moved.notices
     assert read_source(ReleaseContext(tmp_path), "0.2.0rc1").tag == "v0.2.0rc1"  # by hand
     assert read_source(ReleaseContext(tmp_path), "1.0.dev7").tag == ""  # ad hoc: no release's
+
+
+@pytest.mark.parametrize(
+    ("branch", "tags", "version"),
+    [
+        pytest.param("releases/v0.32.0", (), "0.32.0.dev3", id="fresh-branch-no-tags"),
+        pytest.param("releases/v0.32.0", ("v0.1.0",), "0.32.0.dev2", id="fresh-after-older"),
+        pytest.param("releases/v0.1.0", ("v0.1.0",), "0.1.0.post1.dev2", id="after-final-post"),
+        pytest.param(
+            "releases/v0.1.0", ("v0.1.0", "v0.0.9.1"), "0.1.0.1.dev2", id="after-final-four-part"
+        ),
+        pytest.param("releases/v0.1.0", ("v0.1.0", "v0.0.9"), "0.1.1.dev2", id="after-final-patch"),
+        pytest.param("main", ("v0.1.0",), "0.1.1.dev2", id="main-next-patch"),
+    ],
+)
+def test_an_untagged_build_takes_its_branch_version(
+    tmp_path: Path, branch: str, tags: tuple[str, ...], version: str
+) -> None:
+    """A fresh ``releases/v0.32.0`` builds as ``0.32.0.devN``, not ``0.0.0.devN`` (nor as
+    the patch after the last tag behind it); after its final, as the style its tags ship
+    fixes in; main, as the next patch."""
+    repo = guarded_repo(tmp_path, commits=3)
+    repo.run("tag", "-d", "v0.1.0")
+    for name in tags:
+        repo.run("tag", name, "HEAD~2")
+    if branch != "main":
+        repo.run("switch", "--quiet", "-c", branch)
+    source = read_source(ReleaseContext(tmp_path))
+    assert (source.version, source.tagged) == (version, False)

@@ -356,14 +356,14 @@ def test_a_tag_template_that_reads_none_of_the_release_tags_is_a_problem(tmp_pat
     (line,) = [row for row in said.stdout.splitlines() if "tag template" in row]
     assert line == (
         'problem      tag template: tag = "v{version}" reads none of the 3 release tags here '
-        '(0.11.0, 0.12.0, 0.12.0.1); tag = "{version}" would read 2 of them: set it in '
+        '(0.11.0, 0.12.0, 0.12.0.1); tag = "{version}" would read 3 of them: set it in '
         "[tool.release]"
     )
     assert repo_state(tmp_path) == before
     (tmp_path / "pyproject.toml").write_text('[tool.release]\ntag = "{version}"\n')
     found = status(run_check(tmp_path), "tag template")
     assert found == (
-        Status.OK, 'tag = "{version}" reads 2 of the 3 release tags here (not: 0.12.0.1)'
+        Status.OK, 'tag = "{version}" reads 3 of the 3 release tags here'
     )  # fmt: skip
 
 
@@ -379,10 +379,14 @@ def test_a_tag_template_that_reads_none_of_the_release_tags_is_a_problem(tmp_pat
          'tag = "release-{version}" reads none of the 2 release tags here (engine-0.2.0, '
          'v0.1.0rc1); tag = "engine-{version}" would read 1 of them: set it in [tool.release]')),
         (("0.10.0.1", "0.10.0.2"), "", (Status.PROBLEM,
-         'tag = "v{version}" reads none of the 2 release tags here (0.10.0.1, 0.10.0.2); no '
-         "PREFIX{version} template reads them (release reads X.Y.Z, X.Y.ZrcN, X.Y.Z.postN)")),
+         'tag = "v{version}" reads none of the 2 release tags here (0.10.0.1, 0.10.0.2); '
+         'tag = "{version}" would read 2 of them: set it in [tool.release]')),
+        (("v0.10.0.0", "v0.10"), "", (Status.PROBLEM,
+         'tag = "v{version}" reads none of the 2 release tags here (v0.10, v0.10.0.0); no '
+         "PREFIX{version} template reads them (release reads X.Y.Z, X.Y.ZrcN, X.Y.Z.postN, "
+         "X.Y.Z.N)")),
     ],
-    ids=["no tags", "no release tags", "most read", "another prefix", "none readable"],
+    ids=["no tags", "no release tags", "most read", "another prefix", "four-part", "none readable"],
 )  # fmt: skip
 def test_the_tag_template_against_the_tags_here(
     tmp_path: Path, tags: tuple[str, ...], config: str, expected: tuple[Status, str]

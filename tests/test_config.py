@@ -78,7 +78,8 @@ def test_unknown_key_did_you_mean(key: str, suggestion: str) -> None:
 
 def test_unknown_key_without_a_close_match_lists_the_keys() -> None:
     with pytest.raises(
-        ConfigError, match=r"unknown key 'zzz'; known keys: bots, branch, categories"
+        ConfigError,
+        match=r"unknown key 'zzz'; known keys: bots, branch, bump-main-after-cut, categories",
     ):
         config_from_mapping({"zzz": 1})
 

@@ -120,6 +120,40 @@ def _rc1(engine: SampleEngine) -> None:
     assert result.code == 0, result.output
 
 
+def _version_file(engine: SampleEngine) -> None:
+    """``version.txt`` named in version-files and saying an older version: the rc's
+    commit sets it, with the changelog."""
+    (engine.root / "version.txt").write_text("0.0.9\n", encoding="utf-8")
+    config = engine.root / "pyproject.toml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(
+        text.replace(
+            'tag = "v{version}"\n', 'tag = "v{version}"\nversion-files = ["version.txt"]\n', 1
+        ),
+        encoding="utf-8",
+    )
+    engine.repo.run("add", "version.txt", "pyproject.toml")
+    engine.repo.run("commit", "--quiet", "-m", "Keep the version in version.txt", env=PINNED)
+
+
+def _bump_on_main(engine: SampleEngine) -> None:
+    """On main, ``version.txt`` and ``bump-main-after-cut``: the cut commits on main too."""
+    _on_main(engine)
+    _version_file(engine)
+    config = engine.root / "pyproject.toml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(
+        text.replace("version-files =", "bump-main-after-cut = true\nversion-files =", 1),
+        encoding="utf-8",
+    )
+    engine.repo.run("commit", "--quiet", "-am", "Bump main after each cut", env=PINNED)
+
+
+def _main_bumped(engine: SampleEngine) -> None:
+    """The uninterrupted cut made its commit on main (the twin is not trivially equal)."""
+    assert "Bump the version to 0.3.0" in engine.repo.out("log", "-1", "--format=%s", "main")
+
+
 def _on_main(engine: SampleEngine) -> None:
     engine.repo.run("switch", "--quiet", "main")
 
@@ -128,6 +162,7 @@ TAG = "refs/tags/v0.1.0rc1"
 FINAL = "refs/tags/v0.1.0"
 BRANCH = "refs/heads/releases/v0.1.0"
 NEW_BRANCH = "refs/heads/releases/v0.2.0"
+MAIN = "refs/heads/main"
 
 SCENARIOS = {
     "tag": Scenario(
@@ -139,6 +174,15 @@ SCENARIOS = {
             Kill("branch-ref-locked", "reference-transaction", _ref_guard("prepared", BRANCH)),
             Kill("tag-ref-locked", "reference-transaction", _ref_guard("prepared", TAG)),
             Kill("tag-ref-written", "reference-transaction", _ref_guard("committed", TAG)),
+        ),
+    ),
+    "tag-version-file": Scenario(
+        ("tag",),
+        _version_file,
+        (
+            Kill("prepare-commit-msg", "prepare-commit-msg"),
+            Kill("post-commit", "post-commit"),
+            Kill("tag-ref-locked", "reference-transaction", _ref_guard("prepared", TAG)),
         ),
     ),
     "promote": Scenario(
@@ -159,6 +203,17 @@ SCENARIOS = {
             Kill(
                 "branch-ref-written", "reference-transaction", _ref_guard("committed", NEW_BRANCH)
             ),
+            Kill("post-checkout", "post-checkout"),
+        ),
+    ),
+    "cut-bump": Scenario(
+        ("cut", "0.2.0"),
+        _bump_on_main,
+        (
+            Kill(
+                "branch-ref-written", "reference-transaction", _ref_guard("committed", NEW_BRANCH)
+            ),
+            Kill("main-ref-written", "reference-transaction", _ref_guard("committed", MAIN)),
             Kill("post-checkout", "post-checkout"),
         ),
     ),
@@ -202,6 +257,10 @@ def _twin(task: str, engine: SampleEngine, where: Path) -> dict[str, object]:
         scenario.prepare(twin)
         result = run_cli(twin.root, *scenario.args, env=PINNED)
         assert result.code == 0, result.output
+        if task == "cut-bump":
+            _main_bumped(twin)
+        if task == "tag-version-file":
+            assert twin.repo.out("show", "v0.1.0rc1:version.txt").strip() == "0.1.0"
         _TWINS[task] = _state(twin)
     return _TWINS[task]
 

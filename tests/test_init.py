@@ -185,8 +185,10 @@ def test_a_pytorch_style_repository(tmp_path: Path) -> None:
     assert table(tmp_path) == {
         "main-branch": "main", "branch": "release/{major}.{minor}", "changelog": "CHANGES.md",
         "tag": "v{version}", "version-scheme": "pep440", "rc-spelling": "-rc{n}",
+        "patch-releases": "patch",
     }  # fmt: skip
     assert "# rc-spelling: guessed from the rc tags v2.5.0-rc1, v2.5.1-rc1" in text
+    assert "v2.5.1-rc1: a patch\n# release (tags: 1 patch)" in text
     config = load_config(tmp_path)
     assert config.tag.render(ReleaseVersion(2, 5, 1, rc=2)) == "v2.5.1-rc2"  # as they spell it
     assert config.branch.parse("release/2.5") == ReleaseVersion(2, 5, 0)

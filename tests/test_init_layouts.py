@@ -202,8 +202,11 @@ def test_llm_compressor_has_no_images_and_its_own_spellings(tmp_path: Path) -> N
         "",
     )
     said = prose(outcome)
-    assert "tag: guessed from 19 of the 32 release tags" in said
-    assert "not read: 0.10.0.1, 0.10.0.2, 0.10.0.3 and 10 more" in said
+    assert "tag: guessed from 32 of the 32 release tags" in said  # 0.12.0.1 and its kin too
+    assert table["patch-releases"] == "four-part"  # as since 0.8.1: 0.9.0.1 ... 0.12.0.1
+    assert "the newest release after a final, 0.12.0.1: a four-part release" in said
+    assert "version-files" not in table  # setuptools_scm: the version is the tag's
+    assert "bump-main-after-cut" not in table
     assert "branch: guessed from 4 of the 6 release branches" in said
     assert "not read: release-0.1, release-0.6" in said
     assert "setup.py:3: use_scm_version" in outcome.table
@@ -218,8 +221,26 @@ def test_ao_keeps_its_version_in_version_txt(tmp_path: Path) -> None:
     )  # fmt: skip
     assert "#   version.txt: 0.19.0" in outcome.table
     said = prose(outcome)
-    assert "4 of the 5 release tags" in said and "not read: v0.1" in said  # ciflow/... is none
+    assert "8 of the 9 release tags" in said and "not read: v0.1" in said  # ciflow/... is none
     assert "images" not in table
+    # v0.14.1-rc1 and v0.14.1 on release/0.14.0: patch releases on the version's branch
+    assert (table["patch-releases"], table["version-files"]) == ("patch", ["version.txt"])
+    assert "version.txt says 0.19.0" in said
+    assert table["bump-main-after-cut"] is True  # 0.19.0 on main beside release/0.18.0
+    assert "past the newest release branch release/0.18.0" in said
+
+
+def test_pytorch_data_has_a_line_per_minor_rc0_and_version_txt(tmp_path: Path) -> None:
+    outcome = dry_run(layout("data", tmp_path))
+    table = proposal(outcome)
+    assert (table["branch"], table["tag"], table["rc-spelling"], table["first-rc"]) == (
+        "release/{major}.{minor}", "v{version}", "-rc{n}", 0,
+    )  # fmt: skip
+    assert (table["patch-releases"], table["version-files"]) == ("patch", ["version.txt"])
+    said = prose(outcome)
+    assert "the newest release after a final, v0.10.1: a patch release" in said
+    assert "version.txt says 0.12.0a0" in said
+    assert table["bump-main-after-cut"] is True  # 0.12.0a0 on main beside release/0.11
 
 
 @needs_accelerator_keys
@@ -264,3 +285,17 @@ def test_references_resolve_as_docker_resolves_them() -> None:
     assert df.resolved(df.stages[0]) == "r/one-two:xdfltset"
     assert df.value("C") is None  # $NOPE: no ARG sets it
     assert df.origin(df.stages[2]) == ("r/one-two:xdfltset", df.stages[0])
+
+
+def test_no_bump_after_cut_where_main_says_the_newest_branch_version(tmp_path: Path) -> None:
+    root = tmp_path / "ao"
+    shutil.copytree(LAYOUTS / "ao" / "tree", root)
+    (root / "version.txt").write_text("0.18.0\n", encoding="utf-8")
+    repo = GitRepo.init(root)
+    assert repo is not None
+    repo.run("-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "--quiet",
+             "--allow-empty", "-m", "the tree")  # fmt: skip
+    for name in ("release/0.17.0", "release/0.18.0"):
+        repo.run("branch", name)
+    table = proposal(dry_run(root))
+    assert table["version-files"] == ["version.txt"] and "bump-main-after-cut" not in table

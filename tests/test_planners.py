@@ -453,6 +453,10 @@ def test_plan_push_refuses_a_moved_tag(remote_branch: str | None) -> None:
             for t in ("0.31.0.post1", "0.31.0post1", "0.31.0-post1", "0.31.0+post.1")
         ),
         pytest.param("10.2.3", ReleaseVersion(10, 2, 3), id="multi-digit-parts"),
+        pytest.param("0.12.0.1", ReleaseVersion(0, 12, 0, fix=1), id="four-parts"),
+        pytest.param("0.10.0.3", ReleaseVersion(0, 10, 0, fix=3), id="four-parts-3"),
+        pytest.param("v0.12.0.2rc1", ReleaseVersion(0, 12, 0, rc=1, fix=2), id="four-part-rc"),
+        pytest.param("v0.18.1-rc1", ReleaseVersion(0, 18, 1, rc=1), id="patch-rc-pytorch"),
     ],
 )
 def test_parse_version(text: str, expected: ReleaseVersion) -> None:
@@ -465,8 +469,9 @@ def test_parse_version(text: str, expected: ReleaseVersion) -> None:
         pytest.param("", "empty version", id="empty"),
         pytest.param("v", "not a version: 'v'", id="bare-v"),
         pytest.param("banana", "not a version: 'banana'", id="word"),
-        pytest.param("0.31", "must have exactly three parts X.Y.Z", id="two-parts"),
-        pytest.param("0.31.0.0", "must have exactly three parts X.Y.Z", id="four-parts"),
+        pytest.param("0.31", "must have three parts X.Y.Z, or four X.Y.Z.N", id="two-parts"),
+        pytest.param("0.31.0.0", "a four-part release counts from X.Y.Z.1", id="four-parts-0"),
+        pytest.param("0.31.0.1.2", "must have three parts X.Y.Z, or four", id="five-parts"),
         pytest.param("0.31.0a1", "only rc pre-releases are cut (got a)", id="alpha"),
         pytest.param("0.31.0rc0", "rc numbers start at 1", id="rc0"),
         pytest.param("0.31.0-rc.0", "rc numbers start at 1", id="semver-rc0"),
@@ -478,7 +483,9 @@ def test_parse_version(text: str, expected: ReleaseVersion) -> None:
 def test_parse_version_refuses(text: str, why: str) -> None:
     message = refusal(VersionError, parse_version, text)
     assert why in message
-    assert message.endswith("valid: 0.31.0, 0.31.0rc1, 0.31.0-rc.1, v0.31.0rc1 or 0.31.0.post1")
+    assert message.endswith(
+        "valid: 0.31.0, 0.31.0rc1, 0.31.0-rc.1, v0.31.0rc1, 0.31.0.post1 or 0.31.0.1"
+    )
 
 
 @pytest.mark.parametrize(

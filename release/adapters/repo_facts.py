@@ -18,6 +18,7 @@ from release.adapters.tree_scan import (
 )
 from release.core.init_text import RepoFacts
 from release.core.references import repository_url
+from release.core.version_files import kept_version
 from release.core.version_sources import version_sources
 
 __all__ = ["read_facts"]
@@ -37,6 +38,7 @@ def read_facts(repo: GitRepo) -> RepoFacts:
     remote = remotes[0] if remotes and "origin" not in remotes else None
     found, unread, primary = dockerfiles(repo.root)
     changelog, other_log = changelog_files(repo.root)
+    kept = version_files(repo.root)
     return RepoFacts(
         branches=tuple(dict.fromkeys(b for b in branches if b != "HEAD")),
         tags=tuple(tags),
@@ -50,7 +52,8 @@ def read_facts(repo: GitRepo) -> RepoFacts:
         unread=tuple(unread),
         primary_dockerfile=primary,
         requirements=tuple(requirement_files(repo.root)) if found else (),
-        versions=tuple(version_sources(version_files(repo.root))),
+        versions=tuple(version_sources(kept)),
+        version_files=tuple((p, v) for p, t in kept.items() if (v := kept_version(p, t))),
     )
 
 

@@ -94,7 +94,12 @@ class InitOutcome:
             "replaced": [self.path] if self.forced else [],
             "table": self.table,
             "guesses": [
-                {"key": g.key, "value": g.value, "guessed_from": g.why} for g in self.guesses
+                {
+                    "key": g.key,
+                    "value": list(g.value) if isinstance(g.value, tuple) else g.value,
+                    "guessed_from": g.why,
+                }
+                for g in self.guesses
             ],
         }
 

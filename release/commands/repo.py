@@ -67,11 +67,13 @@ def cut(request: CutRequest, run: Run) -> Report:
     done += [
         f"switched to {s.data['branch']}" if s.action is StepKind.SWITCH else s.detail
         for s in plan.steps
-        if s.action in (StepKind.SWITCH, StepKind.SKIP)
+        if s.action in (StepKind.SWITCH, StepKind.SKIP, StepKind.BUMP_VERSION)
     ]
-    return plan_report(
+    outcome = plan_report(
         plan, dry_run=request.dry_run, report=None if request.dry_run else done, before=notices(ctx)
     )
+    diff = tuple(plan.info.get("version_diff") or ()) if request.dry_run else ()
+    return Report((*outcome.lines, *diff), outcome.data) if diff else outcome
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,8 @@ def tag(request: TagRequest, run: Run) -> Report:
     done = None if request.dry_run else _made(plan, f"tagged {plan.info.get('tag')}")
     outcome = plan_report(plan, dry_run=request.dry_run, report=done)
     if request.dry_run and "message" in plan.info:
-        return Report((*outcome.lines, "", plan.info["message"]), outcome.data)
+        diff = tuple(plan.info.get("version_diff") or ())
+        return Report((*outcome.lines, *diff, "", plan.info["message"]), outcome.data)
     return outcome
 
 

@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from release.core.tree_paths import tree_relative
-from release.core.versions import SCHEMES, ReleaseVersion, TagTemplate, ref_format_problem
+from release.core.version_files import patch_releases, version_files
+from release.core.versions import (
+    SCHEMES,
+    PatchStyle,
+    ReleaseVersion,
+    TagTemplate,
+    ref_format_problem,
+)
 
 if TYPE_CHECKING:  # imported when there is a matrix to parse (its specifiers cost start-up time)
     from release.core.ci_config import CiSettings
@@ -147,6 +154,9 @@ _KEYS = {
     "bots",
     "merge-by-name",
     "first-rc",
+    "patch-releases",
+    "version-files",
+    "bump-main-after-cut",
     "ci",
 }
 
@@ -161,6 +171,9 @@ class Config:
     tag: TagTemplate = field(default_factory=lambda: TagTemplate("v{version}", "tag"))
     version_scheme: str = "pep440"
     first_rc: int = 1  # a release's first rc: X.Y.Zrc1, or X.Y.Zrc0 where a project starts at 0
+    patch_releases: PatchStyle | None = None  # None: as the tags made so far do
+    version_files: tuple[str, ...] = ()  # files that keep the version, bumped when tagging
+    bump_main_after_cut: bool = False  # cut also sets main's version files to X.(Y+1).0
     changelog: str = "CHANGELOG.md"
     repo_url: str = ""
     picks_file: str = "release-picks.txt"
@@ -309,6 +322,9 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
         tag=tag,
         version_scheme=scheme,
         first_rc=_first_rc(table, defaults.first_rc),
+        patch_releases=patch_releases(table.get("patch-releases")),
+        version_files=version_files(table.get("version-files", [])),
+        bump_main_after_cut=_bump_main(table),
         changelog=_relative_path("changelog", _str(table, "changelog"))
         if "changelog" in table
         else defaults.changelog,  # type: ignore[arg-type]
@@ -378,6 +394,15 @@ def _globs(table: Mapping[str, Any]) -> tuple[str, ...]:
         raise ConfigError('[tool.release] bots: expected a list of name patterns, e.g. ["*[bot]"]')
     # "..." stands for the default list: ["...", "release-robot"] adds to it
     return tuple(b for s in raw for b in (DEFAULT_BOTS if s.strip() == "..." else (s,)))
+
+
+def _bump_main(table: Mapping[str, Any]) -> bool:
+    bump = _flag(table, "bump-main-after-cut", False)
+    if bump and not table.get("version-files"):
+        raise ConfigError(
+            "[tool.release] bump-main-after-cut: there are no version-files to set; name them"
+        )
+    return bump
 
 
 def _first_rc(table: Mapping[str, Any], default: int) -> int:

@@ -13,10 +13,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from release.core.tag_survey import survey
-from release.core.versions import TagTemplate, ref_format_problem
+from release.core.versions import (
+    PatchStyle,
+    ReleaseVersion,
+    TagTemplate,
+    ref_format_problem,
+    shipping_style,
+)
 from release.errors import ConfigError
 
-__all__ = ["Guess", "guess_branch", "guess_tags"]
+__all__ = ["Guess", "guess_branch", "guess_patch_releases", "guess_tags"]
 
 _BRANCH = re.compile(r"^(?P<prefix>.*release[s]?[/_-]v?)(?P<version>\d+\.\d+(?:\.\d+)?)$", re.I)
 _TAG = re.compile(r"^(?P<prefix>[A-Za-z_./-]*?)(?P<base>\d+\.\d+\.\d+)(?P<suffix>.*)$")
@@ -27,8 +33,8 @@ _SPELLINGS: dict[str, tuple[re.Pattern[str], str, str | None]] = {
     "X.Y.Z-rc.N": (re.compile(r"^-rc\.(?P<n>\d+)$"), "semver", None),
     "X.Y.Z-rcN": (re.compile(r"^-rc(?P<n>\d+)$"), "pep440", "-rc{n}"),  # PyTorch's
 }
-_FINAL = re.compile(r"^(?:\.post\d+)?$")
-_READS = "release reads X.Y.Z, X.Y.ZrcN and X.Y.Z.postN"
+_FINAL = re.compile(r"^(?:\.post\d+|\.[1-9]\d*)?$")
+_READS = "release reads X.Y.Z, X.Y.ZrcN, X.Y.Z.postN and X.Y.Z.N"
 
 
 @dataclass(frozen=True)
@@ -37,7 +43,7 @@ class Guess:
     key is left at its default and ``why`` says why (a spelling it cannot express)."""
 
     key: str
-    value: str | int | None
+    value: str | int | bool | tuple[str, ...] | None
     why: str
 
 
@@ -113,6 +119,8 @@ def guess_tags(tags: Iterable[str]) -> list[Guess]:
             if all(t.startswith(prefix) for t in read.unread):
                 why += f" ({_READS})"
         out.append(Guess("tag", prefix + "{version}", why))
+        template = TagTemplate(prefix + "{version}", "tag", scheme, rc or "")
+        out += guess_patch_releases({n: template.parse_any(n) for n in read.read})
     if kind is not None:
         out.append(Guess("version-scheme", scheme, f"the rc tags {_listed(spellings[kind])}"))
         rc = _SPELLINGS[kind][2]
@@ -122,3 +130,25 @@ def guess_tags(tags: Iterable[str]) -> list[Guess]:
             zero = [n for n in tagged if n.endswith(("rc0", "rc.0"))]
             out.append(Guess("first-rc", 0, f"the rc tags that start at 0: {_listed(zero)}"))
     return out
+
+
+_SAID = {
+    PatchStyle.PATCH: "a patch release",
+    PatchStyle.FOUR_PART: "a four-part release",
+    PatchStyle.POST: "a post release",
+}
+
+
+def guess_patch_releases(tags: dict[str, ReleaseVersion | None]) -> list[Guess]:
+    """``patch-releases``: how the newest release past an X.Y.0 shipped (tag name ->
+    version); none where no tag ships a fix after a final."""
+    shipped = {n: v for n, v in tags.items() if v is not None and shipping_style(v)}
+    if not shipped:
+        return []
+    newest = max(shipped, key=lambda n: shipped[n])
+    style = shipping_style(shipped[newest])
+    assert style is not None
+    counts = {s: sum(shipping_style(v) is s for v in shipped.values()) for s in PatchStyle}
+    told = ", ".join(f"{n} {s.value}" for s, n in counts.items() if n)
+    why = f"the newest release after a final, {newest}: {_SAID[style]} (tags: {told})"
+    return [Guess("patch-releases", style.value, why)]

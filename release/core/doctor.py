@@ -169,7 +169,7 @@ def tag_template_item(template: TagTemplate, tags: list[str]) -> Item:
     fix = (
         f'tag = "{best[0]}" would read {len(best[1])} of them: set it in [tool.release]'
         if best
-        else "no PREFIX{version} template reads them (release reads X.Y.Z, X.Y.ZrcN, X.Y.Z.postN)"
+        else "no PREFIX{version} template reads them (release reads X.Y.Z, X.Y.ZrcN, X.Y.Z.postN, X.Y.Z.N)"
     )
     return problem(
         name,

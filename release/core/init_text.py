@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from release.core.conventions import Guess, guess_branch, guess_tags
 from release.core.init_images import comment, images_lines, toml_string
 from release.core.variant_guess import DockerfileSource, TextSource, propose_images
+from release.core.versions import TagTemplate
 
 __all__ = ["LOOKED", "RepoFacts", "render_table", "toml_string"]
 
@@ -36,9 +37,14 @@ class RepoFacts:
     primary_dockerfile: str | None = None
     requirements: tuple[TextSource, ...] = ()
     versions: tuple[str, ...] = ()  # where the version is kept, one line each
+    version_files: tuple[tuple[str, str], ...] = ()  # files to set when tagging, and theirs
 
 
-def _value(value: str | int) -> str:
+def _value(value: str | int | bool | tuple[str, ...]) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return "[" + ", ".join(toml_string(v) for v in value) + "]"
     return str(value) if isinstance(value, int) else toml_string(value)
 
 
@@ -52,11 +58,42 @@ def guesses(facts: RepoFacts) -> list[Guess]:
     out.append(branch or Guess("branch", None, "no release branches yet"))
     tags = guess_tags(facts.tags)
     out += tags or [Guess("tag", None, "no release tags yet")]
+    if facts.version_files:
+        said = ", ".join(f"{path} says {value}" for path, value in facts.version_files)
+        paths = tuple(path for path, _ in facts.version_files)
+        out.append(Guess("version-files", paths, f"the files that keep the version: {said}"))
+        out += _bump_main(facts, branch)
     if facts.changelog:
         out.append(Guess("changelog", facts.changelog, f"the file {facts.changelog}"))
     else:
         out.append(Guess("changelog", "", _no_changelog(facts)))
     return out
+
+
+def _bump_main(facts: RepoFacts, branch: Guess | None) -> list[Guess]:
+    """``bump-main-after-cut`` where the version files here are past the newest release
+    branch (ao's ``version.txt`` says 0.19.0 on main beside ``release/0.18.0``)."""
+    from packaging.version import InvalidVersion, Version
+
+    if branch is None or not isinstance(branch.value, str) or not facts.main_branch:
+        return []
+    template = TagTemplate(branch.value, "branch")
+    found = {b: v for b in facts.branches if (v := template.parse(b)) is not None}
+    if not found:
+        return []
+    newest = max(found, key=lambda b: found[b])
+    path, value = facts.version_files[0]
+    try:
+        said = Version(value).release
+    except InvalidVersion:
+        return []
+    if said[:2] <= (found[newest].major, found[newest].minor):
+        return []
+    why = (
+        f"{path} says {value} here, past the newest release branch {newest}: "
+        f"{facts.main_branch} is set to the next release after each cut"
+    )
+    return [Guess("bump-main-after-cut", True, why)]
 
 
 def _no_changelog(facts: RepoFacts) -> str:

@@ -23,6 +23,7 @@ class StepKind(StrEnum):
     SWITCH = "switch"
     CHERRY_PICK = "cherry-pick"
     COMMIT_CHANGELOG = "commit-changelog"
+    BUMP_VERSION = "bump-version"  # main's version files, committed after a cut
     CREATE_TAG = "create-tag"
     PUSH_REF = "push-ref"
     COPY_IMAGE = "copy-image"  # a final's tag given an rc's digest, inside the registry

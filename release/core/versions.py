@@ -11,6 +11,7 @@ import re
 import string
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import total_ordering
 
 from packaging.version import InvalidVersion, Version
@@ -18,13 +19,17 @@ from packaging.version import InvalidVersion, Version
 from release.errors import ConfigError, RefusedError, VersionError
 
 __all__ = [
+    "PATCH_STYLES",
     "SCHEMES",
+    "PatchStyle",
     "ReleaseVersion",
     "TagTemplate",
     "image_tag_for",
+    "learned_style",
     "next_rc",
     "parse_version",
     "ref_format_problem",
+    "shipping_style",
 ]
 
 SCHEMES = ("pep440", "semver")
@@ -36,25 +41,50 @@ _SEMVER_POST = re.compile(
     r"^(?P<base>\d+\.\d+\.\d+)[-+]post[.-]?(?P<n>\d+)$", re.IGNORECASE | re.ASCII
 )
 _LONGEST = 64  # characters: no release version is longer (and int() of thousands of digits fails)
-_VALID_HELP = "valid: 0.31.0, 0.31.0rc1, 0.31.0-rc.1, v0.31.0rc1 or 0.31.0.post1"
+_VALID_HELP = "valid: 0.31.0, 0.31.0rc1, 0.31.0-rc.1, v0.31.0rc1, 0.31.0.post1 or 0.31.0.1"
+
+
+class PatchStyle(StrEnum):
+    """How a project ships fixes to a release that is final; the value is how
+    ``patch-releases`` in ``[tool.release]`` names it."""
+
+    PATCH = "patch"  # X.Y.(Z+1), with its own rcs, on the same branch (PyTorch, ao)
+    FOUR_PART = "four-part"  # X.Y.Z.N, tagged directly (llm-compressor's 0.12.0.1)
+    POST = "post"  # X.Y.Z.postN, tagged directly
+
+    def after(self, final: ReleaseVersion, first_rc: int = 1) -> ReleaseVersion:
+        """The first release after ``final`` in this style (an rc for PATCH)."""
+        if self is PatchStyle.PATCH:
+            return ReleaseVersion(final.major, final.minor, final.patch + 1, rc=first_rc)
+        if self is PatchStyle.FOUR_PART:
+            return ReleaseVersion(final.major, final.minor, final.patch, fix=(final.fix or 0) + 1)
+        return final.with_post((final.post or 0) + 1)
+
+
+PATCH_STYLES = tuple(s.value for s in PatchStyle)
 
 
 @total_ordering
 @dataclass(frozen=True)
 class ReleaseVersion:
-    """A release version X.Y.Z, optionally an rc (``rc``) or a post release (``post``)."""
+    """A release version X.Y.Z, or X.Y.Z.N where a project's patch releases have four
+    parts (``fix``), optionally an rc (``rc``) or a post release (``post``)."""
 
     major: int
     minor: int
     patch: int
     rc: int | None = None
     post: int | None = None
+    fix: int | None = None  # the fourth part: 0.12.0.1
 
     # -- spellings -------------------------------------------------------
     @property
     def base(self) -> ReleaseVersion:
         """The final release this version belongs to (``0.31.0`` for ``0.31.0rc2``)."""
-        return ReleaseVersion(self.major, self.minor, self.patch)
+        return ReleaseVersion(self.major, self.minor, self.patch, fix=self.fix)
+
+    def with_post(self, post: int) -> ReleaseVersion:
+        return ReleaseVersion(self.major, self.minor, self.patch, post=post, fix=self.fix)
 
     @property
     def is_rc(self) -> bool:
@@ -70,7 +100,8 @@ class ReleaseVersion:
 
     @property
     def release(self) -> str:
-        return f"{self.major}.{self.minor}.{self.patch}"
+        text = f"{self.major}.{self.minor}.{self.patch}"
+        return text if self.fix is None else f"{text}.{self.fix}"
 
     def pep440(self) -> str:
         text = self.release
@@ -83,6 +114,8 @@ class ReleaseVersion:
     def semver(self) -> str:
         import semver  # lazy: only the semver spelling needs it
 
+        if self.fix is not None:
+            raise VersionError(f"{self.pep440()} has four parts, which SemVer cannot spell")
         pre = f"rc.{self.rc}" if self.rc is not None else None
         if self.post is not None:
             # SemVer has no post releases: spelled as build metadata (0.31.0+post.1), which
@@ -103,7 +136,9 @@ class ReleaseVersion:
         return Version(self.pep440())
 
     def next_rc(self) -> ReleaseVersion:
-        return ReleaseVersion(self.major, self.minor, self.patch, rc=(self.rc or 0) + 1)
+        return ReleaseVersion(
+            self.major, self.minor, self.patch, rc=(self.rc or 0) + 1, fix=self.fix
+        )
 
     def __str__(self) -> str:
         return self.pep440()
@@ -141,8 +176,8 @@ def parse_version(text: str, *, first_rc: int = 1) -> ReleaseVersion:
         version = Version(body)
     except InvalidVersion:
         raise VersionError(f"not a version: {text!r}; {_VALID_HELP}") from None
-    if len(version.release) != 3:
-        raise VersionError(f"{text!r} must have exactly three parts X.Y.Z; {_VALID_HELP}")
+    if len(version.release) not in (3, 4):
+        raise VersionError(f"{text!r} must have three parts X.Y.Z, or four X.Y.Z.N; {_VALID_HELP}")
     if version.epoch or version.local or version.dev is not None:
         raise VersionError(
             f"{text!r}: epochs, local and dev versions are not releases; {_VALID_HELP}"
@@ -159,8 +194,12 @@ def parse_version(text: str, *, first_rc: int = 1) -> ReleaseVersion:
         raise VersionError(f"{text!r}: a post release of an rc is not a release; {_VALID_HELP}")
     if rc is not None and rc < first_rc:
         raise VersionError(_rc_too_low(text, first_rc))
-    major, minor, patch = version.release
-    return ReleaseVersion(major, minor, patch, rc=rc, post=version.post)
+    major, minor, patch, *fix = version.release
+    if fix == [0]:
+        raise VersionError(f"{text!r}: a four-part release counts from X.Y.Z.1; {_VALID_HELP}")
+    return ReleaseVersion(
+        major, minor, patch, rc=rc, post=version.post, fix=fix[0] if fix else None
+    )
 
 
 def _rc_too_low(text: str, first_rc: int) -> str:
@@ -262,7 +301,11 @@ class TagTemplate:
             version = ReleaseVersion(
                 int(groups["major"]), int(groups.get("minor") or 0), int(groups.get("patch") or 0)
             )
-        if self.render(version) != name:
+        try:
+            spelled = self.render(version)
+        except VersionError:
+            return None  # four parts under a semver template
+        if spelled != name:
             return None  # e.g. a semver spelling under a pep440 template
         return version
 
@@ -315,8 +358,30 @@ def next_rc(
         latest = max(shipped)
         raise RefusedError(
             f"{latest} is already released; an rc of {base.base} would go back "
-            f"(cut a new release, or tag {base.release}.post{(latest.post or 0) + 1})"
+            f"(cut a new release, or tag {latest.base.with_post((latest.post or 0) + 1)})"
         )
     rcs = [v.rc for v in ours if v.rc is not None]
     number = max(rcs, default=first_rc - 1) + 1
     return ReleaseVersion(base.major, base.minor, base.patch, rc=number)
+
+
+def shipping_style(version: ReleaseVersion) -> PatchStyle | None:
+    """How ``version`` ships a fix after a final, where it does: ``0.12.0.1`` four-part,
+    ``0.31.0.post1`` post, ``0.14.1`` (or its rcs) patch; None for an X.Y.0 or its rcs."""
+    if version.fix is not None:
+        return PatchStyle.FOUR_PART
+    if version.post is not None:
+        return PatchStyle.POST
+    return PatchStyle.PATCH if version.patch > 0 else None
+
+
+def learned_style(versions: Iterable[ReleaseVersion], *, carries_patches: bool) -> PatchStyle:
+    """How a project's tags ship fixes after a final: as its newest release past X.Y.0
+    does (llm-compressor shipped ``0.8.1`` once, and four-part releases since); with none
+    yet, patch on a branch that carries patch releases, else post (vLLM's)."""
+    shipped = [v for v in versions if shipping_style(v) is not None]
+    if not shipped:
+        return PatchStyle.PATCH if carries_patches else PatchStyle.POST
+    newest = shipping_style(max(shipped))
+    assert newest is not None
+    return newest

@@ -13,7 +13,7 @@ from release.adapters.git import GitRepo
 from release.core.commits import CHANGELOG_TRAILER
 from release.core.config import Config
 from release.core.pull_requests import RepoIdentity
-from release.core.versions import ReleaseVersion, ref_format_problem
+from release.core.versions import PatchStyle, ReleaseVersion, learned_style, ref_format_problem
 from release.errors import ConfigError, GitError, RefusedError
 
 __all__ = ["MAIN_ENV", "ReleaseContext", "ReleaseLine", "TagInfo"]
@@ -35,15 +35,22 @@ class ReleaseLine:
     """A release branch and the release under way on it.
 
     A branch named for one version (``releases/v{version}``) carries that version, its
-    rcs and post releases. A branch named for X.Y only (``release/{major}.{minor}``)
-    carries a line: X.Y.0, then the patch releases X.Y.1, X.Y.2, each with its rcs. On
-    either, the release under way is the newest tag's in the branch's history (a later
-    patch tagged on a version branch moves it on too), else the one the name says."""
+    rcs and what ships fixes after its final (``style``: post releases, four-part
+    releases, or, as on ao's ``release/0.18.0``, patch releases). A branch named for X.Y
+    only (``release/{major}.{minor}``) carries a line: X.Y.0, then the patch releases
+    X.Y.1, X.Y.2, each with its rcs. On either, the release under way is the newest tag's
+    in the branch's history (a later patch or four-part release tagged there moves it on
+    too), else the one the name says."""
 
     branch: str
     named: ReleaseVersion  # what the branch's name says (X.Y.0 for a line)
     tags: tuple[TagInfo, ...]  # the line's tags in the branch's history, oldest first
-    patches: bool  # the name has no patch number: the branch carries patch releases
+    style: PatchStyle  # how fixes after a final ship: patch releases here, four-part, post
+
+    @property
+    def patches(self) -> bool:
+        """The branch carries the patch releases X.Y.(Z+1), each with its rcs."""
+        return self.style is PatchStyle.PATCH
 
     @property
     def current(self) -> ReleaseVersion:
@@ -164,7 +171,15 @@ class ReleaseContext:
             if t.name in merged
             or (not t.local and self.repo.rev(t.commit) and self.repo.is_ancestor(t.commit, head))
         )
-        return ReleaseLine(branch, named, there, self.config.branch.carries_patches)
+        return ReleaseLine(branch, named, there, self.patch_style(tags))
+
+    def patch_style(self, tags: list[TagInfo]) -> PatchStyle:
+        """How fixes after a final ship: as configured (``patch-releases``), else as the
+        project's tags have shipped them (:func:`learned_style`)."""
+        if self.config.patch_releases is not None:
+            return self.config.patch_releases
+        carries = self.config.branch.carries_patches
+        return learned_style((t.version for t in tags), carries_patches=carries)
 
     def require_same_reading(self, branch: str) -> None:
         """With a configuration from outside the tree (``--config``), refuse to tag when

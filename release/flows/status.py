@@ -234,7 +234,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
 
         first = ctx.config.first_rc
         upcoming: str | None = ctx.tag_name(
-            choose_version(current, None, tags, first_rc=first, patches=line.patches)
+            choose_version(current, None, tags, first_rc=first, style=line.style)
         )
     except ReleaseError:
         upcoming = None
@@ -283,9 +283,9 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         unpushed=unpushed,
         interrupted=interrupted,
     )
-    shipped = [t.version.post or 0 for t in ours if not t.version.is_rc]
-    post = str(replace(current, post=max(shipped) + 1)) if shipped and not line.patches else None
-    return _with_next(s, ctx, post)
+    from release.flows.next_version import version_to_ask
+
+    return _with_next(s, ctx, version_to_ask(current, tags, line.style))
 
 
 def _unpushed(

@@ -91,24 +91,44 @@ class TagRequest:
     sign: bool
     promotion: Promotion | None = None  # promote: the final, and the rc it is made from
     images: ImageSide | None = field(default=None, compare=False)  # promote's image side
+    versions: tuple[tuple[str, str], ...] = ()  # version files set to it: (path, new text)
+
+    @property
+    def commits(self) -> bool:
+        """A commit is made for the release: its changelog, its version files."""
+        return self.changelog_text is not None or bool(self.versions)
 
 
-def changelog_message(ctx: ReleaseContext, name: str) -> str:
-    return f"Update {ctx.config.changelog} for {name}\n\n{CHANGELOG_TRAILER}: {name}\n"
+def changelog_message(
+    ctx: ReleaseContext, name: str, versions: tuple[tuple[str, str], ...] = ()
+) -> str:
+    paths = ([ctx.config.changelog] if ctx.config.changelog else []) + [p for p, _ in versions]
+    what = ", ".join(paths[:-1]) + (" and " if len(paths) > 1 else "") + paths[-1]
+    return f"Update {what} for {name}\n\n{CHANGELOG_TRAILER}: {name}\n"
 
 
-def _write_changelog(ctx: ReleaseContext, text: str, name: str) -> None:
-    """Write, stage and commit the changelog (the file replaced whole; its scratch copy
-    kept under ``.git/release/``, so a kill leaves nothing in the work tree). A committed
-    changelog is edited in place; one that is not committed is created, never replaced."""
+def _write_changelog(
+    ctx: ReleaseContext,
+    text: str | None,
+    name: str,
+    versions: tuple[tuple[str, str], ...] = (),
+) -> None:
+    """Write, stage and commit the changelog and the version files (each replaced whole;
+    its scratch copy kept under ``.git/release/``, so a kill leaves nothing in the work
+    tree). A committed changelog is edited in place; one that is not committed is created,
+    never replaced. Version files are committed ones, checked while planning."""
     scratch = ctx.repo.git_dir / "release" / "changelog.tmp"
-    path = ctx.root / ctx.config.changelog
-    if ctx.repo.worktree.is_tracked(ctx.config.changelog):
-        atomic_write(path, text, scratch=scratch)
-    else:
-        _create_changelog(ctx, text, scratch)
-    ctx.repo.add(ctx.config.changelog)
-    ctx.repo.commit(changelog_message(ctx, name), cleanup="strip")
+    if text is not None:
+        path = ctx.root / ctx.config.changelog
+        if ctx.repo.worktree.is_tracked(ctx.config.changelog):
+            atomic_write(path, text, scratch=scratch)
+        else:
+            _create_changelog(ctx, text, scratch)
+        ctx.repo.add(ctx.config.changelog)
+    for rel, new in versions:
+        atomic_write(ctx.root / rel, new, scratch=scratch)
+        ctx.repo.add(rel)
+    ctx.repo.commit(changelog_message(ctx, name, versions), cleanup="strip")
 
 
 def _create_changelog(ctx: ReleaseContext, text: str, scratch: Path) -> None:
@@ -155,8 +175,7 @@ def _execute(
     try:
         for step in plan.steps:
             if step.action is StepKind.COMMIT_CHANGELOG:
-                assert request.changelog_text is not None
-                _write_changelog(ctx, request.changelog_text, request.name)
+                _write_changelog(ctx, request.changelog_text, request.name, request.versions)
                 if not tagged:  # tag: the rc goes on the changelog commit
                     target = repo.head()
             elif step.action is StepKind.CREATE_TAG:

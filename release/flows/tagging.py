@@ -16,11 +16,12 @@ from collections.abc import Callable, Mapping
 from release.core import changelog as changelog_mod
 from release.core.notes import Notes, render_markdown
 from release.core.plan import Plan, Step, StepKind, short
-from release.core.versions import parse_version
+from release.core.version_files import VersionEdit, file_version, set_version
+from release.core.versions import PatchStyle, ReleaseVersion, parse_version
 from release.errors import RefusedError, UsageError
 from release.flows.context import ReleaseContext, TagInfo
 from release.flows.history import notes_for_range
-from release.flows.next_version import choose_version
+from release.flows.next_version import choose_version, same_version_tag
 from release.flows.notes_range import NotesRange, range_for_version
 from release.flows.tag_apply import ImagesFor, Promotion, TagRequest, run_journaled
 
@@ -57,6 +58,10 @@ def _message(name: str, notes: Notes, repo_url: str, rng: NotesRange) -> str:
     return f"{name}\n\nChanges {changes}:\n\n{body}"
 
 
+def _commit_name(request: TagRequest) -> str:
+    return "the release commit" if request.versions else "the changelog commit"
+
+
 def _plan(
     command: str,
     request: TagRequest,
@@ -68,15 +73,23 @@ def _plan(
     tag_step = Step(
         StepKind.CREATE_TAG,
         f"create {'signed' if request.sign else 'annotated'} tag {request.name} at "
-        f"{'the changelog commit' if changelog_first and request.changelog_text else short(request.target)}",
+        f"{_commit_name(request) if changelog_first and request.commits else short(request.target)}",
         {"tag": request.name, "target": request.target, "sign": request.sign},
     )
     steps = [tag_step]
-    if request.changelog_text is not None:
+    if request.commits:
+        edits: list[str] = []
+        if request.changelog_text is not None:
+            edits.append(f"update {extra['changelog']} with [{request.changelog_label}]")
+        edits += [f"set {path} to {file_version(request.version)}" for path, _ in request.versions]
         log_step = Step(
             StepKind.COMMIT_CHANGELOG,
-            f"update {extra['changelog']} with [{request.changelog_label}] and commit it",
-            {"path": extra["changelog"], "label": request.changelog_label},
+            f"{edits[0]} and commit it" if len(edits) == 1 else f"{', '.join(edits)}; commit them",
+            {
+                "path": extra["changelog"] if request.changelog_text is not None else None,
+                "label": request.changelog_label,
+                "version_files": [path for path, _ in request.versions],
+            },
         )
         steps = [log_step, tag_step] if changelog_first else [tag_step, log_step]
     if request.images is not None:
@@ -106,6 +119,29 @@ def _unpromoted(ctx: ReleaseContext, final: TagInfo, ours: list[TagInfo]) -> str
         f"; its images are not recorded as promoted: in a checkout of {final.name}, run "
         f"release images.promote --tag {final.name}"
     )
+
+
+def _version_edits(ctx: ReleaseContext, version: ReleaseVersion) -> list[tuple[VersionEdit, str]]:
+    """The configured version files set to ``version`` (each with the file's new text),
+    those that say it already left out; a file that is missing or not committed is refused
+    (what the tag is made on must be a commit's)."""
+    out = []
+    for rel in ctx.config.version_files:
+        if (ctx.root / rel).is_symlink():
+            raise RefusedError(
+                f"version file {rel} is a symlink; name the file itself in version-files "
+                "(nothing changed)"
+            )
+        found = ctx.tree_text(rel, "version file")
+        if found is None or not ctx.repo.worktree.is_tracked(rel):
+            raise RefusedError(
+                f"version file {rel} (version-files in [tool.release]) is not committed here; "
+                "commit it, or take it out of version-files (nothing changed)"
+            )
+        edit = set_version(rel, found.text, version)
+        if edit is not None:
+            out.append((edit, found.restore(edit.after)))
+    return out
 
 
 def _require_remote(ctx: ReleaseContext, offline: bool) -> None:
@@ -141,17 +177,24 @@ def tag(
         tags = ctx.tags(offline=offline)
         ctx.require_same_reading(branch)
         line = ctx.release_line(branch, named, tags)
+        made = same_version_tag(ctx.tag_name(requested), requested, tags) if requested else None
+        if made is not None:
+            raise RefusedError(f"{requested} is tagged already, as {made.name}; not tagged again")
         chosen = choose_version(
-            line.current, requested, tags, first_rc=ctx.config.first_rc, patches=line.patches
+            line.current, requested, tags, first_rc=ctx.config.first_rc, style=line.style
         )
         name = ctx.tag_name(chosen)
         if any(t.name == name for t in tags):
             raise RefusedError(f"tag {name} already exists")
+        other = same_version_tag(name, chosen, tags)
+        if other is not None:
+            raise RefusedError(f"{chosen} is tagged already, as {other.name}; not tagged again")
         local = [t for t in line.tags if t.local]
         if local and not ctx.untagged_commits(local[-1].commit):
             summary = f"nothing to tag: {branch} has nothing new since {local[-1].name}"
             return Plan("tag", summary, (), {"tag": None, "branch": branch}), None
         head = ctx.repo.head()
+        edits = _version_edits(ctx, chosen)
         rng = range_for_version(ctx, chosen, tags, "HEAD")
         notes = notes_for_range(ctx, rng)
         label = chosen.spelled(ctx.config.version_scheme)
@@ -164,12 +207,14 @@ def tag(
             label,
             _changelog(ctx, label, body),
             sign,
+            versions=tuple((e.path, text) for e, text in edits),
         )
         extra = {
             "branch": branch,
             "since": rng.since,
             "changelog": ctx.config.changelog,
             "remote_checked": ctx.remote_checked,
+            "version_diff": [row for e, _ in edits for row in e.diff()],
         }
         return _plan("tag", request, changelog_first=True, notes=notes, extra=extra), request
 
@@ -215,9 +260,10 @@ def promote(
         ours = ctx.release_tags(base, tags)
         made = next((t for t in ours if not t.version.is_rc), None)
         if made is not None:
-            after = (
-                "; the next on this line is a patch release (release tag)" if line.patches else ""
-            )
+            after = {
+                PatchStyle.PATCH: "; the next on this line is a patch release (release tag)",
+                PatchStyle.FOUR_PART: "; the next is a four-part release (release tag)",
+            }.get(line.style, "")
             raise RefusedError(
                 f"{final} is already released ({name} exists){after}{_unpromoted(ctx, made, ours)}"
             )

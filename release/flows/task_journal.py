@@ -24,7 +24,7 @@ from release.adapters.state import StateFile
 __all__ = ["TaskJournal", "TaskJournals", "interrupted"]
 
 _FIELDS = {"command": str, "ref": str, "orig_head": str, "target": str}
-_OPTIONAL = {"rc": str, "version": str}  # promote's; a journal written without them has none
+_OPTIONAL = {"rc": str, "version": str, "main": str}  # a journal written without them has none
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,8 @@ class TaskJournal:
     changelog: str | None = None  # the changelog it writes (promote finishes with it)
     switch: bool = False  # cut: switch to the new branch
     rc: str = ""  # promote: the rc whose images the final gets (its image side follows the tag)
-    version: str = ""  # promote: the final's version
+    version: str = ""  # promote: the final's version; cut: the version main is set to
+    main: str = ""  # cut: main's tip before its version files are set ("": none are)
     pid: int = 0
     pgid: int = 0
 

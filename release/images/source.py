@@ -32,7 +32,7 @@ from release.adapters.config_file import tree_project
 from release.core.project_meta import ProjectMeta
 from release.core.references import repository_url
 from release.core.terminal_text import escaped
-from release.core.versions import ReleaseVersion, image_tag_for, parse_version
+from release.core.versions import PatchStyle, ReleaseVersion, image_tag_for, parse_version
 from release.flows.context import ReleaseContext
 from release.images.inputs import SOURCE_LABEL, build_paths, context_filter
 
@@ -107,13 +107,26 @@ def listing(paths: tuple[str, ...] | list[str]) -> str:
     return ", ".join(map(escaped, paths[:_SHOWN])) + (f" and {more} more" if more > 0 else "")
 
 
-def dev_version(last: ReleaseVersion | None, distance: int) -> str:
-    """An untagged build: a dev release of the version that would come next."""
+def dev_version(
+    last: ReleaseVersion | None,
+    distance: int,
+    *,
+    branch: ReleaseVersion | None = None,
+    style: PatchStyle = PatchStyle.PATCH,
+) -> str:
+    """An untagged build: a dev release of the version that would come next. On a
+    release branch (``branch``: its version) none of whose release is tagged yet, that
+    is the branch's own (``0.32.0.dev3`` on ``releases/v0.32.0``); after an rc, the next
+    rc; after a final, what ``style`` ships next (``0.14.1.dev2``, ``0.12.0.2.dev2``,
+    ``0.31.0.post1.dev2``)."""
+    if branch is not None and (last is None or last.base < branch.base):
+        return f"{branch.base.pep440()}.dev{distance}"
     if last is None:
         return f"0.0.0.dev{distance}"
     if last.is_rc:
         return f"{last.next_rc().pep440()}.dev{distance}"
-    return f"{last.major}.{last.minor}.{last.patch + 1}.dev{distance}"
+    following = style.after(last)
+    return f"{following.base.pep440() if following.rc else following.pep440()}.dev{distance}"
 
 
 def with_local(version: str, *parts: str) -> str:
@@ -150,10 +163,15 @@ def _version_at(ctx: ReleaseContext, revision: str) -> tuple[str, str, bool]:
     last = reachable[-1] if reachable else None
     since = last.version if last else None
     after = last.commit if last else None
+    current = repo.current_branch()
+    named = ctx.config.branch.parse(current) if current else None
+    style = ctx.patch_style(tags) if named is not None else PatchStyle.PATCH  # main: X.Y.Z+1
     boundary = repo.history.shallow_boundary()
     if boundary and boundary & set(repo.history.rev_list(since=after, until=revision)):
-        return with_local(dev_version(since, 0), "shallow"), "", True  # a commit lacks parents
-    return dev_version(since, repo.history.count(since=after, until=revision)), "", False
+        shallow = dev_version(since, 0, branch=named, style=style)
+        return with_local(shallow, "shallow"), "", True  # a commit lacks parents
+    distance = repo.history.count(since=after, until=revision)
+    return dev_version(since, distance, branch=named, style=style), "", False
 
 
 def _release_tag(ctx: ReleaseContext, version: str) -> str:
