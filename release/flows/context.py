@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
@@ -233,10 +234,14 @@ class ReleaseContext:
                 "fetch all of it first (git fetch --unshallow --tags)"
             )
 
-    def untagged_commits(self, since: str, until: str = "HEAD") -> list[str]:
-        """Commits after ``since`` that an rc would ship: all but the changelog commits that
-        ``tag`` and ``promote`` make."""
-        found = self.repo.history.trailers(CHANGELOG_TRAILER, since=since, until=until)
+    def untagged_commits(
+        self, since: str, until: str = "HEAD", *, besides: Sequence[str] = ()
+    ) -> list[str]:
+        """Commits after ``since`` (and after each of ``besides``) that an rc would ship:
+        all but the changelog commits that ``tag`` and ``promote`` make."""
+        found = self.repo.history.trailers(
+            CHANGELOG_TRAILER, since=since, until=until, besides=besides
+        )
         return [t.sha for t in found if not t.value.strip()]
 
     def require_clean(self) -> None:

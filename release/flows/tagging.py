@@ -23,6 +23,7 @@ from release.flows.history import notes_for_range
 from release.flows.next_version import choose_version
 from release.flows.notes_range import NotesRange, range_for_version
 from release.flows.tag_apply import ImagesFor, Promotion, TagRequest, run_journaled
+from release.flows.tag_due import tag_due
 
 __all__ = ["promote", "tag"]
 
@@ -147,11 +148,11 @@ def tag(
         name = ctx.tag_name(chosen)
         if any(t.name == name for t in tags):
             raise RefusedError(f"tag {name} already exists")
-        local = [t for t in line.tags if t.local]
-        if local and not ctx.untagged_commits(local[-1].commit):
-            summary = f"nothing to tag: {branch} has nothing new since {local[-1].name}"
-            return Plan("tag", summary, (), {"tag": None, "branch": branch}), None
         head = ctx.repo.head()
+        due = tag_due(ctx, line, ctx.release_tags(line.current, tags), head)
+        if not due.due and due.since is not None:
+            summary = f"nothing to tag: {branch} has nothing new since {due.since.name}"
+            return Plan("tag", summary, (), {"tag": None, "branch": branch}), None
         rng = range_for_version(ctx, chosen, tags, "HEAD")
         notes = notes_for_range(ctx, rng)
         label = chosen.spelled(ctx.config.version_scheme)
