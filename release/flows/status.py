@@ -90,6 +90,7 @@ class Status:
     picks_held: list[PendingPick] = field(default_factory=list)  # pick would hold them
     picks_refused: str | None = None  # why pick --file would refuse
     tagged_since: str | None = None  # the tag the untagged commits follow (None: no tag here)
+    tag_due: bool = False  # tag would make a tag (what tag --dry-run reads, read the same)
 
     def to_dict(self) -> dict[str, JSONValue]:
         """The ``--json`` document's fields (``status --json`` adds its ``schema``)."""
@@ -137,6 +138,7 @@ class Status:
             "remote_checked": self.remote_checked,
             "untagged_commits": self.untagged_commits,
             "tagged_since": self.tagged_since,
+            "tag_due": self.tag_due,
             "unpushed": list(self.unpushed),
             "release_branches": list(self.release_branches),
             "images": None
@@ -193,7 +195,7 @@ def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
         if s.unpushed or (s.tags and not s.remote_checked):
             return push
         return "nothing: the release is final"
-    if s.tagged_since is None or s.untagged_commits:
+    if s.tag_due:
         return "release tag"
     if s.unpushed or not s.remote_checked:
         return push
@@ -258,7 +260,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     pending: list[PendingPick] = []
     held: list[PendingPick] = []
     refused: str | None = None
-    untagged, since = 0, None
+    untagged, since, tag_is_due = 0, None, False
     if main is not None and head is not None:
         has_picks = (ctx.root / ctx.config.picks_file).exists()
         kept = None if has_picks else kept_picks(ctx, head, main)
@@ -271,7 +273,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
                 pending, held, refused = pending_picks(ctx, info, head, notes)
     if head is not None:  # what tag reads: so status says tag exactly when tag would tag
         due = tag_due(ctx, line, ours, head)
-        untagged, since = len(due.untagged), due.since
+        untagged, since, tag_is_due = len(due.untagged), due.since, due.due
         notes += [
             f"{t.name} is not in {branch}'s history (the branch was rewritten after it)"
             for t in due.off_branch
@@ -300,6 +302,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         picks_held=held,
         picks_refused=refused,
         tagged_since=since.name if since is not None else None,
+        tag_due=tag_is_due,
     )
     shipped = [t.version.post or 0 for t in ours if not t.version.is_rc]
     post = str(replace(current, post=max(shipped) + 1)) if shipped and not line.patches else None
@@ -407,4 +410,10 @@ def _interrupted(ctx: ReleaseContext, notes: list[str]) -> tuple[str, str] | Non
 
 
 def _with_next(s: Status, ctx: ReleaseContext, post: str | None = None) -> Status:
-    return replace(s, next_command=_next_command(s, ctx.config.picks_file, post))
+    command = _next_command(s, ctx.config.picks_file, post)
+    remote = ctx.config.remote
+    # push refuses where there is no remote to push to: that is said instead
+    push = command.startswith("release push") and not s.remote_checked
+    if push and not ctx.repo.remotes.has(remote):
+        command = f"git remote add {remote} URL   (nothing to push to; then release push)"
+    return replace(s, next_command=command)

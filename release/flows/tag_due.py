@@ -30,8 +30,14 @@ class TagDue:
 
     @property
     def due(self) -> bool:
-        """``tag`` would make a tag now."""
-        return self.since is None or bool(self.untagged)
+        """``tag`` would make a tag now: none is here, commits are in none, or the newest
+        tag of the release is off the branch (a final goes on the last rc's commit, so
+        the branch as it is needs an rc of its own)."""
+        return self.since is None or bool(self.untagged) or self.newest_off_branch
+
+    @property
+    def newest_off_branch(self) -> bool:
+        return bool(self.off_branch) and self.off_branch[-1] == self.since
 
 
 def tag_due(ctx: ReleaseContext, line: ReleaseLine, ours: list[TagInfo], head: str) -> TagDue:
@@ -44,6 +50,7 @@ def tag_due(ctx: ReleaseContext, line: ReleaseLine, ours: list[TagInfo], head: s
     if not marks:
         return TagDue(None, ())
     untagged = tuple(ctx.untagged_commits(marks[0], besides=marks[1:]))
+    newest = max((*on_branch, *off), key=lambda t: t.version)
     at_head = [t for t in on_branch if t.commit == head]
-    since = (at_head or on_branch or list(off))[-1]
+    since = newest if newest in off else (at_head or on_branch)[-1]
     return TagDue(since, untagged, off)
