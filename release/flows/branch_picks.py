@@ -12,21 +12,19 @@ commits ``tag`` and ``promote`` make are not counted. Reads only.
 from __future__ import annotations
 
 import functools
-import importlib.util
 from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from release.adapters.cache_file import digest_of
-from release.adapters.git_log import parse_subjects
 from release.adapters.picks_cache import keep_picks, read_picks
-from release.core.commits import CHANGELOG_TRAILER, pick_fields
-from release.core.pull_requests import RepoIdentity
 from release.errors import GitError, ReleaseError
 from release.flows.context import ReleaseContext
-from release.flows.landed import commits_by_pr
 
-if TYPE_CHECKING:  # status loads it only for a branch with commits no -x line explains
+# What counting picks takes is loaded where it is counted: a status whose picks are kept
+# for this tip and main (:func:`kept_picks`) loads none of it.
+if TYPE_CHECKING:
+    from release.core.pull_requests import RepoIdentity
     from release.flows.branch import ReleaseBranch
 
 __all__ = [
@@ -75,6 +73,8 @@ def picks_done(
     every commit there has one (or is a changelog commit); else by what the branch holds
     (:func:`picks_on_branch`: PR numbers, patch ids), which is kept for
     :func:`kept_picks`."""
+    from release.core.commits import CHANGELOG_TRAILER, pick_fields
+
     if info is None:
         messages = ctx.repo.history.messages(since=base, until="HEAD")
         marked = f"{CHANGELOG_TRAILER}:"
@@ -120,11 +120,11 @@ _COUNTED_BY = (
 def picks_key(repo: RepoIdentity | None) -> str:
     """The key kept picks are read and written under: a digest of :data:`_COUNTED_BY` and
     of the repository whose PRs count (another ``repo-url`` counts other picks by PR)."""
+    package = Path(__file__).parent.parent  # the modules' files, found without importing
     sources = []
     for name in _COUNTED_BY:
-        spec = importlib.util.find_spec(name)
-        origin = spec.origin if spec is not None else None
-        sources.append(Path(origin).read_bytes() if origin else name.encode())
+        path = package.joinpath(*name.split(".")[1:]).with_suffix(".py")
+        sources.append(path.read_bytes() if path.is_file() else name.encode())
     return digest_of(1, (), *sources, (repo.key if repo is not None else "").encode())
 
 
@@ -164,6 +164,9 @@ def pending_picks(
 def picks_on_branch(info: ReleaseBranch) -> list[BranchPick]:
     """The branch's picks since it left main, oldest first. The reads it may need (the
     branch's commits, main's since the branch point, their subjects) run side by side."""
+    from release.adapters.git_log import parse_subjects
+    from release.flows.landed import commits_by_pr
+
     # main's commits since the branch point with their subjects, all of them (fewer than
     # git's grep of many numbers reads; bodies only of those with no number, for ghstack's
     # line), read while the branch's commits are

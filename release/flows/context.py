@@ -295,9 +295,14 @@ class ReleaseContext:
         """Base URL for PR links: config, else derived from a GitHub-style remote URL."""
         if self.config.repo_url:
             return self.config.repo_url
-        url = self.repo.remotes.url(self.config.remote) or ""
+        url = self.remote_url or ""
         match = re.match(r"^(?:https?://|git@|ssh://git@)(github\.com)[:/](.+?)(?:\.git)?/?$", url)
         return f"https://{match[1]}/{match[2]}" if match else ""
+
+    @cached_property
+    def remote_url(self) -> str | None:
+        """The configured remote's URL (None: there is no such remote), read once."""
+        return self.repo.remotes.url(self.config.remote)
 
     @cached_property
     def repo_identity(self) -> RepoIdentity | None:

@@ -412,8 +412,9 @@ def _interrupted(ctx: ReleaseContext, notes: list[str]) -> tuple[str, str] | Non
 def _with_next(s: Status, ctx: ReleaseContext, post: str | None = None) -> Status:
     command = _next_command(s, ctx.config.picks_file, post)
     remote = ctx.config.remote
-    # push refuses where there is no remote to push to: that is said instead
+    # push refuses where there is no remote to push to: that is said instead (its URL is
+    # read for the PR links already)
     push = command.startswith("release push") and not s.remote_checked
-    if push and not ctx.repo.remotes.has(remote):
+    if push and ctx.remote_url is None:
         command = f"git remote add {remote} URL   (nothing to push to; then release push)"
     return replace(s, next_command=command)

@@ -49,8 +49,9 @@ def tag_due(ctx: ReleaseContext, line: ReleaseLine, ours: list[TagInfo], head: s
     marks = list(dict.fromkeys(t.commit for t in (*on_branch, *off)))
     if not marks:
         return TagDue(None, ())
-    untagged = tuple(ctx.untagged_commits(marks[0], besides=marks[1:]))
-    newest = max((*on_branch, *off), key=lambda t: t.version)
     at_head = [t for t in on_branch if t.commit == head]
+    # a tag at the tip has every commit of the branch: nothing to ask git
+    untagged = () if at_head else tuple(ctx.untagged_commits(marks[0], besides=marks[1:]))
+    newest = max((*on_branch, *off), key=lambda t: t.version)
     since = newest if newest in off else (at_head or on_branch)[-1]
     return TagDue(since, untagged, off)
