@@ -205,6 +205,9 @@ def test_r4_after_the_branch_is_rewritten_past_an_rc_status_says_tag(tmp_path: P
     state = check_one_answer(root)
     assert state["next_rc"] == "v0.15.0-rc2"
     assert follow(root) == "release tag"
+    # no remote here: push would refuse, so status says what to do first
+    assert read_status(root)["next_command"].startswith("git remote add origin URL")
+    check_one_answer(root)
 
 
 R6 = (
