@@ -81,6 +81,9 @@ def _busy(root: Path) -> tuple[SampleEngine, tuple[tuple[str, ...], str, str, st
     same = git(engine, "rev-parse", "HEAD~3")
     fix, copy = moved_file_backport(engine)  # ends on the release branch
     git(engine, "cherry-pick", same)
+    # the copy's own PR is another (a backport PR): only git cherry says it is the same
+    subject = git(engine, "log", "-1", "--format=%s")
+    git(engine, "commit", "--quiet", "--amend", "-m", f"{subject} (#400)")
     shas = git(engine, "rev-list", "--no-merges", "--reverse", "releases/v0.1.0..main").split()
     return engine, (tuple(shas), same, fix, copy)
 
@@ -112,7 +115,7 @@ def test_the_warm_run_reads_the_pairs_and_git_cherrys_answer_from_the_cache(busy
     cache.save()
     actions = _actions(_plan(engine, *shas))
     assert actions[fix] == "cherry-pick"
-    assert actions[same] == "hold"  # not "skip": only its title says it is there now
+    assert actions[same] == "hold"  # not "skip": only the number it names says so now
     assert _actions(_plan(engine, *shas, env=OFF))[same] == "skip"
 
 

@@ -84,10 +84,14 @@ class History:
         fmt = f"--format={MESSAGE_FORMAT}"
         return parse_messages(self.repo.out("log", fmt, *grep, *span(since, until), "--"))
 
-    def trailers(self, key: str, *, since: str | None, until: str) -> list[Trailer]:
-        """Each commit's values of trailer ``key``, newest first."""
+    def trailers(
+        self, key: str, *, since: str | None, until: str, besides: Sequence[str] = ()
+    ) -> list[Trailer]:
+        """Each commit's values of trailer ``key``, newest first; ``besides``: commits
+        whose history is left out too (one walk, however many)."""
         fmt = f"--format={trailer_format(key)}"
-        return parse_trailers(self.repo.out("log", fmt, *span(since, until), "--"))
+        others = [f"^{sha}^{{commit}}" for sha in besides]
+        return parse_trailers(self.repo.out("log", fmt, *span(since, until), *others, "--"))
 
     def rev_list(self, *, since: str | None, until: str) -> list[str]:
         return self.repo.out("rev-list", *span(since, until), "--").split()

@@ -152,8 +152,12 @@ class Message:
 
     @cached_property
     def reverts(self) -> bool:
-        """Whether it undoes a commit (:func:`~release.core.commits.is_revert`)."""
-        return is_revert(self.subject, self.body)
+        """Whether it undoes a commit (:func:`~release.core.commits.is_revert`), also as a
+        port words it: ``Cherry-pick: Revert "X" (#N) (#M)`` is the port of a revert."""
+        if is_revert(self.subject, self.body):
+            return True
+        ported = _LEAD.sub("", self.subject, count=1)
+        return ported != self.subject and is_revert(ported.lstrip(), "")
 
     @cached_property
     def pr(self) -> int | None:

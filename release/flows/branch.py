@@ -24,6 +24,7 @@ from release.core.plan import short
 from release.errors import RefusedError
 from release.flows.backport_evidence import Changes, likely_backports
 from release.flows.context import ReleaseContext
+from release.flows.landed import commits_by_pr
 
 __all__ = ["EARLY_CHERRY", "Presence", "ReleaseBranch"]
 
@@ -350,13 +351,39 @@ class ReleaseBranch:
         shas = list(dict.fromkeys(shas))
         open_ = [sha for sha in shas if sha not in self.picked_from and sha not in merges]
         self.prefetch_cherry(open_)  # git cherry runs while the likely ones are found
+        landed = self._landed(open_, messages)
+        open_ = [sha for sha in open_ if sha not in landed]
         likely = self._likely(open_, messages) if open_ else {}
         there = self.already_there(shas, merges)
+        for sha, number in landed.items():  # what status counts done: the same PR landed
+            there[sha] = there[sha] or f"already on the branch (PR #{number})"
         self.changes.save()  # when this run may write the cache
         return {
             sha: Presence(there[sha], None if there[sha] else likely.get(sha), self._again.get(sha))
             for sha in shas
         }
+
+    def _landed(
+        self, shas: Sequence[str], messages: Mapping[str, tuple[str, str]]
+    ) -> dict[str, int]:
+        """Main commit -> its PR, for those a standing branch commit with no ``-x`` line
+        landed as its own PR too (a pick made without ``-x`` keeps its "(#N)"): what
+        ``status`` counts as done (:mod:`release.flows.branch_picks`)."""
+        own = {
+            c.pr
+            for c in self.commits
+            if c.pr is not None
+            and c.changelog_for is None
+            and not c.picked_from
+            and c.sha not in self.undone
+            and c.sha not in self.undone.values()
+        }
+        if not own:
+            return {}
+        subjects = [(sha, messages[sha][0]) for sha in shas if sha in messages]
+        bodies = {sha: messages[sha][1] for sha, _ in subjects}
+        by_pr = commits_by_pr(subjects, own, lambda asked: bodies, self.ctx.repo_identity)
+        return {sha: number for number, found in by_pr.items() for sha in found}
 
     def _likely(
         self, shas: Sequence[str], messages: Mapping[str, tuple[str, str]]

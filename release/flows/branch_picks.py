@@ -12,20 +12,19 @@ commits ``tag`` and ``promote`` make are not counted. Reads only.
 from __future__ import annotations
 
 import functools
-import importlib.util
 from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from release.adapters.cache_file import digest_of
-from release.adapters.git_log import parse_subjects
 from release.adapters.picks_cache import keep_picks, read_picks
-from release.core.commits import CHANGELOG_TRAILER, pick_fields
-from release.core.pull_requests import RepoIdentity
 from release.errors import GitError, ReleaseError
 from release.flows.context import ReleaseContext
 
-if TYPE_CHECKING:  # status loads it only for a branch with commits no -x line explains
+# What counting picks takes is loaded where it is counted: a status whose picks are kept
+# for this tip and main (:func:`kept_picks`) loads none of it.
+if TYPE_CHECKING:
+    from release.core.pull_requests import RepoIdentity
     from release.flows.branch import ReleaseBranch
 
 __all__ = [
@@ -74,6 +73,8 @@ def picks_done(
     every commit there has one (or is a changelog commit); else by what the branch holds
     (:func:`picks_on_branch`: PR numbers, patch ids), which is kept for
     :func:`kept_picks`."""
+    from release.core.commits import CHANGELOG_TRAILER, pick_fields
+
     if info is None:
         messages = ctx.repo.history.messages(since=base, until="HEAD")
         marked = f"{CHANGELOG_TRAILER}:"
@@ -106,6 +107,7 @@ _COUNTED_BY = (
     "release.flows.branch_picks",
     "release.flows.branch",
     "release.flows.candidates",
+    "release.flows.landed",
     "release.core.commits",
     "release.core.pull_requests",
     "release.core.backports",
@@ -118,36 +120,53 @@ _COUNTED_BY = (
 def picks_key(repo: RepoIdentity | None) -> str:
     """The key kept picks are read and written under: a digest of :data:`_COUNTED_BY` and
     of the repository whose PRs count (another ``repo-url`` counts other picks by PR)."""
+    package = Path(__file__).parent.parent  # the modules' files, found without importing
     sources = []
     for name in _COUNTED_BY:
-        spec = importlib.util.find_spec(name)
-        origin = spec.origin if spec is not None else None
-        sources.append(Path(origin).read_bytes() if origin else name.encode())
+        path = package.joinpath(*name.split(".")[1:]).with_suffix(".py")
+        sources.append(path.read_bytes() if path.is_file() else name.encode())
     return digest_of(1, (), *sources, (repo.key if repo is not None else "").encode())
 
 
-def pending_picks(ctx: ReleaseContext, info: ReleaseBranch, notes: list[str]) -> list[PendingPick]:
-    """What the picks file asks for that is not on the branch yet."""
+def pending_picks(
+    ctx: ReleaseContext, info: ReleaseBranch, head: str, notes: list[str]
+) -> tuple[list[PendingPick], list[PendingPick], str | None]:
+    """What the picks file asks for, as ``pick --file`` plans it (the same plan): the
+    commits it would pick, those it would hold as likely there already, and why it would
+    refuse (None: it would not)."""
+    from release.core.plan import StepKind
     from release.flows.candidates import resolve_candidates
-    from release.flows.pick_plan import parse_requests
+    from release.flows.pick_plan import PickState, parse_requests, plan_pick
 
-    pending = []
     try:
         picks = ctx.tree_text(ctx.config.picks_file, "picks file")
         requests = parse_requests("", picks.text if picks else "")
-        for c in resolve_candidates(ctx, requests, info):
-            if not c.skip:
-                pending.append(
-                    PendingPick(c.sha, c.request.ref, c.subject, c.request.reason, c.likely)
-                )
+        if not requests:
+            return [], [], None
+        candidates = resolve_candidates(ctx, requests, info)
+        state = PickState(info.branch, head, tuple(candidates), ctx.config.feature_categories)
+        steps = plan_pick(state).steps
     except (ReleaseError, GitError) as err:
-        notes.append(f"{ctx.config.picks_file}: {err.one_line()}")
-    return pending
+        said = f"{ctx.config.picks_file}: {err.one_line()}"
+        notes.append(said)
+        return [], [], said
+    by_sha = {c.sha: c for c in candidates}
+    out: dict[StepKind, list[PendingPick]] = {StepKind.CHERRY_PICK: [], StepKind.HOLD: []}
+    for step in steps:
+        if step.action in out:
+            c = by_sha[step.data["sha"]]
+            out[step.action].append(
+                PendingPick(c.sha, c.request.ref, c.subject, c.request.reason, c.likely)
+            )
+    return out[StepKind.CHERRY_PICK], out[StepKind.HOLD], None
 
 
 def picks_on_branch(info: ReleaseBranch) -> list[BranchPick]:
     """The branch's picks since it left main, oldest first. The reads it may need (the
     branch's commits, main's since the branch point, their subjects) run side by side."""
+    from release.adapters.git_log import parse_subjects
+    from release.flows.landed import commits_by_pr
+
     # main's commits since the branch point with their subjects, all of them (fewer than
     # git's grep of many numbers reads; bodies only of those with no number, for ghstack's
     # line), read while the branch's commits are
@@ -170,7 +189,6 @@ def picks_on_branch(info: ReleaseBranch) -> list[BranchPick]:
     subjects = parse_subjects(reading.out())  # collected whatever is wanted: git has ended
     since_base = [sha for sha, _ in reversed(subjects)]  # main's, oldest first
     if wanted:
-        from release.flows.candidates import commits_by_pr
 
         def bodies(shas: list[str]) -> dict[str, str]:
             return {sha: about.body for sha, about in info.about(shas).items()}
@@ -198,7 +216,9 @@ def _same_patch(info: ReleaseBranch, ours: list[str], main: list[str]) -> dict[s
     if not marked:
         return {}
     files = info.files_of([*ours, *marked])
-    alike = {files[sha] for sha in ours if files[sha]}
+    # a commit that moves only a submodule has no files here (they do not count), but a
+    # patch id all the same: the empty set is compared too, as ReleaseBranch compares it
+    alike = {files[sha] for sha in ours}
     suspects = [sha for sha in marked if files[sha] in alike]
     if not suspects:
         return {}

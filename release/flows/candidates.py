@@ -5,45 +5,19 @@ category, and its place in main's order. Nothing here changes the repository.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable
 
 from release.adapters.git_log import Subject, parse_subjects
 from release.core.commits import pr_number, subject_parser
 from release.core.plan import short
-from release.core.pull_requests import RepoIdentity, commit_pr, passed_over
+from release.core.pull_requests import passed_over
 from release.errors import RefusedError, UsageError
 from release.flows.branch import ReleaseBranch
 from release.flows.context import ReleaseContext
+from release.flows.landed import commits_by_pr
 from release.flows.pick_plan import PR_REF, SHA_REF, Candidate, PickRequest
 
 __all__ = ["commits_by_pr", "resolve_candidates"]
-
-
-def commits_by_pr(
-    subjects: Iterable[Subject],
-    wanted: set[int],
-    bodies: Callable[[list[str]], Mapping[str, str]] | None = None,
-    repo: RepoIdentity | None = None,
-) -> dict[int, list[str]]:
-    """Main commits whose subject ends with ``(#N)``, for each wanted N (a revert's own
-    number ends its subject too: ``Revert "..." (#N)``), in the order given. With
-    ``bodies`` (the messages' bodies of shas), each is the PR its body leaves it in the
-    repository ``repo`` (:func:`~release.core.pull_requests.commit_pr`): a subject with no
-    number may name its PR landed (ghstack's ``Pull Request resolved: .../pull/N``), and a
-    body may say the subject's number is another repository's."""
-    asked: dict[str, int | None] = {}
-    for sha, subject in subjects:
-        found = pr_number(subject)
-        if found is None or found[0] in wanted:
-            asked[sha] = found[0] if found else None
-    told = bodies(list(asked)) if bodies is not None and asked else {}
-    by_pr: dict[int, list[str]] = {}
-    for sha, number in asked.items():
-        if sha in told:
-            number = commit_pr(number, told[sha], repo)
-        if number is not None and number in wanted:
-            by_pr.setdefault(number, []).append(sha)
-    return by_pr
 
 
 def _not_found(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
@@ -248,10 +249,14 @@ class ReleaseContext:
                 "fetch all of it first (git fetch --unshallow --tags)"
             )
 
-    def untagged_commits(self, since: str, until: str = "HEAD") -> list[str]:
-        """Commits after ``since`` that an rc would ship: all but the changelog commits that
-        ``tag`` and ``promote`` make."""
-        found = self.repo.history.trailers(CHANGELOG_TRAILER, since=since, until=until)
+    def untagged_commits(
+        self, since: str, until: str = "HEAD", *, besides: Sequence[str] = ()
+    ) -> list[str]:
+        """Commits after ``since`` (and after each of ``besides``) that an rc would ship:
+        all but the changelog commits that ``tag`` and ``promote`` make."""
+        found = self.repo.history.trailers(
+            CHANGELOG_TRAILER, since=since, until=until, besides=besides
+        )
         return [t.sha for t in found if not t.value.strip()]
 
     def require_clean(self) -> None:
@@ -305,9 +310,14 @@ class ReleaseContext:
         """Base URL for PR links: config, else derived from a GitHub-style remote URL."""
         if self.config.repo_url:
             return self.config.repo_url
-        url = self.repo.remotes.url(self.config.remote) or ""
+        url = self.remote_url or ""
         match = re.match(r"^(?:https?://|git@|ssh://git@)(github\.com)[:/](.+?)(?:\.git)?/?$", url)
         return f"https://{match[1]}/{match[2]}" if match else ""
+
+    @cached_property
+    def remote_url(self) -> str | None:
+        """The configured remote's URL (None: there is no such remote), read once."""
+        return self.repo.remotes.url(self.config.remote)
 
     @cached_property
     def repo_identity(self) -> RepoIdentity | None:

@@ -15,6 +15,7 @@ from release.flows.branch_picks import BranchPick as DonePick
 from release.flows.branch_picks import PendingPick, kept_picks, pending_picks, picks_done
 from release.flows.context import ReleaseContext, ReleaseLine, TagInfo
 from release.flows.pick_journal import Conflict, read_journal
+from release.flows.tag_due import tag_due
 from release.flows.task_journal import interrupted
 
 # Loaded where they are used, not here: what is already on the branch (the backport
@@ -86,6 +87,10 @@ class Status:
     unpushed: list[str] = field(default_factory=list)  # what push would send (remote read)
     # a cut, tag or promote stopped half-way: (the command, the branch or tag it makes)
     interrupted: tuple[str, str] | None = None
+    picks_held: list[PendingPick] = field(default_factory=list)  # pick would hold them
+    picks_refused: str | None = None  # why pick --file would refuse
+    tagged_since: str | None = None  # the tag the untagged commits follow (None: no tag here)
+    tag_due: bool = False  # tag would make a tag (what tag --dry-run reads, read the same)
 
     def to_dict(self) -> dict[str, JSONValue]:
         """The ``--json`` document's fields (``status --json`` adds its ``schema``)."""
@@ -113,16 +118,9 @@ class Status:
                 }
                 for p in self.picks_done
             ],
-            "picks_pending": [
-                {
-                    "sha": p.sha,
-                    "ref": p.ref,
-                    "subject": p.subject,
-                    "reason": p.reason,
-                    "likely": p.likely,
-                }
-                for p in self.picks_pending
-            ],
+            "picks_pending": [_pending(p) for p in self.picks_pending],
+            "picks_held": [_pending(p) for p in self.picks_held],
+            "picks_refused": self.picks_refused,
             "pick_in_progress": None
             if progress is None
             else {
@@ -139,6 +137,8 @@ class Status:
             },
             "remote_checked": self.remote_checked,
             "untagged_commits": self.untagged_commits,
+            "tagged_since": self.tagged_since,
+            "tag_due": self.tag_due,
             "unpushed": list(self.unpushed),
             "release_branches": list(self.release_branches),
             "images": None
@@ -160,6 +160,16 @@ class Status:
         return json.dumps(self.to_dict(), indent=2)
 
 
+def _pending(p: PendingPick) -> dict[str, JSONValue]:
+    return {
+        "sha": p.sha,
+        "ref": p.ref,
+        "subject": p.subject,
+        "reason": p.reason,
+        "likely": p.likely,
+    }
+
+
 def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
     if s.interrupted:
         command, name = s.interrupted
@@ -172,6 +182,8 @@ def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
         return "release pick --continue   (or release pick --abort)"
     if s.dirty:
         return "commit or stash your changes"
+    if s.picks_refused:
+        return f"fix {picks_file}: release pick --file {picks_file} would refuse it"
     if s.picks_pending:
         return f"release pick --file {picks_file}"
     push = "release push" + ("" if s.remote_checked else "   (the remote was not checked)")
@@ -183,7 +195,7 @@ def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
         if s.unpushed or (s.tags and not s.remote_checked):
             return push
         return "nothing: the release is final"
-    if not s.tags or s.untagged_commits:
+    if s.tag_due:
         return "release tag"
     if s.unpushed or not s.remote_checked:
         return push
@@ -246,7 +258,9 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     notes += ctx.notices
     done: list[DonePick] = []
     pending: list[PendingPick] = []
-    untagged = 0
+    held: list[PendingPick] = []
+    refused: str | None = None
+    untagged, since, tag_is_due = 0, None, False
     if main is not None and head is not None:
         has_picks = (ctx.root / ctx.config.picks_file).exists()
         kept = None if has_picks else kept_picks(ctx, head, main)
@@ -256,11 +270,14 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
             base, info = _branch_point(ctx, branch, main, head, read_presence=has_picks)
             done = picks_done(ctx, branch, main, head, base, info)
             if info is not None:
-                pending = pending_picks(ctx, info, notes)
-        # from the newest tag in the branch's history (not one made on another branch)
-        newest = [t for t in line.tags if t.local]
-        if newest:
-            untagged = len(ctx.untagged_commits(newest[-1].commit))
+                pending, held, refused = pending_picks(ctx, info, head, notes)
+    if head is not None:  # what tag reads: so status says tag exactly when tag would tag
+        due = tag_due(ctx, line, ours, head)
+        untagged, since, tag_is_due = len(due.untagged), due.since, due.due
+        notes += [
+            f"{t.name} is not in {branch}'s history (the branch was rewritten after it)"
+            for t in due.off_branch
+        ]
     in_progress = _in_progress(ctx, notes)
     interrupted = _interrupted(ctx, notes)
     unpushed = _unpushed(ctx, line, head, notes) if ctx.remote_checked else []
@@ -282,6 +299,10 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         notes,
         unpushed=unpushed,
         interrupted=interrupted,
+        picks_held=held,
+        picks_refused=refused,
+        tagged_since=since.name if since is not None else None,
+        tag_due=tag_is_due,
     )
     from release.flows.next_version import version_to_ask
 
@@ -389,4 +410,11 @@ def _interrupted(ctx: ReleaseContext, notes: list[str]) -> tuple[str, str] | Non
 
 
 def _with_next(s: Status, ctx: ReleaseContext, post: str | None = None) -> Status:
-    return replace(s, next_command=_next_command(s, ctx.config.picks_file, post))
+    command = _next_command(s, ctx.config.picks_file, post)
+    remote = ctx.config.remote
+    # push refuses where there is no remote to push to: that is said instead (its URL is
+    # read for the PR links already)
+    push = command.startswith("release push") and not s.remote_checked
+    if push and ctx.remote_url is None:
+        command = f"git remote add {remote} URL   (nothing to push to; then release push)"
+    return replace(s, next_command=command)

@@ -36,7 +36,8 @@ def render_status(s: Status) -> list[str]:
         lines.append(f"next rc:  {s.next_rc or '-'}" + (f"   final: {s.final}" if s.final else ""))
         if s.untagged_commits:
             lines.append(f"untagged: {s.untagged_commits} commit(s) since the last tag")
-        lines.append(f"picks:    {len(s.picks_done)} done, {len(s.picks_pending)} pending")
+        held = f", {len(s.picks_held)} held" if s.picks_held else ""
+        lines.append(f"picks:    {len(s.picks_done)} done, {len(s.picks_pending)} pending{held}")
         for done in s.picks_done[-10:]:
             reason = f" [{escaped(done.reason)}]" if done.reason else ""
             reason += "" if done.how == "-x" else f" ({done.how})"
@@ -44,8 +45,12 @@ def render_status(s: Status) -> list[str]:
                 f"  done     {escaped(done.picked_from[:10])} {escaped(done.subject)}{reason}"
             )
         for pending in s.picks_pending:
-            held = f" (held: {escaped(pending.likely)})" if pending.likely else ""
-            lines.append(f"  pending  {pending.sha[:10]} {escaped(pending.subject)}{held}")
+            lines.append(f"  pending  {pending.sha[:10]} {escaped(pending.subject)}")
+        for hold in s.picks_held:
+            lines.append(
+                f"  held     {hold.sha[:10]} {escaped(hold.subject)} ({escaped(hold.likely or '')};"
+                f" --repick {hold.sha[:10]} picks it anyway)"
+            )
         if s.pick_in_progress:
             conflict = s.pick_in_progress.conflict
             where = (

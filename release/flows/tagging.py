@@ -24,6 +24,7 @@ from release.flows.history import notes_for_range
 from release.flows.next_version import choose_version, same_version_tag
 from release.flows.notes_range import NotesRange, range_for_version
 from release.flows.tag_apply import ImagesFor, Promotion, TagRequest, run_journaled
+from release.flows.tag_due import tag_due
 
 __all__ = ["promote", "tag"]
 
@@ -189,11 +190,11 @@ def tag(
         other = same_version_tag(name, chosen, tags)
         if other is not None:
             raise RefusedError(f"{chosen} is tagged already, as {other.name}; not tagged again")
-        local = [t for t in line.tags if t.local]
-        if local and not ctx.untagged_commits(local[-1].commit):
-            summary = f"nothing to tag: {branch} has nothing new since {local[-1].name}"
-            return Plan("tag", summary, (), {"tag": None, "branch": branch}), None
         head = ctx.repo.head()
+        due = tag_due(ctx, line, ctx.release_tags(line.current, tags), head)
+        if not due.due and due.since is not None:
+            summary = f"nothing to tag: {branch} has nothing new since {due.since.name}"
+            return Plan("tag", summary, (), {"tag": None, "branch": branch}), None
         edits = _version_edits(ctx, chosen)
         rng = range_for_version(ctx, chosen, tags, "HEAD")
         notes = notes_for_range(ctx, rng)
