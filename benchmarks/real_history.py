@@ -184,17 +184,15 @@ _DIFFS = (
 # interpreter (no package imported)
 _READS = (
     "import subprocess, sys\n"
-    "shas = open(sys.argv[1], 'rb').read()\n"
-    "reads = [subprocess.Popen(['git', 'cherry', sys.argv[2], 'main'], stdout=subprocess.PIPE),\n"
-    "         subprocess.Popen(['git', 'diff-tree', '--stdin', '-z', '--raw', '-r', '--no-renames',\n"
-    "                           '--root'], stdin=subprocess.PIPE, stdout=subprocess.PIPE),\n"
-    "         subprocess.Popen(['git', 'log', '--no-walk=unsorted', '--stdin',\n"
-    f"                           '--format={ABOUT_FORMAT}'], stdin=subprocess.PIPE,\n"
-    "                          stdout=subprocess.PIPE)]\n"
-    "for read in reads[1:]:\n"
-    "    read.stdin.write(shas); read.stdin.close()\n"
-    "for read in reads:\n"
-    "    read.stdout.read(); read.wait()\n"
+    "def read(*args, stdin=None):\n"
+    "    return subprocess.Popen(['git', *args], stdin=stdin, stdout=subprocess.DEVNULL)\n"
+    "reads = [read('cherry', sys.argv[2], 'main'),\n"
+    "         read('diff-tree', '--stdin', '-z', '--raw', '-r', '--no-renames', '--root',\n"
+    "              stdin=open(sys.argv[1], 'rb')),\n"
+    f"         read('log', '--no-walk=unsorted', '--stdin', '--format={ABOUT_FORMAT}',\n"
+    "              stdin=open(sys.argv[1], 'rb'))]\n"
+    "for done in reads:\n"
+    "    done.wait()\n"
 )
 HISTORIES_ENV = "RELEASE_HISTORIES"
 HISTORY_CACHE = Path(__file__).resolve().parent / ".cache" / "histories"
@@ -348,12 +346,28 @@ def pick_bytes(repo: Path, main: str, count: int) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _main_of(repo: Path, main: str) -> str:
+    """``main``, or in a mirror (whose branches are its own, no ``origin/``) the branch of
+    that name."""
+    for ref in (main, main.removeprefix("origin/")):
+        found = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+            cwd=repo, capture_output=True, check=False,
+        )  # fmt: skip
+        if found.returncode == 0:
+            return ref
+    return main
+
+
 def newest_release_branch(repo: Path) -> str | None:
-    names = git(
-        repo, "for-each-ref", "--sort=-version:refname", "--format=%(refname:lstrip=3)",
-        "refs/remotes/origin/releases/",
-    ).split()  # fmt: skip
-    return names[0] if names else None
+    for where, strip in (("refs/remotes/origin/releases/", 3), ("refs/heads/releases/", 2)):
+        names = git(
+            repo, "for-each-ref", "--sort=-version:refname", f"--format=%(refname:lstrip={strip})",
+            where,
+        ).split()  # fmt: skip
+        if names:
+            return names[0]
+    return None
 
 
 def pick_speed(
@@ -395,7 +409,7 @@ def pick_speed(
         cache = clone / ".git" / "release" / "patches.cache"
         cache.unlink(missing_ok=True)
         cold, warm = (_output(release, clone) for _ in range(2))
-        print(f"pick --dry-run of {len(shas)} candidates onto {name or ''} {branch}: "
+        print(f"pick --dry-run of {len(shas)} candidates onto {f'{name} ' if name else ''}{branch}: "
               f"{cold.decode().splitlines()[0]}")  # fmt: skip
         print(f"same plan with a cold and a warm patch cache: {'yes' if cold == warm else 'NO'}")
         count = itertools.count()
@@ -426,8 +440,9 @@ def pick_speed(
             diffs = [sys.executable, "-c", _DIFFS, str(picks)]
             ((_, (ours, base)),) = _in_states(diffs, raw, clone, [("raw", None)], rounds)
             print(
-                f"  not read since the prefilter: git diff-tree -p -U0 -M of all "
-                f"{len(shas)} candidates: {ours:.0f} ms = {ours / base:.2f}x git cherry"
+                f"  reading every patch (what the prefilter spares, as far as it rules "
+                f"candidates out): git diff-tree -p -U0 -M of all {len(shas)} candidates: "
+                f"{ours:.0f} ms = {ours / base:.2f}x git cherry"
             )
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -459,9 +474,9 @@ def main() -> int:
         print(f"real history: skipped (no clone at {repo or '$' + ENV_VAR}; set {ENV_VAR} to a "
               "clone of vllm-project/vllm-gaudi, with its remote branches and tags)")  # fmt: skip
         return 0
-    if args.only in (None, "notes"):
-        categories_and_people(repo, args.main)
-        notes_speed(repo, args.main, args.rounds)
+    if args.only in (None, "notes"):  # read in repo itself (a clone's main is origin/main)
+        categories_and_people(repo, _main_of(repo, args.main))
+        notes_speed(repo, _main_of(repo, args.main), args.rounds)
     if args.only in (None, "picks"):
         pick_bytes(repo, args.main, args.picks)
     if args.only in (None, "pick-speed"):
