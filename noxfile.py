@@ -14,6 +14,7 @@ import nox
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.steps import bench_steps  # noqa: E402
 from release.cli.nox_sessions import image_sessions  # noqa: E402
 
 image_sessions(ROOT)
@@ -79,17 +80,11 @@ def bench(session: nox.Session) -> None:
 
     Posargs go to benchmarks/run.py (--quick, --reps N, --json); the image figures follow
     (skipped, with the reason, where no Docker Engine answers), then the publishing figures
-    (where docker-registry and skopeo are installed), then the figures on a real history
-    (skipped, with the reason, unless RELEASE_REAL_HISTORY names a clone).
+    (where docker-registry and skopeo are installed), then the figures on real histories
+    (each skipped, with the reason, where no clone is named or found). The steps are
+    benchmarks/steps.py's; with --quick each takes its quick form (tests/test_bench.py runs
+    that).
     """
     session.install("-e", ".[bench]")
-    session.run("python", "benchmarks/run.py", *session.posargs)
-    quick = ["--runs", "1", "--no-cold"] if "--quick" in session.posargs else []
-    session.run("python", "benchmarks/images.py", *quick)
-    # publishing: a re-publish and promote against a registry of its own, arm64 emulated
-    session.run("python", "benchmarks/registry.py", *(["--runs", "1"] if quick else []))
-    # figures on a real vLLM-family history, where $RELEASE_REAL_HISTORY points at a clone
-    session.run("python", "benchmarks/real_history.py")
-    # named real histories (PyTorch-family notes, vllm-ascend picks), each with its target
-    session.run("python", "benchmarks/real_history.py", "--only", "histories")
-    session.run("python", "benchmarks/backports.py")
+    for step in bench_steps(session.posargs):
+        session.run("python", *step)

@@ -51,6 +51,14 @@ def read_truth() -> dict[str, set[str]]:
     return truth
 
 
+def _has(repo: Path, ref: str) -> bool:
+    try:
+        git(repo, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
+    except subprocess.CalledProcessError:
+        return False
+    return True
+
+
 def timed(argv: list[str], cwd: Path) -> float:
     start = time.perf_counter()
     subprocess.run(argv, cwd=cwd, capture_output=True, check=True)
@@ -124,10 +132,8 @@ def main() -> int:
     source = Path(args.repo).resolve()
     totals: Counter[str] = Counter()
     for branch, carried in read_truth().items():
-        try:
-            git(source, "rev-parse", "--verify", "-q", f"origin/{branch}^{{commit}}")
-        except subprocess.CalledProcessError:
-            print(f"{branch}: skipped (no origin/{branch} in {source})")
+        if not any(_has(source, ref) for ref in (f"origin/{branch}", f"refs/heads/{branch}")):
+            print(f"{branch}: skipped (no origin/{branch} or {branch} in {source})")
             continue
         totals.update(measure(source, branch, carried, args.rounds))
     if totals:

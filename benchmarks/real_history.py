@@ -56,7 +56,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from release.adapters.git_log import LOG_FORMAT, parse_log
+from release.adapters.git_log import ABOUT_FORMAT, LOG_FORMAT, parse_log
 from release.core.config import Config
 from release.core.notes import build_notes, cancel_reverts
 
@@ -179,19 +179,42 @@ _DIFFS = (
     "subprocess.run(['git', *_PATCHES], stdin=open(sys.argv[1], 'rb'), "
     "stdout=subprocess.DEVNULL, check=True)\n"
 )
+# what every dry run reads, whatever the prefilter rules out: git cherry, the candidates'
+# tree diffs (the files they change) and their messages, side by side, from a bare
+# interpreter (no package imported)
+_READS = (
+    "import subprocess, sys\n"
+    "def read(*args, stdin=None):\n"
+    "    return subprocess.Popen(['git', *args], stdin=stdin, stdout=subprocess.DEVNULL)\n"
+    "reads = [read('cherry', sys.argv[2], 'main'),\n"
+    "         read('diff-tree', '--stdin', '-z', '--raw', '-r', '--no-renames', '--root',\n"
+    "              stdin=open(sys.argv[1], 'rb')),\n"
+    f"         read('log', '--no-walk=unsorted', '--stdin', '--format={ABOUT_FORMAT}',\n"
+    "              stdin=open(sys.argv[1], 'rb'))]\n"
+    "for done in reads:\n"
+    "    done.wait()\n"
+)
 HISTORIES_ENV = "RELEASE_HISTORIES"
 HISTORY_CACHE = Path(__file__).resolve().parent / ".cache" / "histories"
 PYTORCH_FAMILY = ("pytorch/tensordict", "pytorch/torchtune")
-PICK_HISTORY = ("vllm-project/vllm-ascend", "releases/v0.13.0")
+# (history, release branch, [tool.release] where the defaults do not fit its names)
+PICK_HISTORIES = (
+    ("vllm-project/vllm-ascend", "releases/v0.13.0", None),
+    ("pytorch/ao", "release/0.13.0", 'branch = "release/{version}"\ntag = "v{version}"\n'),
+)
 
 
-def find_history(slug: str) -> tuple[Path | None, str]:
+def find_history(slug: str, fetch: bool = True) -> tuple[Path | None, str]:
     """A clone of GitHub's ``slug``: under ``$RELEASE_HISTORIES``, else in the cache (cloned
-    bare on first use); None with the reason when there is none and it cannot be fetched."""
+    bare on first use, when ``fetch``); None with the reason when there is none and it
+    cannot be fetched."""
     given = os.environ.get(HISTORIES_ENV)
     for where in ([Path(given) / slug] if given else []) + [HISTORY_CACHE / slug]:
         if (where / "HEAD").exists() or (where / ".git").exists():
             return where, ""
+    if not fetch:
+        where = f"${HISTORIES_ENV}/{slug}" if given else f"no ${HISTORIES_ENV}"
+        return None, f"{where}, and --quick fetches nothing"
     target = HISTORY_CACHE / slug
     target.parent.mkdir(parents=True, exist_ok=True)
     fetched = subprocess.run(
@@ -214,10 +237,10 @@ def startup_floor(cwd: Path, tip: str, rounds: int) -> float:
     return statistics.median(_median_ms(argv, cwd, 1) for _ in range(rounds * 2))
 
 
-def history_notes(slug: str, rounds: int) -> None:
+def history_notes(slug: str, rounds: int, fetch: bool = True) -> None:
     """Cold ``release notes`` of all of main against ``git log``, target 3.0x, with the
     start-up floor and the ratio net of it."""
-    repo, why = find_history(slug)
+    repo, why = find_history(slug, fetch)
     if repo is None:
         print(f"release notes, all of {slug}'s main: not run ({why})")
         return
@@ -242,15 +265,18 @@ def history_notes(slug: str, rounds: int) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def histories(rounds: int) -> None:
+def histories(rounds: int, fetch: bool = True) -> None:
     for slug in PYTORCH_FAMILY:
-        history_notes(slug, rounds)
-    slug, branch = PICK_HISTORY
-    repo, why = find_history(slug)
-    if repo is None:
-        print(f"release pick --dry-run on {slug} {branch}: not run ({why})")
-        return
-    pick_speed(repo, "origin/main", branch, rounds, target=4.0, states=("cold cache",))
+        history_notes(slug, rounds, fetch)
+    for slug, branch, config in PICK_HISTORIES:
+        repo, why = find_history(slug, fetch)
+        if repo is None:
+            print(f"release pick --dry-run on {slug} {branch}: not run ({why})")
+            continue
+        pick_speed(
+            repo, "origin/main", branch, rounds, target=4.0, states=("cold cache",),
+            config=config, name=slug,
+        )  # fmt: skip
 
 
 def notes_speed(repo: Path, main: str, rounds: int) -> None:
@@ -320,12 +346,28 @@ def pick_bytes(repo: Path, main: str, count: int) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _main_of(repo: Path, main: str) -> str:
+    """``main``, or in a mirror (whose branches are its own, no ``origin/``) the branch of
+    that name."""
+    for ref in (main, main.removeprefix("origin/")):
+        found = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+            cwd=repo, capture_output=True, check=False,
+        )  # fmt: skip
+        if found.returncode == 0:
+            return ref
+    return main
+
+
 def newest_release_branch(repo: Path) -> str | None:
-    names = git(
-        repo, "for-each-ref", "--sort=-version:refname", "--format=%(refname:lstrip=3)",
-        "refs/remotes/origin/releases/",
-    ).split()  # fmt: skip
-    return names[0] if names else None
+    for where, strip in (("refs/remotes/origin/releases/", 3), ("refs/heads/releases/", 2)):
+        names = git(
+            repo, "for-each-ref", "--sort=-version:refname", f"--format=%(refname:lstrip={strip})",
+            where,
+        ).split()  # fmt: skip
+        if names:
+            return names[0]
+    return None
 
 
 def pick_speed(
@@ -336,7 +378,12 @@ def pick_speed(
     *,
     target: float | None = None,
     states: tuple[str, ...] = ("cold cache", "warm cache", "warm cache, branch moved"),
+    config: str | None = None,
+    name: str = "",
 ) -> None:
+    """``release pick --dry-run`` of every main commit since ``branch`` left main, against
+    ``git cherry``; with a ``target``, the floors beside it. ``config``: the history's
+    ``[tool.release]`` keys, where the defaults do not fit its names."""
     branch = branch or newest_release_branch(repo)
     if branch is None:
         print("pick --dry-run: skipped (no origin/releases/* branch)")
@@ -353,13 +400,16 @@ def pick_speed(
         shas = git(clone, "rev-list", "--no-merges", "--reverse", f"{base}..main").split()
         picks = work / "picks"
         picks.write_text("".join(f"{sha}\n" for sha in shas))
-        release = [sys.executable, "-m", "release", "pick", "--dry-run", "--allow-feature",
-                   "--file", str(picks)]  # fmt: skip
+        settings = ["--config", str(work / "release.toml")] if config else []
+        if config:
+            (work / "release.toml").write_text(f"[tool.release]\n{config}", encoding="utf-8")
+        release = [sys.executable, "-m", "release", *settings, "pick", "--dry-run",
+                   "--allow-feature", "--file", str(picks)]  # fmt: skip
         raw = ["git", "cherry", branch, "main"]
         cache = clone / ".git" / "release" / "patches.cache"
         cache.unlink(missing_ok=True)
         cold, warm = (_output(release, clone) for _ in range(2))
-        print(f"pick --dry-run of {len(shas)} candidates onto {branch}: "
+        print(f"pick --dry-run of {len(shas)} candidates onto {f'{name} ' if name else ''}{branch}: "
               f"{cold.decode().splitlines()[0]}")  # fmt: skip
         print(f"same plan with a cold and a warm patch cache: {'yes' if cold == warm else 'NO'}")
         count = itertools.count()
@@ -378,12 +428,21 @@ def pick_speed(
         chosen = [state for state in every if state[0] in states]
         figures = _in_states(release, raw, clone, chosen, rounds)
         _report(f"release pick --dry-run, {len(shas)} candidates", "git cherry", figures, target)
-        if target is not None:  # what the changed-line evidence reads first: git's diffs
+        if target is not None:  # the floors, measured in the same run
+            ((_, (ours, base)),) = _in_states(
+                [sys.executable, "-c", _READS, str(picks), branch], raw, clone, [("", None)], rounds
+            )
+            print(
+                f"  floor: the reads every dry run makes (git cherry, the candidates' tree "
+                f"diffs and messages, side by side, from a bare interpreter): {ours:.0f} ms "
+                f"= {ours / base:.2f}x git cherry"
+            )
             diffs = [sys.executable, "-c", _DIFFS, str(picks)]
             ((_, (ours, base)),) = _in_states(diffs, raw, clone, [("raw", None)], rounds)
             print(
-                f"  floor: git diff-tree -p -U0 -M of the {len(shas)} candidates (what the "
-                f"changed-line evidence reads): {ours:.0f} ms = {ours / base:.2f}x git cherry"
+                f"  reading every patch (what the prefilter spares, as far as it rules "
+                f"candidates out): git diff-tree -p -U0 -M of all {len(shas)} candidates: "
+                f"{ours:.0f} ms = {ours / base:.2f}x git cherry"
             )
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -400,18 +459,24 @@ def main() -> int:
         "--only", choices=("notes", "picks", "pick-speed", "histories"), default=None,
         help="run one part (default: all)",
     )  # fmt: skip
+    parser.add_argument(
+        "--quick", action="store_true",
+        help="one round; histories only from $RELEASE_HISTORIES or the cache, none fetched",
+    )  # fmt: skip
     args = parser.parse_args()
+    if args.quick:
+        args.rounds = 1
     if args.only == "histories":
-        histories(args.rounds)
+        histories(args.rounds, fetch=not args.quick)
         return 0
     repo = Path(args.repo) if args.repo else None
     if repo is None or (not (repo / ".git").exists() and not (repo / "HEAD").exists()):
         print(f"real history: skipped (no clone at {repo or '$' + ENV_VAR}; set {ENV_VAR} to a "
               "clone of vllm-project/vllm-gaudi, with its remote branches and tags)")  # fmt: skip
         return 0
-    if args.only in (None, "notes"):
-        categories_and_people(repo, args.main)
-        notes_speed(repo, args.main, args.rounds)
+    if args.only in (None, "notes"):  # read in repo itself (a clone's main is origin/main)
+        categories_and_people(repo, _main_of(repo, args.main))
+        notes_speed(repo, _main_of(repo, args.main), args.rounds)
     if args.only in (None, "picks"):
         pick_bytes(repo, args.main, args.picks)
     if args.only in (None, "pick-speed"):

@@ -29,7 +29,12 @@ in rounds that alternate the command and its baseline, after one warm-up round:
   of the same range and fields. Each runs in a shared clone; without one the row is
   skipped, with the reason.
 
-Targets are printed with each figure; a miss is reported, never an error. Usage:
+Targets are printed with each figure; a miss is reported, never an error. Beside each is
+its floor, as a ratio to the same baseline, from parts measured in the same rounds: what no
+run of the command could take less than (the package's start-up, ``release --version``,
+plus the git command it is compared with, or plus one ``git status`` for the start-up rows;
+the interpreter alone for ``--version``, ``--help`` and ``--list``). A target below its
+floor cannot be met by any Python above it. Usage:
 ``nox -s bench [-- --quick] [-- --json]`` or ``python benchmarks/run.py [--quick]``.
 The history comes from ``make_repo.py`` (cached); each run works on a copy of it.
 """
@@ -47,7 +52,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from make_repo import GIT_ENV, Layout, ensure_repo
@@ -76,6 +81,14 @@ class Figure:
     target: float | None  # the ratio must be at most this (None: reported only)
     strict: bool = False  # "faster than": strictly below the target
     limit_ms: float | None = None  # instead of a ratio: the time must be at most this
+    floor: str | None = None  # what no run of it can take less than (see Floors)
+    floor_ms: float | None = None  # that, measured in the same run
+
+    @property
+    def floor_text(self) -> str:
+        if self.floor_ms is None:
+            return "-"
+        return f"{self.floor_ms / self.baseline_ms:.2f} ({self.floor})"
 
     @property
     def ratio(self) -> float:
@@ -101,6 +114,7 @@ class Figure:
 class Bench:
     def __init__(self, repo: Path, layout: Layout, reps: int) -> None:
         self.repo, self.layout, self.reps = repo, layout, reps
+        self.start_ms = self.git_status_ms = 0.0  # measured by startup()
 
     def log(self, text: str) -> None:
         print(text, file=sys.stderr, flush=True)
@@ -175,6 +189,7 @@ class Bench:
                 "git log (same fields)",
                 log,
                 1.5,
+                floor=START,
             ),
             Figure(
                 f"{name}, warm commit cache, notes built",
@@ -183,7 +198,14 @@ class Bench:
                 log_built,
                 None,
             ),
-            Figure(f"{name}, cold caches", ours_cold, "git log (same fields)", log_cold, 2.0),
+            Figure(
+                f"{name}, cold caches",
+                ours_cold,
+                "git log (same fields)",
+                log_cold,
+                2.5,
+                floor=START,
+            ),
             Figure(f"{name}, cold caches", ours_cold, "git-cliff", cliff, 1.0, strict=True),
             Figure(
                 f"{name}, cold caches", ours_cold, "cz changelog --dry-run", cz, 1.0, strict=True
@@ -209,7 +231,7 @@ class Bench:
         self.git("switch", "--quiet", "--force", "main")
         self.git("branch", "--quiet", "-D", PICK_BRANCH)
         name = f"release pick, {len(picks)} commits"
-        return [Figure(name, ours, "git cherry-pick -x (same list)", git, 1.2)]
+        return [Figure(name, ours, "git cherry-pick -x (same list)", git, 1.2, floor=START)]
 
     def already_picked(self, workdir: Path) -> list[Figure]:
         branch, cut = self.layout.backport_branch, self.layout.cut
@@ -236,7 +258,7 @@ class Bench:
         self.log(f"already-picked detection over {len(candidates):,} commits ...")
         ours, cherry = self.rounds(commands, self.reps)
         name = f"pick --dry-run, {len(candidates):,} candidates ({skipped:,} picked), warm"
-        return [Figure(name, ours, "git cherry (same range)", cherry, 1.5)]
+        return [Figure(name, ours, "git cherry (same range)", cherry, 1.5, floor=START)]
 
     def startup(self) -> list[Figure]:
         self.git("switch", "--quiet", self.layout.backport_branch)
@@ -257,21 +279,61 @@ class Bench:
             ([tool("release"), "--help"], self.repo),
             ([tool("release"), "notes", *empty], self.repo),
             ([sys.executable, "-c", "pass"], self.repo),
+            ([tool("release"), "--version"], self.repo),  # the floors' start-up, same rounds
         ]
         self.log("start-up ...")
-        inv, listing, status, git, helping, nothing, python = self.rounds(commands, self.reps * 2)
+        inv, listing, status, git, helping, nothing, python, start = self.rounds(
+            commands, self.reps * 2
+        )
         on = self.layout.backport_branch
+        self.start_ms, self.git_status_ms = start, git
         return [
-            # ≤ 100 ms where bare python takes 20 ms (invoke's import alone costs ~57 ms)
-            Figure("release --version", version, "python -c pass", bare, 5.0),
+            Figure("release --version", version, "python -c pass", bare, 1.5, floor=BARE),
             Figure("inv --list (this repo's tasks.py)", inv, "git status", git, None),
             Figure("release --list", listing, "git status", git, None),
-            Figure(f"release status on {on}", status, "git status", git, None),
-            Figure("release --help", helping, "python -c pass", python, 1.5),
-            Figure("release --list", listing, "python -c pass", python, 1.5),
-            Figure(f"release status on {on}", status, "python -c pass", python, 3.0),
-            Figure("release notes of an empty range", nothing, "python -c pass", python, 2.0),
+            Figure(f"release status on {on}", status, "git status", git, None, floor=ONE_READ),
+            Figure("release --help", helping, "python -c pass", python, 1.5, floor=BARE),
+            Figure("release --list", listing, "python -c pass", python, 1.5, floor=BARE),
+            Figure(
+                f"release status on {on}", status, "python -c pass", python, 3.0, floor=ONE_READ
+            ),
+            Figure(
+                "release notes of an empty range",
+                nothing,
+                "python -c pass",
+                python,
+                2.0,
+                floor=ONE_READ,
+            ),
         ]
+
+
+# The floor beside a figure: what no run of the command can take less than, from parts
+# measured in the same run: the start-up of the package (``release --version``: the
+# interpreter, its site and the entry point) and the raw command it is compared with (the
+# git it must run anyway), or for the start-up rows the interpreter alone.
+START = "start-up"  # release --version + the baseline's own command
+ONE_READ = "one git read"  # release --version + git status
+BARE = "the interpreter"  # python -c pass
+
+
+def with_floors(figures: list[Figure], start_ms: float, git_ms: float) -> list[Figure]:
+    """``figures`` with :attr:`Figure.floor_ms` worked out for those that name a floor."""
+    out = []
+    for f in figures:
+        ms = {
+            START: start_ms + f.baseline_ms,
+            ONE_READ: start_ms + git_ms,
+            BARE: f.baseline_ms,
+            None: None,
+        }[f.floor]
+        label = {
+            START: f"start-up + {f.baseline.split(' (')[0]}",
+            ONE_READ: "start-up + git status",
+            BARE: "the interpreter",
+        }.get(f.floor or "")
+        out.append(replace(f, floor_ms=ms, floor=label))
+    return out
 
 
 # The rows on real histories: where these name clones (skipped, with the reason, otherwise).
@@ -372,7 +434,7 @@ def run(cmd: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def table(figures: list[Figure]) -> str:
-    header = ("figure", "ms", "compared with", "ms", "ratio", "target", "met")
+    header = ("figure", "ms", "compared with", "ms", "ratio", "target", "met", "floor")
     rows = [header] + [
         (
             f.name,
@@ -382,6 +444,7 @@ def table(figures: list[Figure]) -> str:
             f"{f.ratio:.2f}",
             f.target_text,
             {True: "yes", False: "NO", None: "-"}[f.met],
+            f.floor_text,
         )
         for f in figures
     ]
@@ -419,6 +482,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             *bench.startup(),
             *real_history(bench, Path(tmp)),
         ]
+        figures = with_floors(figures, bench.start_ms, bench.git_status_ms)
     elapsed = time.perf_counter() - started
     git_version = run(["git", "--version"], PROJECT).stdout.split()[-1]
     machine = (
@@ -438,6 +502,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                     "baseline_ms": round(f.baseline_ms, 1),
                     "ratio": round(f.ratio, 3),
                     "met": f.met,
+                    "floor_ratio": round(f.floor_ms / f.baseline_ms, 3) if f.floor_ms else None,
                 }
                 for f in figures
             ],

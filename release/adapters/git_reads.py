@@ -35,7 +35,14 @@ from release.adapters.git_process import GitLog, GitRead, Repository, executable
 from release.core.commits import Commit
 from release.core.pull_requests import RepoIdentity
 
-__all__ = ["History", "cherry_equal", "cherry_marked", "files_changed", "span"]
+__all__ = [
+    "History",
+    "cherry_equal",
+    "cherry_marked",
+    "files_changed",
+    "span",
+    "tree_paths",
+]
 
 _PATCHES = ("diff-tree", "-p", "-U0", "-r", "-M", "-l1000", "--root", "--stdin")
 # Each commit's tree diff, without file contents: every file changed (no rename pairing).
@@ -319,6 +326,14 @@ class History:
             tip, f"^{exclude}", "--",
         )  # fmt: skip
 
+    def start_paths(self, ref: str) -> GitRead:
+        """Every file path of ``ref``'s tree (peeled to its commit), read by
+        :func:`tree_paths`."""
+        return self.repo.start(
+            "ls-tree", "-r", "-z", "--name-only", "--full-tree", "--end-of-options",
+            f"{ref}^{{commit}}",
+        )  # fmt: skip
+
     def start_people(self, ref: str) -> GitRead:
         """Who authored and co-authored each commit of ``ref`` (peeled; authors as .mailmap
         says), one line a commit, read by :func:`~release.adapters.git_log.people_of`."""
@@ -384,6 +399,12 @@ def files_changed(text: str, *, by_sha: bool) -> dict[str, frozenset[str]]:
         elif token == "\x1e":
             current = out.setdefault(str(len(out)), set())
     return {key: frozenset(paths) for key, paths in out.items()}
+
+
+def tree_paths(text: str) -> frozenset[str]:
+    """The paths of a ``ls-tree -r -z --name-only`` listing, spelt as :func:`files_changed`
+    spells them (whitespace dropped), so the two compare."""
+    return frozenset("".join(p.split()) for p in text.split("\0") if p)
 
 
 def _read(path: Path) -> bytes:

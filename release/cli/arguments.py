@@ -5,7 +5,6 @@ Imported only when a task's command line is parsed."""
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
 from collections.abc import Sequence
@@ -43,6 +42,8 @@ def flags_of(command: Command) -> list[str]:
 
 
 def nearest(word: str, candidates: Sequence[str]) -> list[str]:
+    import difflib  # only a misspelt word asks: every command parses its arguments here
+
     return difflib.get_close_matches(word, candidates, n=2, cutoff=0.6)
 
 

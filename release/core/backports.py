@@ -38,6 +38,7 @@ from release.core.pull_requests import RepoIdentity
 __all__ = [
     "CONTAINED_THRESHOLD",
     "LINES_THRESHOLD",
+    "MIN_SHARED",
     "Evidence",
     "Facts",
     "Message",
@@ -57,7 +58,7 @@ __all__ = [
 
 LINES_THRESHOLD = 0.7  # share of the main commit's changed lines the branch commit makes too
 CONTAINED_THRESHOLD = 0.85  # or share of a branch commit's lines that are the main commit's
-_MIN_SHARED = 4  # fewer common lines than this say nothing (a version pin, an import)
+MIN_SHARED = 4  # fewer common lines than this say nothing (a version pin, an import)
 _HALF = 0.5  # a branch commit with this share of a main commit's lines helps a joint match
 _MIN_CONTAINED = 20  # a part of a main commit, ported alone, is evidence when this large
 _MIN_TITLE_WORDS = 3  # "Fix typo" names many changes
@@ -319,7 +320,7 @@ def similarity(main: Mapping[_Line, int], branch: Mapping[_Line, int]) -> float:
     if not main or not branch:
         return 0.0
     shared = _shared(main, branch)
-    if shared < _MIN_SHARED:
+    if shared < MIN_SHARED:
         return 0.0
     return shared / sum(main.values())
 
@@ -385,7 +386,7 @@ def by_counts(
         best, score, part = None, 0.0, None
         mostly_this: list[str] = []  # branch commits made mostly of this one's lines
         for other, common in counts.items():
-            if common < _MIN_SHARED:
+            if common < MIN_SHARED:
                 continue
             size = sizes[other]
             if common / total > score:

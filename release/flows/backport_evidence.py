@@ -11,7 +11,6 @@ them. :class:`Changes` answers from the cache first.
 from __future__ import annotations
 
 import os
-import posixpath
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
@@ -21,7 +20,8 @@ from typing import TypeVar
 from release.adapters.commit_cache import cache_policy
 from release.adapters.git import GitRepo
 from release.adapters.patch_cache import PatchCache, patch_cache_key, patch_cache_path
-from release.core import backports
+from release.core import backport_pairs, backports
+from release.core.backport_pairs import Moved
 from release.core.backports import Evidence, Facts, Message
 from release.core.commits import Commit
 from release.core.pull_requests import RepoIdentity
@@ -216,13 +216,16 @@ def likely_backports(
     live: Sequence[Commit],
     files_of: FilesOf,
     changes: Changes,
+    moved: Moved | None = None,
 ) -> dict[str, Evidence]:
     """Main commits (of ``shas``) likely on the branch, with the evidence: by PR numbers
     and title (:func:`backports.by_message`), then by changed lines, compared only with
-    branch commits that change a file of the same name (a moved file keeps its name).
-    ``messages``: subject and body of every main commit asked about (which one a port's
-    quoted numbers belong to); ``live``: the branch commits that stand (not reverted), bar
-    ``-x`` picks, which carry the one commit they name."""
+    the branch commits the prefilter pairs them with (:mod:`release.core.backport_pairs`:
+    the same path, or a file of the same name where ``moved`` says a move explains the
+    other path; None: any file of the same name; and never a branch commit too small to
+    count). ``messages``: subject and body of every main commit asked about (which one a
+    port's quoted numbers belong to); ``live``: the branch commits that stand (not
+    reverted), bar ``-x`` picks, which carry the one commit they name."""
     if not live:
         return {}
     main = changes.messages(messages)
@@ -237,28 +240,12 @@ def likely_backports(
     if not rest:
         return found
     standing = [c.sha for c in live]
-    names = {
-        sha: frozenset(posixpath.basename(path) for path in paths)
-        for sha, paths in files_of([*rest, *standing]).items()
-    }
-    touching: dict[str, list[str]] = {}  # file name -> the branch commits changing it
-    for b in standing:
-        for name in names.get(b, ()):
-            touching.setdefault(name, []).append(b)
     # a revert pairs with a revert only (as for the messages)
     undoes = {m.sha: m.reverts for m in (*main, *branch)}
-    pairs = {
-        sha: list(
-            dict.fromkeys(
-                b
-                for name in names.get(sha, ())
-                for b in touching.get(name, ())
-                if undoes.get(b, False) is undoes.get(sha, False)
-            )
-        )
-        for sha in rest
-    }
-    pairs = {sha: others for sha, others in pairs.items() if others}
+    pairs = backport_pairs.by_paths(rest, standing, files_of([*rest, *standing]), undoes, moved)
+    if pairs:  # the branch side's patches first: few, and their sizes rule pairs out
+        paired = list(dict.fromkeys(b for bs in pairs.values() for b in bs))
+        pairs = backport_pairs.without_small(pairs, changes.totals(paired))
     if pairs:
         shared = changes.shared(pairs)
         totals = changes.totals([*pairs, *dict.fromkeys(b for bs in pairs.values() for b in bs)])

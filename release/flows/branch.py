@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from release.adapters.git import GitRead
 from release.adapters.git_log import About, parse_about, parse_log
-from release.adapters.git_reads import cherry_equal, cherry_marked, files_changed
+from release.adapters.git_reads import cherry_equal, cherry_marked, files_changed, tree_paths
 from release.core import backports
+from release.core.backport_pairs import Moved, moved_between
 from release.core.backports import Evidence
 from release.core.commits import Commit
 from release.core.plan import short
@@ -391,4 +392,21 @@ class ReleaseBranch:
         # what stands on the branch (a revert there may be the backport of main's revert);
         # a -x pick carries the one commit it names, which is "already there"
         live = [c for c in self.commits if c.sha not in self.undone and not c.picked_from]
-        return likely_backports(shas, messages, live, self.files_of, self.changes)
+        moved = self._moved() if live else None
+        return likely_backports(shas, messages, live, self.files_of, self.changes, moved)
+
+    def _moved(self) -> Moved:
+        """Whether a move explains a main and a branch commit changing files of one name at
+        two paths (:func:`release.core.backport_pairs.moved_between`), from the paths of
+        main and of the branch, read (side by side) when first asked."""
+        history = self.ctx.repo.history
+        reads = [history.start_paths(ref) for ref in (self.main, self.ref)]
+        answer: list[Moved] = []
+
+        def moved(path: str, other: str) -> bool:
+            if not answer:
+                on_main, on_branch = (tree_paths(read.out()) for read in reads)
+                answer.append(moved_between(on_main, on_branch))
+            return answer[0](path, other)
+
+        return moved
