@@ -395,6 +395,7 @@ echo z > g; git add g; git commit -qm "Fix g (#3180)"; git switch -q releases/v0
 }
 
 
+@pytest.mark.slow  # every state of four histories, each read by four commands
 @pytest.mark.parametrize("name", sorted(HISTORIES))
 def test_status_is_one_answer_at_every_step_of_a_real_shaped_history(
     tmp_path: Path, name: str
