@@ -56,6 +56,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from real_status import STATUS_HISTORIES, status_speed  # this directory
+
 from release.adapters.git_log import ABOUT_FORMAT, LOG_FORMAT, parse_log
 from release.core.config import Config
 from release.core.notes import build_notes, cancel_reverts
@@ -277,6 +279,12 @@ def histories(rounds: int, fetch: bool = True) -> None:
             repo, "origin/main", branch, rounds, target=4.0, states=("cold cache",),
             config=config, name=slug,
         )  # fmt: skip
+    for slug, branch in STATUS_HISTORIES:
+        repo, why = find_history(slug, fetch)
+        if repo is None:
+            print(f"release status on {slug} {branch}: not run ({why})")
+            continue
+        status_speed(repo, slug, branch, max(rounds, 5) if fetch else rounds)
 
 
 def notes_speed(repo: Path, main: str, rounds: int) -> None:

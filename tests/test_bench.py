@@ -34,9 +34,41 @@ PRINTED = {
 }
 HISTORIES = (
     "release pick --dry-run on vllm-project/vllm-ascend releases/v0.13.0: not run",
-    "release pick --dry-run on pytorch/ao release/0.13.0: not run",
     "--quick fetches nothing",
+    # a small history of ao's shape is given (below): its rows run, not "not run"
+    "candidates onto pytorch/ao release/0.13.0",
+    "release status on pytorch/ao release/0.13.0 (next:",
+    "  warm: ",
+    "  cold: ",
+    "release status on pytorch/data release/0.11: not run",
 )
+
+
+def _ao_shaped(root: Path) -> None:
+    """A bare repository at ``root`` shaped as pytorch/ao's release/0.13.0: main, the
+    release branch off it with rc tags, and main commits since the cut."""
+    work = root.parent / "ao-work"
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=work, check=True, capture_output=True)
+
+    work.mkdir(parents=True)
+    git("init", "-q", "-b", "main")
+    git("config", "user.email", "t@example.org")
+    git("config", "user.name", "T")
+    (work / "version.txt").write_text("0.13.0\n")
+    (work / "f.py").write_text("a = 1\n")
+    git("add", ".")
+    git("commit", "-qm", "init")
+    git("branch", "release/0.13.0")
+    for n in range(1, 4):
+        (work / "f.py").write_text(f"a = {n + 1}\n")
+        git("commit", "-qam", f"Fix {n} (#{n})")
+    git("switch", "-q", "release/0.13.0")
+    git("cherry-pick", "-x", "main~2")
+    git("tag", "v0.13.0-rc1")
+    git("switch", "-q", "main")
+    git("clone", "-q", "--bare", str(work), str(root))
 
 
 def test_the_bench_sessions_steps_are_the_ones_its_quick_form_runs() -> None:
@@ -55,7 +87,8 @@ def test_nox_bench_quick_runs_every_step_to_its_figures(
     with local_registry(tmp_path / "registry-check"):  # skips (or fails in CI) without one
         pass
     env = {k: v for k, v in os.environ.items() if k not in NAMED}
-    env["RELEASE_HISTORIES"] = str(tmp_path / "no-histories")  # nothing here, none fetched
+    env["RELEASE_HISTORIES"] = str(tmp_path / "histories")  # only ao's shape; none fetched
+    _ao_shaped(tmp_path / "histories" / "pytorch" / "ao")
     for step in bench_steps(["--quick", "--reps", "1"]):
         done = subprocess.run(
             [sys.executable, *step], cwd=ROOT, env=env, capture_output=True, text=True,
