@@ -7,44 +7,22 @@ copy of a PR a previous final shipped."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import GIT_ENV
+from tests.shell_support import run_block
 
 
 @pytest.fixture
 def shell(tmp_path: Path) -> Any:
     """Runs a bash script in a new directory with ``release`` on PATH (this checkout's, as
     a separate process) and git's identity from the script's own ``git config``."""
-    shims = tmp_path / "shims"
-    shims.mkdir()
-    shim = shims / "release"
-    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m release "$@"\n')
-    shim.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if k not in GIT_ENV or k == "GIT_CONFIG_NOSYSTEM"}
-    env["PATH"] = f"{shims}{os.pathsep}{env['PATH']}"
-
-    def run(script: str) -> str:
-        proc = subprocess.run(
-            ["bash", "-e", "-o", "pipefail", "-c", script],
-            cwd=tempfile.mkdtemp(dir=tmp_path),
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        return proc.stdout
-
-    return run
+    return lambda script: run_block(
+        Path(tempfile.mkdtemp(dir=tmp_path)), script, bin_dir=tmp_path / "shims", timeout=120
+    )
 
 
 BASE = """

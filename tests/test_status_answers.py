@@ -13,16 +13,14 @@ status's ``next`` is run (:func:`follow`) and its outcome checked.
 from __future__ import annotations
 
 import json
-import os
-import shlex
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import run_cli
+from tests.shell_support import run_block
 
 PICKS = "release-picks.txt"
 INIT = "git init -q -b main r && cd r && git config user.email t@e && git config user.name T\n"
@@ -30,24 +28,7 @@ INIT = "git init -q -b main r && cd r && git config user.email t@e && git config
 
 def shell(cwd: Path, script: str) -> str:
     """Run a shell block as a maintainer would, ``release`` on its PATH (this package)."""
-    shim = cwd / ".bin"
-    if not shim.is_dir():
-        shim.mkdir()
-        (shim / "release").write_text(
-            f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m release "$@"\n'
-        )
-        (shim / "release").chmod(0o755)
-    proc = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script],
-        cwd=cwd,
-        env={**os.environ, "PATH": f"{shim}{os.pathsep}{os.environ['PATH']}"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc.stdout
+    return run_block(cwd, script, bin_dir=cwd / ".bin")
 
 
 def cli_json(root: Path, *args: str) -> tuple[int, dict[str, Any], str]:

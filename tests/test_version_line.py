@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from release.sample import AFTER_CUT, LATE_FIX, Change, SampleEngine
-from tests.conftest import CliResult, repo_state, run_cli
+from tests.conftest import repo_state
+from tests.test_release_line import run, status  # the same CLI calls, with a config
 
 pytestmark = pytest.mark.slow
 
@@ -57,16 +58,6 @@ def _setup(engine: SampleEngine, tmp_path: Path, table: str, branch: str) -> Pat
     engine.repo.run("push", "--quiet", "origin", "main", branch)
     engine.repo.run("switch", "--quiet", branch)
     return config
-
-
-def run(engine: SampleEngine, config: Path, *args: str, code: int = 0) -> CliResult:
-    result = run_cli(engine.root, "--config", str(config), *args)
-    assert result.code == code, result.output
-    return result
-
-
-def status(engine: SampleEngine, config: Path) -> dict:
-    return json.loads(run(engine, config, "status", "--json").stdout)
 
 
 def at(engine: SampleEngine, tag: str, path: str = "version.txt") -> str:
