@@ -67,14 +67,59 @@ def redacted(text: str, known: Iterable[str] = ()) -> str:
     header's name): every line the tool prints comes through here."""
     for value in sorted({k for k in known if len(k) >= SHORTEST}, key=len, reverse=True):
         text = text.replace(value, MASK)
-    lower = text.lower()
+    token = _holds(text, "x-access-token", 1)
+    if len(text) > _LONG and "\n" in text:
+        # A long text (a document: the notes of a long history) is looked through line by
+        # line, and only the lines that hold what a shape needs: these shapes never span a
+        # line (none matches a newline), and their regexes cost a step at every character.
+        lines = text.split("\n")
+        for n, line in enumerate(lines):
+            if (
+                "@" in line
+                or ("_" in line and any(head in line for head in _TOKEN_HEADS))
+                or (token and _holds(line, "x-access-token", 1))
+            ):
+                lines[n] = _line_shapes(line, token)
+        text = "\n".join(lines)
+    else:
+        text = _line_shapes(text, token)
+    if _holds(text, "authorization", 6):  # (spans lines: "Authorization:\n Bearer ...")
+        text = _AUTHORIZATION.sub(lambda m: m["lead"] + MASK, text)
+    return text
+
+
+_LONG = 4096  # characters: a shorter text gets one pass of each regex
+_TOKEN_HEADS = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")  # _GITHUB_TOKEN's
+
+
+def _holds(text: str, word: str, at: int) -> bool:
+    """Whether ``word`` (lower case) is in ``text.lower()``, without lower-casing all of a
+    long text (which costs more than the rest of :func:`redacted`): only around each
+    place where its two letters at ``at`` stand, in any case.
+
+    Exact for the header names here: only "a"/"A", "i"/"I", "z"/"Z" lower-case to a text
+    that starts with their letter, only "-" to "-"; the one character that lower-cases to
+    more than one ("İ") makes a dotted "i" no word letter follows; so a match is as many
+    characters of ``text`` as ``word`` has (the tests check both over every code point).
+    """
+    pair = word[at : at + 2]
+    for variant in {pair, pair.upper(), pair[0].upper() + pair[1], pair[0] + pair[1].upper()}:
+        start = text.find(variant, at)
+        while start >= 0:
+            if text[start - at : start - at + len(word)].lower() == word:
+                return True
+            start = text.find(variant, start + 1)
+    return False
+
+
+def _line_shapes(text: str, token: bool) -> str:
+    """``text`` with the shapes no line break is part of replaced (``token``: whether the
+    whole text holds ``x-access-token`` in some case)."""
     if "@" in text:
         text = _URL_USERINFO.sub(_url, text)
         text = _BARE_USERINFO.sub(lambda m: f"{m['user']}:{MASK}@", text)
-    if "x-access-token" in lower:
+    if token:
         text = _ACCESS_TOKEN.sub(lambda m: m["lead"] + MASK, text)
     if "_" in text:
         text = _GITHUB_TOKEN.sub(MASK, text)
-    if "authorization" in lower:
-        text = _AUTHORIZATION.sub(lambda m: m["lead"] + MASK, text)
     return text

@@ -22,13 +22,15 @@ the cache is neither read nor written; a shallow clone is refused before.
 
 from __future__ import annotations
 
-import hashlib
 import os
+from typing import TYPE_CHECKING
 
-from release.adapters.cache_file import cache_policy
-from release.adapters.notes_cache import Guessed, NotesCache, code_key, notes_cache_dir
 from release.flows.context import ReleaseContext
 from release.flows.notes_range import NotesRange
+
+if TYPE_CHECKING:  # (the cache's modules are loaded where a range has commits)
+    from release.adapters.notes_cache import Guessed, NotesCache
+    from release.core.notes import Notes
 
 __all__ = ["notes_output"]
 
@@ -37,6 +39,12 @@ def notes_output(ctx: ReleaseContext, rng: NotesRange, fmt: str) -> tuple[str, G
     """The notes of ``rng`` rendered in ``fmt`` (``md`` or ``json``), and the category
     spellings they guessed: kept from an earlier run of the same inputs, or built."""
     ctx.require_full_history("notes")
+    if _is_empty(ctx, rng):  # the notes of no commits: nothing read, nothing kept
+        from release.core.notes import build_notes
+
+        return _rendered(
+            build_notes((), category_order=(), since=rng.since, until=rng.until), fmt, ""
+        )
     repo_url = ctx.repo_url  # (read from the remote's URL when not configured)
     kept = _kept(ctx, rng, fmt, repo_url)
     if kept is not None:
@@ -45,18 +53,32 @@ def notes_output(ctx: ReleaseContext, rng: NotesRange, fmt: str) -> tuple[str, G
         if found is not None:
             return found
     # only a run whose output was not kept reads and parses commits
-    from release.core.notes import render_json, render_markdown
     from release.flows.history import notes_for_range
 
     notes = notes_for_range(ctx, rng, cached=True)
-    if fmt == "json":
-        text = render_json(notes, repo_url=repo_url)
-    else:
-        text = render_markdown(notes, repo_url=repo_url)
+    text, guessed = _rendered(notes, fmt, repo_url)
     if kept is not None:
         cache, inputs = kept
-        cache.put(inputs, text, notes.guessed)
-    return text, notes.guessed
+        cache.put(inputs, text, guessed)
+    return text, guessed
+
+
+def _rendered(notes: Notes, fmt: str, repo_url: str) -> tuple[str, Guessed]:
+    from release.core.notes import render_json, render_markdown
+
+    if fmt == "json":
+        return render_json(notes, repo_url=repo_url), notes.guessed
+    return render_markdown(notes, repo_url=repo_url), notes.guessed
+
+
+def _is_empty(ctx: ReleaseContext, rng: NotesRange) -> bool:
+    """Whether the range holds no commit because its ends are one commit (``v1..v1``):
+    then its notes are those of no commits, whatever the history, the config or the
+    previous final (one ``git cat-file`` reads both ends)."""
+    if rng.since is None:
+        return False
+    since, until = ctx.repo.revs([rng.since, rng.until])
+    return since is not None and since == until
 
 
 def _kept(
@@ -65,6 +87,11 @@ def _kept(
     """The notes cache and this run's key (a digest of the code and of every input); None
     where no output may be kept (turned off, refs that do not resolve here, history a sha
     does not fix)."""
+    import hashlib
+
+    from release.adapters.cache_file import cache_policy
+    from release.adapters.notes_cache import NotesCache, code_key, notes_cache_dir
+
     read, write = cache_policy(os.environ)
     if not read:  # (never written unread)
         return None
