@@ -12,7 +12,7 @@ in the same order.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from release.adapters.commit_cache import CommitCache, cache_key, cache_path, cache_policy
 from release.adapters.git import GitLog, GitRepo
@@ -76,6 +76,8 @@ class RangeCommits:
             self._before = history.start_people(since)
         if self._shas is None:
             self._stream = history.stream_commits(since=since, until=until)
+            if self._write:
+                self._writable()  # (its key is read while git writes the log)
         if unused is not None:
             unused.result()  # a short read: let it end (it fails as the log does, if at all)
 
@@ -87,9 +89,12 @@ class RangeCommits:
     def commits(self) -> list[Commit]:
         """The range's non-merge commits, newest first (as ``git log`` lists them)."""
         if self._stream is not None:
-            parsed = list(parse_records(self._stream, self.aliases, repo=self.identity))
-            if self._write:
-                self._writable().add(parsed)
+            records = parse_records(self._stream, self.aliases, repo=self.identity)
+            if not self._write:
+                return list(records)
+            parsed: list[Commit] = []
+            # each commit goes into the cache as it is parsed, while git still writes
+            self._writable().add(_kept_in(records, parsed))
             return parsed
         assert self._shas is not None and self._cache is not None
         shas = self._shas.out().split()
@@ -134,3 +139,11 @@ class RangeCommits:
         self._shas = self._before = None
         if self._write and self._cache is not None:
             self._cache.save()
+
+
+def _kept_in(commits: Iterable[Commit], kept: list[Commit]) -> Iterator[Commit]:
+    """``commits``, each also appended to ``kept`` as it is handed on."""
+    add = kept.append
+    for commit in commits:
+        add(commit)
+        yield commit
