@@ -32,8 +32,11 @@ class RangeCommits:
     ``identity``: the repository the commits are of (None: its URL is unknown), which
     decides the PRs they name. ``cached``: use the commit cache as its policy allows
     (``release notes`` only; tasks that change the repository leave its git directory to
-    their journals).
-    ``mailmap``: whether a mailmap applies, when reading the range found it out (else None).
+    their journals). ``mailmap``: the mailmap's fingerprint
+    (:meth:`~release.adapters.git_reads.History.mailmap_fingerprint`), when read already.
+    ``since_commit``: the commit ``since`` names, when resolved already.
+    :attr:`mailmap`: whether a mailmap applies, when reading the range found it out (else
+    None).
     With ``since``, its earlier people (:meth:`people_before`) are read at once, or
     taken from the cache.
     """
@@ -47,9 +50,12 @@ class RangeCommits:
         since: str | None,
         until: str,
         cached: bool = False,
+        mailmap: str | None = None,
+        since_commit: str | None = None,
     ) -> None:
         self.repo, self.aliases, self.identity = repo, aliases, identity
         self.mailmap: bool | None = None
+        self._fingerprint = mailmap
         self._stream: GitLog | None = None
         self._shas: GitRead | None = None
         self._cache: CommitCache | None = None
@@ -61,10 +67,13 @@ class RangeCommits:
         history = repo.history
         if (read or self._write) and history.rewrites_history():
             read = self._write = False
+        warm = read and path.is_file()
+        if not warm:  # the log first: it takes longest
+            self._start_stream(since, until)
         if since is not None and (read or self._write):
-            self._since = repo.rev(since)
+            self._since = since_commit or repo.rev(since)
         unused = None
-        if read and path.is_file():
+        if warm:
             # runs while the cache is read
             self._shas = history.start_range_shas(since=since, until=until)
             self._cache = CommitCache.load(path, self._key())
@@ -74,15 +83,20 @@ class RangeCommits:
                 unused, self._shas = self._shas, None
         if since is not None and self._earlier is None:
             self._before = history.start_people(since)
-        if self._shas is None:
-            self._stream = history.stream_commits(since=since, until=until)
-            if self._write:
-                self._writable()  # (its key is read while git writes the log)
+        if self._shas is None and self._stream is None:
+            self._start_stream(since, until)
+        if self._write and self._stream is not None:
+            self._writable()  # (its key is read while git writes the log)
         if unused is not None:
             unused.result()  # a short read: let it end (it fails as the log does, if at all)
 
+    def _start_stream(self, since: str | None, until: str) -> None:
+        self._stream = self.repo.history.stream_commits(since=since, until=until)
+
     def _key(self) -> str:
-        fingerprint = self.repo.history.mailmap_fingerprint()
+        fingerprint = self._fingerprint
+        if fingerprint is None:
+            fingerprint = self.repo.history.mailmap_fingerprint()
         self.mailmap = bool(fingerprint)
         return cache_key(self.aliases, fingerprint, self.identity)
 

@@ -103,10 +103,18 @@ def _check_refs(ctx: ReleaseContext, refs: list[str]) -> None:
             raise UsageError(f"{ref!r} is not a commit or tag here")
 
 
-def notes_for_range(ctx: ReleaseContext, rng: NotesRange, *, cached: bool = False) -> Notes:
+def notes_for_range(
+    ctx: ReleaseContext,
+    rng: NotesRange,
+    *,
+    cached: bool = False,
+    mailmap: str | None = None,
+    since_commit: str | None = None,
+) -> Notes:
     """Notes of ``rng``. ``cached``: read the range through the commit cache (what
     ``release notes`` does; see :mod:`release.adapters.git_range`): the notes are the
-    same either way."""
+    same either way. ``mailmap``: the mailmap's fingerprint, and ``since_commit``: the
+    commit the range starts after, when read already."""
     ctx.require_full_history("notes")
     refs = [ref for ref in (rng.since, rng.until) if ref is not None]
     if any(not ref or ref.startswith("-") for ref in refs):
@@ -125,6 +133,8 @@ def notes_for_range(ctx: ReleaseContext, rng: NotesRange, *, cached: bool = Fals
                 since=since,
                 until=rng.until,
                 cached=cached,
+                mailmap=mailmap,
+                since_commit=since_commit,
             )
         ) as reading,
     ):
