@@ -165,7 +165,7 @@ def category_from_words(
         found = aliases.get(normalize_category(label["type"]))
         if found:
             return found
-    about = next((row[1] for row in _ABOUT if _finds(row, subject, low)), None)
+    about = _first(_ABOUT, subject, low, None)
     if about in known:  # "Fix the CI", "Add a test", "README update for ..."
         return about
     for lead in (subject[label.end() :], subject) if label else (subject,):
@@ -177,21 +177,35 @@ def category_from_words(
         verb = _verb(words[0]) if words else None
         if verb in known:
             return verb
-    return next((row[1] for row in _KINDS if row[1] in known and _finds(row, subject, low)), None)
+    return _first(_KINDS, subject, low, known)
 
 
-def _finds(row: _Row, subject: str, low: str | None) -> bool:
-    """Whether the row's pattern finds something in ``subject`` (``low``: it in lower case,
-    when ASCII)."""
-    pattern, _, holds = row
-    if low is not None and not any(text in low for text in holds):
-        return False
-    return pattern.search(subject) is not None
+def _first(
+    rows: tuple[_Row, ...], subject: str, low: str | None, known: Container[str] | None
+) -> str | None:
+    """The category of the first row (among the ``known``, when given) whose pattern finds
+    something in ``subject`` (``low``: it in lower case, when ASCII). Loops, not
+    generators: this runs for most subjects of a long history."""
+    for pattern, category, holds in rows:
+        if known is not None and category not in known:
+            continue
+        if low is not None:
+            for text in holds:
+                if text in low:
+                    break
+            else:
+                continue  # none of its words: it finds nothing
+        if pattern.search(subject) is not None:
+            return category
+    return None
 
 
 def _verb(word: str) -> str | None:
     """The category of a leading verb in any of its forms ("Removing", "Enabled", "Adds")."""
     word = word.lower().strip(":,.")
+    found = _VERB.get(word)
+    if found is not None:  # the word as it is: the first stem tried
+        return found
     stems = [word]
     for ending, replacements in (("ing", ("", "e")), ("ied", ("y",)), ("ed", ("", "e")),
                                  ("es", ("", "e")), ("s", ("",))):  # fmt: skip
