@@ -183,7 +183,7 @@ class Bench:
                 log_built,
                 None,
             ),
-            Figure(f"{name}, cold caches", ours_cold, "git log (same fields)", log_cold, 2.0),
+            Figure(f"{name}, cold caches", ours_cold, "git log (same fields)", log_cold, 2.5),
             Figure(f"{name}, cold caches", ours_cold, "git-cliff", cliff, 1.0, strict=True),
             Figure(
                 f"{name}, cold caches", ours_cold, "cz changelog --dry-run", cz, 1.0, strict=True
