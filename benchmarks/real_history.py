@@ -29,7 +29,7 @@ bare or not, with its branches as ``refs/heads``), else cloned bare from GitHub 
 run" and why. Each is printed with its target:
 
 - ``release notes`` of all of main, cold caches, against ``git log`` of the same range and
-  fields, on pytorch/tensordict and pytorch/torchtune (target 3.0x at most), with the
+  fields, on pytorch/tensordict, pytorch/torchtune and pytorch/ao (target 3.0x at most), with the
   floor measured in the same run (``release notes`` of an empty range: the interpreter,
   the imports and the reads made before any commit) and the ratio net of it;
 - the first ``release pick --dry-run`` of every main commit since vllm-ascend's
@@ -198,7 +198,7 @@ _READS = (
 )
 HISTORIES_ENV = "RELEASE_HISTORIES"
 HISTORY_CACHE = Path(__file__).resolve().parent / ".cache" / "histories"
-PYTORCH_FAMILY = ("pytorch/tensordict", "pytorch/torchtune")
+PYTORCH_FAMILY = ("pytorch/tensordict", "pytorch/torchtune", "pytorch/ao")
 # (history, release branch, [tool.release] where the defaults do not fit its names)
 PICK_HISTORIES = (
     ("vllm-project/vllm-ascend", "releases/v0.13.0", None),

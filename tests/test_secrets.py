@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from release.adapters import process
 from release.adapters.host_tools import registry_login
@@ -89,6 +91,69 @@ def test_the_registry_login_ci_hands_to_docker_is_known() -> None:
     pair = base64.b64encode(f"maintainer:{PASSWORD}".encode()).decode()
     assert known(env) >= {PASSWORD, pair}
     assert redacted(f"auth {pair} for {PASSWORD}", known(env)) == "auth *** for ***"
+
+
+def _in_one_pass(text: str) -> str:
+    """:func:`redacted` without known values as it looks through any text: each shape's
+    regex over all of it (what the line by line way for a long text must give)."""
+    from release.core import redaction as rules
+
+    lower = text.lower()
+    if "@" in text:
+        text = rules._URL_USERINFO.sub(rules._url, text)
+        text = rules._BARE_USERINFO.sub(lambda m: f"{m['user']}:{rules.MASK}@", text)
+    if "x-access-token" in lower:
+        text = rules._ACCESS_TOKEN.sub(lambda m: m["lead"] + rules.MASK, text)
+    if "_" in text:
+        text = rules._GITHUB_TOKEN.sub(rules.MASK, text)
+    if "authorization" in lower:
+        text = rules._AUTHORIZATION.sub(lambda m: m["lead"] + rules.MASK, text)
+    return text
+
+
+# what a long document may hold near a secret: each shape, the header names in other cases
+# and split across lines, the characters whose lower case is another length ("İ") or ASCII
+# ("\u212a", the Kelvin sign: "k")
+_PIECES = [
+    SAID, URL_TOKEN, GITHUB, "user:pw0rd@127.0.0.1:5000/x", "https://tok@github.com/x",
+    "x-ACCESS-toKen:abc", "X-access-to\u212aen:abc", "x-accİss-token:abc", "AuthoriZation: ",
+    "Authorization:\n Bearer abc.def", "authorİzation: basic x", "quantization", "-a", "IZ",
+    "\n", "\n", " ", "- [Doc] Explain résumé tokens ✓ (#205) by Zoë Ünal", "ghp_", "_",
+]  # fmt: skip
+
+
+@given(
+    pieces=st.lists(st.sampled_from(_PIECES) | st.text(max_size=12), max_size=40),
+    long=st.booleans(),
+)
+@settings(max_examples=300, deadline=None)
+def test_a_long_text_is_redacted_as_one_pass_over_it_would(pieces: list[str], long: bool) -> None:
+    text = "".join(pieces)
+    if long:  # a document: looked through line by line
+        text = "- a line of notes (#1) by someone\n" * 150 + text
+    assert redacted(text) == _in_one_pass(text)
+
+
+@given(st.text(alphabet="authorizationAUTHORIZATIONx-ckeKsS\u0130\u212a\u0307 \n", max_size=40))
+@settings(max_examples=500, deadline=None)
+def test_a_header_name_is_found_in_any_case_as_lower_case_finds_it(text: str) -> None:
+    from release.core.redaction import _holds
+
+    for word, at, width in (("authorization", 7, 1), ("x-access-token", 0, 2)):
+        assert _holds(text, word, at, width) == (word in text.lower()), (word, text)
+        padded = f"Authorİ{text}{word.upper()}"
+        assert _holds(padded, word, at, width) == (word in padded.lower())
+
+
+def test_what_finding_a_header_name_in_any_case_relies_on() -> None:
+    """Over every code point: only "İ" lower-cases to more than one character (a dotted
+    "i"), and only "x", "z", "a" and "-" and their capitals lower-case to a text holding
+    them."""
+    chars = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
+    assert [c for c in chars if len(c.lower()) > 1] == ["\u0130"]
+    assert "\u0130".lower() == "i\u0307"
+    for letter in "xza-":
+        assert {c for c in chars if letter in c.lower()} == {letter, letter.upper()}
 
 
 # -- the process boundary: error output, a failure's line, a log -------------------------------

@@ -12,7 +12,7 @@ in the same order.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from release.adapters.commit_cache import CommitCache, cache_key, cache_path, cache_policy
 from release.adapters.git import GitLog, GitRepo
@@ -32,8 +32,11 @@ class RangeCommits:
     ``identity``: the repository the commits are of (None: its URL is unknown), which
     decides the PRs they name. ``cached``: use the commit cache as its policy allows
     (``release notes`` only; tasks that change the repository leave its git directory to
-    their journals).
-    ``mailmap``: whether a mailmap applies, when reading the range found it out (else None).
+    their journals). ``mailmap``: the mailmap's fingerprint
+    (:meth:`~release.adapters.git_reads.History.mailmap_fingerprint`), when read already.
+    ``since_commit``: the commit ``since`` names, when resolved already.
+    :attr:`mailmap`: whether a mailmap applies, when reading the range found it out (else
+    None).
     With ``since``, its earlier people (:meth:`people_before`) are read at once, or
     taken from the cache.
     """
@@ -47,9 +50,12 @@ class RangeCommits:
         since: str | None,
         until: str,
         cached: bool = False,
+        mailmap: str | None = None,
+        since_commit: str | None = None,
     ) -> None:
         self.repo, self.aliases, self.identity = repo, aliases, identity
         self.mailmap: bool | None = None
+        self._fingerprint = mailmap
         self._stream: GitLog | None = None
         self._shas: GitRead | None = None
         self._cache: CommitCache | None = None
@@ -61,10 +67,13 @@ class RangeCommits:
         history = repo.history
         if (read or self._write) and history.rewrites_history():
             read = self._write = False
+        warm = read and path.is_file()
+        if not warm:  # the log first: it takes longest
+            self._start_stream(since, until)
         if since is not None and (read or self._write):
-            self._since = repo.rev(since)
+            self._since = since_commit or repo.rev(since)
         unused = None
-        if read and path.is_file():
+        if warm:
             # runs while the cache is read
             self._shas = history.start_range_shas(since=since, until=until)
             self._cache = CommitCache.load(path, self._key())
@@ -74,22 +83,32 @@ class RangeCommits:
                 unused, self._shas = self._shas, None
         if since is not None and self._earlier is None:
             self._before = history.start_people(since)
-        if self._shas is None:
-            self._stream = history.stream_commits(since=since, until=until)
+        if self._shas is None and self._stream is None:
+            self._start_stream(since, until)
+        if self._write and self._stream is not None:
+            self._writable()  # (its key is read while git writes the log)
         if unused is not None:
             unused.result()  # a short read: let it end (it fails as the log does, if at all)
 
+    def _start_stream(self, since: str | None, until: str) -> None:
+        self._stream = self.repo.history.stream_commits(since=since, until=until)
+
     def _key(self) -> str:
-        fingerprint = self.repo.history.mailmap_fingerprint()
+        fingerprint = self._fingerprint
+        if fingerprint is None:
+            fingerprint = self.repo.history.mailmap_fingerprint()
         self.mailmap = bool(fingerprint)
         return cache_key(self.aliases, fingerprint, self.identity)
 
     def commits(self) -> list[Commit]:
         """The range's non-merge commits, newest first (as ``git log`` lists them)."""
         if self._stream is not None:
-            parsed = list(parse_records(self._stream, self.aliases, repo=self.identity))
-            if self._write:
-                self._writable().add(parsed)
+            records = parse_records(self._stream, self.aliases, repo=self.identity)
+            if not self._write:
+                return list(records)
+            parsed: list[Commit] = []
+            # each commit goes into the cache as it is parsed, while git still writes
+            self._writable().add(_kept_in(records, parsed))
             return parsed
         assert self._shas is not None and self._cache is not None
         shas = self._shas.out().split()
@@ -134,3 +153,11 @@ class RangeCommits:
         self._shas = self._before = None
         if self._write and self._cache is not None:
             self._cache.save()
+
+
+def _kept_in(commits: Iterable[Commit], kept: list[Commit]) -> Iterator[Commit]:
+    """``commits``, each also appended to ``kept`` as it is handed on."""
+    add = kept.append
+    for commit in commits:
+        add(commit)
+        yield commit

@@ -130,47 +130,82 @@ _VERBS = {
 _VERB = {word: category for category, words in _VERBS.items() for word in words}
 _KINDS = (  # words that name a kind of change wherever they stand (checked in this order)
     (lazy_pattern(r"\b((bug|hot)?fix(es|ed|ing)?|workarounds?|wa|crash(es|ed)?|segfaults?|oom)\b",
-                re.I), "Bug Fixes"),
-    (lazy_pattern(r"\b(support|enablement|implementation|impl|integration)\b", re.I), "Features"),
-    (lazy_pattern(r"\b(optimi[sz]\w*|speedups?)\b", re.I), "Performance"),
+                re.I), "Bug Fixes", ("fix", "workaround", "wa", "crash", "segfault", "oom")),
+    (lazy_pattern(r"\b(support|enablement|implementation|impl|integration)\b", re.I), "Features",
+     ("support", "enablement", "impl", "integration")),
+    (lazy_pattern(r"\b(optimi[sz]\w*|speedups?)\b", re.I), "Performance", ("optimi", "speedup")),
     (lazy_pattern(r"\b(cleanup|refactor(ing)?|reverts?|updates?|cherry[- ]?pick(s|ed)?)\b", re.I),
-     "Misc"),
+     "Misc", ("cleanup", "refactor", "revert", "update", "cherry")),
 )  # fmt: skip
 _ABOUT = (  # the subject mentions ... -> it is about (checked in this order)
-    (lazy_pattern(r"\b(tests?|unit ?tests?|ut|e2e|pytest)\b", re.I), "Tests"),
-    (lazy_pattern(r"\b(readme|docs?|documentation)\b", re.I), "Documentation"),
+    (lazy_pattern(r"\b(tests?|unit ?tests?|ut|e2e|pytest)\b", re.I), "Tests", ("test", "ut", "e2e")),
+    (lazy_pattern(r"\b(readme|docs?|documentation)\b", re.I), "Documentation", ("readme", "doc")),
     (lazy_pattern(r"\b(ci|workflows?|github[ _]actions?|gha|jenkins|dockers?|dockerfiles?"
-                r"|requirements?)\b", re.I), "CI/Build"),
+                r"|requirements?)\b", re.I), "CI/Build",
+     ("ci", "workflow", "action", "gha", "jenkins", "docker", "requirement")),
 )  # fmt: skip
+# The third of each row: what every text the pattern finds holds, in lower case. In an
+# ASCII subject (where re.I is lower case: no Unicode folding), none of them there means
+# no match, and the regex (a step at every character) is not run: most subjects are
+# looked through for a kind of change by a few substring tests (the tests check both).
+_Row = tuple["re.Pattern[str]", str, tuple[str, ...]]
 
 
 def category_from_words(
-    subject: str, aliases: Mapping[str, str], known: Container[str]
+    subject: str, aliases: Mapping[str, str], known: Container[str], *, quick: bool = True
 ) -> str | None:
     """The category a prefix-less subject's words say, among the ``known`` (configured)
-    ones; None when they say nothing clear."""
+    ones; None when they say nothing clear. (``quick``: let an ASCII subject skip the
+    regexes its words rule out; the answer is the same.)"""
     subject = subject.lstrip("-\u2013: ")
-    label = _LABEL.match(subject)
+    low = subject.lower() if quick and subject.isascii() else None
+    # _LABEL needs a ":" or a dash after a space
+    label = _LABEL.match(subject) if low is None or ":" in low or "-" in low else None
     if label:
         found = aliases.get(normalize_category(label["type"]))
         if found:
             return found
-    about = next((c for p, c in _ABOUT if p.search(subject)), None)
+    about = _first(_ABOUT, subject, low, None)
     if about in known:  # "Fix the CI", "Add a test", "README update for ..."
         return about
     for lead in (subject[label.end() :], subject) if label else (subject,):
-        words = _PREFIXES.sub("", lead, count=1).split(maxsplit=2)  # "Port: [v0.24.0] Fix ..."
+        if "[" in lead:  # (what _PREFIXES needs)
+            lead = _PREFIXES.sub("", lead, count=1)
+        words = lead.split(maxsplit=2)  # "Port: [v0.24.0] Fix ..."
         if len(words) > 1 and words[0].lower().endswith("ly") and not _verb(words[0]):
             words = words[1:]  # an adverb first: "Automatically adjust ..."
         verb = _verb(words[0]) if words else None
         if verb in known:
             return verb
-    return next((c for p, c in _KINDS if c in known and p.search(subject)), None)
+    return _first(_KINDS, subject, low, known)
+
+
+def _first(
+    rows: tuple[_Row, ...], subject: str, low: str | None, known: Container[str] | None
+) -> str | None:
+    """The category of the first row (among the ``known``, when given) whose pattern finds
+    something in ``subject`` (``low``: it in lower case, when ASCII). Loops, not
+    generators: this runs for most subjects of a long history."""
+    for pattern, category, holds in rows:
+        if known is not None and category not in known:
+            continue
+        if low is not None:
+            for text in holds:
+                if text in low:
+                    break
+            else:
+                continue  # none of its words: it finds nothing
+        if pattern.search(subject) is not None:
+            return category
+    return None
 
 
 def _verb(word: str) -> str | None:
     """The category of a leading verb in any of its forms ("Removing", "Enabled", "Adds")."""
     word = word.lower().strip(":,.")
+    found = _VERB.get(word)
+    if found is not None:  # the word as it is: the first stem tried
+        return found
     stems = [word]
     for ending, replacements in (("ing", ("", "e")), ("ied", ("y",)), ("ed", ("", "e")),
                                  ("es", ("", "e")), ("s", ("",))):  # fmt: skip

@@ -67,14 +67,91 @@ def redacted(text: str, known: Iterable[str] = ()) -> str:
     header's name): every line the tool prints comes through here."""
     for value in sorted({k for k in known if len(k) >= SHORTEST}, key=len, reverse=True):
         text = text.replace(value, MASK)
-    lower = text.lower()
+    token = _holds(text, "x-access-token", 0, 2)
+    if len(text) > _LONG and "\n" in text:
+        # A long text (a document: the notes of a long history) is looked through line by
+        # line, and only the lines that hold what a shape needs: these shapes never span a
+        # line (none matches a newline), and their regexes cost a step at every character.
+        text = _by_line(text, token)
+    else:
+        text = _line_shapes(text, token)
+    if _holds(text, "authorization", 7):  # (spans lines: "Authorization:\n Bearer ...")
+        text = _AUTHORIZATION.sub(lambda m: m["lead"] + MASK, text)
+    return text
+
+
+_LONG = 4096  # characters: a shorter text gets one pass of each regex
+_TOKEN_HEADS = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")  # _GITHUB_TOKEN's
+
+
+def _by_line(text: str, token: bool) -> str:
+    """:func:`_line_shapes` of each line of ``text`` that may hold a shape: one with an
+    ``@``, a token's head, or (``token``) the access token's name; the others are not
+    looked at (found by where the characters these need stand)."""
+    starts: set[int] = set()
+    for char in ("@", "_", "x", "X") if token else ("@", "_"):
+        at = text.find(char)
+        while at >= 0:
+            starts.add(text.rfind("\n", 0, at) + 1)
+            end = text.find("\n", at)
+            at = -1 if end < 0 else text.find(char, end)
+    pieces: list[str] = []
+    done = 0  # text[:done] is in pieces
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        if (
+            "@" in line
+            or ("_" in line and any(head in line for head in _TOKEN_HEADS))
+            or (token and _holds(line, "x-access-token", 0, 2))
+        ):
+            changed = _line_shapes(line, token)
+            if changed != line:
+                pieces += [text[done:start], changed]
+                done = end
+    return "".join([*pieces, text[done:]]) if pieces else text
+
+
+def _holds(text: str, word: str, at: int, width: int = 1) -> bool:
+    """Whether ``word`` (lower case) is in ``text.lower()``, without lower-casing all of a
+    long text (which costs more than the rest of :func:`redacted`): only around each
+    place where its ``width`` letters at ``at`` stand, in any case.
+
+    Exact for the letters used here ("x-", "z", and the "a" after them): only a letter and
+    its capital lower-case to a text that holds it, and the one character that lower-cases
+    to more than one ("İ": a dotted "i") is in no match, so a match is as many characters
+    of ``text`` as ``word`` has (the tests check both over every code point).
+    """
+    after, following = len(word) - at, word[at + width]
+    nearby = (following, following.upper())  # (a quick test before the whole window's)
+    for variant in _cases(word[at : at + width]):
+        start = text.find(variant, at)
+        while start >= 0:
+            if text[start + width : start + width + 1] in nearby and (
+                text[start - at : start + after].lower() == word
+            ):
+                return True
+            start = text.find(variant, start + 1)
+    return False
+
+
+def _cases(letters: str) -> set[str]:
+    """``letters`` in every mix of lower and upper case."""
+    spellings = {""}
+    for letter in letters:
+        spellings = {s + c for s in spellings for c in (letter, letter.upper())}
+    return spellings
+
+
+def _line_shapes(text: str, token: bool) -> str:
+    """``text`` with the shapes no line break is part of replaced (``token``: whether the
+    whole text holds ``x-access-token`` in some case)."""
     if "@" in text:
         text = _URL_USERINFO.sub(_url, text)
         text = _BARE_USERINFO.sub(lambda m: f"{m['user']}:{MASK}@", text)
-    if "x-access-token" in lower:
+    if token:
         text = _ACCESS_TOKEN.sub(lambda m: m["lead"] + MASK, text)
     if "_" in text:
         text = _GITHUB_TOKEN.sub(MASK, text)
-    if "authorization" in lower:
-        text = _AUTHORIZATION.sub(lambda m: m["lead"] + MASK, text)
     return text

@@ -25,15 +25,15 @@ __all__ = ["notes_for_range"]
 
 
 def _branch_shipped(
-    ctx: ReleaseContext, ref: str, until: str
+    ctx: ReleaseContext, ref: str, base: str | None
 ) -> tuple[set[str], set[str], set[int]]:
     """What ``ref``'s release shipped from its own branch: the main commits it picked (by
     ``-x`` line), those it picked and then reverted (they never shipped there: new here),
     and the PR numbers its standing commits carry (an adapted copy has no ``-x`` line and
-    another patch, but its ``(#N)``, or a chain ``(#N) (#M)``, says which change it is)."""
+    another patch, but its ``(#N)``, or a chain ``(#N) (#M)``, says which change it is).
+    ``base``: the merge-base of ``ref`` and the range's end (None: none)."""
     from release.core.backports import Message  # only a range after a final needs it
 
-    base = ctx.repo.merge_base(ref, until)
     if base is None:
         return set(), set(), set()
     history, repo = ctx.repo.history, ctx.repo_identity
@@ -56,7 +56,22 @@ def _shipped(ctx: ReleaseContext, rng: NotesRange) -> tuple[set[str], set[int]]:
     commits whose patch its branch carries (backports made without ``-x``), less what it
     picked and reverted; and the PR numbers of its branch's commits."""
     assert rng.exclude_from is not None
-    shipped, reverted, prs = _branch_shipped(ctx, rng.exclude_from, rng.until)
+    base = ctx.repo.merge_base(rng.exclude_from, rng.until)
+    if base is not None and base == ctx.repo.rev(rng.exclude_from):
+        # The final is in the range's history: its branch has no commit the range lacks,
+        # so nothing it shipped (by -x line, PR number or patch) is left out, and neither
+        # its log nor the range's patch ids (git cherry: the cost of a long range) are read.
+        return set(), set()
+    return _shipped_from_branch(ctx, rng, base)
+
+
+def _shipped_from_branch(
+    ctx: ReleaseContext, rng: NotesRange, base: str | None
+) -> tuple[set[str], set[int]]:
+    """:func:`_shipped` read from the final's branch (``base``: its merge-base with the
+    range's end)."""
+    assert rng.exclude_from is not None
+    shipped, reverted, prs = _branch_shipped(ctx, rng.exclude_from, base)
     if rng.since is not None:
         same_patch = cherry_marked(
             ctx.repo.history.start_cherry(rng.exclude_from, rng.until, rng.since).out()
@@ -88,10 +103,18 @@ def _check_refs(ctx: ReleaseContext, refs: list[str]) -> None:
             raise UsageError(f"{ref!r} is not a commit or tag here")
 
 
-def notes_for_range(ctx: ReleaseContext, rng: NotesRange, *, cached: bool = False) -> Notes:
+def notes_for_range(
+    ctx: ReleaseContext,
+    rng: NotesRange,
+    *,
+    cached: bool = False,
+    mailmap: str | None = None,
+    since_commit: str | None = None,
+) -> Notes:
     """Notes of ``rng``. ``cached``: read the range through the commit cache (what
     ``release notes`` does; see :mod:`release.adapters.git_range`): the notes are the
-    same either way."""
+    same either way. ``mailmap``: the mailmap's fingerprint, and ``since_commit``: the
+    commit the range starts after, when read already."""
     ctx.require_full_history("notes")
     refs = [ref for ref in (rng.since, rng.until) if ref is not None]
     if any(not ref or ref.startswith("-") for ref in refs):
@@ -110,6 +133,8 @@ def notes_for_range(ctx: ReleaseContext, rng: NotesRange, *, cached: bool = Fals
                 since=since,
                 until=rng.until,
                 cached=cached,
+                mailmap=mailmap,
+                since_commit=since_commit,
             )
         ) as reading,
     ):
