@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from release.adapters.git_log import parse_log
+from release.core import versions
 from release.core.changelog import Changelog
 from release.core.commits import make_commit, pick_fields, pr_number
 from release.core.config import Config, config_from_mapping
@@ -61,6 +62,49 @@ def test_every_release_version_round_trips(
     version = ReleaseVersion(major, minor, patch, rc=rc)
     for spelling in (version.pep440(), version.semver(), version.image_tag()):
         assert parse_version(spelling) == version
+
+
+# Version-shaped text: the canonical spellings read without packaging, and their near misses.
+VERSION_PIECES = st.sampled_from(
+    ["0", "1", "00", "01", "12", "9" * 20, ".", "rc", "RC", ".post", "post", "-", "+", "a", "dev",
+     "v", " ", "\u0661"]
+)  # fmt: skip
+VERSIONISH = st.lists(VERSION_PIECES, max_size=12).map("".join)
+RELEASE_VERSIONS = st.builds(
+    ReleaseVersion, st.integers(0, 30), st.integers(0, 30), st.integers(0, 30),
+    rc=st.one_of(st.none(), st.integers(0, 12)),
+    post=st.one_of(st.none(), st.integers(0, 12)),
+    fix=st.one_of(st.none(), st.integers(0, 3)),
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(VERSIONISH, TEXT), st.sampled_from([0, 1]))
+@example("0.31.0", 1)
+@example("v0.31.0rc1", 1)
+@example("0.31.0rc0", 1)
+@example("0.31.0rc0", 0)
+@example("0.12.0.1", 1)
+@example("0.12.0.0", 1)
+@example("0.31.0.post2", 1)
+@example("0.31.0rc1.post1", 0)
+@example("01.02.03", 1)
+def test_versions_read_without_packaging_are_read_as_packaging_reads_them(
+    text: str, first_rc: int
+) -> None:
+    raw = text.strip()
+    body = raw[1:] if raw[:1] in "vV" else raw
+    if not raw or len(raw) > 64 or not ("0" <= body[:1] <= "9"):
+        return  # refused before either reading
+    answer = only_ours(lambda: parse_version(text, first_rc=first_rc))
+    assert answer == only_ours(lambda: versions._parsed(text, body, first_rc))
+
+
+@settings(max_examples=400, deadline=None)
+@given(RELEASE_VERSIONS, RELEASE_VERSIONS)
+def test_versions_order_as_packaging_orders_them(a: ReleaseVersion, b: ReleaseVersion) -> None:
+    assert (a < b) == (a.packaging() < b.packaging())
+    assert (a.order_key() == b.order_key()) == (a.packaging() == b.packaging())
 
 
 @FAST

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from release.core.patterns import lazy_pattern
 from release.core.terminal_text import escaped
 from release.core.tree_paths import tree_relative
 from release.core.versions import PATCH_STYLES, PatchStyle, ReleaseVersion
@@ -32,13 +33,13 @@ __all__ = [
 ]
 
 _VALUE = r"(?P<value>[0-9A-Za-z.+_-]{1,64})"
-_DUNDER = re.compile(
+_DUNDER = lazy_pattern(
     r"(?m)^(?P<head>__version__\s*(?::\s*str\s*)?=\s*(?P<q>[\"']))" + _VALUE + r"(?P=q)"
 )
-_PROJECT = re.compile(r"(?m)^\[project\][ \t]*(?:#[^\n]*)?$")
-_TABLE = re.compile(r"(?m)^\s*\[")
-_TOML_VERSION = re.compile(r"(?m)^(?P<head>version\s*=\s*(?P<q>[\"']))" + _VALUE + r"(?P=q)")
-_PLAIN = re.compile(r"\A(?P<head>\s*)" + _VALUE + r"(?=\s|\Z)")
+_PROJECT = lazy_pattern(r"(?m)^\[project\][ \t]*(?:#[^\n]*)?$")
+_TABLE = lazy_pattern(r"(?m)^\s*\[")
+_TOML_VERSION = lazy_pattern(r"(?m)^(?P<head>version\s*=\s*(?P<q>[\"']))" + _VALUE + r"(?P=q)")
+_PLAIN = lazy_pattern(r"\A(?P<head>\s*)" + _VALUE + r"(?=\s|\Z)")
 
 
 def patch_releases(value: object) -> PatchStyle | None:

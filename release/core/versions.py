@@ -13,10 +13,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import total_ordering
+from typing import TYPE_CHECKING
 
-from packaging.version import InvalidVersion, Version
-
+from release.core.patterns import lazy_pattern
 from release.errors import ConfigError, RefusedError, VersionError
+
+if TYPE_CHECKING:  # packaging is imported where a version is not spelt canonically
+    from packaging.version import Version
 
 __all__ = [
     "PATCH_STYLES",
@@ -35,10 +38,16 @@ __all__ = [
 SCHEMES = ("pep440", "semver")
 
 # SemVer-style pre-release spellings people type: 0.31.0-rc.1, 0.31.0-rc1, 0.31.0-RC-1.
-_SEMVER_RC = re.compile(r"^(?P<base>\d+\.\d+\.\d+)-rc[.-]?(?P<n>\d+)$", re.IGNORECASE | re.ASCII)
+_SEMVER_RC = lazy_pattern(r"^(?P<base>\d+\.\d+\.\d+)-rc[.-]?(?P<n>\d+)$", re.IGNORECASE | re.ASCII)
 # ...and post releases, including the semver spelling written out below (0.31.0+post.1).
-_SEMVER_POST = re.compile(
+_SEMVER_POST = lazy_pattern(
     r"^(?P<base>\d+\.\d+\.\d+)[-+]post[.-]?(?P<n>\d+)$", re.IGNORECASE | re.ASCII
+)
+# The canonical PEP 440 spellings this tool writes (0.31.0, 0.31.0rc1, 0.31.0.post1,
+# 0.12.0.1): read without packaging, as packaging reads them; any other goes to packaging.
+_CANONICAL = lazy_pattern(
+    r"(?P<release>\d+\.\d+\.\d+(?:\.[1-9]\d*)?)(?:rc(?P<rc>\d+)|\.post(?P<post>\d+))?",
+    re.ASCII,
 )
 _LONGEST = 64  # characters: no release version is longer (and int() of thousands of digits fails)
 _VALID_HELP = "valid: 0.31.0, 0.31.0rc1, 0.31.0-rc.1, v0.31.0rc1, 0.31.0.post1 or 0.31.0.1"
@@ -119,7 +128,7 @@ class ReleaseVersion:
         pre = f"rc.{self.rc}" if self.rc is not None else None
         if self.post is not None:
             # SemVer has no post releases: spelled as build metadata (0.31.0+post.1), which
-            # parse_version reads back; ordering always goes through packaging, never semver.
+            # parse_version reads back; ordering is PEP 440's (order_key), never semver's.
             return str(
                 semver.Version(self.major, self.minor, self.patch, build=f"post.{self.post}")
             )
@@ -133,7 +142,20 @@ class ReleaseVersion:
         return image_tag_for(self.pep440())
 
     def packaging(self) -> Version:
+        from packaging.version import Version
+
         return Version(self.pep440())
+
+    def order_key(self) -> tuple[tuple[int, ...], tuple[int, int], tuple[int, int]]:
+        """What PEP 440 orders by, as packaging's ``Version`` does for these versions
+        (release without trailing zeros, an rc before its final, a post release after):
+        comparing two needs no packaging."""
+        release = [self.major, self.minor, self.patch, *([] if self.fix is None else [self.fix])]
+        while len(release) > 1 and release[-1] == 0:
+            release.pop()
+        pre = (1, 0) if self.rc is None else (0, self.rc)
+        post = (0, 0) if self.post is None else (1, self.post)
+        return tuple(release), pre, post
 
     def next_rc(self) -> ReleaseVersion:
         return ReleaseVersion(
@@ -146,7 +168,7 @@ class ReleaseVersion:
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, ReleaseVersion):
             return NotImplemented
-        return self.packaging() < other.packaging()
+        return self.order_key() < other.order_key()
 
 
 def parse_version(text: str, *, first_rc: int = 1) -> ReleaseVersion:
@@ -165,6 +187,31 @@ def parse_version(text: str, *, first_rc: int = 1) -> ReleaseVersion:
     body = raw[1:] if raw[:1] in "vV" else raw
     if not ("0" <= body[:1] <= "9"):
         raise VersionError(f"not a version: {text!r}; {_VALID_HELP}")
+    canonical = _canonical(body, first_rc)
+    if canonical is not None:
+        return canonical
+    return _parsed(text, body, first_rc)
+
+
+def _canonical(body: str, first_rc: int) -> ReleaseVersion | None:
+    """``body`` read without packaging where it is spelt as this tool writes versions and
+    is valid; None for every other text (:func:`_parsed` answers, or says why not)."""
+    match = _CANONICAL.fullmatch(body)
+    if match is None:
+        return None
+    rc = None if match["rc"] is None else int(match["rc"])
+    if rc is not None and rc < first_rc:
+        return None
+    major, minor, patch, *fix = (int(part) for part in match["release"].split("."))
+    post = None if match["post"] is None else int(match["post"])
+    return ReleaseVersion(major, minor, patch, rc=rc, post=post, fix=fix[0] if fix else None)
+
+
+def _parsed(text: str, body: str, first_rc: int) -> ReleaseVersion:
+    """``body`` (``text`` without its ``v``) read in any spelling packaging reads, or
+    refused with what would be valid."""
+    from packaging.version import InvalidVersion, Version
+
     for pattern, field in ((_SEMVER_RC, "rc"), (_SEMVER_POST, "post")):
         match = pattern.match(body)
         if match:
