@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from release.adapters.files import MAX_TREE_FILE, read_regular, read_tree_text
 from release.adapters.git import GitRepo
@@ -28,9 +29,11 @@ from release.core.config import (
     parse_pyproject,
     release_table,
 )
-from release.core.project_meta import ProjectMeta, project_meta
 from release.core.table_names import misspelt_notices
 from release.errors import ConfigError
+
+if TYPE_CHECKING:  # imported where a project's metadata is read (init, check)
+    from release.core.project_meta import ProjectMeta
 
 __all__ = [
     "CONFIG_ENV",
@@ -99,6 +102,8 @@ def tree_project(root: Path) -> ProjectMeta:
     """What the work tree's ``pyproject.toml`` says of the project in its ``[project]``
     (:mod:`release.core.project_meta`), whatever ``$RELEASE_CONFIG`` says: the project is
     the tree's. A file that does not read as TOML is refused as the configuration is."""
+    from release.core.project_meta import ProjectMeta, project_meta
+
     found = read_tree_text(root, CONFIG_FILE, CONFIG_FILE, error=ConfigError)
     return project_meta(parse_pyproject(found.text, CONFIG_FILE)) if found else ProjectMeta()
 

@@ -18,7 +18,6 @@ from a tool's output, it reaches no terminal or log with a secret in it.
 
 from __future__ import annotations
 
-import base64
 import os
 import threading
 from collections.abc import Iterable, Mapping
@@ -45,6 +44,8 @@ def _pair(env: Mapping[str, str]) -> list[str]:
     user, password = env.get(_USER_ENV), env.get(_PASSWORD_ENV)
     if not (user and password):
         return []
+    import base64
+
     return [base64.b64encode(f"{user}:{password}".encode()).decode("ascii")]
 
 

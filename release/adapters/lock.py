@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -117,6 +116,8 @@ def repo_lock(
                     )
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
+        import json  # (here: a command that takes no lock, status among them, never imports it)
+
         holder = {"pid": os.getpid(), "host": _host(), "command": command}
         os.write(fd, json.dumps(holder).encode())
         try:

@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import IO, Any, Protocol, TypeVar
 
 from release.adapters.known_secrets import redact_file, shown
-from release.adapters.leftovers import dies_with_parent
 from release.core.terminal_text import escaped
 from release.errors import ReleaseError
 
@@ -106,6 +105,8 @@ def popen(
     stderr: int | IO[Any],
     own_group: bool,
 ) -> subprocess.Popen[bytes]:
+    if own_group:  # (only such a process needs leftovers, and only then is it imported)
+        from release.adapters.leftovers import dies_with_parent
     return subprocess.Popen(
         list(argv),
         cwd=cwd,

@@ -8,7 +8,6 @@ document that cannot be read as a JSON object is refused, never half-used.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -61,6 +60,8 @@ class StateFile:
         )
 
     def write(self, data: dict[str, Any]) -> None:
+        import json  # (here: reading a state that is not there, as status does, needs none)
+
         atomic_write(self.path, json.dumps(data, indent=2), scratch=self.path.with_suffix(".tmp"))
 
     def clear(self) -> None:

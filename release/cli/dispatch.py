@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import enum
 import importlib
-import json
 import os
 import sys
 import typing
@@ -64,6 +63,8 @@ def _request(func: Callable[..., Outcome], values: Mapping[str, object]) -> obje
 def _render(command: Command, outcome: Outcome, as_json: bool) -> None:
     document = bool(getattr(outcome, "as_document", False))
     if as_json or document:
+        import json  # (here: a command's text output never imports it)
+
         body = {"schema": schema_of(command.name), **outcome.document()}
         sys.stdout.write(json.dumps(shown_document(body), indent=2, default=str) + "\n")
     else:
@@ -81,6 +82,8 @@ def _render(command: Command, outcome: Outcome, as_json: bool) -> None:
 
 def _failed(command: Command, message: str, code: int, as_json: bool) -> int:
     if as_json:
+        import json
+
         body = {
             "schema": ERROR_SCHEMA,
             "command": command.name,

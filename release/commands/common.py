@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
@@ -42,6 +41,8 @@ def context(run: Run) -> ReleaseContext:
 def as_json(value: object) -> JSONValue:
     """A value the floors below give (dataclasses turned into dicts, enums into their
     values, paths, ...) as JSON."""
+    import json  # (here: a command's text output never imports it)
+
     return cast(JSONValue, json.loads(json.dumps(value, default=_plain)))
 
 

@@ -11,7 +11,6 @@ far below the interpreter's limit, so nothing after the read meets it either.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +33,8 @@ def parse_json(
     """``json.loads(text)``; a document nested too deeply to parse, or (``max_depth``) more
     levels deep than that, is a ``ValueError``. ``object_pairs_hook`` as ``json.loads``
     takes it (what it raises is raised)."""
+    import json  # (here: a command that reads no JSON, status among them, never imports it)
+
     try:
         document = json.loads(text, object_pairs_hook=object_pairs_hook)
     except RecursionError:

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -157,6 +156,8 @@ class Status:
         }
 
     def to_json(self) -> str:
+        import json  # (here: the text status never imports it)
+
         return json.dumps(self.to_dict(), indent=2)
 
 
