@@ -10,7 +10,6 @@ directory that cannot be written is left as it is.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import marshal
 import sys
 import zlib
@@ -21,6 +20,11 @@ from types import ModuleType
 from release import __version__
 from release.adapters.files import atomic_write
 from release.errors import ConfigError
+
+try:  # hashlib's own import loads OpenSSL (milliseconds of every command) for any digest,
+    from _blake2 import blake2b  # and its blake2b is this one
+except ImportError:  # pragma: no cover - an interpreter built without it
+    from hashlib import blake2b
 
 __all__ = ["ENV", "cache_policy", "digest_of", "read_payload", "write_payload"]
 
@@ -46,7 +50,7 @@ def digest_of(fmt: int, modules: Iterable[ModuleType], *parts: bytes) -> str:
     """A key: a digest of the format, marshal's and Python's versions, this package's
     version, the source of ``modules`` (what the cached values are worked out by) and
     ``parts``."""
-    digest = hashlib.sha256()
+    digest = blake2b(digest_size=32)
     digest.update(
         repr((fmt, marshal.version, sys.version_info[:2], sys.byteorder, __version__)).encode()
     )
