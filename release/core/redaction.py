@@ -26,6 +26,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from release.core.patterns import lazy_pattern
+
 __all__ = ["MASK", "SECRET_ENV", "SHORTEST", "redacted"]
 
 MASK = "***"
@@ -36,15 +38,15 @@ SHORTEST = 4
 SECRET_ENV = ("RELEASE_REGISTRY_PASSWORD", "GITHUB_TOKEN", "GH_TOKEN")
 
 _NOT_URL = r"\s/@'\"<>"
-_URL_USERINFO = re.compile(
+_URL_USERINFO = lazy_pattern(
     rf"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^{_NOT_URL}:]*)(?P<password>:[^{_NOT_URL}]*)?@"
 )
-_BARE_USERINFO = re.compile(
+_BARE_USERINFO = lazy_pattern(
     rf"(?<![\w.+%:/-])(?P<user>[\w.%+-]+):(?P<password>[^{_NOT_URL}:]+)@(?!sha(?:256|384|512):)(?=[\w\[])"
 )
-_ACCESS_TOKEN = re.compile(rf"(?P<lead>\bx-access-token:)[^{_NOT_URL}]+", re.IGNORECASE)
-_GITHUB_TOKEN = re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b")
-_AUTHORIZATION = re.compile(
+_ACCESS_TOKEN = lazy_pattern(rf"(?P<lead>\bx-access-token:)[^{_NOT_URL}]+", re.IGNORECASE)
+_GITHUB_TOKEN = lazy_pattern(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})\b")
+_AUTHORIZATION = lazy_pattern(
     r"(?P<lead>\bauthorization\b[\"']?\s*[:=]\s*[\"']?(?:basic|bearer|token)\s+)[^\s\"',;]+",
     re.IGNORECASE,
 )
