@@ -76,3 +76,67 @@ def test_notes_load_only_what_notes_use(cut_engine_copy: SampleEngine) -> None:
     unneeded = ("release.flows.pick", "release.images", "release.sample", "rich", "platformdirs")
     assert [m for m in loaded if m.startswith(unneeded)] == []
     assert "release.core.plan" not in loaded and "release.adapters.state" not in loaded
+
+
+# What a short command has no use for: the JSON it writes only under --json, packaging
+# (versions spelt as the tool writes them are read without it), hashlib (its import loads
+# OpenSSL; the caches' keys are blake2b's), what a process in its own group needs, and the
+# modules of the other commands.
+_UNUSED = (
+    "json",
+    "packaging",
+    "release.adapters.leftovers",
+    "release.core.project_meta",
+    "release.flows.pick",
+    "release.images",
+)
+
+
+def _project(root: Path) -> Path:
+    """A project as the bench's: a pyproject with [tool.release], a tag on main, a
+    release branch with a fix picked onto it."""
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+    root.mkdir()
+    git("init", "-q", "-b", "main")
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "engine"\ndynamic = ["version"]\n\n[tool.release]\n'
+        'main-branch = "main"\nrepo-url = "https://github.com/example-org/engine"\n'
+    )
+    git("add", "-A")
+    git("commit", "-q", "-m", "[Core] The engine (#1)")
+    git("tag", "v0.30.0")
+    git("switch", "-q", "-c", "releases/v0.31.0")
+    git("switch", "-q", "main")
+    (root / "fix.txt").write_text("fixed\n")
+    git("add", "-A")
+    git("commit", "-q", "-m", "[Bugfix] A fix (#2)")
+    git("switch", "-q", "releases/v0.31.0")
+    git("cherry-pick", "-x", "main")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("args", "unused"),
+    [
+        (["status", "--offline"], (*_UNUSED, "hashlib")),
+        (["notes", "--since", "v0.30.0", "--until", "v0.30.0"], _UNUSED),
+    ],
+)
+def test_status_and_notes_of_no_commits_load_nothing_they_do_not_use(
+    tmp_path: Path, args: list[str], unused: tuple[str, ...]
+) -> None:
+    found = _python(
+        f"import sys; sys.argv = ['release', *{args!r}]\n"
+        "from release.cli.launch import main\n"
+        "try:\n    main()\nexcept SystemExit as stop:\n    assert not stop.code, stop.code\n"
+        "print(sorted(sys.modules))",
+        cwd=_project(tmp_path / "engine"),
+    )
+    assert found.returncode == 0, found.stderr
+    loaded = ast.literal_eval(found.stdout.splitlines()[-1])
+    assert "release.flows.context" in loaded  # the command ran
+    unneeded = [m for m in loaded if m in unused or m.startswith(tuple(f"{u}." for u in unused))]
+    assert unneeded == [], unneeded
