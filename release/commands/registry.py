@@ -34,7 +34,7 @@ COMMANDS: tuple[Command, ...] = (
         "Show the release branch, its tags, the next rc, the picks done and pending, and what "
         "to run next.",
         (JSON, Option("offline", "do not read the remote's tags and branch")),
-        f"{_REPO}:status",
+        "release.commands.status:status",
     ),
     Command(
         "cut",
@@ -142,7 +142,7 @@ COMMANDS: tuple[Command, ...] = (
             Option("out", "write to this file instead of stdout", Kind.TEXT, metavar="FILE"),
             Option("json", "the notes as JSON (the same as --format json)"),
         ),
-        f"{_REPO}:notes",
+        "release.commands.notes:notes",
     ),
     Command(
         "manifest",
