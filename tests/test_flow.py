@@ -201,7 +201,10 @@ def _assert_108_picked(engine: SampleEngine) -> None:
     assert git(engine, "show", f"{ref}:tinyengine/scheduler.py") + "\n" == RESOLVED_SCHEDULER_108
     assert engine.repo.worktree.dirty_paths() == []
     assert engine.repo.worktree.cherry_pick_head() is None
-    assert not (engine.repo.git_dir / "release").exists()
+    # the pick's state is gone (status's picks cache may stay: a cache, kept by branch tip)
+    kept = engine.repo.git_dir / "release"
+    assert not (kept / "pick.json").exists()
+    assert sorted(p.name for p in kept.iterdir() if p.name != "picks.cache") == []
 
 
 def test_conflict_resolved_with_cherry_pick_then_continue(cut_engine: SampleEngine) -> None:

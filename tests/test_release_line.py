@@ -175,6 +175,26 @@ def test_the_picks_counted_are_kept_for_the_tip_and_main_only(line) -> None:
     assert done(on) == [*first, (engine.shas[111], "PR #111")]  # the tip moved: afresh
 
 
+def test_picks_known_by_their_x_lines_are_kept_too(line) -> None:
+    """A branch whose every pick carries its ``-x`` line is counted from its messages alone;
+    on a long branch that read is most of a status, so it is kept as well."""
+    engine, config = line
+    cache = engine.root / ".git" / "release" / "picks.cache"
+    on = {"RELEASE_REPO_CACHE": "1"}
+    engine.repo.run("cherry-pick", "-x", engine.shas[109])
+
+    def done() -> list[tuple[str, str]]:
+        result = run_cli(engine.root, "--config", str(config), "status", "--json", env=on)
+        assert result.code == 0, result.output
+        return [(p["from"], p["how"]) for p in json.loads(result.stdout)["picks_done"]]
+
+    assert not cache.exists()
+    first = done()
+    assert first == [(engine.shas[109], "-x")] and cache.exists()
+    kept = cache.stat().st_ino
+    assert done() == first and cache.stat().st_ino == kept  # read, not counted again
+
+
 def test_an_rc1_tagged_on_main_at_the_branch_point_starts_the_line(line) -> None:
     """torchtune tags ``vX.Y.0-rc1`` on main where the release branch leaves it: the branch
     holds that rc (its history does), so the next tag is rc2, with rc1's range behind."""

@@ -84,13 +84,16 @@ def picks_done(
                 picked_from, reason = pick_fields(message.body)
                 if picked_from:
                     done.append(BranchPick(message.sha, picked_from[-1], message.subject, reason))
+            # kept too: on a long branch reading every message again is most of a status
+            keep_picks(
+                ctx.repo, picks_key(ctx.repo_identity), head, main, [astuple(p) for p in done]
+            )
             return done
         from release.flows.branch import ReleaseBranch
 
         info = ReleaseBranch(ctx, branch, main, head, remember=True, base=base)
     done = picks_on_branch(info)
     info.changes.save()
-    # what took reading both histories is kept (the -x lines alone are quick to read)
     keep_picks(ctx.repo, picks_key(ctx.repo_identity), head, main, [astuple(p) for p in done])
     return done
 
