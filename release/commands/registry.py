@@ -78,12 +78,13 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "tag",
-        "Tag the next rc (vX.Y.ZrcN) on the release branch tip, with the notes in its message "
-        "and CHANGELOG.md.",
+        "Tag the next rc (vX.Y.ZrcN) on the release branch tip, notes in its message, "
+        "CHANGELOG.md and version-files set.",
         (
             Option(
                 "version",
-                "rc, post or patch rc to tag (default: the next rc; on a line, the next patch once final)",
+                "rc, post, patch rc or four-part patch release to tag (default: the next rc; "
+                "once final, the next one the project's patch-releases ship)",
                 Kind.TEXT,
             ),
             SIGN,
