@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 from release.core.json_text import JSONValue
 from release.errors import ConfigError, RefusedError, ReleaseError, UsageError
 from release.flows.branch_picks import BranchPick as DonePick
-from release.flows.branch_picks import PendingPick, kept_picks, pending_picks, picks_done
+from release.flows.branch_picks import (
+    FromGitHub,
+    PendingPick,
+    kept_picks,
+    pending_picks,
+    picks_done,
+)
 from release.flows.context import ReleaseContext, ReleaseLine, TagInfo
 from release.flows.pick_journal import Conflict, read_journal
 from release.flows.tag_due import tag_due
@@ -90,6 +96,7 @@ class Status:
     picks_refused: str | None = None  # why pick --file would refuse
     tagged_since: str | None = None  # the tag the untagged commits follow (None: no tag here)
     tag_due: bool = False  # tag would make a tag (what tag --dry-run reads, read the same)
+    from_github: list[FromGitHub] = field(default_factory=list)  # the picks file's milestones
 
     def to_dict(self) -> dict[str, JSONValue]:
         """The ``--json`` document's fields (``status --json`` adds its ``schema``)."""
@@ -120,6 +127,7 @@ class Status:
             "picks_pending": [_pending(p) for p in self.picks_pending],
             "picks_held": [_pending(p) for p in self.picks_held],
             "picks_refused": self.picks_refused,
+            "picks_from_github": [_from_github(g) for g in self.from_github],
             "pick_in_progress": None
             if progress is None
             else {
@@ -168,7 +176,15 @@ def _pending(p: PendingPick) -> dict[str, JSONValue]:
         "subject": p.subject,
         "reason": p.reason,
         "likely": p.likely,
+        "via": p.via,
     }
+
+
+def _from_github(g: FromGitHub) -> dict[str, JSONValue]:
+    refused: list[JSONValue] = [
+        {"pr": n.number, "title": n.title, "why": n.why, "url": n.url} for n in g.not_pickable
+    ]
+    return {"source": g.source, "pending": g.pending, "not_pickable": refused, "unread": g.unread}
 
 
 def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
@@ -261,6 +277,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     pending: list[PendingPick] = []
     held: list[PendingPick] = []
     refused: str | None = None
+    from_github: list[FromGitHub] = []
     untagged, since, tag_is_due = 0, None, False
     if main is not None and head is not None:
         has_picks = (ctx.root / ctx.config.picks_file).exists()
@@ -271,7 +288,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
             base, info = _branch_point(ctx, branch, main, head, read_presence=has_picks)
             done = picks_done(ctx, branch, main, head, base, info)
             if info is not None:
-                pending, held, refused = pending_picks(ctx, info, head, notes)
+                pending, held, refused, from_github = pending_picks(ctx, info, head, notes)
     if head is not None:  # what tag reads: so status says tag exactly when tag would tag
         due = tag_due(ctx, line, ours, head)
         untagged, since, tag_is_due = len(due.untagged), due.since, due.due
@@ -304,6 +321,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         picks_refused=refused,
         tagged_since=since.name if since is not None else None,
         tag_due=tag_is_due,
+        from_github=from_github,
     )
     from release.flows.next_version import version_to_ask
 
