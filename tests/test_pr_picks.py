@@ -19,6 +19,7 @@ from release.core.pr_picks import (
     wanting_subjects,
 )
 from release.errors import UsageError
+from release.flows.branch_picks import FromGitHub, PendingPick
 from release.flows.pick_plan import (
     Candidate,
     PickRequest,
@@ -27,6 +28,8 @@ from release.flows.pick_plan import (
     parse_requests,
     plan_pick,
 )
+from release.flows.status import Status
+from release.flows.status_lines import render_status
 
 GAUDI = GitHubRepo("github.com", "vllm-project", "vllm-gaudi")
 # vllm-gaudi's main: squash commits, each subject ending with its PR
@@ -324,3 +327,33 @@ def test_a_plan_of_only_unpickable_prs_is_a_plan_and_nothing_at_all_is_refused()
     plan = plan_pick(_state((), (refused,)))
     assert [s.action for s in plan.steps] == [StepKind.NOT_PICKABLE]
     assert "nothing to pick" in refusal(plan_pick, replace(_state((), ()), not_pickable=()))
+
+
+# -- status's lines -------------------------------------------------------------------
+
+
+def _status(**more) -> Status:
+    return Status("releases/v0.11.1", "0.11.1", "f" * 40, [], [], "v0.11.1rc1", None, **more)
+
+
+def test_status_shows_a_milestones_count_and_what_is_not_pickable() -> None:
+    via = 'milestone "v0.11.1"'
+    pending = PendingPick(C1745, C1745, T1745, None, None, via)
+    refused = NotPickable(1750, "Add FP8 KV cache", "open: not merged yet", via)
+    lines = render_status(
+        _status(picks_pending=[pending], from_github=[FromGitHub(via, 1, (refused,))])
+    )
+    assert f'  pending  {C1745[:10]} {T1745} (milestone "v0.11.1")' in lines
+    at = lines.index('milestone "v0.11.1": 1 pending, 1 not pickable')
+    assert lines[at + 1] == (
+        '  not pickable  #1750 Add FP8 KV cache (open: not merged yet; milestone "v0.11.1")'
+    )
+
+
+def test_status_says_in_one_line_that_a_milestone_could_not_be_read() -> None:
+    unread = FromGitHub('milestone "v0.11.1"', unread="gh pr list: not logged in\x1b[2J")
+    lines = render_status(_status(from_github=[unread]))
+    said = [line for line in lines if "could not be read" in line]
+    assert said == [
+        'milestone "v0.11.1": could not be read from GitHub: gh pr list: not logged in\\x1b[2J'
+    ]
