@@ -203,6 +203,8 @@ def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
         return f"fix {picks_file}: release pick --file {picks_file} would refuse it"
     if s.picks_pending:
         return f"release pick --file {picks_file}"
+    if any(g.unread for g in s.from_github):  # its picks are not known: none is "done"
+        return f"release pick --file {picks_file}   (once GitHub can be read)"
     push = "release push" + ("" if s.remote_checked else "   (the remote was not checked)")
     if s.final:
         if s.untagged_commits and post:  # fixes after the final ship as a post release
