@@ -207,7 +207,7 @@ def test_a_label_picks_its_merged_prs(cut_engine: SampleEngine, gh_standin: GhSt
         ("not-logged-in", "gh auth login"),
         ("rate-limit", "rate limit"),
         ("network", "cannot reach"),
-        ("404", ""),
+        ("404", "not found, or not visible to gh's login"),
     ],
 )
 def test_a_github_fault_leaves_the_repository_as_it_was(
