@@ -13,10 +13,10 @@ import pytest
 
 from release.adapters.github import Gh, PullRequestExists
 from release.core import gh_commands
-from release.core.github import GitHubRepo
+from release.core.github import PR_FIELDS, GitHubRepo
 from release.errors import GitHubError
 from tests.conftest import GIT_ENV
-from tests.github_support import GhStandIn
+from tests.github_support import FIXTURES, GhStandIn
 from tests.test_github import MERGED_PR, RELEASE
 
 GAUDI = GitHubRepo("github.com", "vllm-project", "vllm-gaudi")
@@ -304,3 +304,31 @@ def test_a_release_refused_by_a_fault_is_not_made_and_a_rerun_makes_it(
     assert (release["isLatest"], release["isPrerelease"], release["assets"][0]["name"]) == (
         True, False, "manifest.json",
     )  # fmt: skip
+
+
+# -- the fixtures of real PRs ---------------------------------------------------------------
+
+FIXTURE_NAMES = sorted(path.stem for path in FIXTURES.glob("*.json"))
+
+
+def test_there_are_fixtures_and_the_readme_names_each() -> None:
+    readme = (FIXTURES / "README.md").read_text(encoding="utf-8")
+    assert FIXTURE_NAMES and all(f"`{name}.json`" in readme for name in FIXTURE_NAMES)
+
+
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+def test_a_fixture_is_a_real_pr_as_gh_prints_it(gh_standin: GhStandIn, name: str) -> None:
+    owner_repo, number = name.rsplit("-pr-", 1)
+    repo = GitHubRepo("github.com", *owner_repo.split("+", 1))
+    pr_json = gh_standin.load_pr_fixture(name)
+    assert set(pr_json) == set(PR_FIELDS)
+    pr = gh(gh_standin, repo).pr(int(number))
+    assert pr is not None and pr.url == repo.pr_url(int(number))
+    assert pr.merged and pr.merge_commit and pr.head_oid and pr.merged_at and pr.author
+    assert gh(gh_standin, repo).prs(state="merged", head=pr.head) == [pr]
+
+
+def test_a_fixture_can_stand_for_another_repository(gh_standin: GhStandIn) -> None:
+    gh_standin.load_pr_fixture("vllm-project+vllm-gaudi-pr-1745", GHE.spec)
+    pr = gh(gh_standin, GHE).pr(1745)
+    assert pr is not None and pr.title.startswith("Fix decode-block clamp")
