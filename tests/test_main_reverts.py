@@ -110,6 +110,42 @@ def test_a_revert_picked_without_x_counts_by_its_patch(history: Path) -> None:
     assert a not in [r["sha"] for r in status(history)["reverts_pending"]]
 
 
+def test_a_pick_the_branch_reverted_itself_is_not_listed(history: Path) -> None:
+    """The branch reverted its pick of b (git revert, no -x): main's revert of b is done."""
+    shell(history, "git revert --no-edit HEAD >/dev/null")
+    assert [r["sha"] for r in status(history)["reverts_pending"]] == [
+        revert_of(history, "[Bugfix] Change a (#1)")
+    ]
+
+
+def test_a_port_of_mains_revert_without_x_is_not_listed(history: Path) -> None:
+    """vllm-ascend's releases/v0.13.0 shape: the branch reverted a pre-cut commit by hand,
+    its own PR number on the subject, the body naming the main commit it reverts, the patch
+    adapted (so no patch id matches main's revert)."""
+    a = on_main(history, "[Bugfix] Change a (#1)")
+    shell(
+        history,
+        f"git revert --no-commit {a} && echo d2 >> d && git add d && git commit -qm 'Revert \"[Bugfix] Change a(#1) (#9)'"
+        f" -m 'This reverts commit {a}.'",
+    )
+    assert [r["sha"] for r in status(history)["reverts_pending"]] == [
+        revert_of(history, "[Bugfix] Change b (#2)")
+    ]
+
+
+def test_two_reverts_of_one_commit_are_listed_once(history: Path) -> None:
+    a = on_main(history, "[Bugfix] Change a (#1)")
+    first = revert_of(history, "[Bugfix] Change a (#1)")
+    shell(
+        history,
+        "git switch -q main && git commit -q --allow-empty"
+        f" -m 'Revert \"[Bugfix] Change a (#1) (#7)' -m 'This reverts commit {a}.'"
+        " && git switch -q releases/v0.1.0",
+    )
+    listed = [r["sha"] for r in status(history)["reverts_pending"]]
+    assert listed[0] == first and len(listed) == 2 and sha(history, "main") not in listed
+
+
 def test_pick_reverts_picks_them_and_status_then_lists_none(history: Path) -> None:
     pending = [r["sha"] for r in status(history)["reverts_pending"]]
     result = run_cli(history, "pick", "--reverts", "--json")

@@ -92,29 +92,27 @@ def due_reverts(
     branch: str,
     main: str,
     picks: Iterable[BranchPick],
-    reading: GitRead | None = None,
+    reading: Reads | None = None,
 ) -> list[MainRevert]:
-    """The reverts on main due on ``branch`` (module docstring), in main's order.
-    ``picks``: the branch's picks, as status counts them; ``reading``: main's reverts, when
-    the caller started that read already."""
+    """The reverts on main due on ``branch`` (module docstring), in main's order, one per
+    commit they revert (a second revert of it is picked empty). ``picks``: the branch's
+    picks, as status counts them; ``reading``: :func:`start_reads`, when the caller started
+    them already."""
     ref = f"refs/heads/{branch}"
-    text = (reading or ctx.repo.history.start_reverts(since=ref, until=main)).out()
-    found = [
-        c
-        for c in parse_log(text, {}, repo=ctx.repo_identity)
-        if c.reverts_subject is not None or c.reverts_sha
-    ]
+    mains, own = reading or start_reads(ctx, branch, main)
+    found = _reverts(ctx, mains)
     if not found:
         return []
     picked = {p.picked_from: p.sha for p in picks}
+    taken = _Taken(_reverts(ctx, own), picked)
     by_sha = {c.sha: c for c in found}
     undid = revert_targets(list(reversed(found)))
     due: dict[str, MainRevert] = {}
     named: dict[str, list[str]] = {}  # revert -> the shas it names, none of them picked
     by_pr: dict[str, int] = {}  # revert -> the PR it names, where it names no sha
     for c in standing_reverts(found, undid):
-        if _copy_of(picked, c.sha):
-            continue  # on the branch already
+        if _copy_of(picked, c.sha) or taken.covers(c, undid.get(c.sha)):
+            continue  # on the branch already: picked, or the branch reverted it itself
         quoted = c.reverts_subject or ""
         target = undid.get(c.sha)
         if target is not None:  # a revert of a revert since the cut
@@ -124,7 +122,7 @@ def due_reverts(
                     c.sha, c.subject, target, by_sha[target].subject, f"picked as {short(copy)}"
                 )
             continue
-        shas = c.reverts_shas or ((c.reverts_sha,) if c.reverts_sha else ())
+        shas = _named(c)
         for sha in shas:
             copy = _copy_of(picked, sha)
             if copy:
@@ -138,7 +136,59 @@ def due_reverts(
     due.update(_before_cut(ctx, ref, {s: by_sha[s] for s in named}, named))
     if by_pr:
         due.update(_by_pr(ctx, ref, main, {s: by_sha[s] for s in by_pr}, by_pr, picked))
-    return [due[c.sha] for c in reversed(found) if c.sha in due]
+    listed: dict[str, MainRevert] = {}
+    for c in reversed(found):
+        if c.sha in due:
+            listed.setdefault(due[c.sha].reverts, due[c.sha])
+    return list(listed.values())
+
+
+Reads = tuple[GitRead, GitRead]
+
+
+def start_reads(ctx: ReleaseContext, branch: str, main: str) -> Reads:
+    """Main's reverts since the cut and the branch's own, started side by side."""
+    ref, history = f"refs/heads/{branch}", ctx.repo.history
+    return history.start_reverts(since=ref, until=main), history.start_reverts(
+        since=main, until=ref
+    )
+
+
+def _reverts(ctx: ReleaseContext, reading: GitRead) -> list[Commit]:
+    """The reverts of a read of :meth:`~release.adapters.git_reads.History.start_reverts`
+    (git's grep also lets through commits that only mention a revert), newest first."""
+    commits = parse_log(reading.out(), {}, repo=ctx.repo_identity)
+    return [c for c in commits if c.reverts_subject is not None or c.reverts_sha]
+
+
+class _Taken:
+    """What the branch reverted itself since the cut (a port of main's revert without
+    ``-x``, or its own revert of a pick): a main revert of the same commit is not due."""
+
+    def __init__(self, reverts: Sequence[Commit], picked: Mapping[str, str]) -> None:
+        self.shas = {sha for c in reverts for sha in _named(c)}
+        self.prs = {c.reverts_pr for c in reverts if c.reverts_pr is not None}
+        self.picked = picked
+
+    def covers(self, revert: Commit, target: str | None) -> bool:
+        """Whether the branch reverted what ``revert`` reverts (``target``: the revert on
+        main it reverts, if it is one)."""
+        if revert.reverts_pr is not None and revert.reverts_pr in self.prs:
+            return True
+        for sha in (target,) if target else _named(revert):
+            copy = _copy_of(self.picked, sha)
+            if any(_alike(sha, n) or (copy and _alike(copy, n)) for n in self.shas):
+                return True
+        return False
+
+
+def _named(revert: Commit) -> tuple[str, ...]:
+    return revert.reverts_shas or ((revert.reverts_sha,) if revert.reverts_sha else ())
+
+
+def _alike(a: str, b: str) -> bool:
+    """Two shas of one commit (either may be abbreviated)."""
+    return a.startswith(b) or b.startswith(a)
 
 
 def _before_cut(
@@ -222,10 +272,7 @@ class KeptReverts:
         self.ctx, self.branch, self.head, self.main = ctx, branch, head, main
         self.key = picks_key(ctx.repo_identity)
         self.kept = read_reverts(ctx.repo, self.key, head, main)
-        self.reading = None
-        if self.kept is None:
-            ref = f"refs/heads/{branch}"
-            self.reading = ctx.repo.history.start_reverts(since=ref, until=main)
+        self.reading = None if self.kept is not None else start_reads(ctx, branch, main)
 
     def due(self, picks: Iterable[BranchPick], notes: list[str]) -> list[MainRevert]:
         """The reverts due, given the branch's picks; a read that fails is said in
