@@ -80,6 +80,11 @@ COMMANDS: tuple[Command, ...] = (
                 "'milestone: NAME [reason]' / 'label: NAME [reason]'",
                 Kind.TEXT,
             ),
+            Option(
+                "reverts",
+                "pick every revert on main since the cut of a commit the branch carries (from "
+                "before the cut, or picked) that is not on the branch yet, as status lists them",
+            ),
             Option("reason", "why it is picked", Kind.TEXT, choices=PICK_REASONS),
             Option("allow-feature", "pick feature work too (refused by default)"),
             Option(

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from release.core.github import PullRequest
+    from release.core.json_text import JSONValue
     from release.core.pr_picks import NotPickable, PrQuery
     from release.core.pull_requests import RepoIdentity
     from release.flows.branch import ReleaseBranch
@@ -65,6 +66,16 @@ class PendingPick:
     reason: str | None
     likely: str | None
     via: str | None = None  # the milestone or label that listed it
+
+    def to_dict(self) -> dict[str, JSONValue]:
+        return {
+            "sha": self.sha,
+            "ref": self.ref,
+            "subject": self.subject,
+            "reason": self.reason,
+            "likely": self.likely,
+            "via": self.via,
+        }
 
 
 def picks_done(
@@ -117,7 +128,9 @@ _COUNTED_BY = (
     "release.flows.branch",
     "release.flows.candidates",
     "release.flows.landed",
+    "release.flows.main_reverts",
     "release.core.commits",
+    "release.core.notes",
     "release.core.pull_requests",
     "release.core.backports",
     "release.adapters.git_log",
@@ -147,6 +160,18 @@ class FromGitHub:
     pending: int = 0
     not_pickable: tuple[NotPickable, ...] = ()
     unread: str | None = None
+
+    def to_dict(self) -> dict[str, JSONValue]:
+        refused: list[JSONValue] = [
+            {"pr": n.number, "title": n.title, "why": n.why, "url": n.url}
+            for n in self.not_pickable
+        ]
+        return {
+            "source": self.source,
+            "pending": self.pending,
+            "not_pickable": refused,
+            "unread": self.unread,
+        }
 
 
 def pending_picks(

@@ -28,6 +28,7 @@ from release.flows.task_journal import interrupted
 if TYPE_CHECKING:
     from release.core.manifest import VariantRule
     from release.flows.branch import ReleaseBranch
+    from release.flows.main_reverts import MainRevert
 
 __all__ = [
     "DonePick",
@@ -97,6 +98,8 @@ class Status:
     tagged_since: str | None = None  # the tag the untagged commits follow (None: no tag here)
     tag_due: bool = False  # tag would make a tag (what tag --dry-run reads, read the same)
     from_github: list[FromGitHub] = field(default_factory=list)  # the picks file's milestones
+    # reverts on main of what the branch carries, not on it yet (release pick --reverts)
+    reverts_pending: list[MainRevert] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, JSONValue]:
         """The ``--json`` document's fields (``status --json`` adds its ``schema``)."""
@@ -124,10 +127,21 @@ class Status:
                 }
                 for p in self.picks_done
             ],
-            "picks_pending": [_pending(p) for p in self.picks_pending],
-            "picks_held": [_pending(p) for p in self.picks_held],
+            "picks_pending": [p.to_dict() for p in self.picks_pending],
+            "picks_held": [p.to_dict() for p in self.picks_held],
             "picks_refused": self.picks_refused,
-            "picks_from_github": [_from_github(g) for g in self.from_github],
+            "picks_from_github": [g.to_dict() for g in self.from_github],
+            "reverts_pending": [
+                {
+                    "sha": r.sha,
+                    "subject": r.subject,
+                    "reverts": r.reverts,
+                    "reverts_subject": r.reverts_subject,
+                    "carried": r.carried,
+                    "command": r.command,
+                }
+                for r in self.reverts_pending
+            ],
             "pick_in_progress": None
             if progress is None
             else {
@@ -169,24 +183,6 @@ class Status:
         return json.dumps(self.to_dict(), indent=2)
 
 
-def _pending(p: PendingPick) -> dict[str, JSONValue]:
-    return {
-        "sha": p.sha,
-        "ref": p.ref,
-        "subject": p.subject,
-        "reason": p.reason,
-        "likely": p.likely,
-        "via": p.via,
-    }
-
-
-def _from_github(g: FromGitHub) -> dict[str, JSONValue]:
-    refused: list[JSONValue] = [
-        {"pr": n.number, "title": n.title, "why": n.why, "url": n.url} for n in g.not_pickable
-    ]
-    return {"source": g.source, "pending": g.pending, "not_pickable": refused, "unread": g.unread}
-
-
 def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
     if s.interrupted:
         command, name = s.interrupted
@@ -205,6 +201,8 @@ def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
         return f"release pick --file {picks_file}"
     if any(g.unread for g in s.from_github):  # its picks are not known: none is "done"
         return f"release pick --file {picks_file}   (once GitHub can be read)"
+    if s.reverts_pending and not s.final:  # main undid what the rcs carry: before the next
+        return "release pick --reverts"
     push = "release push" + ("" if s.remote_checked else "   (the remote was not checked)")
     if s.final:
         if s.untagged_commits and post:  # fixes after the final ship as a post release
@@ -281,7 +279,11 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     refused: str | None = None
     from_github: list[FromGitHub] = []
     untagged, since, tag_is_due = 0, None, False
+    reverts: list[MainRevert] = []
     if main is not None and head is not None:
+        from release.flows.main_reverts import KeptReverts
+
+        kept_reverts = KeptReverts(ctx, branch, head, main)  # read while picks are counted
         has_picks = (ctx.root / ctx.config.picks_file).exists()
         kept = None if has_picks else kept_picks(ctx, head, main)
         if kept is not None:  # counted for this tip and main before: nothing read again
@@ -291,6 +293,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
             done = picks_done(ctx, branch, main, head, base, info)
             if info is not None:
                 pending, held, refused, from_github = pending_picks(ctx, info, head, notes)
+        reverts = kept_reverts.due(done, notes)
     if head is not None:  # what tag reads: so status says tag exactly when tag would tag
         due = tag_due(ctx, line, ours, head)
         untagged, since, tag_is_due = len(due.untagged), due.since, due.due
@@ -324,6 +327,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         tagged_since=since.name if since is not None else None,
         tag_due=tag_is_due,
         from_github=from_github,
+        reverts_pending=reverts,
     )
     from release.flows.next_version import version_to_ask
 

@@ -65,6 +65,20 @@ def render_status(s: Status) -> list[str]:
             )
         for source in s.from_github:
             lines += _from_github(source)
+        if s.reverts_pending:
+            lines.append(
+                f"reverts:  {len(s.reverts_pending)} on main undo what the branch carries"
+                " (release pick --reverts picks them all)"
+            )
+        for r in s.reverts_pending[:10]:
+            lines.append(
+                f"  revert   {r.sha[:10]} {escaped(r.subject)} (reverts {escaped(r.reverts[:10])},"
+                f" {escaped(r.carried)}): {r.command}"
+            )
+        if len(s.reverts_pending) > 10:
+            lines.append(
+                f"  ... and {len(s.reverts_pending) - 10} more (status --json lists them all)"
+            )
         if s.pick_in_progress:
             conflict = s.pick_in_progress.conflict
             where = (
