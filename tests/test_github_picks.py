@@ -303,3 +303,22 @@ def test_pick_help_says_what_it_takes(cut_engine: SampleEngine) -> None:
         "milestone: NAME",
     ):
         assert said in text, text
+
+
+def test_reverts_with_none_found_still_pick_the_milestone(
+    cut_engine: SampleEngine, gh_standin: GhStandIn
+) -> None:
+    """``--reverts`` that finds none stops early only when nothing else was asked."""
+    milestone_prs(cut_engine, gh_standin)
+    result = run_cli(
+        cut_engine.root,
+        "pick",
+        "--reverts",
+        "--milestone",
+        "v0.1.1",
+        "--dry-run",
+        env=env_of(gh_standin),
+    )
+    assert result.code == 0, result.output
+    assert f"cherry-pick -x {cut_engine.shas[109][:10]}" in result.stdout
+    assert "3 not pickable" in result.stdout
