@@ -25,7 +25,7 @@ from release.adapters.git import GitRepo
 from release.core.signatures import SignatureKind
 from release.errors import RefusedError
 
-__all__ = ["Checked", "Signer", "configured_signer", "sign", "verify"]
+__all__ = ["Checked", "Signer", "configured_signer", "new_ssh_key", "sign", "verify"]
 
 TIMEOUT = 60  # seconds: a signing program that waits for a passphrase nobody types
 
@@ -67,6 +67,15 @@ def configured_signer(repo: GitRepo) -> Signer | None:
         ident = repo.out("var", "GIT_COMMITTER_IDENT").strip()
         key = ident.rsplit(" ", 2)[0]  # "Name <email> 1700000000 +0000"
     return Signer(SignatureKind.OPENPGP, key, program or "gpg")
+
+
+def new_ssh_key(path: Path, comment: str) -> Path:
+    """A new ed25519 key without a passphrase at ``path`` (the public half beside it, as
+    ``.pub``): a throwaway signing key, as the rehearsal's maintainer has."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    argv = ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path)]
+    _ran(argv, "", "making a key")
+    return path
 
 
 def sign(signer: Signer, data: str, namespace: str) -> str:
