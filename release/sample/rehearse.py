@@ -37,6 +37,7 @@ rehearsal made are removed afterwards; tags that were there before are left as t
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from dataclasses import replace
@@ -265,8 +266,9 @@ class Rehearsal(Sandbox):
             tampered_note_refused(t, self.repo, self.tester, TAGS.rc1, self.keys, self.allow_host())
 
     def trust(self) -> tuple[str, ...]:
-        """The tester's trust root: the maintainer's public key, pinned by the tester."""
-        return ("--trust", str(self.keys.allowed))
+        """The tester's trust root: the maintainer's public key, pinned by the tester in a
+        file beside their clone (named from it, as they would type it)."""
+        return ("--trust", os.path.relpath(self.keys.allowed, self.tester))
 
     def rc_page(self) -> None:
         """The tester's rc page of rc1 (its verdict on it), kept beside the sandbox."""
