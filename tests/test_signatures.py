@@ -25,6 +25,8 @@ from release.adapters.git_notes import SIGNATURE_FILE, note_bytes, notes_ref, re
 from release.core.signatures import State, TagTrust, Verification, split_tag
 from release.flows.signatures import sign_manifest
 from release.sample import SampleEngine, make_sample_engine
+from release.sample.rehearse_signing import Keys, tampered_note_refused
+from release.sample.rehearse_terminal import Terminal
 
 from .conftest import cut, repo_state, run_cli
 from .test_manifest_flow import all_parts, tagged
@@ -374,6 +376,27 @@ def test_a_trusted_signers_host_options_are_allowed_said_and_recorded(
     # not where the signature is not verified: no trust root, no consent by signer
     code, out = reproduce(tester)
     assert code == 3 and "signed, not verified" in out and "add --allow-host" in out, out
+
+
+def test_the_rehearsals_changed_note_is_refused_and_put_back(
+    published: tuple[SampleEngine, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rehearsal's step, on its own: the maintainer's note changed on the remote, the
+    tester's reproduce refused (exit 7, before the engine), the note put back."""
+    engine, tester, allowed = published
+    monkeypatch.setenv("DOCKER_HOST", NO_ENGINE["DOCKER_HOST"])
+    said: list[str] = []
+    t = Terminal(said.append, tmp_path)
+    keys = Keys(tmp_path / "maintainer-key" / "id_ed25519", allowed)
+    remote = GitRepo(tester).remotes.refs("origin", notes_ref(TAG))[notes_ref(TAG)].sha
+    tampered_note_refused(t, engine.repo, tester, TAG, keys, SNAPSHOT_OPTIONS)
+    assert [(c.ok, c.what) for c in t.checks] == [
+        (True, f"a note changed after signing: the tester's reproduce of {TAG} refuses it "
+         "(exit 7)"),
+    ], said  # fmt: skip
+    assert any(f"manifest of {TAG}: signature does not verify" in line for line in said)
+    assert GitRepo(tester).remotes.refs("origin", notes_ref(TAG))[notes_ref(TAG)].sha == remote
+    assert engine.repo.rev(notes_ref(TAG)) == remote
 
 
 @pytest.mark.images

@@ -45,16 +45,17 @@ def make_keys(t: Terminal, sandbox: Path, repo: GitRepo) -> Keys:
 def tampered_note_refused(
     t: Terminal, repo: GitRepo, tester: Path, tag: str, keys: Keys, allow_host: str
 ) -> None:
-    """One byte added to ``tag``'s published note after signing: the tester's reproduce
-    says the signature does not verify (exit 7); the note is put back afterwards."""
+    """``tag``'s published note changed after signing (a check's status): the tester's
+    reproduce says the signature does not verify (exit 7); the note is put back after."""
     what = f"a note changed after signing: the tester's reproduce of {tag} refuses it (exit 7)"
     ref, commit = notes_ref(tag), repo.rev(f"refs/tags/{tag}")
     before = repo.rev(ref)
     text = note_bytes(repo, tag, commit) if commit else None
-    if before is None or commit is None or text is None:
-        t.check(what, None, f"{tag} has no manifest")
+    if before is None or commit is None or text is None or '"passed"' not in text:
+        t.check(what, None, f"{tag} has no manifest with a passed check")
         return
-    write_note(repo, tag, commit, text + "\n")
+    # a check the rc failed, recorded as passed (here: the other way round, as shown)
+    write_note(repo, tag, commit, text.replace('"passed"', '"failed"', 1))
     try:
         t.git(repo, "push", "--quiet", "--force", "origin", f"+{ref}:{ref}")
         trust = os.path.relpath(keys.allowed, tester)
