@@ -276,6 +276,9 @@ class ReproduceRequest:
     tag: str
     variant: str | None = None
     allow_host: tuple[str, ...] = ()
+    allow_host_signed_by: tuple[str, ...] = ()
+    trust: tuple[str, ...] = ()
+    require_signed: bool = False
     standin: bool = False
     keep: bool = False
     cache: bool = False
@@ -285,6 +288,7 @@ class ReproduceRequest:
 
 def reproduce(request: ReproduceRequest, run: Run) -> Report:
     """Rebuild the tag's images and compare; exit 1 on drift."""
+    from release.images.reproduce import Trusting
     from release.images.reproduce import reproduce as rebuild
 
     found = rebuild(
@@ -296,6 +300,7 @@ def reproduce(request: ReproduceRequest, run: Run) -> Report:
         cache=request.cache,
         jobs=request.jobs,
         allow_host=request.allow_host,
+        trust=Trusting(request.trust, request.require_signed, request.allow_host_signed_by),
         say=run.say,
         live=run.live,
     )
@@ -308,6 +313,8 @@ def reproduce(request: ReproduceRequest, run: Run) -> Report:
         },
         "notices": list(found.notices),
         "against": found.against,
+        "signatures": as_json(found.signatures),
+        "host_allowed_by": found.host_allowed_by,
     }
     _keep_verdict(run, found.tag, data)
     return Report((found.summary(),), data, 1 if found.drifted else 0)

@@ -13,7 +13,9 @@ from release.commands.options import (
     FORCE,
     GUARDS,
     JSON,
+    REQUIRE_SIGNED,
     SIGN,
+    TRUST,
     VERSION_AS,
 )
 from release.commands.registry_images import IMAGE_COMMANDS
@@ -217,6 +219,16 @@ COMMANDS: tuple[Command, ...] = (
                 Kind.MANY,
                 metavar="OPTION",
             ),
+            Option(
+                "allow-host-signed-by",
+                "a signer (as your trust root names it) whose tags' container options that "
+                "reach into this host you allow, where the tag's signature verifies (also "
+                "release.allowHostSignedBy in your git config); repeat it for several",
+                Kind.MANY,
+                metavar="NAME",
+            ),
+            TRUST,
+            REQUIRE_SIGNED,
             Option("standin", "build on a stand-in where the recorded base cannot be had"),
             Option("keep", "keep the temporary checkout and the rebuilt images"),
             Option("cache", "let the builder use its cache (default: every layer built again)"),
@@ -224,6 +236,9 @@ COMMANDS: tuple[Command, ...] = (
             JSON,
         ),
         f"{_IMAGES}:reproduce",
+        "The tag's and its manifest's signatures are checked first, against trust roots "
+        "you hold: signed by NAME, unsigned, or signature does not verify (exit 7, nothing "
+        "pulled or built).",
     ),
     Command(
         "report",
@@ -395,6 +410,8 @@ COMMANDS: tuple[Command, ...] = (
                 Kind.TEXT,
                 choices=("build", "promote"),
             ),
+            TRUST,
+            REQUIRE_SIGNED,
             JSON,
         ),
         target="release.commands.check:check",

@@ -20,9 +20,13 @@ all three are untrusted (the design's trust model):
    every command that reads it refuses it
    (:func:`~release.flows.manifest_store.published_manifest`); so is one here that lacks
    a variant the tag builds.
-4. Container options from the tag that reach into this host (``--privileged``, devices,
+4. The tag's and its manifest's signatures are verified in the clone, against trust roots
+   the tester holds (:mod:`release.flows.signatures`): one that does not verify, or with
+   ``require_signed`` none that does, is refused before anything is pulled or built.
+   Container options from the tag that reach into this host (``--privileged``, devices,
    GPUs, added capabilities, seccomp or AppArmor off: :mod:`release.core.host_access`)
-   are refused before anything is built unless the tester allows each (``allow_host``).
+   are refused before anything is built unless the tester allows each (``allow_host``),
+   or trusts the signer the tag verifies as (``allow_host_signed_by``), said and recorded.
 5. Each variant is rebuilt without the build cache (``cache`` allows it), under
    ``<name>-reproduce-<run>:<tag>[-<variant>]``, a name of this run's own: the rc's tags
    never move, and two runs at once do not share an image. The recorded base is used when
@@ -59,7 +63,7 @@ from release.core.matrix import ImageMatrix, Variant
 from release.core.tag_manifest import not_built, not_recorded
 from release.core.terminal_text import escaped
 from release.core.verdict import FieldVerdict, State, compare_variant, table
-from release.errors import RefusedError, ReleaseError, UsageError
+from release.errors import RefusedError, ReleaseError, SignatureError, UsageError
 from release.flows.context import ReleaseContext
 from release.flows.manifest_store import PublishedManifest, published_manifest
 from release.flows.published_tag import PublishedTag, pin, read_published
@@ -83,6 +87,8 @@ class Reproduction:
     tag: str
     verdicts: dict[str, list[FieldVerdict]] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
+    signatures: Mapping[str, object] = field(default_factory=dict)
+    host_allowed_by: str | None = None  # the signer whose host options were allowed
 
     @property
     def drifted(self) -> list[str]:
@@ -162,15 +168,64 @@ def _rebuild_of(
     return _Rebuild(replace(matrix, name=run), source, chosen, recorded)
 
 
-def _allowed(rebuild: _Rebuild, tag: str, allowed: frozenset[str]) -> None:
+@dataclass(frozen=True)
+class Trusting:
+    """What the tester trusts: ``roots``, the ``--trust`` files (else their git config's
+    allowed signers); ``require_signed``: refuse what is not signed by one of them;
+    ``host_signers``: the signers whose host-reaching options are allowed."""
+
+    roots: Sequence[str] = ()
+    require_signed: bool = False
+    host_signers: Sequence[str] = ()
+
+
+def _verified(
+    ctx: ReleaseContext,
+    clone: GitRepo,
+    found: PublishedTag,
+    trust: Trusting,
+    outcome: Reproduction,
+    say: Say,
+) -> str | None:
+    """The tag's and its manifest's signatures, judged before anything is pulled or built;
+    the signer whose host options the tester allows, where the tag verifies as theirs."""
+    from release.flows.signatures import host_signers, trust_roots, verify_tag
+
+    roots = trust_roots(ctx.repo, trust.roots)
+    verdict = verify_tag(clone, found.name, found.commit, roots)
+    outcome.signatures = verdict.to_dict()
+    for line in verdict.lines():
+        say(escaped(line))
+    refused = verdict.refusal(trust.require_signed)
+    if refused:
+        raise SignatureError(escaped(refused))
+    signer = verdict.signer()
+    return signer if signer in host_signers(ctx.repo, trust.host_signers) else None
+
+
+def _allowed(
+    rebuild: _Rebuild,
+    tag: str,
+    allowed: frozenset[str],
+    outcome: Reproduction,
+    say: Say,
+    signer: str | None = None,
+) -> None:
     """Refuse before building when the tag's containers would reach into this host in a
-    way the tester has not allowed, option by option."""
+    way the tester has not allowed, option by option, nor by trusting its ``signer``."""
     kinds = (v.accelerator.kind for v in rebuild.variants)
     asked = asked_by(
         rebuild.matrix, rebuild.variants, gpu=gpu_present(), devices=devices_here(kinds)
     )
     wanted = [o for options in asked.values() for o in options if o not in allowed]
     if not wanted:
+        return
+    if signer is not None:
+        outcome.host_allowed_by = signer
+        _notice(outcome, [
+            f"allowed {spelt(dict.fromkeys(wanted))}: {tag} is signed by {signer}, whose "
+            "host options you trust (allow-host-signed-by)"
+        ], say)  # fmt: skip
         return
     shown = "; ".join(f"{what}: {' '.join(options)}" for what, options in asked.items())
     raise RefusedError(
@@ -254,6 +309,7 @@ def reproduce(
     cache: bool = False,
     jobs: int = 1,
     allow_host: Sequence[str] = (),
+    trust: Trusting = Trusting(),
     say: Say = print,
     live: bool = False,
 ) -> Reproduction:
@@ -275,13 +331,14 @@ def reproduce(
             "was not published (release manifest --push records it)"
         )
     with _clone(ctx, found, keep, say) as clone:
+        signer = _verified(ctx, clone, found, trust, outcome, say)
         manifest = published_manifest(clone, tag, found.commit)
         if manifest is None:
             raise ManifestError(
                 f"{notes_ref(tag)} has no note on {tag}'s commit {found.commit[:12]}"
             )
         rebuild = _rebuild_of(ReleaseContext(clone.root), manifest, variants)
-        _allowed(rebuild, tag, allowed)
+        _allowed(rebuild, tag, allowed, outcome, say, signer)
         engine = ContainerEngine.detect()
         _notice(outcome, _check_bases(engine, rebuild.variants, rebuild.recorded, standin), say)
         _verdicts(
