@@ -118,7 +118,7 @@ def _sbom(ws: Workspace, publish: Mapping[str, Any], repo: str) -> bytes:
 
 def _provenance(ws: Workspace, parts: Mapping[str, Mapping[str, Any]], row: str) -> bytes:
     build, publish = parts["build"], parts["publish"]
-    data = ws.engine.inspect_image(publish["image_id"]) or {}
+    data = ws.engine.inspect_image(publish["data"]["image_id"]) or {}
     labels = dict((data.get("Config") or {}).get("Labels") or {})
     return envelope(
         statement(
