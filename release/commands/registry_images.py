@@ -95,8 +95,8 @@ IMAGE_COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "images.attest",
-        "Attach an SBOM (syft, SPDX) and a SLSA provenance statement to each published "
-        "platform image in the release registry, and record their digests.",
+        "Attach an SBOM and a SLSA provenance to each published platform image, and record "
+        "their digests.",
         (
             VARIANT,
             Option(
