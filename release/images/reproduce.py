@@ -33,7 +33,9 @@ all three are untrusted (the design's trust model):
    this engine has it or can pull it; a stand-in is made only when the rc was built on one,
    or when asked (``standin``), and the verdict says so.
 6. Smoke runs on each rebuild, and the snapshot where the tag's rule gives one.
-7. The verdict, field by field (:mod:`release.core.verdict`). Any drift fails the run.
+7. The verdict, field by field (:mod:`release.core.verdict`); where the images were
+   published and attested, the registry's fields and the attached provenance's and SBOM's
+   (:mod:`release.images.attest_check`). Any drift fails the run.
 
 The temporary clone and the rebuilt images are removed afterwards (Ctrl-C and SIGTERM
 included) unless ``keep``; after SIGKILL, by the next run that makes a container
@@ -67,6 +69,7 @@ from release.errors import RefusedError, ReleaseError, SignatureError, UsageErro
 from release.flows.context import ReleaseContext
 from release.flows.manifest_store import PublishedManifest, published_manifest
 from release.flows.published_tag import PublishedTag, pin, read_published
+from release.images.attest_check import attestation_verdicts
 from release.images.build import BuildStatus, build_images
 from release.images.manifest import built_data, smoke_data, snapshot_data
 from release.images.registry_check import TAG_FIELD as REGISTRY_TAG
@@ -410,6 +413,11 @@ def _verdicts(
                 config_args=matrix.build_args_for(variant, source.version),
             ) + registry_verdicts(
                 engine, rebuild.recorded[variant.id].get("publish"), entry["build"]["content"]
+            ) + attestation_verdicts(
+                rebuild.recorded[variant.id],
+                entry["build"],
+                commit=source.revision,
+                rebuilt_image=str(result.image_id),
             )
     finally:
         if keep:
