@@ -30,7 +30,7 @@ __all__ = [
     "PickBranch",
     "deliver",
     "delivery_steps",
-    "open_pick_prs",
+    "gh_client",
     "pick_branches",
 ]
 
@@ -95,7 +95,7 @@ def pick_branches(ctx: ReleaseContext, release: str, release_tip: str) -> list[P
     return out
 
 
-def _gh(ctx: ReleaseContext) -> Gh:
+def gh_client(ctx: ReleaseContext) -> Gh:
     from release.adapters.github import Gh, repo_for
 
     found = repo_for(ctx.config, ctx.remote_url)
@@ -235,7 +235,7 @@ def deliver(
     """Push each pick branch and make sure it has its PR: one per branch, never two."""
     if not names:
         return []
-    gh = _gh(ctx)
+    gh = gh_client(ctx)
     label = ctx.config.github.pick_label
     report = []
     for name in names:
@@ -253,10 +253,3 @@ def deliver(
         )
         report.append(f"opened a pull request of {name} into {release}: {escaped(url)}")
     return report
-
-
-def open_pick_prs(ctx: ReleaseContext, release: str) -> list[PullRequest]:
-    """The open pull requests of this release's pick branches into it."""
-    scope = pick_branch_scope(release)
-    prs = _gh(ctx).prs(state="open", base=release)
-    return [p for p in prs if p.head.startswith(scope) and p.base == release]

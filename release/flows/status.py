@@ -14,6 +14,7 @@ from release.flows.branch_picks import BranchPick as DonePick
 from release.flows.branch_picks import PendingPick, kept_picks, pending_picks, picks_done
 from release.flows.context import ReleaseContext, ReleaseLine, TagInfo
 from release.flows.pick_journal import Conflict, read_journal
+from release.flows.pick_status import PickPr, waiting_on
 from release.flows.tag_due import tag_due
 from release.flows.task_journal import interrupted
 
@@ -90,6 +91,7 @@ class Status:
     picks_refused: str | None = None  # why pick --file would refuse
     tagged_since: str | None = None  # the tag the untagged commits follow (None: no tag here)
     tag_due: bool = False  # tag would make a tag (what tag --dry-run reads, read the same)
+    pick_prs: list[PickPr] = field(default_factory=list)  # the PR route's open and merged PRs
 
     def to_dict(self) -> dict[str, JSONValue]:
         """The ``--json`` document's fields (``status --json`` adds its ``schema``)."""
@@ -153,6 +155,7 @@ class Status:
             else {"command": self.interrupted[0], "name": self.interrupted[1]},
             "notes": list(self.notes),
             "next_command": self.next_command,
+            "pick_prs": [pr.to_dict() for pr in self.pick_prs],
         }
 
     def to_json(self) -> str:
@@ -185,6 +188,9 @@ def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
         return "commit or stash your changes"
     if s.picks_refused:
         return f"fix {picks_file}: release pick --file {picks_file} would refuse it"
+    waiting = waiting_on(s.pick_prs, s.picks_pending)
+    if waiting:
+        return f"merge the pick pull requests ({', '.join(waiting)}), then git pull"
     if s.picks_pending:
         return f"release pick --file {picks_file}"
     push = "release push" + ("" if s.remote_checked else "   (the remote was not checked)")
@@ -262,6 +268,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     held: list[PendingPick] = []
     refused: str | None = None
     untagged, since, tag_is_due = 0, None, False
+    prs: list[PickPr] = []
     if main is not None and head is not None:
         has_picks = (ctx.root / ctx.config.picks_file).exists()
         kept = None if has_picks else kept_picks(ctx, head, main)
@@ -279,6 +286,10 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
             f"{t.name} is not in {branch}'s history (the branch was rewritten after it)"
             for t in due.off_branch
         ]
+    if ctx.config.github.protected and not offline and head is not None:
+        from release.flows.pick_status import read_pick_prs
+
+        prs = read_pick_prs(ctx, branch, head, notes)
     in_progress = _in_progress(ctx, notes)
     interrupted = _interrupted(ctx, notes)
     unpushed = _unpushed(ctx, line, head, notes) if ctx.remote_checked else []
@@ -304,6 +315,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         picks_refused=refused,
         tagged_since=since.name if since is not None else None,
         tag_due=tag_is_due,
+        pick_prs=prs,
     )
     from release.flows.next_version import version_to_ask
 
