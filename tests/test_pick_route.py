@@ -83,7 +83,13 @@ def _pick_branches(engine: SampleEngine) -> list[str]:
 
 def _originals(engine: SampleEngine, branch: str) -> list[str]:
     """The main commits the pick branch carries, oldest first (its -x lines)."""
-    text = _git(engine, "log", "--reverse", "--format=%(trailers:key=(cherry picked from commit,valueonly)%x00", f"{BRANCH}..{branch}")
+    text = _git(
+        engine,
+        "log",
+        "--reverse",
+        "--format=%(trailers:key=(cherry picked from commit,valueonly)%x00",
+        f"{BRANCH}..{branch}",
+    )
     return [line.strip() for line in text.split("\0") if line.strip()]
 
 
@@ -208,7 +214,11 @@ def test_a_gh_failure_after_the_push_is_one_line_and_a_re_run_finishes(
 
     line = _one_line(failed.stderr)
     assert failed.returncode not in (0, 2)
-    assert {"not-logged-in": "gh auth login", "rate-limit": "rate limit", "network": "cannot reach"}[kind] in line
+    assert {
+        "not-logged-in": "gh auth login",
+        "rate-limit": "rate limit",
+        "network": "cannot reach",
+    }[kind] in line
     [branch] = _pick_branches(protected)
     assert f"refs/heads/{branch}" in _remote_refs(protected)  # pushed before gh failed
     assert gh_standin.prs(REPO) == []
@@ -334,7 +344,10 @@ def test_a_conflict_stops_on_the_pick_branch_and_continue_opens_the_pr(
 
     (protected.root / "tinyengine" / "scheduler.py").write_text(RESOLVED_SCHEDULER_108)
     subprocess.run(
-        ["git", "cherry-pick", "-x", protected.shas[108]], cwd=protected.root, capture_output=True, check=False
+        ["git", "cherry-pick", "-x", protected.shas[108]],
+        cwd=protected.root,
+        capture_output=True,
+        check=False,
     )
     (protected.root / "tinyengine" / "scheduler.py").write_text(RESOLVED_SCHEDULER_108)
     _git(protected, "add", "tinyengine/scheduler.py")
@@ -374,7 +387,15 @@ def test_status_counts_open_pick_prs_as_pending_and_tag_refuses_while_they_are_o
     assert protected.remote is not None
     (protected.remote / "hooks" / "pre-receive").unlink()
     branch = str(pr["headRefName"])
-    _git(protected, "merge", "--quiet", "--no-ff", "-m", f"Merge pull request #{pr['number']}", branch)
+    _git(
+        protected,
+        "merge",
+        "--quiet",
+        "--no-ff",
+        "-m",
+        f"Merge pull request #{pr['number']}",
+        branch,
+    )
     merge = _git(protected, "rev-parse", "HEAD").strip()
     gh_standin.set_pr_state(REPO, int(str(pr["number"])), "MERGED", merge_commit=merge)
 

@@ -170,7 +170,7 @@ def delivery_steps(
             title, body = _texts(ctx, release, picks, milestone)
             what += ":\n     " + "\n     ".join(_gh_lines(ctx, release, name, title, milestone))
             what += f"\n     where {BODY_FILE} holds:"
-            what += "".join(f"\n       {line}" for line in body.splitlines())
+            what += "".join(f"\n       {line}".rstrip(" ") for line in body.splitlines())
             data |= {"title": title, "body": body}
         steps.append(Step(StepKind.OPEN_PULL_REQUEST, what, data))
     return steps

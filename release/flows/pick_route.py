@@ -27,7 +27,7 @@ from release.core.pick_pr import PICK_BRANCH_ROOT, pick_branch_names
 from release.core.pick_pr import pick_branch_scope as scope_of
 from release.core.plan import Plan, Step, StepKind, short
 from release.core.terminal_text import escaped
-from release.errors import RefusedError
+from release.errors import RefusedError, ReleaseError
 from release.flows import pick as direct
 from release.flows.branch import ReleaseBranch
 from release.flows.context import ReleaseContext
@@ -134,6 +134,11 @@ def _routed(plan: Plan, route: Route, delivery: Sequence[Step]) -> Plan:
     steps += delivery
     info = {**dict(plan.info), "pick_branch": route.branch, "pull_requests": list(route.delivered)}
     summary = plan.summary
+    if route.branch:
+        summary = summary.replace(f"onto {route.release} ", f"onto {route.branch} ", 1)
+    elif route.carried:
+        names = ", ".join(b.name for b in route.carried)
+        summary = f"nothing to pick: what is asked is on {names}, pushed"
     if route.delivered:
         summary += f"; by pull request into {route.release} (it is protected)"
     return Plan(plan.command, summary, tuple(steps), info)
@@ -239,7 +244,12 @@ def pick(
         ]
         if route.queue:
             report += _pick_onto(ctx, route, picker)
-        report += deliver(ctx, route.release, route.delivered, milestone=milestone, say=say)
+        try:
+            report += deliver(ctx, route.release, route.delivered, milestone=milestone, say=say)
+        except ReleaseError:  # stopped after the picks: say first what this run did
+            for line in report:
+                say(line)
+            raise
         delivery = delivery_steps(ctx, route.release, route.delivered, exact=False)
         return _routed(plan, route, delivery), report
 
