@@ -10,6 +10,7 @@ between the push and the PR's creation all converge to one PR; ``--dry-run`` pri
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -22,8 +23,11 @@ import pytest
 from release.adapters.lock import process_group_alive
 from release.sample import SampleEngine
 
+from . import github_support
 from .conftest import repo_state, run_cli
 from .github_support import GhStandIn
+
+gh_standin = github_support.gh_standin  # the fixture, for this module's tests
 
 BRANCH = "releases/v0.1.0"
 SCOPE = "release-picks/v0.1.0/"
@@ -83,14 +87,8 @@ def _pick_branches(engine: SampleEngine) -> list[str]:
 
 def _originals(engine: SampleEngine, branch: str) -> list[str]:
     """The main commits the pick branch carries, oldest first (its -x lines)."""
-    text = _git(
-        engine,
-        "log",
-        "--reverse",
-        "--format=%(trailers:key=(cherry picked from commit,valueonly)%x00",
-        f"{BRANCH}..{branch}",
-    )
-    return [line.strip() for line in text.split("\0") if line.strip()]
+    text = _git(engine, "log", "--reverse", "--format=%B", f"{BRANCH}..{branch}")
+    return re.findall(r"^\(cherry picked from commit ([0-9a-f]{40})\)$", text, re.M)
 
 
 def _creates(gh: GhStandIn) -> list[list[str]]:
@@ -132,7 +130,9 @@ def test_picks_go_onto_their_own_branch_pushed_with_one_pr_and_the_release_branc
     assert pr["title"] == "Picks for v0.1.0rc1: 2 commits"
     assert [label["name"] for label in pr["labels"]] == ["cherry-pick"]  # type: ignore[index, union-attr]
     lookups = [a for a in gh_standin.calls() if a[:2] == ["pr", "list"]]
-    assert lookups and all("--head" in a and branch in a for a in lookups)
+    assert lookups and all(
+        f"--head={branch}" in a or ("--head" in a and branch in a) for a in lookups
+    )
     assert str(pr["url"]) in result.stdout
 
 
@@ -179,7 +179,11 @@ def test_dry_run_prints_the_gh_lines_the_run_then_sends_and_changes_nothing(
     dry = _cli(protected, gh_standin, "pick", "#109 #111", "--dry-run")
 
     assert dry.returncode == 0, dry.stderr
-    assert repo_state(protected.root) == before
+    after = repo_state(protected.root)
+    kept = after["release_dir"]  # a dry pick keeps what it read in the patch cache, as ever
+    assert isinstance(kept, dict) and set(kept) == {"patches.cache"}
+    after["release_dir"] = None
+    assert after == before
     assert _remote_refs(protected) == remote
     assert gh_standin.calls() == []
     shown = [line.strip() for line in dry.stdout.splitlines() if line.strip().startswith("gh pr ")]
@@ -405,3 +409,40 @@ def test_status_counts_open_pick_prs_as_pending_and_tag_refuses_while_they_are_o
     assert "(merged," in merged.stdout
     tagged = _cli(protected, gh_standin, "tag")
     assert tagged.returncode == 0, tagged.stderr
+
+
+def test_with_no_repository_on_github_known_nothing_is_picked(
+    protected: SampleEngine, gh_standin: GhStandIn
+) -> None:
+    path = protected.root / "pyproject.toml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace('repo-url = "https://github.com/example/tinyengine"\n', ""))
+    _git(protected, "commit", "--quiet", "-am", "No repo-url")  # the remote is a local path
+    before = repo_state(protected.root)
+    remote = _remote_refs(protected)
+
+    refused = _cli(protected, gh_standin, "pick", "#109")
+
+    line = _one_line(refused.stderr)
+    assert refused.returncode == 3
+    assert 'set repo = "OWNER/REPO" under [tool.release.github]' in line
+    assert repo_state(protected.root) == before
+    assert _remote_refs(protected) == remote
+    assert gh_standin.calls() == []
+
+
+def test_status_notes_a_gh_failure_and_tag_refuses_on_one(
+    protected: SampleEngine, gh_standin: GhStandIn
+) -> None:
+    gh_standin.fault("pr list", "not-logged-in", times=2)
+
+    status = _cli(protected, gh_standin, "status")
+
+    assert status.returncode == 0, status.stderr
+    assert "note:     pick pull requests not read: " in status.stdout
+    assert "gh auth login" in status.stdout
+    before = repo_state(protected.root)
+    refused = _cli(protected, gh_standin, "tag")
+    line = _one_line(refused.stderr)
+    assert refused.returncode == 3 and "cannot tell whether pick pull requests" in line
+    assert repo_state(protected.root) == before

@@ -33,7 +33,13 @@ from release.flows.branch import ReleaseBranch
 from release.flows.context import ReleaseContext
 from release.flows.pick_journal import Journal, PickJournal, QueuedPick
 from release.flows.pick_plan import PickRequest, plan_pick
-from release.flows.pick_prs import PickBranch, deliver, delivery_steps, pick_branches
+from release.flows.pick_prs import (
+    PickBranch,
+    deliver,
+    delivery_steps,
+    gh_client,
+    pick_branches,
+)
 
 __all__ = ["Route", "abort_pick", "choose_route", "continue_pick", "pick"]
 
@@ -224,6 +230,7 @@ def pick(
             ctx, route.release, route.delivered, route.queue, milestone, exact=True
         )
         return _routed(plan, route, delivery), []
+    gh_client(ctx)  # where the PR goes must be known before anything changes
     with repo_lock(ctx.repo.common_dir, "pick", notify=say):
         picker = direct.Picker(ctx, say)
         saved = picker.journal.read()
