@@ -235,6 +235,8 @@ def deliver(
     """Push each pick branch and make sure it has its PR: one per branch, never two."""
     if not names:
         return []
+    from release.adapters.github import PullRequestExists
+
     gh = gh_client(ctx)
     label = ctx.config.github.pick_label
     report = []
@@ -243,13 +245,20 @@ def deliver(
         pr = _existing(gh, release, name)
         if pr is not None:
             what = {"OPEN": "open", "MERGED": "merged"}.get(
-                pr.state, "closed without merging; not opened again"
+                pr.state,
+                "closed without merging; not opened again (reopen it on GitHub, or delete "
+                f"{name} here and on {ctx.config.remote} to pick anew)",
             )
-            report.append(f"pull request #{pr.number} of {name} is {what}: {pr.url}")
+            report.append(f"pull request #{pr.number} of {name} is {what}: {escaped(pr.url)}")
             continue
         title, body = _texts(ctx, release, _carried(ctx, release, name), milestone)
-        url = gh.create_pr(
-            base=release, head=name, title=title, body=body, labels=(label,), milestone=milestone
-        )
+        try:
+            url = gh.create_pr(
+                base=release, head=name, title=title, body=body, labels=(label,),
+                milestone=milestone,
+            )  # fmt: skip
+        except PullRequestExists as err:  # opened since it was looked up: that one it is
+            report.append(f"pull request of {name} is open: {escaped(err.url)}")
+            continue
         report.append(f"opened a pull request of {name} into {release}: {escaped(url)}")
     return report
