@@ -244,6 +244,10 @@ class Gh:
                 f"cannot reach {escaped(host[0])[:100]}: check the network, the proxy "
                 "settings or the host's status, then run the command again"
             )
+        if argv[:2] == ["release", "create"] and "already exists" in stderr:
+            return GitHubError(
+                f"{command}: {self.repo.spec} has a release {argv[2]} already: edit it instead"
+            )
         if exists and "already exists" in stderr:
             url = next((w for w in stderr.split() if w.startswith("https://")), "")
             return PullRequestExists(f"{command}: {said}", url=escaped(url))
