@@ -23,11 +23,8 @@ import pytest
 from release.adapters.lock import process_group_alive
 from release.sample import SampleEngine
 
-from . import github_support
 from .conftest import repo_state, run_cli
 from .github_support import GhStandIn
-
-gh_standin = github_support.gh_standin  # the fixture, for this module's tests
 
 BRANCH = "releases/v0.1.0"
 SCOPE = "release-picks/v0.1.0/"
