@@ -443,3 +443,19 @@ def test_status_notes_a_gh_failure_and_tag_refuses_on_one(
     line = _one_line(refused.stderr)
     assert refused.returncode == 3 and "cannot tell whether pick pull requests" in line
     assert repo_state(protected.root) == before
+
+
+def test_a_pick_branch_only_on_the_remote_still_carries_its_picks(
+    protected: SampleEngine, gh_standin: GhStandIn
+) -> None:
+    assert _cli(protected, gh_standin, "pick", "#109").returncode == 0
+    [branch] = _pick_branches(protected)
+    _git(protected, "branch", "--quiet", "-D", branch)  # made on another machine, say
+
+    again = _cli(protected, gh_standin, "pick", "#109")
+
+    assert again.returncode == 0, again.stderr
+    assert _pick_branches(protected) == []  # no second branch for the same picks
+    assert len(_creates(gh_standin)) == 1
+    [pr] = gh_standin.prs(REPO)
+    assert pr["headRefName"] == branch and "is open" in again.stdout

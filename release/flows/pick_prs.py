@@ -59,12 +59,10 @@ class PickBranch:
 
 
 def pick_branches(ctx: ReleaseContext, release: str, release_tip: str) -> list[PickBranch]:
-    """The local pick branches of ``release`` (``release-picks/<release>/...``), each with
-    what it carries beyond ``release_tip``, and the remote's tip of each."""
+    """The pick branches of ``release`` (``release-picks/<release>/...``) here or on the
+    remote, each with what it carries beyond ``release_tip`` (a remote one whose commits
+    are not here carries what no pick matches) and the remote's tip of each."""
     scope = pick_branch_scope(release)
-    names = [b for b in ctx.repo.local_branches() if b.startswith(scope)]
-    if not names:
-        return []
     remote = ctx.config.remote
     try:
         there = ctx.repo.remotes.refs(remote, f"refs/heads/{scope}*")
@@ -72,27 +70,26 @@ def pick_branches(ctx: ReleaseContext, release: str, release_tip: str) -> list[P
         raise RefusedError(
             f"{err.message}; nothing was changed, retry when it is reachable"
         ) from None
+    local = [b for b in ctx.repo.local_branches() if b.startswith(scope)]
+    remote_only = [r.removeprefix("refs/heads/") for r in there]
     out = []
-    for name in names:
-        commits = ctx.repo.history.log_commits(
-            since=release_tip, until=f"refs/heads/{name}", aliases={}, repo=None
-        )
-        picks = tuple(
-            PickedCommit(
-                c.picked_from[-1] if c.picked_from else _NOT_A_PICK, c.subject, c.pick_reason
-            )
-            for c in reversed(commits)
-        )
+    for name in sorted({*local, *remote_only}):
         record = there.get(f"refs/heads/{name}")
-        out.append(
-            PickBranch(
-                name,
-                ctx.repo.rev(f"refs/heads/{name}") or "",
-                picks,
-                record.sha if record else None,
-            )
-        )
+        tip = ctx.repo.rev(f"refs/heads/{name}") if name in local else None
+        tip = tip or (ctx.repo.rev(record.sha) if record else None)
+        picks = _picks(ctx, release_tip, tip) if tip else (PickedCommit(_NOT_A_PICK, ""),)
+        out.append(PickBranch(name, tip or "", picks, record.sha if record else None))
     return out
+
+
+def _picks(ctx: ReleaseContext, since: str, tip: str) -> tuple[PickedCommit, ...]:
+    """The main commits the commits after ``since`` up to ``tip`` were picked from, oldest
+    first; a commit with no ``-x`` line is one no main commit matches."""
+    commits = ctx.repo.history.log_commits(since=since, until=tip, aliases={}, repo=None)
+    return tuple(
+        PickedCommit(c.picked_from[-1] if c.picked_from else _NOT_A_PICK, c.subject, c.pick_reason)
+        for c in reversed(commits)
+    )
 
 
 def gh_client(ctx: ReleaseContext) -> Gh:
@@ -198,7 +195,9 @@ def _gh_lines(
 def _push(ctx: ReleaseContext, name: str, say: Say) -> None:
     remote = ctx.config.remote
     there = ctx.repo.remotes.refs(remote, f"refs/heads/{name}").get(f"refs/heads/{name}")
-    tip = ctx.repo.rev(f"refs/heads/{name}") or ""
+    tip = ctx.repo.rev(f"refs/heads/{name}")
+    if tip is None:  # on the remote only: nothing here to push
+        return
     if there is not None and (there.sha == tip or not ctx.repo.is_ancestor(there.sha, tip)):
         if there.sha != tip:
             say(
