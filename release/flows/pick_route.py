@@ -283,7 +283,10 @@ def abort_pick(ctx: ReleaseContext, *, say: Say = print) -> str:
     branch = journal.branch
     release = release_of(ctx, branch)
     ctx.repo.switch(release)
-    mine = pick_branches(ctx, release, ctx.repo.head())
+    try:
+        mine = pick_branches(ctx, release, ctx.repo.head())
+    except ReleaseError:  # the remote out of reach: whether it has the branch is not known
+        mine = []
     if any(b.name == branch and not b.pushed and not b.originals for b in mine):
         ctx.repo.delete_branch(branch)
         return f"{said}; deleted {branch}, back on {release}"
