@@ -24,7 +24,6 @@ from release.core.pick_pr import PickedCommit, pick_branch_scope
 from release.core.terminal_text import escaped
 from release.errors import RefusedError, ReleaseError
 from release.flows.context import ReleaseContext
-from release.flows.pick_prs import gh_client, pick_branches
 
 __all__ = ["PickPr", "pr_only_picks", "read_pick_prs", "refuse_open_pick_prs", "waiting_on"]
 
@@ -77,6 +76,8 @@ def waiting_on(prs: Sequence[PickPr], pending: Iterable[HasSha]) -> list[str]:
 def read_pick_prs(ctx: ReleaseContext, release: str, head: str, notes: list[str]) -> list[PickPr]:
     """The open and merged PRs of this release's pick branches; what stops GitHub from
     being asked goes in ``notes``."""
+    from release.flows.pick_prs import gh_client, pick_branches
+
     scope = pick_branch_scope(release)
     try:
         found = [
@@ -108,6 +109,8 @@ def read_pick_prs(ctx: ReleaseContext, release: str, head: str, notes: list[str]
 
 def refuse_open_pick_prs(ctx: ReleaseContext, release: str) -> None:
     """Refuse to tag while a pick PR into ``release`` is open."""
+    from release.flows.pick_prs import gh_client
+
     scope = pick_branch_scope(release)
     try:
         prs = gh_client(ctx).prs(state="open", base=release)
