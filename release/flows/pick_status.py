@@ -74,8 +74,10 @@ def waiting_on(prs: Sequence[PickPr], pending: Iterable[HasSha]) -> list[str]:
 
 
 def read_pick_prs(ctx: ReleaseContext, release: str, head: str, notes: list[str]) -> list[PickPr]:
-    """The open and merged PRs of this release's pick branches; what stops GitHub from
-    being asked goes in ``notes``."""
+    """The open and merged PRs of this release's pick branches, where it is protected (none
+    elsewhere: GitHub is not asked); what stops GitHub from being asked goes in ``notes``."""
+    if not ctx.config.github.protected:
+        return []
     from release.flows.pick_prs import gh_client, pick_branches
 
     scope = pick_branch_scope(release)

@@ -14,7 +14,7 @@ from release.flows.branch_picks import BranchPick as DonePick
 from release.flows.branch_picks import PendingPick, kept_picks, pending_picks, picks_done
 from release.flows.context import ReleaseContext, ReleaseLine, TagInfo
 from release.flows.pick_journal import Conflict, read_journal
-from release.flows.pick_status import PickPr, waiting_on
+from release.flows.pick_status import PickPr, read_pick_prs, waiting_on
 from release.flows.tag_due import tag_due
 from release.flows.task_journal import interrupted
 
@@ -23,6 +23,7 @@ from release.flows.task_journal import interrupted
 if TYPE_CHECKING:
     from release.core.manifest import VariantRule
     from release.flows.branch import ReleaseBranch
+    from release.flows.main_reverts import MainRevert
 
 __all__ = [
     "DonePick",
@@ -92,6 +93,8 @@ class Status:
     tagged_since: str | None = None  # the tag the untagged commits follow (None: no tag here)
     tag_due: bool = False  # tag would make a tag (what tag --dry-run reads, read the same)
     pick_prs: list[PickPr] = field(default_factory=list)  # the PR route's open and merged PRs
+    # reverts on main of what the branch carries, not on it yet (release pick --reverts)
+    reverts_pending: list[MainRevert] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, JSONValue]:
         """The ``--json`` document's fields (``status --json`` adds its ``schema``)."""
@@ -122,6 +125,17 @@ class Status:
             "picks_pending": [_pending(p) for p in self.picks_pending],
             "picks_held": [_pending(p) for p in self.picks_held],
             "picks_refused": self.picks_refused,
+            "reverts_pending": [
+                {
+                    "sha": r.sha,
+                    "subject": r.subject,
+                    "reverts": r.reverts,
+                    "reverts_subject": r.reverts_subject,
+                    "carried": r.carried,
+                    "command": r.command,
+                }
+                for r in self.reverts_pending
+            ],
             "pick_in_progress": None
             if progress is None
             else {
@@ -188,11 +202,12 @@ def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
         return "commit or stash your changes"
     if s.picks_refused:
         return f"fix {picks_file}: release pick --file {picks_file} would refuse it"
-    waiting = waiting_on(s.pick_prs, s.picks_pending)
-    if waiting:
+    if waiting := waiting_on(s.pick_prs, s.picks_pending):
         return f"merge the pick pull requests ({', '.join(waiting)}), then git pull"
     if s.picks_pending:
         return f"release pick --file {picks_file}"
+    if s.reverts_pending and not s.final:  # main undid what the rcs carry: before the next
+        return "release pick --reverts"
     push = "release push" + ("" if s.remote_checked else "   (the remote was not checked)")
     if s.final:
         if s.untagged_commits and post:  # fixes after the final ship as a post release
@@ -268,8 +283,11 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     held: list[PendingPick] = []
     refused: str | None = None
     untagged, since, tag_is_due = 0, None, False
-    prs: list[PickPr] = []
+    reverts: list[MainRevert] = []
     if main is not None and head is not None:
+        from release.flows.main_reverts import KeptReverts
+
+        kept_reverts = KeptReverts(ctx, branch, head, main)  # read while picks are counted
         has_picks = (ctx.root / ctx.config.picks_file).exists()
         kept = None if has_picks else kept_picks(ctx, head, main)
         if kept is not None:  # counted for this tip and main before: nothing read again
@@ -279,6 +297,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
             done = picks_done(ctx, branch, main, head, base, info)
             if info is not None:
                 pending, held, refused = pending_picks(ctx, info, head, notes)
+        reverts = kept_reverts.due(done, notes)
     if head is not None:  # what tag reads: so status says tag exactly when tag would tag
         due = tag_due(ctx, line, ours, head)
         untagged, since, tag_is_due = len(due.untagged), due.since, due.due
@@ -286,10 +305,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
             f"{t.name} is not in {branch}'s history (the branch was rewritten after it)"
             for t in due.off_branch
         ]
-    if ctx.config.github.protected and not offline and head is not None:
-        from release.flows.pick_status import read_pick_prs
-
-        prs = read_pick_prs(ctx, branch, head, notes)
+    prs = read_pick_prs(ctx, branch, head, notes) if head and not offline else []
     in_progress = _in_progress(ctx, notes)
     interrupted = _interrupted(ctx, notes)
     unpushed = _unpushed(ctx, line, head, notes) if ctx.remote_checked else []
@@ -316,6 +332,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         tagged_since=since.name if since is not None else None,
         tag_due=tag_is_due,
         pick_prs=prs,
+        reverts_pending=reverts,
     )
     from release.flows.next_version import version_to_ask
 
