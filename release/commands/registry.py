@@ -56,11 +56,30 @@ COMMANDS: tuple[Command, ...] = (
         (
             Option(
                 "commits",
-                "shas and/or #PR numbers: several arguments, or one separated by spaces or commas",
+                "shas, #PR numbers and/or this repository's PR addresses "
+                "(https://HOST/ORG/REPO/pull/N): several arguments, or one separated by spaces "
+                "or commas",
                 Kind.MANY,
                 positional=True,
             ),
-            Option("file", "a picks file: one '<sha or #PR> [reason]' per line", Kind.TEXT),
+            Option(
+                "milestone",
+                "pick the merged PRs of this GitHub milestone (asked of gh); repeat it for several",
+                Kind.MANY,
+                metavar="NAME",
+            ),
+            Option(
+                "label",
+                "pick the merged PRs with this GitHub label (asked of gh); repeat it for several",
+                Kind.MANY,
+                metavar="NAME",
+            ),
+            Option(
+                "file",
+                "a picks file: one '<sha, #PR or PR address> [reason]' per line, or "
+                "'milestone: NAME [reason]' / 'label: NAME [reason]'",
+                Kind.TEXT,
+            ),
             Option(
                 "reverts",
                 "pick every revert on main since the cut of a commit the branch carries (from "

@@ -26,13 +26,15 @@ from release.adapters.lock import repo_lock
 from release.core.pick_pr import PICK_BRANCH_ROOT, pick_branch_names
 from release.core.pick_pr import pick_branch_scope as scope_of
 from release.core.plan import Plan, Step, StepKind, short
+from release.core.pr_picks import PrQuery
 from release.core.terminal_text import escaped
 from release.errors import RefusedError, ReleaseError
 from release.flows import pick as direct
 from release.flows.branch import ReleaseBranch
 from release.flows.context import ReleaseContext
+from release.flows.pick_github import list_pull_requests
 from release.flows.pick_journal import Journal, PickJournal, QueuedPick
-from release.flows.pick_plan import PickRequest, plan_pick
+from release.flows.pick_plan import PickRequest, plan_pick, reported
 from release.flows.pick_prs import (
     PickBranch,
     deliver,
@@ -210,19 +212,25 @@ def pick(
     *,
     allow_feature: bool = False,
     repick: Sequence[str] = (),
+    queries: Sequence[PrQuery] = (),
     dry_run: bool = False,
     say: Say = print,
-    milestone: str | None = None,
 ) -> tuple[Plan, list[str]]:
     """``release pick`` by pull request; the same answer as :func:`release.flows.pick.pick`
-    (the plan, what was done), with the route's steps in the plan."""
+    (the plan, what was done), with the route's steps in the plan. The PR names the
+    milestone where the picks came from one (``queries``)."""
     journal = Journal(ctx.repo.git_dir).read()
     if journal is not None and journal.conflict is not None:
         return direct.pick(ctx, requests, dry_run=dry_run, say=say)  # refuses, saying why
     ctx.require_settled(own_pick=journal is not None)
     ctx.require_full_history("pick")
+    listed = list_pull_requests(ctx, queries)
+    milestones = {q.name for q in queries if q.kind == "milestone"}
+    milestone = milestones.pop() if len(milestones) == 1 else None
     if dry_run:
-        state, _ = direct.read_pick_state(ctx, requests, allow_feature, repick, remember=True)
+        state, _ = direct.read_pick_state(
+            ctx, requests, allow_feature, repick, remember=True, listed=listed
+        )
         plan = plan_pick(state)
         branches = pick_branches(ctx, state.branch, state.head)
         route = choose_route(state.branch, state.head, _queue(plan), branches)
@@ -239,16 +247,11 @@ def pick(
             picker.journal.clear()
         _on_release(ctx, say)
         ctx.require_clean()
-        state, _ = direct.read_pick_state(ctx, requests, allow_feature, repick)
+        state, _ = direct.read_pick_state(ctx, requests, allow_feature, repick, listed=listed)
         plan = plan_pick(state)
         branches = pick_branches(ctx, state.branch, state.head)
         route = choose_route(state.branch, state.head, _queue(plan), branches)
-        report = [
-            f"{'skipped' if s.action is StepKind.SKIP else 'held'} {short(s.data['sha'])} "
-            f"{escaped(s.data['subject'])} ({escaped(s.data['why'])})"
-            for s in plan.steps
-            if not s.action.acts
-        ]
+        report = [reported(s) for s in plan.steps if not s.action.acts]
         if route.queue:
             report += _pick_onto(ctx, route, picker)
         try:

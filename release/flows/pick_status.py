@@ -25,7 +25,14 @@ from release.core.terminal_text import escaped
 from release.errors import RefusedError, ReleaseError
 from release.flows.context import ReleaseContext
 
-__all__ = ["PickPr", "pr_only_picks", "read_pick_prs", "refuse_open_pick_prs", "waiting_on"]
+__all__ = [
+    "PickPr",
+    "picks_next",
+    "pr_only_picks",
+    "read_pick_prs",
+    "refuse_open_pick_prs",
+    "waiting_on",
+]
 
 
 class HasSha(Protocol):
@@ -71,6 +78,14 @@ def waiting_on(prs: Sequence[PickPr], pending: Iterable[HasSha]) -> list[str]:
     carried = {c.sha for pr in prs if pr.state == "OPEN" for c in pr.picks}
     urls = [pr.url for pr in prs if pr.state == "OPEN"]
     return urls if urls and all(p.sha in carried for p in pending) else []
+
+
+def picks_next(prs: Sequence[PickPr], pending: Iterable[HasSha], picks_file: str) -> str:
+    """What status proposes for pending picks: merging the open pick PRs where they carry
+    them all, else picking the picks file."""
+    if waiting := waiting_on(prs, pending):
+        return f"merge the pick pull requests ({', '.join(waiting)}), then git pull"
+    return f"release pick --file {picks_file}"
 
 
 def read_pick_prs(ctx: ReleaseContext, release: str, head: str, notes: list[str]) -> list[PickPr]:

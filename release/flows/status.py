@@ -11,10 +11,16 @@ from typing import TYPE_CHECKING, Any
 from release.core.json_text import JSONValue
 from release.errors import ConfigError, RefusedError, ReleaseError, UsageError
 from release.flows.branch_picks import BranchPick as DonePick
-from release.flows.branch_picks import PendingPick, kept_picks, pending_picks, picks_done
+from release.flows.branch_picks import (
+    FromGitHub,
+    PendingPick,
+    kept_picks,
+    pending_picks,
+    picks_done,
+)
 from release.flows.context import ReleaseContext, ReleaseLine, TagInfo
 from release.flows.pick_journal import Conflict, read_journal
-from release.flows.pick_status import PickPr, read_pick_prs, waiting_on
+from release.flows.pick_status import PickPr, picks_next, read_pick_prs, waiting_on
 from release.flows.tag_due import tag_due
 from release.flows.task_journal import interrupted
 
@@ -93,6 +99,7 @@ class Status:
     tagged_since: str | None = None  # the tag the untagged commits follow (None: no tag here)
     tag_due: bool = False  # tag would make a tag (what tag --dry-run reads, read the same)
     pick_prs: list[PickPr] = field(default_factory=list)  # the PR route's open and merged PRs
+    from_github: list[FromGitHub] = field(default_factory=list)  # the picks file's milestones
     # reverts on main of what the branch carries, not on it yet (release pick --reverts)
     reverts_pending: list[MainRevert] = field(default_factory=list)
 
@@ -122,9 +129,10 @@ class Status:
                 }
                 for p in self.picks_done
             ],
-            "picks_pending": [_pending(p) for p in self.picks_pending],
-            "picks_held": [_pending(p) for p in self.picks_held],
+            "picks_pending": [p.to_dict() for p in self.picks_pending],
+            "picks_held": [p.to_dict() for p in self.picks_held],
             "picks_refused": self.picks_refused,
+            "picks_from_github": [g.to_dict() for g in self.from_github],
             "reverts_pending": [
                 {
                     "sha": r.sha,
@@ -178,16 +186,6 @@ class Status:
         return json.dumps(self.to_dict(), indent=2)
 
 
-def _pending(p: PendingPick) -> dict[str, JSONValue]:
-    return {
-        "sha": p.sha,
-        "ref": p.ref,
-        "subject": p.subject,
-        "reason": p.reason,
-        "likely": p.likely,
-    }
-
-
 def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
     if s.interrupted:
         command, name = s.interrupted
@@ -202,10 +200,10 @@ def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
         return "commit or stash your changes"
     if s.picks_refused:
         return f"fix {picks_file}: release pick --file {picks_file} would refuse it"
-    if waiting := waiting_on(s.pick_prs, s.picks_pending):
-        return f"merge the pick pull requests ({', '.join(waiting)}), then git pull"
-    if s.picks_pending:
-        return f"release pick --file {picks_file}"
+    if s.picks_pending or waiting_on(s.pick_prs, s.picks_pending):
+        return picks_next(s.pick_prs, s.picks_pending, picks_file)
+    if any(g.unread for g in s.from_github):  # its picks are not known: none is "done"
+        return f"release pick --file {picks_file}   (once GitHub can be read)"
     if s.reverts_pending and not s.final:  # main undid what the rcs carry: before the next
         return "release pick --reverts"
     push = "release push" + ("" if s.remote_checked else "   (the remote was not checked)")
@@ -282,6 +280,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     pending: list[PendingPick] = []
     held: list[PendingPick] = []
     refused: str | None = None
+    from_github: list[FromGitHub] = []
     untagged, since, tag_is_due = 0, None, False
     reverts: list[MainRevert] = []
     if main is not None and head is not None:
@@ -296,7 +295,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
             base, info = _branch_point(ctx, branch, main, head, read_presence=has_picks)
             done = picks_done(ctx, branch, main, head, base, info)
             if info is not None:
-                pending, held, refused = pending_picks(ctx, info, head, notes)
+                pending, held, refused, from_github = pending_picks(ctx, info, head, notes)
         reverts = kept_reverts.due(done, notes)
     if head is not None:  # what tag reads: so status says tag exactly when tag would tag
         due = tag_due(ctx, line, ours, head)
@@ -305,7 +304,6 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
             f"{t.name} is not in {branch}'s history (the branch was rewritten after it)"
             for t in due.off_branch
         ]
-    prs = read_pick_prs(ctx, branch, head, notes) if head and not offline else []
     in_progress = _in_progress(ctx, notes)
     interrupted = _interrupted(ctx, notes)
     unpushed = _unpushed(ctx, line, head, notes) if ctx.remote_checked else []
@@ -331,7 +329,8 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         picks_refused=refused,
         tagged_since=since.name if since is not None else None,
         tag_due=tag_is_due,
-        pick_prs=prs,
+        pick_prs=read_pick_prs(ctx, branch, head, notes) if head and not offline else [],
+        from_github=from_github,
         reverts_pending=reverts,
     )
     from release.flows.next_version import version_to_ask

@@ -8,10 +8,21 @@ characters escaped (:mod:`release.core.terminal_text`), so none can forge a line
 from __future__ import annotations
 
 from release.core.terminal_text import escaped
+from release.flows.branch_picks import FromGitHub
 from release.flows.pick_status import pr_only_picks
 from release.flows.status import Status
 
 __all__ = ["render_status"]
+
+
+def _from_github(g: FromGitHub) -> list[str]:
+    """A milestone or label of the picks file: its pending count and what is not pickable,
+    or, in one line, why GitHub could not be read."""
+    if g.unread is not None:
+        return [f"{escaped(g.source)}: could not be read from GitHub: {escaped(g.unread)}"]
+    refused = f", {len(g.not_pickable)} not pickable" if g.not_pickable else ""
+    head = f"{escaped(g.source)}: {g.pending} pending{refused}"
+    return [head, *(f"  not pickable  {n.line()}" for n in g.not_pickable)]
 
 
 def render_status(s: Status) -> list[str]:
@@ -49,8 +60,9 @@ def render_status(s: Status) -> list[str]:
             )
         in_pr = {c.sha: pr.url for pr in s.pick_prs if pr.state == "OPEN" for c in pr.picks}
         for pending in s.picks_pending:
+            via = f" ({escaped(pending.via)})" if pending.via else ""
             where = f" (in {in_pr[pending.sha]})" if pending.sha in in_pr else ""
-            lines.append(f"  pending  {pending.sha[:10]} {escaped(pending.subject)}{where}")
+            lines.append(f"  pending  {pending.sha[:10]} {escaped(pending.subject)}{via}{where}")
         for pick, pr in by_pr:
             lines.append(f"  pending  {pick.sha[:10]} {escaped(pick.subject)} (in {pr.url})")
         for pr in s.pick_prs:
@@ -61,6 +73,8 @@ def render_status(s: Status) -> list[str]:
                 f"  held     {hold.sha[:10]} {escaped(hold.subject)} ({escaped(hold.likely or '')};"
                 f" --repick {hold.sha[:10]} picks it anyway)"
             )
+        for source in s.from_github:
+            lines += _from_github(source)
         if s.reverts_pending:
             lines.append(
                 f"reverts:  {len(s.reverts_pending)} on main undo what the branch carries"
