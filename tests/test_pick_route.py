@@ -459,3 +459,21 @@ def test_a_pick_branch_only_on_the_remote_still_carries_its_picks(
     assert len(_creates(gh_standin)) == 1
     [pr] = gh_standin.prs(REPO)
     assert pr["headRefName"] == branch and "is open" in again.stdout
+
+
+def test_picks_from_a_milestone_open_a_pr_that_names_it(
+    protected: SampleEngine, gh_standin: GhStandIn
+) -> None:
+    from .test_github_picks import milestone_prs
+
+    milestone_prs(protected, gh_standin)
+
+    result = _cli(protected, gh_standin, "pick", "--milestone", "v0.1.1")
+
+    assert result.returncode == 0, result.stderr
+    [branch] = _pick_branches(protected)
+    assert _originals(protected, branch) == [protected.shas[109], protected.shas[111]]
+    [create] = _creates(gh_standin)
+    assert "--milestone=v0.1.1" in create or create[create.index("--milestone") + 1] == "v0.1.1"
+    [pr] = [p for p in gh_standin.prs(REPO) if str(p["headRefName"]).startswith(SCOPE)]
+    assert "Milestone: v0.1.1" in str(pr["body"])
