@@ -247,3 +247,40 @@ def test_a_tags_manifest_goes_with_it_and_one_written_elsewhere_is_refused(
     assert "the manifest of v0.1.0rc1 on origin was written elsewhere" in _one_line(refused.stderr)
     assert repo_state(ready.root) == before
     assert read_note(theirs, "v0.1.0rc1", tip) == '{"manifest": "theirs"}\n'
+
+
+# What GitHub's server answers a push to a protected branch, word for word (its pre-receive
+# hook; git prints it behind "remote: ").
+PROTECTED = (
+    "while read old new ref; do\n"
+    '  case "$ref" in refs/heads/releases/*)\n'
+    '    echo "error: GH006: Protected branch update failed for $ref." >&2\n'
+    '    echo "error: Changes must be made through a pull request." >&2\n'
+    "    exit 1 ;;\n"
+    "  esac\n"
+    "done\n"
+    "exit 0\n"
+)
+
+
+def test_a_protected_branch_is_said_with_the_setting_that_routes_picks_by_pr(
+    ready: SampleEngine,
+) -> None:
+    installed = _hook(ready, "pre-receive", PROTECTED)
+    remote_before = _remote_refs(ready)
+    local_before = repo_state(ready.root)
+
+    result = run_cli(ready.root, "push")
+
+    line = _one_line(result.stderr)
+    assert result.code == 3, result.output
+    assert f"GH006: Protected branch update failed for refs/heads/{BRANCH}." in line
+    assert "protected = true under [tool.release.github]" in line
+    assert "nothing was pushed" in line
+    assert _remote_refs(ready) == remote_before
+    assert repo_state(ready.root) == local_before
+
+    installed.write_text("#!/bin/sh\necho 'v0.1.0rc1 is frozen by policy' >&2\nexit 1\n")
+    other = run_cli(ready.root, "push")  # any other refusal is not taken for protection
+    assert other.code not in (0, 3), other.output
+    assert "protected" not in other.stderr

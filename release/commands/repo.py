@@ -80,6 +80,8 @@ def pick(request: PickRequest, run: Run) -> Report:
     from release.flows.pick_plan import parse_picks
 
     ctx = context(run)
+    if ctx.config.github.protected:  # the PR route: a branch of its own, pushed, and a PR
+        from release.flows import pick_route as flow  # type: ignore[no-redef]
     commits = " ".join(request.commits)
     if request.continue_ or request.abort:
         if request.continue_ and request.abort:

@@ -29,6 +29,7 @@ class StepKind(StrEnum):
     COPY_IMAGE = "copy-image"  # a final's tag given an rc's digest, inside the registry
     TAG_IMAGE = "tag-image"  # a final's tags given an rc's image, in the engine
     RECORD_MANIFEST = "record-manifest"  # a manifest recorded as its tag's note
+    OPEN_PULL_REQUEST = "open-pull-request"  # on GitHub, unless the branch has one
     SKIP = "skip"  # reported only: nothing is done for it
     HOLD = "hold"  # reported only: left for a person to decide
     NOT_PICKABLE = "not-pickable"  # reported only: a listed PR that cannot be picked, and why

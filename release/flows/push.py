@@ -5,7 +5,9 @@ Either every ref lands on the remote or none does; a rejected or failed push cha
 nothing locally (git updates remote-tracking refs only on success), so a retry is safe.
 A tag's manifest is its notes ref (``refs/notes/release/<tag>``, see
 :mod:`release.adapters.git_notes`); it is sent when the remote lacks it or has an older
-one, and refused when the remote's was written elsewhere.
+one, and refused when the remote's was written elsewhere. A push the server refuses because
+the release branch is protected (GitHub's ``GH006``) is said as such, with the setting that
+sends picks there by pull request (:mod:`release.flows.pick_route`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable
 from release.adapters.git_notes import NOTES_PREFIX
 from release.adapters.git_remotes import RefRecord
 from release.adapters.lock import repo_lock
+from release.core.pick_pr import protected_refusal
 from release.core.plan import Plan, Step, StepKind, short
 from release.errors import GitError, RefusedError
 from release.flows.context import ReleaseContext
@@ -153,7 +156,16 @@ def _send(ctx: ReleaseContext, plan: Plan) -> None:
     refspecs = [f"{s.data['ref']}:{s.data['ref']}" for s in plan.steps]
     result = ctx.repo.remotes.push_atomic(plan.info["remote"], refspecs)
     if not result.ok:
-        reason = _rejection(result.stdout + "\n" + result.stderr)
+        said = result.stdout + "\n" + result.stderr
+        protected = protected_refusal(said)
+        if protected is not None:
+            raise RefusedError(
+                f"push to {plan.info['remote']} refused: {plan.info['branch']} is a protected "
+                f"branch there (the remote said: {protected}); nothing was pushed. Picks reach a "
+                "protected branch by pull request: set protected = true under "
+                "[tool.release.github], then release pick opens one"
+            )
+        reason = _rejection(said)
         raise GitError(
             f"push to {plan.info['remote']} failed, nothing was pushed: {reason}; "
             "local branch and tags are unchanged, retry when fixed"

@@ -20,6 +20,7 @@ from release.flows.branch_picks import (
 )
 from release.flows.context import ReleaseContext, ReleaseLine, TagInfo
 from release.flows.pick_journal import Conflict, read_journal
+from release.flows.pick_status import PickPr, picks_next, read_pick_prs, waiting_on
 from release.flows.tag_due import tag_due
 from release.flows.task_journal import interrupted
 
@@ -97,6 +98,7 @@ class Status:
     picks_refused: str | None = None  # why pick --file would refuse
     tagged_since: str | None = None  # the tag the untagged commits follow (None: no tag here)
     tag_due: bool = False  # tag would make a tag (what tag --dry-run reads, read the same)
+    pick_prs: list[PickPr] = field(default_factory=list)  # the PR route's open and merged PRs
     from_github: list[FromGitHub] = field(default_factory=list)  # the picks file's milestones
     # reverts on main of what the branch carries, not on it yet (release pick --reverts)
     reverts_pending: list[MainRevert] = field(default_factory=list)
@@ -175,6 +177,7 @@ class Status:
             else {"command": self.interrupted[0], "name": self.interrupted[1]},
             "notes": list(self.notes),
             "next_command": self.next_command,
+            "pick_prs": [pr.to_dict() for pr in self.pick_prs],
         }
 
     def to_json(self) -> str:
@@ -197,8 +200,8 @@ def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
         return "commit or stash your changes"
     if s.picks_refused:
         return f"fix {picks_file}: release pick --file {picks_file} would refuse it"
-    if s.picks_pending:
-        return f"release pick --file {picks_file}"
+    if s.picks_pending or waiting_on(s.pick_prs, s.picks_pending):
+        return picks_next(s.pick_prs, s.picks_pending, picks_file)
     if any(g.unread for g in s.from_github):  # its picks are not known: none is "done"
         return f"release pick --file {picks_file}   (once GitHub can be read)"
     if s.reverts_pending and not s.final:  # main undid what the rcs carry: before the next
@@ -326,6 +329,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         picks_refused=refused,
         tagged_since=since.name if since is not None else None,
         tag_due=tag_is_due,
+        pick_prs=read_pick_prs(ctx, branch, head, notes) if head and not offline else [],
         from_github=from_github,
         reverts_pending=reverts,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from release.core.terminal_text import escaped
 from release.flows.branch_picks import FromGitHub
+from release.flows.pick_status import pr_only_picks
 from release.flows.status import Status
 
 __all__ = ["render_status"]
@@ -48,16 +49,25 @@ def render_status(s: Status) -> list[str]:
         if s.untagged_commits:
             lines.append(f"untagged: {s.untagged_commits} commit(s) since the last tag")
         held = f", {len(s.picks_held)} held" if s.picks_held else ""
-        lines.append(f"picks:    {len(s.picks_done)} done, {len(s.picks_pending)} pending{held}")
+        by_pr = pr_only_picks(s.pick_prs, s.picks_pending)
+        pending_count = len(s.picks_pending) + len(by_pr)
+        lines.append(f"picks:    {len(s.picks_done)} done, {pending_count} pending{held}")
         for done in s.picks_done[-10:]:
             reason = f" [{escaped(done.reason)}]" if done.reason else ""
             reason += "" if done.how == "-x" else f" ({done.how})"
             lines.append(
                 f"  done     {escaped(done.picked_from[:10])} {escaped(done.subject)}{reason}"
             )
+        in_pr = {c.sha: pr.url for pr in s.pick_prs if pr.state == "OPEN" for c in pr.picks}
         for pending in s.picks_pending:
             via = f" ({escaped(pending.via)})" if pending.via else ""
-            lines.append(f"  pending  {pending.sha[:10]} {escaped(pending.subject)}{via}")
+            where = f" (in {in_pr[pending.sha]})" if pending.sha in in_pr else ""
+            lines.append(f"  pending  {pending.sha[:10]} {escaped(pending.subject)}{via}{where}")
+        for pick, pr in by_pr:
+            lines.append(f"  pending  {pick.sha[:10]} {escaped(pick.subject)} (in {pr.url})")
+        for pr in s.pick_prs:
+            state = "open" if pr.state == "OPEN" else "merged" + ("" if pr.here else ", not pulled")
+            lines.append(f"  pick PR  #{pr.number} {pr.url} ({state}, {escaped(pr.head)})")
         for hold in s.picks_held:
             lines.append(
                 f"  held     {hold.sha[:10]} {escaped(hold.subject)} ({escaped(hold.likely or '')};"

@@ -175,6 +175,10 @@ def tag(
         ctx.require_full_history("tag")
         ctx.require_clean()
         _require_remote(ctx, offline)
+        if ctx.config.github.protected and not offline:  # picks by PR: none may be open
+            from release.flows.pick_status import refuse_open_pick_prs
+
+            refuse_open_pick_prs(ctx, branch)
         tags = ctx.tags(offline=offline)
         ctx.require_same_reading(branch)
         line = ctx.release_line(branch, named, tags)
