@@ -157,4 +157,3 @@ def test_the_buildkite_tag_steps_make_it_with_the_agents_token(registry: str | N
     plain = buildkite_pipeline(matrix)
     assert not any(line in s["command"] for s in plain["steps"])
     assert [s["key"] for s in plain["steps"]][-1] == ("promote" if registry else "manifest")
-

@@ -278,8 +278,17 @@ def test_without_an_engine_the_git_steps_pass_and_the_image_steps_say_not_run(
         "the remote has v0.31.0rc1, v0.31.0rc2 and v0.31.0",
         "the final v0.31.0 is on v0.31.0rc2's commit",
         "each pick (#59102, #59118, #59140) is listed once in the final notes",
+        "the GitHub release of v0.31.0rc1 is shown as a plan of a pre-release, nothing sent",
+        "the GitHub release of v0.31.0 is shown as a plan of a release marked latest, nothing sent",
     ):
         assert f"ok   {check}\n" in out, check
+    # the GitHub steps are plans of what would be sent, never a release made
+    for tag in ("v0.31.0rc1", "v0.31.0"):
+        assert f"$ release github-release {tag} --dry-run\n" in out, tag
+        assert f"# the GitHub release of {tag}: a plan only (--dry-run): nothing sent" in out
+    assert "    dry run, nothing sent:\n" in out
+    assert "    left out: the rc page and the release manifest: v0.31.0rc1 has no manifest" in out
+    assert not re.search(r"^\s*(made|updated) a (pre-)?release", out, re.M)
     assert (
         "--   the image checks (manifests, notes refs, promoted ids) (not run: no Docker Engine "
         "answers (start one: sudo dockerd >/tmp/dockerd.log 2>&1 &))" in out
