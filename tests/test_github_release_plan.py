@@ -54,13 +54,14 @@ def test_an_rc_is_made_a_prerelease_with_its_page_and_manifest() -> None:
             files=["/tmp/assets/v0.31.0rc1.html", "/tmp/assets/v0.31.0rc1-manifest.json"],
         ),
     ]
-    assert "--prerelease" in argv and "--repo" in argv and "vllm-project/vllm-gaudi" in argv
+    assert "--prerelease=true" in argv and "--latest=false" in argv
+    assert argv[argv.index("--repo") + 1] == "vllm-project/vllm-gaudi"
     assert [a.name for a in RC.assets] == ["v0.31.0rc1.html", "v0.31.0rc1-manifest.json"]
 
 
 def test_a_final_is_made_latest_with_no_prerelease() -> None:
     argv = FINAL.argv(Action.CREATE)
-    assert "--prerelease" not in argv and any(a.startswith("--latest") for a in argv)
+    assert "--prerelease=false" in argv and "--latest=true" in argv
     assert argv == [
         "gh",
         *gh_commands.release_create(

@@ -26,7 +26,7 @@ def github_plan(t: Terminal, where: Path, tag: str, *, prerelease: bool) -> bool
         outcome.code == 0
         and lines[:1] == ["dry run, nothing sent:"]
         and len(create) == 1
-        and ("--prerelease" in create[0].split()) == prerelease
+        and f"--prerelease={'true' if prerelease else 'false'}" in create[0].split()
     )
     t.check(f"the GitHub release of {tag} is shown as a plan of {kind}, nothing sent", ok)
     t.note(f"the GitHub release of {tag}: {PLANNED} (CI's tag job makes it: release ci)")
