@@ -157,3 +157,24 @@ def test_the_buildkite_tag_steps_make_it_with_the_agents_token(registry: str | N
     plain = buildkite_pipeline(matrix)
     assert not any(line in s["command"] for s in plain["steps"])
     assert [s["key"] for s in plain["steps"]][-1] == ("promote" if registry else "manifest")
+
+
+@pytest.mark.parametrize("made", [True, False], ids=["release", "no-release"])
+def test_release_ci_follows_the_github_table(tmp_path: Path, made: bool) -> None:
+    """``release ci`` as a user runs it: ``[tool.release.github] release`` (true unless
+    set) decides whether the tag's jobs make the GitHub release."""
+    from tests.conftest import run_cli
+    from tests.test_ci_validators import hostile_engine
+
+    root = hostile_engine(tmp_path / "engine", install=True, hostile=False)
+    pyproject = root / "pyproject.toml"
+    if not made:
+        text = pyproject.read_text(encoding="utf-8") + "[tool.release.github]\nrelease = false\n"
+        pyproject.write_text(text, encoding="utf-8")
+    for fmt in ("github", "buildkite"):
+        result = run_cli(root, "ci", "--format", fmt)
+        assert result.code == 0, result.output
+        folder = root / (".github/workflows" if fmt == "github" else ".buildkite")
+        texts = "".join(p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.yml")))
+        assert ("release github-release" in texts) is made, texts
+        assert ("makes its GitHub release" in result.stdout) is made, result.stdout
