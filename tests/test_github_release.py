@@ -28,10 +28,20 @@ from tests.test_rc_page import tagged  # noqa: F401  (the fixture)
 SPEC = "example/tinyengine"  # the sample's repo-url
 RC = "v0.1.0rc1"
 PAGE, MANIFEST = f"{RC}.html", f"{RC}-manifest.json"
+HALF_MADE = {
+    "tagName": RC, "name": RC, "body": "half made", "isPrerelease": True, "isDraft": False,
+    "assets": [], "url": f"https://github.com/{SPEC}/releases/tag/{RC}",
+}  # fmt: skip
+
+
+NO_CACHE = {"RELEASE_REPO_CACHE": "0"}
 
 
 def env(standin: GhStandIn) -> dict[str, str]:
-    return standin.env(os.environ)
+    """The stand-in first on PATH. The notes' caches off: what ``release notes`` keeps
+    under ``.git/release`` to be quicker is no change of the repository's, and would
+    otherwise show in the state compared before and after."""
+    return standin.env({**os.environ, **NO_CACHE})
 
 
 def pushed(engine: SampleEngine, *refs: str) -> SampleEngine:
@@ -46,7 +56,7 @@ def rc(tagged: SampleEngine) -> SampleEngine:  # noqa: F811
 
 
 def notes(engine: SampleEngine, view: str, until: str) -> str:
-    made = run_cli(engine.root, "notes", "--view", view, "--until", until)
+    made = run_cli(engine.root, "notes", "--view", view, "--until", until, env=NO_CACHE)
     assert made.code == 0, made.output
     return made.stdout
 
@@ -90,6 +100,7 @@ def test_an_rc_is_made_a_prerelease_once_then_updated_in_place(
     rc: SampleEngine,
     gh_standin: GhStandIn,  # noqa: F811
 ) -> None:
+    gh_standin.link_remote(SPEC, rc.remote)  # gh's --verify-tag: the tag is on GitHub
     before = repo_state(rc.root)
     made = run_cli(rc.root, "github-release", env=env(gh_standin))
     assert made.code == 0, made.output
@@ -100,6 +111,11 @@ def test_an_rc_is_made_a_prerelease_once_then_updated_in_place(
     assert release["tagName"] == RC and release["isPrerelease"] is True
     assert release["body"].strip() == notes(rc, "rc", RC).strip()
     assert sorted(a["name"] for a in release["assets"]) == sorted([PAGE, MANIFEST])
+    manifest = json.loads(gh_standin.asset(SPEC, RC, MANIFEST))
+    assert manifest["tag"] == RC and manifest == json.loads(
+        run_cli(rc.root, "manifest", "show", RC, "--json", env=NO_CACHE).stdout
+    )
+    assert b"<!DOCTYPE html>" in gh_standin.asset(SPEC, RC, PAGE)
     assert f"made a pre-release {RC} on {SPEC}" in made.stdout
     assert repo_state(rc.root) == before  # the notes and assets lived in a temporary directory
     again = run_cli(rc.root, "github-release", RC, "--json", env=env(gh_standin))
@@ -114,14 +130,7 @@ def test_a_run_stopped_after_the_create_is_finished_by_the_next(
 ) -> None:
     """What a run killed between gh's create and its upload leaves: the release, with other
     notes (an older run's) and no assets. The next run edits it and uploads; none is made."""
-    gh_standin.add_release(
-        SPEC,
-        {
-            "tagName": RC, "name": RC, "body": "half made", "isPrerelease": True,
-            "isDraft": False, "assets": [],
-            "url": f"https://github.com/{SPEC}/releases/tag/{RC}",
-        },
-    )  # fmt: skip
+    gh_standin.add_release(SPEC, HALF_MADE)
     finished = run_cli(rc.root, "github-release", RC, env=env(gh_standin))
     assert finished.code == 0, finished.output
     assert kinds(gh_standin.calls()) == ["view", "edit", "upload", "view"]
@@ -156,6 +165,25 @@ def test_a_gh_fault_is_one_line_and_changes_nothing(
     # the fault gone, the re-run makes it
     assert run_cli(rc.root, "github-release", env=env(gh_standin)).code == 0
     assert len(gh_standin.releases(SPEC)) == 1
+
+
+def test_a_release_gone_between_view_and_upload_is_one_line(
+    rc: SampleEngine,
+    gh_standin: GhStandIn,  # noqa: F811
+) -> None:
+    """gh's 404 where a release was expected: one line, nothing changed here."""
+    gh_standin.add_release(SPEC, HALF_MADE)
+    gh_standin.fault("release upload", "404")
+    before = repo_state(rc.root)
+    failed = run_cli(rc.root, "github-release", RC, env=env(gh_standin))
+    assert failed.code == 1, failed.output
+    assert failed.stderr.strip().splitlines() == [
+        f"error: gh release upload: {SPEC} has no release {RC}"
+    ]
+    assert repo_state(rc.root) == before
+    again = run_cli(rc.root, "github-release", RC, env=env(gh_standin))
+    assert again.code == 0, again.output
+    assert len(gh_standin.releases(SPEC)[0]["assets"]) == 2
 
 
 def test_a_tag_not_pushed_is_refused_with_nothing_sent(
