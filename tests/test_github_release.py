@@ -224,6 +224,9 @@ def test_a_tag_without_a_manifest_says_what_is_left_out(
     )
     (release,) = gh_standin.releases(SPEC)
     assert release["assets"] == [] and release["isPrerelease"] is True
+    again = run_cli(engine.root, "github-release", env=env(gh_standin))
+    assert again.code == 0 and kinds(gh_standin.calls())[3:] == ["view", "view"]  # nothing to do
+    assert f"a pre-release {RC} on {SPEC} is up to date: " in again.stdout
 
 
 def test_a_final_is_made_latest_with_the_finals_notes(

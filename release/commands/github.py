@@ -51,12 +51,14 @@ def github_release(request: GitHubReleaseRequest, run: Run) -> Report:
             lines = ["dry run, nothing sent:", *plan.plan_lines()]
             return Report(tuple(lines), data)
         applied = apply(plan, Gh(repo), Path(scratch), run.say)
-    done = "updated" if applied.found else "made"
+    where = f"{plan.kind} {plan.tag} on {plan.repo.spec}"
     said = f" ({', '.join(applied.differences)} set again)" if applied.differences else ""
-    lines = [
-        *plan.head(),
-        f"{done} {plan.kind} {plan.tag} on {plan.repo.spec}{said}: {escaped(applied.url)}",
-    ]
+    done = (
+        f"made {where}" if not applied.found
+        else f"updated {where}{said}" if applied.actions
+        else f"{where} is up to date"
+    )  # fmt: skip
+    lines = [*plan.head(), f"{done}: {escaped(applied.url)}"]
     if plan.assets:
         lines.append(f"assets sent: {', '.join(a.name for a in plan.assets)}")
     data |= {
