@@ -22,7 +22,7 @@ from release.sample import SampleEngine
 from release.sample.rehearse_github import github_plan
 from release.sample.rehearse_terminal import Terminal
 from tests.conftest import repo_state, run_cli
-from tests.github_support import GhStandIn, gh_standin  # noqa: F401  (the fixture)
+from tests.github_support import GhStandIn
 from tests.test_rc_page import tagged  # noqa: F401  (the fixture)
 
 SPEC = "example/tinyengine"  # the sample's repo-url
@@ -68,7 +68,7 @@ def kinds(calls: list[list[str]]) -> list[str]:
 
 def test_the_dry_run_prints_what_would_be_sent_and_sends_nothing(
     rc: SampleEngine,
-    gh_standin: GhStandIn,  # noqa: F811
+    gh_standin: GhStandIn,
 ) -> None:
     before = repo_state(rc.root)
     said = run_cli(rc.root, "github-release", "--dry-run", env=env(gh_standin))
@@ -98,7 +98,7 @@ def test_the_dry_run_prints_what_would_be_sent_and_sends_nothing(
 
 def test_an_rc_is_made_a_prerelease_once_then_updated_in_place(
     rc: SampleEngine,
-    gh_standin: GhStandIn,  # noqa: F811
+    gh_standin: GhStandIn,
 ) -> None:
     gh_standin.link_remote(SPEC, rc.remote)  # gh's --verify-tag: the tag is on GitHub
     before = repo_state(rc.root)
@@ -126,7 +126,7 @@ def test_an_rc_is_made_a_prerelease_once_then_updated_in_place(
 
 def test_a_run_stopped_after_the_create_is_finished_by_the_next(
     rc: SampleEngine,
-    gh_standin: GhStandIn,  # noqa: F811
+    gh_standin: GhStandIn,
 ) -> None:
     """What a run killed between gh's create and its upload leaves: the release, with other
     notes (an older run's) and no assets. The next run edits it and uploads; none is made."""
@@ -150,7 +150,7 @@ def test_a_run_stopped_after_the_create_is_finished_by_the_next(
 )
 def test_a_gh_fault_is_one_line_and_changes_nothing(
     rc: SampleEngine,
-    gh_standin: GhStandIn,  # noqa: F811
+    gh_standin: GhStandIn,
     kind: str,
     said: str,
 ) -> None:
@@ -169,7 +169,7 @@ def test_a_gh_fault_is_one_line_and_changes_nothing(
 
 def test_a_release_gone_between_view_and_upload_is_one_line(
     rc: SampleEngine,
-    gh_standin: GhStandIn,  # noqa: F811
+    gh_standin: GhStandIn,
 ) -> None:
     """gh's 404 where a release was expected: one line, nothing changed here."""
     gh_standin.add_release(SPEC, HALF_MADE)
@@ -188,7 +188,7 @@ def test_a_release_gone_between_view_and_upload_is_one_line(
 
 def test_a_tag_not_pushed_is_refused_with_nothing_sent(
     tagged: SampleEngine,  # noqa: F811
-    gh_standin: GhStandIn,  # noqa: F811
+    gh_standin: GhStandIn,
 ) -> None:
     before = repo_state(tagged.root)
     for args in ([], ["--dry-run"]):
@@ -208,7 +208,7 @@ def test_a_tag_not_pushed_is_refused_with_nothing_sent(
 
 def test_a_tag_without_a_manifest_says_what_is_left_out(
     cut_engine_copy: SampleEngine,
-    gh_standin: GhStandIn,  # noqa: F811
+    gh_standin: GhStandIn,
 ) -> None:
     engine = cut_engine_copy
     assert run_cli(engine.root, "tag").code == 0
@@ -231,7 +231,7 @@ def test_a_tag_without_a_manifest_says_what_is_left_out(
 
 def test_a_final_is_made_latest_with_the_finals_notes(
     rc: SampleEngine,
-    gh_standin: GhStandIn,  # noqa: F811
+    gh_standin: GhStandIn,
 ) -> None:
     promoted = run_cli(rc.root, "promote", "--no-images")
     assert promoted.code == 0, promoted.output
@@ -251,7 +251,7 @@ def test_a_final_is_made_latest_with_the_finals_notes(
 
 def test_a_project_that_makes_no_github_release_is_refused(
     rc: SampleEngine,
-    gh_standin: GhStandIn,  # noqa: F811
+    gh_standin: GhStandIn,
 ) -> None:
     pyproject = rc.root / "pyproject.toml"
     pyproject.write_text(
@@ -272,7 +272,7 @@ class _Forgetful(Gh):
 
 def test_a_release_that_does_not_read_back_as_made_is_an_error(
     tmp_path: Path,
-    gh_standin: GhStandIn,  # noqa: F811
+    gh_standin: GhStandIn,
 ) -> None:
     repo = GitHubRepo("github.com", "example", "tinyengine")
     (tmp_path / "a.html").write_text("<!DOCTYPE html>\n")
