@@ -11,6 +11,7 @@ __all__ = [
     "ConflictError",
     "EngineError",
     "GitError",
+    "GitHubError",
     "LockedError",
     "RefusedError",
     "ReleaseError",
@@ -69,6 +70,11 @@ class GitError(ReleaseError):
     """A git command failed in a way the workflow did not expect."""
 
     exit_code = 5
+
+
+class GitHubError(ReleaseError):
+    """GitHub (through its CLI, ``gh``) is missing, not logged in, out of reach or answered
+    with something unusable; the message says what to do. Nothing was changed by it."""
 
 
 class EngineError(ReleaseError):

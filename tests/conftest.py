@@ -218,6 +218,9 @@ def local_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PackageInd
 # Image tests: the `docker` fixture (skips saying why, or fails when RELEASE_REQUIRE_DOCKER=1).
 from tests.docker_support import docker  # noqa: E402, F401
 
+# GitHub: the `gh_standin` fixture, a recording stand-in for gh first on PATH.
+from tests.github_support import gh_standin  # noqa: E402, F401
+
 
 @pytest.fixture
 def cut_engine_copy(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> SampleEngine:

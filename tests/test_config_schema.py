@@ -15,6 +15,7 @@ import pytest
 
 from release.core import ci_config as ci_module
 from release.core import config as config_module
+from release.core import github_config as github_module
 from release.core import matrix as matrix_module
 from release.core import serving as serving_module
 from release.core import smoke_config as smoke_module
@@ -49,6 +50,7 @@ def test_the_schema_is_a_draft_2020_12_schema() -> None:
     [
         ((), config_module._KEYS),
         (("ci",), ci_module._KEYS),
+        (("github",), github_module.GITHUB_KEYS),
         (("images",), matrix_module._IMAGE_KEYS),
         (("images", "variants[]"), variant_module.VARIANT_KEYS),
         (("images", "snapshot"), matrix_module._SNAPSHOT_KEYS),
@@ -93,6 +95,10 @@ def test_the_tables_shipped_validate(path: Path) -> None:
         (lambda t: t.update({"bots": "dependabot"}), "bots"),
         (lambda t: t.update({"mainbranch": "main"}), ""),
         (lambda t: t.update({"ci": {"install": "release==1", "requirements": "r.txt"}}), "ci"),
+        (lambda t: t.update({"github": {"repo": "vllm-project"}}), "github.repo"),
+        (lambda t: t.update({"github": {"protected": "yes"}}), "github.protected"),
+        (lambda t: t.update({"github": {"pick-label": "a,b"}}), "github.pick-label"),
+        (lambda t: t.update({"github": {"releases": True}}), "github"),
         (lambda t: t["images"]["variants"][0].update({"cuda": 12.9}), "images.variants.0.cuda"),
         (lambda t: t["images"]["variants"][0].pop("base-image"), "images.variants.0"),
         (lambda t: t["images"]["variants"][0].update({"rocm": "6.4.1"}), "images.variants.0"),

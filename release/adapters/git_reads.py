@@ -309,6 +309,22 @@ class History:
         walk = span(since, ref) if since is not None else (ref,)
         return self.repo.start("log", f"--format={SUBJECT_FORMAT}", *grep, *walk, "--")
 
+    def start_reverts(self, *, since: str, until: str) -> GitRead:
+        """The range's commits whose message may say they revert one (``Revert``,
+        ``Reapply``, git's ``This reverts commit``; git looks, as fixed strings, so only
+        they are written and parsed), read by :func:`~release.adapters.git_log.parse_log`."""
+        grep = ("--fixed-strings", "--grep=Revert", "--grep=Reapply", "--grep=This reverts commit")
+        return self.repo.start("log", f"--format={LOG_FORMAT}", *grep, *span(since, until), "--")
+
+    def outside(self, shas: Sequence[str], ref: str) -> set[str]:
+        """Those of ``shas`` (commits, by full sha) that are not in ``ref``'s history: one
+        walk for all of them, from each back to where it meets ``ref``."""
+        if not shas:
+            return set()
+        stdin = "".join(f"{sha}\n" for sha in shas) + f"^{ref}\n"
+        walked = set(self.repo.start("rev-list", "--stdin", stdin=stdin).out().split())
+        return walked.intersection(shas)
+
     def start_about(self, shas: Sequence[str]) -> GitRead:
         """``shas`` (in the order given), read by :func:`~release.adapters.git_log.parse_about`."""
         return self.start_commit_log(shas, ABOUT_FORMAT)

@@ -21,7 +21,7 @@ from pathlib import Path
 from release.adapters.cache_file import cache_policy, read_payload, write_payload
 from release.adapters.git import GitRepo
 
-__all__ = ["KEPT", "Kept", "Pick", "keep_picks", "read_picks"]
+__all__ = ["KEPT", "Kept", "Pick", "keep_picks", "keep_reverts", "read_picks", "read_reverts"]
 
 FORMAT = 1
 KEPT = 8  # (tip, main) pairs kept: a tip moves with every pick
@@ -54,24 +54,41 @@ def _load(path: Path, key: str) -> dict[str, Kept]:
 
 def read_picks(repo: GitRepo, key: str, tip: str, main: str) -> Kept | None:
     """The picks kept for ``tip`` and ``main``, if any."""
+    return _read(repo, key, f"{tip} {main}")
+
+
+def keep_picks(repo: GitRepo, key: str, tip: str, main: str, picks: Sequence[Pick]) -> None:
+    """Keep ``picks`` for ``tip`` and ``main`` (the oldest pair goes past :data:`KEPT`)."""
+    _keep(repo, key, f"{tip} {main}", picks)
+
+
+def read_reverts(repo: GitRepo, key: str, tip: str, main: str) -> Kept | None:
+    """The reverts on main to pick (:mod:`release.flows.main_reverts`, five fields each)
+    kept for ``tip`` and ``main``, if any: a fact of the two commits, as the picks are."""
+    return _read(repo, key, f"reverts {tip} {main}")
+
+
+def keep_reverts(repo: GitRepo, key: str, tip: str, main: str, rows: Sequence[Pick]) -> None:
+    _keep(repo, key, f"reverts {tip} {main}", rows)
+
+
+def _read(repo: GitRepo, key: str, pair: str) -> Kept | None:
     path = _path(repo, writing=False)
     if path is None:
         return None
-    found = _load(path, key).get(f"{tip} {main}")
+    found = _load(path, key).get(pair)
     if type(found) is not tuple or not all(type(p) is tuple and len(p) == 5 for p in found):
         return None
     return found
 
 
-def keep_picks(repo: GitRepo, key: str, tip: str, main: str, picks: Sequence[Pick]) -> None:
-    """Keep ``picks`` for ``tip`` and ``main`` (the oldest pair goes past :data:`KEPT`)."""
+def _keep(repo: GitRepo, key: str, pair: str, rows: Sequence[Pick]) -> None:
     path = _path(repo, writing=True)
     if path is None:
         return
     kept = _load(path, key)
-    pair = f"{tip} {main}"
     kept.pop(pair, None)
-    kept[pair] = tuple(picks)
-    while len(kept) > KEPT:
+    kept[pair] = tuple(rows)
+    while len(kept) > 2 * KEPT:  # the picks and the reverts of each pair
         del kept[next(iter(kept))]
     write_payload(path, _MAGIC, FORMAT, key, marshal.dumps(kept))

@@ -61,6 +61,11 @@ COMMANDS: tuple[Command, ...] = (
                 positional=True,
             ),
             Option("file", "a picks file: one '<sha or #PR> [reason]' per line", Kind.TEXT),
+            Option(
+                "reverts",
+                "pick every revert on main since the cut of a commit the branch carries (from "
+                "before the cut, or picked) that is not on the branch yet, as status lists them",
+            ),
             Option("reason", "why it is picked", Kind.TEXT, choices=PICK_REASONS),
             Option("allow-feature", "pick feature work too (refused by default)"),
             Option(

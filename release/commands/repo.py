@@ -4,12 +4,17 @@ request)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from release.commands.common import context, notices, plan_report
 from release.commands.outcome import Report, Run
 from release.errors import UsageError
+
+if TYPE_CHECKING:
+    from release.core.json_text import JSONValue
+    from release.flows.main_reverts import MainRevert
 
 __all__ = ["CutRequest", "PickRequest", "cut", "pick"]
 
@@ -55,6 +60,7 @@ def cut(request: CutRequest, run: Run) -> Report:
 class PickRequest:
     commits: tuple[str, ...] = ()
     file: str | None = None
+    reverts: bool = False
     reason: str | None = None
     allow_feature: bool = False
     repick: tuple[str, ...] = ()
@@ -67,6 +73,7 @@ class PickRequest:
 def pick(request: PickRequest, run: Run) -> Report:
     from release.adapters.files import read_text
     from release.flows import pick as flow
+    from release.flows.pick_plan import PickRequest as Wanted
     from release.flows.pick_plan import parse_requests
 
     ctx = context(run)
@@ -74,7 +81,7 @@ def pick(request: PickRequest, run: Run) -> Report:
     if request.continue_ or request.abort:
         if request.continue_ and request.abort:
             raise UsageError("--continue and --abort: give one of them")
-        if commits or request.file or request.repick:
+        if commits or request.file or request.repick or request.reverts:
             raise UsageError("--continue and --abort take no commits; run them alone")
         if request.continue_:
             lines = flow.continue_pick(ctx, say=run.say)
@@ -85,6 +92,17 @@ def pick(request: PickRequest, run: Run) -> Report:
     if request.file is not None and picks is None:
         raise UsageError(f"--file {request.file}: no such file")
     requests = parse_requests(commits, picks.text if picks else None, request.reason)
+    said: list[str] = []
+    if request.reverts:
+        from release.flows.main_reverts import reverts_to_pick
+
+        branch, reverts = reverts_to_pick(ctx, remember=request.dry_run)
+        said = _reverts_said(branch, reverts)
+        asked = {r.ref for r in requests}
+        requests += [Wanted(r.sha, request.reason) for r in reverts if r.sha not in asked]
+        if not requests:  # nothing to pick: said, and nothing else is read
+            found: list[JSONValue] = [*said]
+            return Report(tuple(said), {"report": found, "reverts": []})
     again = [r.ref for r in parse_requests(" ".join(request.repick))]
     plan, report = flow.pick(
         ctx,
@@ -94,9 +112,27 @@ def pick(request: PickRequest, run: Run) -> Report:
         dry_run=request.dry_run,
         say=run.say,
     )
-    return plan_report(
+    outcome = plan_report(
         plan,
         dry_run=request.dry_run,
         report=None if request.dry_run else report,
-        before=notices(ctx),
+        before=[*notices(ctx), *said],
     )
+    if not request.reverts:
+        return outcome
+    shas: list[JSONValue] = [r.sha for r in reverts]
+    return replace(outcome, data={**outcome.data, "reverts": shas})
+
+
+def _reverts_said(branch: str, reverts: list[MainRevert]) -> list[str]:
+    """What ``--reverts`` found, before the plan."""
+    from release.core.terminal_text import escaped
+
+    if not reverts:
+        return [f"--reverts: no revert on main since the cut undoes what {escaped(branch)} carries"]
+    return [
+        f"--reverts: {len(reverts)} on main undo what {escaped(branch)} carries: "
+        + ", ".join(
+            f"{r.sha[:10]} (reverts {escaped(r.reverts[:10])}, {r.carried})" for r in reverts
+        )
+    ]

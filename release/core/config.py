@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from release.core.github_config import GitHubSettings, parse_github
 from release.core.tree_paths import tree_relative
 from release.core.version_files import patch_releases, version_files
 from release.core.versions import (
@@ -158,6 +159,7 @@ _KEYS = {
     "version-files",
     "bump-main-after-cut",
     "ci",
+    "github",
 }
 
 
@@ -186,6 +188,7 @@ class Config:
     images: Mapping[str, Any] = field(default_factory=dict)  # the table as written
     matrix: ImageMatrix | None = None  # the same, parsed and validated; None without one
     ci: CiSettings | None = None  # [tool.release.ci]; None: the defaults
+    github: GitHubSettings = field(default_factory=GitHubSettings)  # [tool.release.github]
 
     def alias_map(self) -> dict[str, str]:
         """Normalized spelling -> canonical category."""
@@ -336,6 +339,7 @@ def config_from_mapping(table: Mapping[str, Any]) -> Config:
         images=dict(images),
         matrix=matrix,
         ci=ci,
+        github=parse_github(table.get("github", {})),
         bots=_globs(table),
         merge_by_name=_flag(table, "merge-by-name", defaults.merge_by_name),
     )

@@ -16,7 +16,15 @@ from release.core.categories import near_category, prefix_key
 from release.core.commits import Commit, Person, title_key
 from release.core.people import Identities, People
 
-__all__ = ["Entry", "Notes", "build_notes", "cancel_reverts", "render_json", "render_markdown"]
+__all__ = [
+    "Entry",
+    "Notes",
+    "build_notes",
+    "cancel_reverts",
+    "render_json",
+    "render_markdown",
+    "revert_targets",
+]
 
 
 @dataclass(frozen=True)
@@ -117,6 +125,23 @@ def cancel_reverts(commits: Sequence[Commit]) -> tuple[list[Commit], list[str]]:
                 continue
         kept.add(commit)
     return [c for c in kept.commits if c is not None], cancelled
+
+
+def revert_targets(commits: Sequence[Commit]) -> dict[str, str]:
+    """Revert -> the commit of ``commits`` (oldest first) it reverts, found as
+    :func:`cancel_reverts` finds it (the latest one before it that it names), for the
+    reverts whose target is there. Nothing is dropped: a revert of a revert names the
+    revert, and what it reverted is still named by the first."""
+    kept = _Kept()
+    found: dict[str, str] = {}
+    for commit in commits:
+        if commit.reverts_subject is not None or commit.reverts_sha:
+            index = _target(commit, kept)
+            target = None if index is None else kept.commits[index]
+            if target is not None:
+                found[commit.sha] = target.sha
+        kept.add(commit)
+    return found
 
 
 class _Kept:

@@ -22,6 +22,7 @@ from release.flows.task_journal import interrupted
 if TYPE_CHECKING:
     from release.core.manifest import VariantRule
     from release.flows.branch import ReleaseBranch
+    from release.flows.main_reverts import MainRevert
 
 __all__ = [
     "DonePick",
@@ -90,6 +91,8 @@ class Status:
     picks_refused: str | None = None  # why pick --file would refuse
     tagged_since: str | None = None  # the tag the untagged commits follow (None: no tag here)
     tag_due: bool = False  # tag would make a tag (what tag --dry-run reads, read the same)
+    # reverts on main of what the branch carries, not on it yet (release pick --reverts)
+    reverts_pending: list[MainRevert] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, JSONValue]:
         """The ``--json`` document's fields (``status --json`` adds its ``schema``)."""
@@ -120,6 +123,17 @@ class Status:
             "picks_pending": [_pending(p) for p in self.picks_pending],
             "picks_held": [_pending(p) for p in self.picks_held],
             "picks_refused": self.picks_refused,
+            "reverts_pending": [
+                {
+                    "sha": r.sha,
+                    "subject": r.subject,
+                    "reverts": r.reverts,
+                    "reverts_subject": r.reverts_subject,
+                    "carried": r.carried,
+                    "command": r.command,
+                }
+                for r in self.reverts_pending
+            ],
             "pick_in_progress": None
             if progress is None
             else {
@@ -187,6 +201,8 @@ def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
         return f"fix {picks_file}: release pick --file {picks_file} would refuse it"
     if s.picks_pending:
         return f"release pick --file {picks_file}"
+    if s.reverts_pending and not s.final:  # main undid what the rcs carry: before the next
+        return "release pick --reverts"
     push = "release push" + ("" if s.remote_checked else "   (the remote was not checked)")
     if s.final:
         if s.untagged_commits and post:  # fixes after the final ship as a post release
@@ -262,7 +278,11 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     held: list[PendingPick] = []
     refused: str | None = None
     untagged, since, tag_is_due = 0, None, False
+    reverts: list[MainRevert] = []
     if main is not None and head is not None:
+        from release.flows.main_reverts import KeptReverts
+
+        kept_reverts = KeptReverts(ctx, branch, head, main)  # read while picks are counted
         has_picks = (ctx.root / ctx.config.picks_file).exists()
         kept = None if has_picks else kept_picks(ctx, head, main)
         if kept is not None:  # counted for this tip and main before: nothing read again
@@ -272,6 +292,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
             done = picks_done(ctx, branch, main, head, base, info)
             if info is not None:
                 pending, held, refused = pending_picks(ctx, info, head, notes)
+        reverts = kept_reverts.due(done, notes)
     if head is not None:  # what tag reads: so status says tag exactly when tag would tag
         due = tag_due(ctx, line, ours, head)
         untagged, since, tag_is_due = len(due.untagged), due.since, due.due
@@ -304,6 +325,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         picks_refused=refused,
         tagged_since=since.name if since is not None else None,
         tag_due=tag_is_due,
+        reverts_pending=reverts,
     )
     from release.flows.next_version import version_to_ask
 

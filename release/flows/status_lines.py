@@ -51,6 +51,20 @@ def render_status(s: Status) -> list[str]:
                 f"  held     {hold.sha[:10]} {escaped(hold.subject)} ({escaped(hold.likely or '')};"
                 f" --repick {hold.sha[:10]} picks it anyway)"
             )
+        if s.reverts_pending:
+            lines.append(
+                f"reverts:  {len(s.reverts_pending)} on main undo what the branch carries"
+                " (release pick --reverts picks them all)"
+            )
+        for r in s.reverts_pending[:10]:
+            lines.append(
+                f"  revert   {r.sha[:10]} {escaped(r.subject)} (reverts {escaped(r.reverts[:10])},"
+                f" {escaped(r.carried)}): {r.command}"
+            )
+        if len(s.reverts_pending) > 10:
+            lines.append(
+                f"  ... and {len(s.reverts_pending) - 10} more (status --json lists them all)"
+            )
         if s.pick_in_progress:
             conflict = s.pick_in_progress.conflict
             where = (
