@@ -154,6 +154,12 @@ def check_the_story(docker: ContainerEngine, out: str) -> None:
     assert len(steps(out)) == 10
     # the tester is asked before the tag's snapshot options run on their machine
     assert "(tester) $ release reproduce v0.31.0rc1\n" in out
+    # rc1's GitHub release, a plan with the rc page and the manifest recorded by then
+    assert (
+        "    assets: v0.31.0rc1.html (the rc page), v0.31.0rc1-manifest.json (the release "
+        "manifest)\n" in out
+    )
+    assert "ok   the GitHub release of v0.31.0rc1 is shown as a plan of a pre-release" in out
     assert f"they run only with your consent to each: add {ALLOW_HOST} (nothing was built)" in out
     rows = table(out)
     for variant, row in rows.items():
