@@ -327,12 +327,18 @@ class Runner:
         run.output[key] = "\n".join(out)
 
 
+# the job's token, as GitHub gives it to a job (``github.token``, ``secrets.GITHUB_TOKEN``):
+# no file remote asks for it, and no job may print it
+JOB_TOKEN = "ghs_jobtoken0123456789abcdefghijklmnopqr"
+
+
 def _expand(value: str, ws: Path) -> str:
     """The ``${{ }}`` expressions the generated files use, as a runner gives them: no
     secrets are set here (the registry on loopback needs no login), and the job's token
     is one no file remote asks for."""
     value = value.replace("${{ github.workspace }}", str(ws))
-    value = value.replace("${{ github.token }}", "unused-token")
+    value = value.replace("${{ github.token }}", JOB_TOKEN)
+    value = value.replace("${{ secrets.GITHUB_TOKEN }}", JOB_TOKEN)  # the same token
     value = re.sub(r"\$\{\{ secrets\.[A-Z_]+ \}\}", "", value)
     assert "${{" not in value, f"an expression the runner does not know: {value}"
     return value

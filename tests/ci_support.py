@@ -38,6 +38,7 @@ def plan_for(
     runner: str | None = None,
     registry: str | None = None,
     tag: TagTemplate = TAG,
+    github_release: bool = False,
 ) -> Plan:
     return Plan(
         matrix,
@@ -46,6 +47,7 @@ def plan_for(
         transfer_registry(matrix, registry),
         tag_kinds(tag),
         runner,
+        github_release,
     )
 
 

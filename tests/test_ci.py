@@ -358,13 +358,16 @@ def test_ci_task_writes_each_format_and_refuses_an_unknown_one(tmp_path: Path) -
         )
         assert result.code == 0, result.stderr
         written = (tmp_path / fmt / name).read_text()
-        body = pipeline_text(
-            root_matrix(), fmt, install=pin_requirement(PIN, "--install", nox_pin(), __version__)
-        )
+        install = pin_requirement(PIN, "--install", nox_pin(), __version__)
+        # [tool.release.github] release is true unless set: the tag's job makes the release
+        body = pipeline_text(root_matrix(), fmt, install=install, github_release=True)
         assert written == as_written(body, ["release", "ci", "--format", fmt, "--install", PIN])
         assert "8 jobs for rc and post tags (build(cu128)" in result.stdout
         assert f"the jobs install {PIN} and {nox_pin()} (a VCS URL at a commit" in result.stdout
         assert "no promote job: no registry in [tool.release.images]" in result.stdout
+        assert "github-release" in result.stdout and "the tag's job makes its GitHub release" in (
+            result.stdout
+        )
     bad = run_cli(ROOT, "ci", "--format", "jenkins", "--out", str(tmp_path))
     assert bad.code == 2 and "use buildkite or github" in bad.stderr
 

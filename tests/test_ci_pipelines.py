@@ -7,7 +7,9 @@ decoys of its name; the lines as written: :mod:`tests.ci_runner`): it builds, sm
 variant to the release registry (Debian's docker-registry on loopback) and records the
 manifest as the tag's note on the remote. Then ``release promote`` and ``release push``:
 the final's pipeline runs the promote job only, no build at all, and the final's tags
-serve rc1's digests."""
+serve rc1's digests. The tag's job makes the tag's GitHub release (through the recording
+stand-in for ``gh``): rc1 a pre-release with its rc page and manifest, the final latest;
+the job's token reaches ``gh`` and no job prints it."""
 
 from __future__ import annotations
 
@@ -23,9 +25,10 @@ from release import __version__
 from release.adapters.engine import ContainerEngine
 from release.adapters.registry import Registry
 from release.sample import make_sample_engine
-from tests.ci_runner import Runner, buildkite_condition, tag_filter_matches
+from tests.ci_runner import JOB_TOKEN, Runner, buildkite_condition, tag_filter_matches
 from tests.conftest import run_cli
 from tests.docker_support import image_env, local_registry, purge, remove_repository, unique_name
+from tests.github_support import GhStandIn
 from tests.index_support import PackageIndex, decoys_in, dependencies
 
 images = pytest.mark.images
@@ -102,7 +105,12 @@ class Engine:
         return json.loads(shown.stdout)
 
 
-def _cycle(engine: Engine, runner: Runner, fmt: str, docker: ContainerEngine) -> None:
+SPEC = "example/tinyengine"  # the sample's repo-url
+
+
+def _cycle(
+    engine: Engine, runner: Runner, fmt: str, docker: ContainerEngine, gh: GhStandIn
+) -> None:
     def run(tag: str) -> Any:
         if fmt == "github":
             return runner.github(engine.files, tag)
@@ -135,6 +143,12 @@ def _cycle(engine: Engine, runner: Runner, fmt: str, docker: ContainerEngine) ->
             assert served is not None and served.digest == index["digest"], ref
         digests[variant] = index["digest"]
     assert "pushed origin: refs/notes/release/v0.31.0rc1" in rc.output["manifest"]
+    # the manifest job made rc1's GitHub release last: a pre-release, its page and manifest
+    assert f"made a pre-release {RC} on {SPEC}" in rc.output["manifest"]
+    (made,) = gh.releases(SPEC)
+    assert made["tagName"] == RC and made["isPrerelease"] is True
+    assert sorted(a["name"] for a in made["assets"]) == [f"{RC}-manifest.json", f"{RC}.html"]
+    assert json.loads(gh.asset(SPEC, RC, f"{RC}-manifest.json")) == manifest
     assert runner.pythons if fmt == "github" else not runner.pythons
     assert [decoys_in(python) for python in runner.pythons] == [[]] * len(runner.pythons)
 
@@ -146,6 +160,10 @@ def _cycle(engine: Engine, runner: Runner, fmt: str, docker: ContainerEngine) ->
     final = run(FINAL)
     assert final.jobs == ["promote"]
     assert "release promotes it as 0.31.0" in final.output["promote"]
+    assert f"made a release, marked latest {FINAL} on {SPEC}" in final.output["promote"]
+    releases = {r["tagName"]: r for r in gh.releases(SPEC)}
+    assert sorted(releases) == [FINAL, RC] and releases[FINAL]["isPrerelease"] is False
+    assert releases[FINAL]["isLatest"] is True and releases[FINAL]["assets"] == []
     after = docker.run(["images", "-q", "--filter", f"reference={engine.name}"]).stdout.split()
     assert after == [] and before == []  # no image of the engine was built or pulled
     promoted = engine.remote_note(FINAL)
@@ -162,6 +180,10 @@ def _cycle(engine: Engine, runner: Runner, fmt: str, docker: ContainerEngine) ->
     # run again (a job retried): everything converges, nothing is pushed twice
     again = run(FINAL)
     assert "already on origin: refs/notes/release/v0.31.0" in again.output["promote"]
+    assert len(gh.releases(SPEC)) == 2  # the final's release edited in place, not made again
+    assert ["release", "create"] not in [c[:2] for c in gh.calls()[-3:]]
+    everything = "\n".join([*rc.output.values(), *final.output.values(), *again.output.values()])
+    assert JOB_TOKEN not in everything
 
 
 @images
@@ -174,10 +196,12 @@ def test_rc_then_final_through_the_generated_pipeline(
     docker: ContainerEngine,
     local_index: PackageIndex,
     cached: Path,
+    gh_standin: GhStandIn,
 ) -> None:
     # this tool's own wheel, hash-checked, from an index that also serves decoys of its name
     install = f"release=={__version__} --hash=sha256:{local_index.sha256}"
     engine = Engine(tmp_path, registry, fmt, install)
+    engine.env = gh_standin.env(engine.env)  # the jobs' gh: the recording stand-in
     if fmt == "github":
         assert sorted(engine.files) == ["images.yml", "promote.yml"]
     else:
@@ -187,7 +211,7 @@ def test_rc_then_final_through_the_generated_pipeline(
         lambda: remove_repository(docker, engine.name), local_index, cached,
     )  # fmt: skip
     try:
-        _cycle(engine, runner, fmt, docker)
+        _cycle(engine, runner, fmt, docker, gh_standin)
     finally:
         purge(docker, engine.name)
 

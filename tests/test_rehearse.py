@@ -164,6 +164,12 @@ def check_the_story(docker: ContainerEngine, out: str) -> None:
         "(exit 7)\n"
     ) in out
     assert "    error: manifest of v0.31.0rc1: signature does not verify (the signed" in out
+    # rc1's GitHub release, a plan with the rc page and the manifest recorded by then
+    assert (
+        "    assets: v0.31.0rc1.html (the rc page), v0.31.0rc1-manifest.json (the release "
+        "manifest)\n" in out
+    )
+    assert "ok   the GitHub release of v0.31.0rc1 is shown as a plan of a pre-release" in out
     assert f"they run only with your consent to each: add {ALLOW_HOST} (nothing was built)" in out
     rows = table(out)
     for variant, row in rows.items():
@@ -289,9 +295,18 @@ def test_without_an_engine_the_git_steps_pass_and_the_image_steps_say_not_run(
         "the remote has v0.31.0rc1, v0.31.0rc2 and v0.31.0",
         "the final v0.31.0 is on v0.31.0rc2's commit",
         "each pick (#59102, #59118, #59140) is listed once in the final notes",
+        "the GitHub release of v0.31.0rc1 is shown as a plan of a pre-release, nothing sent",
+        "the GitHub release of v0.31.0 is shown as a plan of a release marked latest, nothing sent",
     ):
         assert f"ok   {check}\n" in out, check
     assert "# the tester pins the maintainer's public key in tester-trust/allowed_signers:" in out
+    # the GitHub steps are plans of what would be sent, never a release made
+    for tag in ("v0.31.0rc1", "v0.31.0"):
+        assert f"$ release github-release {tag} --dry-run\n" in out, tag
+        assert f"# the GitHub release of {tag}: a plan only (--dry-run): nothing sent" in out
+    assert "    dry run, nothing sent:\n" in out
+    assert "    left out: the rc page and the release manifest: v0.31.0rc1 has no manifest" in out
+    assert not re.search(r"^\s*(made|updated) a (pre-)?release", out, re.M)
     assert (
         "--   the image checks (manifests, notes refs, promoted ids) (not run: no Docker Engine "
         "answers (start one: sudo dockerd >/tmp/dockerd.log 2>&1 &))" in out

@@ -175,8 +175,8 @@ def ci(request: CiRequest, run: Run) -> Report:
     from release.core.pipelines import (
         FORMATS,
         Plan,
+        final_job,
         pipeline_jobs,
-        promote_job,
         runner_label,
         transfer_registry,
     )
@@ -208,6 +208,7 @@ def ci(request: CiRequest, run: Run) -> Report:
         transfer_registry(matrix, registry),
         tag_kinds(ctx.config.tag),
         runner,
+        github_release=ctx.config.github.release,
     )
     files = pipeline_files(plan, fmt)
     # written once nothing can be refused any more, each checked before any is written: a
@@ -220,17 +221,17 @@ def ci(request: CiRequest, run: Run) -> Report:
         generated.append(Generated(noxfile, NOXFILE, Spelling.HASH, by))
     written = write_generated(generated, force=request.force, command="release ci", root=ctx.root)
     jobs = pipeline_jobs(matrix)
-    promote = promote_job(matrix)
+    promote = final_job(plan)
     first = paths[FORMATS[fmt][0]]
     lines = [
         f"wrote {first}: {len(jobs)} jobs for rc and post tags ({', '.join(j.label for j in jobs)})"
     ]
     lines.append(_install_line(install))
     if promote is not None and fmt == "github":
-        lines.append(f"wrote {paths['promote.yml']}: the promote job, for final tags")
+        lines.append(f"wrote {paths['promote.yml']}: the {promote.label} job, for final tags")
     elif promote is not None:
-        lines.append("  and the promote step, for final tags")
-    else:
+        lines.append(f"  and the {promote.label} step, for final tags")
+    if promote is None or promote.kind != "promote":
         lines.append(
             "no promote job: no registry in [tool.release.images]; release promote gives the "
             "rc's images the final's tags where they are"
@@ -239,6 +240,12 @@ def ci(request: CiRequest, run: Run) -> Report:
         lines += [f"left {p}: release ci no longer makes it; remove it" for p in stale]
     if not settings.push_manifest:
         lines.append("push-manifest = false: a tag's manifest is left as an artifact, not recorded")
+    if plan.github_release:
+        lines.append(
+            "the tag's job makes its GitHub release (release github-release; GH_TOKEN: "
+            + ("the job's token, contents: write on that job only)" if fmt == "github"
+               else "the agent's environment)")
+        )  # fmt: skip
     wrote = None if noxfile is None else str(noxfile)
     lines += [f"wrote {wrote}: the image sessions the jobs run"] if wrote else []
     lines += forced_lines(written)

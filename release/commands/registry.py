@@ -152,6 +152,32 @@ COMMANDS: tuple[Command, ...] = (
         f"{_TAGS}:push",
     ),
     Command(
+        "github-release",
+        "Make or update in place the GitHub release of a pushed rc (a pre-release) or final "
+        "(latest), through gh.",
+        (
+            Option(
+                "tag",
+                "the rc or final tag (default: the newest of the release branch checked out)",
+                Kind.TEXT,
+                positional=True,
+            ),
+            Option(
+                "dry-run",
+                "print the release, each gh command line as it would be sent and the notes; "
+                "send nothing (and ask GitHub nothing)",
+            ),
+            JSON,
+        ),
+        "release.commands.github:github_release",
+        "The tag must be on the remote at the same commit. Its notes are release notes "
+        "--view rc (an rc) or --view final (a final); an rc's assets are its rc page "
+        "(release report's) and its release manifest, where it has one (else it says what is "
+        "left out). A release gh release view finds is edited and its assets uploaded again "
+        "(--clobber), never made twice. gh's login (gh auth login, or GH_TOKEN) is used; no "
+        "token is printed or written. [tool.release.github] release = false refuses.",
+    ),
+    Command(
         "notes",
         "Print release notes grouped by category, with PRs linked, authors credited and "
         "reverts cancelled.",

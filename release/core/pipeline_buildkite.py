@@ -4,7 +4,10 @@ manifest steps, and a final tag uploads only the promote step. An agent checks o
 commit, with no tags: each step fetches them first, then checks the tag
 (``release check --tag``). Each step's commands run in one shell, and read every value
 from the step's ``env``. Buildkite interpolates the whole pipeline when it is uploaded, so
-every ``$`` in it is doubled: a ``$`` at run time, and no value can name a variable. Pure.
+every ``$`` in it is doubled: a ``$`` at run time, and no value can name a variable. The
+tag's step (manifest, promote, or a final's ``github-release``) makes the tag's GitHub
+release where ``[tool.release.github] release`` is on, ``gh`` reading ``GH_TOKEN`` from
+the agent's environment (nothing of it is in the pipeline). Pure.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from release.core.pipelines import (
     Job,
     Plan,
     check_command,
+    final_job,
+    github_release_command,
     install_command,
     install_env,
     job_env,
@@ -31,7 +36,6 @@ from release.core.pipelines import (
     merge_command,
     pipeline_jobs,
     promote_command,
-    promote_job,
     publish_command,
     pull_command,
     push_command,
@@ -50,6 +54,7 @@ _STATE = f'export {STATE_ENV}="$(mktemp -d)"'
 _NOT_A_TAG = (
     'if [ -z "${BUILDKITE_TAG:-}" ]; then echo "not a tag: nothing is published"; exit 0; fi'
 )
+_RELEASE = f'if [ -n "${{BUILDKITE_TAG:-}}" ]; then {github_release_command("BUILDKITE_TAG")}; fi'
 STEP_ENV = "RELEASE_CI_BUILD_STEP"  # the build step an archive comes from: _1, _2 in a publish
 
 
@@ -67,7 +72,8 @@ def _download(archive_var: str, step_var: str) -> str:
 def _step_env(plan: Plan, job: Job) -> dict[str, str]:
     """The values this step's commands read (:func:`job_env`), with the build step each
     image archive comes from."""
-    env = {"RELEASE_MANIFEST_DIR": PARTS_DIR} if job.kind not in ("manifest", "promote") else {}
+    own = job.kind not in ("manifest", "promote") and not job.on_final
+    env = {"RELEASE_MANIFEST_DIR": PARTS_DIR} if own else {}
     env |= install_env(plan.install) | job_env(plan, job)
     if uses_registry(plan, job):
         env |= login_env(plan)
@@ -80,7 +86,13 @@ def _step_env(plan: Plan, job: Job) -> dict[str, str]:
 
 
 def _commands(plan: Plan, job: Job) -> tuple[list[str], list[str]]:
-    """The step's commands after the set-up, and the artifacts it keeps."""
+    """The step's commands after the set-up (the tag's GitHub release last, where the step
+    makes it), and the artifacts it keeps."""
+    lines, artifacts = _work(plan, job)
+    return [*lines, *([_RELEASE] if plan.makes_release(job) else [])], artifacts
+
+
+def _work(plan: Plan, job: Job) -> tuple[list[str], list[str]]:
     transfer = plan.transfer
     parts = [f"{PARTS_DIR}/**/*"]
     if job.kind == "build":
@@ -103,6 +115,8 @@ def _commands(plan: Plan, job: Job) -> tuple[list[str], list[str]]:
         return [*lines, publish_command()], parts
     if job.kind == "promote":
         return [promote_command("BUILDKITE_TAG", plan.settings.push_manifest)], []
+    if job.on_final:  # the final's GitHub release alone
+        return [], []
     push = plan.settings.push_manifest
     lines = [f'buildkite-agent artifact download "{PARTS_DIR}/**/*" .', merge_command(push)]
     if not push:
@@ -126,7 +140,7 @@ def _step(plan: Plan, job: Job, condition: str) -> dict[str, Any]:
     login = login_command(plan)
     if login and uses_registry(plan, job):
         commands.append(login)
-    if job.kind not in ("manifest", "promote"):
+    if job.kind not in ("manifest", "promote") and not job.on_final:
         commands.append(_STATE)
     work, artifacts = _commands(plan, job)
     step: dict[str, Any] = {
@@ -140,7 +154,7 @@ def _step(plan: Plan, job: Job, condition: str) -> dict[str, Any]:
     step["env"] = _step_env(plan, job)
     if artifacts:
         step["artifact_paths"] = artifacts
-    step["timeout_in_minutes"] = plan.settings.timeout(job.kind)
+    step["timeout_in_minutes"] = plan.settings.timeout(job.timeout_kind)
     queue = plan.settings.queue(job.runs_on, job.arch, plan.runner)
     if queue:
         step["agents"] = {"queue": queue}
@@ -153,10 +167,10 @@ def buildkite_pipeline(plan: Plan) -> dict[str, Any]:
     step for a final tag."""
     built = f"build.tag == null || build.tag =~ /{plan.tags.regex(BUILT)}/"
     steps = [_step(plan, j, built) for j in pipeline_jobs(plan.matrix)]
-    promote = promote_job(plan.matrix)
-    if promote is not None:
+    last = final_job(plan)
+    if last is not None:
         final = f"build.tag != null && build.tag =~ /{plan.tags.regex(PROMOTED)}/"
-        steps.append(_step(plan, promote, final))
+        steps.append(_step(plan, last, final))
     return {"steps": steps}
 
 
@@ -167,4 +181,6 @@ def buildkite_text(plan: Plan) -> str:
         "rc and post tags (and branches): build, smoke and snapshot each image, publish,",
         "then record the manifest as the tag's note; final tags: promote only.",
     ]
+    if plan.github_release:
+        header.append("On a tag, its GitHub release is made (gh reads GH_TOKEN from the agent).")
     return dump_yaml(buildkite_pipeline(plan), header)

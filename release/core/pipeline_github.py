@@ -1,6 +1,7 @@
 """The pipelines as GitHub Actions workflows: ``images.yml`` for rc and post tags (and a run
 by hand), ``promote.yml`` for final tags. Least privilege (``permissions: {}`` for each
-workflow, ``contents: read`` per job, ``contents: write`` only where a manifest is pushed),
+workflow, ``contents: read`` per job, ``contents: write`` only where a manifest is pushed
+or the tag's GitHub release is made, with the job's token in that step's ``env``),
 one ``concurrency`` group per ref, a timeout per job kind, actions pinned by commit, no
 credentials left in a checkout. Pure.
 """
@@ -20,6 +21,8 @@ from release.core.pipelines import (
     Job,
     Plan,
     check_command,
+    final_job,
+    github_release_command,
     install_command,
     install_env,
     job_env,
@@ -29,7 +32,6 @@ from release.core.pipelines import (
     merge_command,
     pipeline_jobs,
     promote_command,
-    promote_job,
     publish_command,
     pull_command,
     push_command,
@@ -108,6 +110,14 @@ def _pushing(run: str) -> dict[str, Any]:
     return {"run": TOKEN_AUTH + run, "env": {"PUSH_TOKEN": "${{ github.token }}"}}
 
 
+def _github_release() -> dict[str, Any]:
+    """The tag's GitHub release, on a tag only: ``gh`` takes the job's token from
+    ``GH_TOKEN``, and git the same token for this step (the tag is checked on the remote)."""
+    step = _pushing(github_release_command("GITHUB_REF_NAME"))
+    step["env"]["GH_TOKEN"] = "${{ secrets.GITHUB_TOKEN }}"
+    return {"if": ON_TAG, **step}
+
+
 def _work(plan: Plan, job: Job) -> list[dict[str, Any]]:
     """The job's own steps, after the set-up."""
     transfer = plan.transfer
@@ -138,9 +148,11 @@ def _work(plan: Plan, job: Job) -> list[dict[str, Any]]:
                 steps += [_download_image(row, ON_TAG), load]
         return [*steps, {"if": ON_TAG, "run": publish_command()}]
     push = plan.settings.push_manifest
-    if job.kind == "promote":
+    made = [_github_release()] if plan.makes_release(job) else []
+    if job.kind != "manifest":  # the final's: its promote, then its release
         run = promote_command("GITHUB_REF_NAME", push)
-        return [_pushing(run) if push else {"run": run}]
+        promoted = [_pushing(run) if push else {"run": run}] if job.kind == "promote" else []
+        return [*promoted, *made]
     merged = merge_command(push)
     return [
         {
@@ -150,6 +162,7 @@ def _work(plan: Plan, job: Job) -> list[dict[str, Any]]:
         _pushing(merged) if push else {"run": merged},
         *([] if push else [{"if": ON_TAG, "run": NOT_RECORDED}]),
         _upload("manifest", MANIFEST_FILE),
+        *made,
     ]
 
 
@@ -163,10 +176,11 @@ def _job(plan: Plan, job: Job) -> dict[str, Any]:
     if job.needs:
         out["needs"] = list(job.needs)
     out["runs-on"] = plan.settings.runner(job.runs_on, job.arch, plan.runner)
-    out["timeout-minutes"] = plan.settings.timeout(job.kind)
+    out["timeout-minutes"] = plan.settings.timeout(job.timeout_kind)
     pushes = job.kind in ("manifest", "promote") and plan.settings.push_manifest
-    out["permissions"] = {"contents": "write" if pushes else "read"}
-    if job.kind not in ("manifest", "promote"):
+    writes = pushes or plan.makes_release(job)
+    out["permissions"] = {"contents": "write" if writes else "read"}
+    if job.kind not in ("manifest", "promote") and not job.on_final:
         out["env"] = {"RELEASE_MANIFEST_DIR": PARTS_DIR, STATE_ENV: STATE, **job_env(plan, job)}
     out["steps"] = steps
     return out
@@ -194,12 +208,10 @@ def github_workflows(plan: Plan) -> list[dict[str, Any]]:
         {j.key: _job(plan, j) for j in pipeline_jobs(plan.matrix)},
         by_hand=True,
     )
-    promote = promote_job(plan.matrix)
-    if promote is None:
+    last = final_job(plan)
+    if last is None:
         return [images]
-    final = _workflow(
-        "promote", plan.tags.globs(PROMOTED), {promote.key: _job(plan, promote)}, False
-    )
+    final = _workflow("promote", plan.tags.globs(PROMOTED), {last.key: _job(plan, last)}, False)
     return [images, final]
 
 
@@ -218,10 +230,14 @@ def github_texts(plan: Plan) -> list[str]:
                 "rc and post tags: build, smoke and snapshot each image, publish, then record",
                 "the manifest as the tag's note; run by hand on a branch, nothing is published.",
             ]
-        else:
+        elif "promote" in workflow["jobs"]:
             what = [
                 "Final tags: the last rc's images get the final's tags, by digest in the",
                 "registry; nothing is built.",
             ]
+        else:
+            what = ["Final tags: the GitHub release, with the final's notes; nothing is built."]
+        if plan.github_release:
+            what.append("On a tag, its GitHub release is made (the one job that may write).")
         texts.append(dump_yaml(workflow, [*header, *what]))
     return texts

@@ -15,6 +15,13 @@ A final is only promoted: one ``promote`` job, the last rc's digests given the f
 inside the registry (``release images.promote``), no build at all. A branch (a run by hand)
 builds, smokes and snapshots, and publishes and records nothing.
 
+**The GitHub release** (``[tool.release.github] release``, default true): the job that
+runs on the tag makes it, after its own work (``release github-release "$TAG"``): the rc's
+``manifest`` job (a pre-release with the notes, the rc page and the manifest), the final's
+``promote`` job, or, with no release registry (so no promote job), a ``github-release`` job
+of its own for final tags. Only that job may write (``contents: write``); its token is
+GitHub's job token in the step's ``env``, the Buildkite agent's ``GH_TOKEN``.
+
 **Between jobs** the images travel through a registry where one is configured
 (``ci-registry``, else ``<registry>/ci``; ``--registry``): ``release images.push`` after
 the build, ``release images.pull`` before a session; otherwise as artifacts (``docker save
@@ -58,6 +65,8 @@ __all__ = [
     "VARIANT_LABEL",
     "Job",
     "Plan",
+    "final_job",
+    "github_release_command",
     "install_command",
     "install_env",
     "job_env",
@@ -74,6 +83,7 @@ FORMATS = {"buildkite": ("pipeline.yml",), "github": ("images.yml", "promote.yml
 PARTS_DIR = "manifest-parts"  # RELEASE_MANIFEST_DIR in every session's job
 STATE_ENV = "RELEASE_STATE_DIR"  # logs and records: outside the checkout, not under .git
 MANIFEST_FILE = "manifest.json"
+RELEASE_JOB = "github-release"  # a final's job where there is no promote job to make it
 # the labels a built image carries (release.images.labels): which variant, which commit
 VARIANT_LABEL = "org.release.variant"
 REVISION_LABEL = "org.opencontainers.image.revision"
@@ -108,8 +118,19 @@ class Job:
 
     @property
     def runs_on(self) -> str:
-        """The job kind its runner is chosen by: a smoke runs where a GPU may be."""
-        return "gpu" if self.kind == "smoke" else self.kind
+        """The job kind its runner is chosen by: a smoke runs where a GPU may be; a final's
+        GitHub release where a promote would."""
+        return {"smoke": "gpu", RELEASE_JOB: "promote"}.get(self.kind, self.kind)
+
+    @property
+    def timeout_kind(self) -> str:
+        """The job kind its timeout is read by (``[tool.release.ci] timeouts``)."""
+        return "promote" if self.kind == RELEASE_JOB else self.kind
+
+    @property
+    def on_final(self) -> bool:
+        """Whether the job runs for a final tag (``release check --job promote``)."""
+        return self.kind in ("promote", RELEASE_JOB)
 
     @property
     def archive(self) -> str:
@@ -129,6 +150,11 @@ class Plan:
     transfer: str  # REGISTRY/PATH images travel through; "" for artifacts
     tags: TagKinds
     runner: str | None = None  # --runner: every job's label [tool.release.ci] gives none
+    github_release: bool = False  # [tool.release.github] release: the tag's job makes it
+
+    def makes_release(self, job: Job) -> bool:
+        """Whether ``job`` makes the tag's GitHub release (and so may write)."""
+        return self.github_release and job.kind in ("manifest", "promote", RELEASE_JOB)
 
 
 def archive(row: str) -> str:
@@ -196,6 +222,15 @@ def promote_job(matrix: ImageMatrix) -> Job | None:
     return Job("promote", "promote", "promote", None) if matrix.registry else None
 
 
+def final_job(plan: Plan) -> Job | None:
+    """The job a final tag runs: the promote job, else (no registry) one that only makes
+    the GitHub release, where one is made; None when there is neither."""
+    promote = promote_job(plan.matrix)
+    if promote is not None or not plan.github_release:
+        return promote
+    return Job(RELEASE_JOB, RELEASE_JOB, RELEASE_JOB, None)
+
+
 # -- the lines the jobs run -----------------------------------------------------------------
 # Every value a line needs (the pinned install, the session, the variant, the registry, an
 # artifact) reaches it as an environment variable set from a literal string: the lines are
@@ -243,7 +278,7 @@ def install_command(install: ToolInstall) -> str:
 def check_command(tag: str, job: Job) -> str:
     """The check before anything is done for a pushed tag (``tag``: the CI's variable
     that holds it)."""
-    which = "promote" if job.kind == "promote" else "build"
+    which = "promote" if job.on_final else "build"
     return f"release check --tag {_var(tag)} --job {which}"
 
 
@@ -327,6 +362,12 @@ def merge_command(push: bool) -> str:
     left as a file, not recorded."""
     then = "--push" if push else "--no-record"
     return f"release manifest --parts {PARTS_DIR} --out {MANIFEST_FILE} {then}"
+
+
+def github_release_command(tag: str) -> str:
+    """The tag's GitHub release, made or brought up to date (``tag``: the CI's variable
+    that holds it); ``gh`` reads its token from ``GH_TOKEN``."""
+    return f"release github-release {_var(tag)}"
 
 
 def promote_command(tag: str, push: bool) -> str:

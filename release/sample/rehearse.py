@@ -19,11 +19,13 @@ Every step runs the real command as a maintainer, or an rc tester, would type it
 5. an rc tester clones the remote and reproduces v0.31.0rc1, against the manifest and
    the images the registry serves, the tag and note verified against the key's public
    half the tester pinned: a match; the rc page of v0.31.0rc1; a note changed on the
-   remote after signing is refused (exit 7) and put back;
+   remote after signing is refused (exit 7) and put back; the GitHub release of
+   v0.31.0rc1 as a ``--dry-run`` plan (the sandbox reaches no GitHub);
 6. a late fix from the picks file, rc2, its images (every variant rebuilt: the version
    is baked into each image);
 7. ``promote``: v0.31.0 on rc2's commit, rc2's published digests given the final's tags
-   inside the registry (no pull, no rebuild, no blob upload); push; the notes;
+   inside the registry (no pull, no rebuild, no blob upload); push; the notes; its GitHub
+   release as a plan;
 8. drift on purpose: the cu130 base replaced, the tester's ``reproduce --variant cu130``
    says drift (exit 1); the original base is put back whatever happens;
 9. the result: the checks, a table per variant, the time per step.
@@ -48,6 +50,7 @@ from release.adapters.git import GitRepo
 from release.core.accelerator import Accelerator
 from release.errors import ReleaseError
 from release.sample.rehearse_base import DRIFT_CUDA, DRIFT_VARIANT, SAMPLE_DRIFT_BASE, Sandbox
+from release.sample.rehearse_github import github_plan
 from release.sample.rehearse_images import OWN_PREFIX, DockerSide, own_id
 from release.sample.rehearse_registry import RegistrySide, registry_checks
 from release.sample.rehearse_report import (
@@ -97,6 +100,7 @@ class Rehearsal(Sandbox):
             self.rc1()
             self.images(TAGS.rc1)
             self.reproduce()
+            github_plan(self.t, self.root, TAGS.rc1, prerelease=True)
             self.rc2()
             self.images(TAGS.rc2)
             self.final()
@@ -314,6 +318,7 @@ class Rehearsal(Sandbox):
             self.ledger.failures.append(f"release promote exited {promoted.code}")
         t.release(self.root, "push")
         self.notes = t.release(self.root, "notes", "--view", "final", "--until", TAGS.final).stdout
+        github_plan(t, self.root, TAGS.final, prerelease=False)
 
     def drift(self) -> None:
         t, docker = self.t, self.ledger.docker
