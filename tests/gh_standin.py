@@ -85,6 +85,8 @@ NOT_LOGGED_IN = (
     "Alternatively, populate the GH_TOKEN environment variable with a GitHub API "
     "authentication token.\n"
 )
+# gh 2.23 where CI is set (non-empty) in its environment: the same stop, other words
+NOT_LOGGED_IN_CI = "gh: To use GitHub CLI in automation, set the GH_TOKEN environment variable.\n"
 # what gh 2.23 can print with --json for each: the stand-in refuses any other field
 PR_JSON = {
     "additions", "assignees", "author", "baseRefName", "body", "changedFiles", "closed",
@@ -231,7 +233,7 @@ def dumped(value: object) -> str:
 def fault_text(kind: str, command: tuple[str, str], positional: list[str], key: str) -> Exit:
     host = host_of(key)
     if kind == "not-logged-in":
-        return Exit(4, NOT_LOGGED_IN)
+        return Exit(4, NOT_LOGGED_IN_CI if os.environ.get("CI") else NOT_LOGGED_IN)
     if kind == "network":
         api = "api.github.com" if host == "github.com" else host
         return Exit(

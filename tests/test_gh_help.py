@@ -23,6 +23,7 @@ import pytest
 from release.core import gh_commands
 from release.core.github import PR_FIELDS, RELEASE_FIELDS
 from tests import gh_standin as standin
+from tests.github_support import GhStandIn
 
 REQUIRE_ENV = "RELEASE_REQUIRE_GH"
 TOKENS = ("GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "GH_HOST")
@@ -148,10 +149,27 @@ def test_every_command_line_parses_in_the_real_gh(
     """Not logged in, gh stops at the login after parsing the line: a flag it did not take
     would stop it first (exit 1, "unknown flag")."""
     proc = run(gh, *BUILDERS[name])
-    assert (proc.returncode, proc.stderr.splitlines()[:1]) == (
-        4,
-        ["To get started with GitHub CLI, please run:  gh auth login"],
-    ), proc.stderr
+    stop = standin.NOT_LOGGED_IN_CI if gh[1].get("CI") else standin.NOT_LOGGED_IN
+    assert (proc.returncode, proc.stderr.splitlines()[:1]) == (4, stop.splitlines()[:1]), (
+        proc.stderr
+    )
+
+
+@pytest.mark.parametrize("ci", ["", "true"])
+def test_the_stand_in_stops_at_the_login_in_the_real_ghs_words(
+    gh: tuple[str, dict[str, str]], gh_standin: GhStandIn, ci: str
+) -> None:
+    """gh words its login stop otherwise where CI is set (as on a CI runner): the stand-in
+    says what the real gh says in both."""
+    argv = BUILDERS["pr_view"]
+    real = subprocess.run(
+        [gh[0], *argv], env={**gh[1], "CI": ci}, capture_output=True, text=True, timeout=60
+    )
+    gh_standin.fault("pr view", "not-logged-in")
+    env = gh_standin.env({**gh[1], "CI": ci})
+    fake = subprocess.run(["gh", *argv], env=env, capture_output=True, text=True, timeout=60)
+    assert real.returncode == 4
+    assert (fake.returncode, fake.stderr) == (real.returncode, real.stderr)
 
 
 @pytest.mark.parametrize(

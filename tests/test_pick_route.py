@@ -178,7 +178,8 @@ def test_dry_run_prints_the_gh_lines_the_run_then_sends_and_changes_nothing(
     assert dry.returncode == 0, dry.stderr
     after = repo_state(protected.root)
     kept = after["release_dir"]  # a dry pick keeps what it read in the patch cache, as ever
-    assert isinstance(kept, dict) and set(kept) == {"patches.cache"}
+    # (where caches are written: never on CI, where the directory is not made at all)
+    assert kept is None or (isinstance(kept, dict) and set(kept) == {"patches.cache"})
     after["release_dir"] = None
     assert after == before
     assert _remote_refs(protected) == remote
