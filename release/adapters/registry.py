@@ -29,7 +29,15 @@ from release.core.references import repository
 from release.core.terminal_text import escaped
 from release.errors import EngineError
 
-__all__ = ["INDEX_TYPES", "Registry", "RegistryError", "Served", "failure", "is_loopback", "served_of"]
+__all__ = [
+    "INDEX_TYPES",
+    "Registry",
+    "RegistryError",
+    "Served",
+    "failure",
+    "is_loopback",
+    "served_of",
+]
 
 TIMEOUT = 120.0  # seconds for one registry request
 INDEX_TYPES = (
@@ -147,9 +155,8 @@ class Registry:
                 ) from None
             raise
 
-    def served(self, ref: str) -> Served | None:
-        """What ``ref`` (``HOST/NAME:TAG`` or ``HOST/NAME@sha256:...``) resolves to; None
-        when the registry has no such tag."""
+    def raw(self, ref: str) -> bytes | None:
+        """The manifest ``ref`` serves, as its bytes; None when there is none."""
         tls = self._tls("tls-verify", ref)
         result = self._run(["inspect", "--raw", *tls, f"docker://{ref}"], TIMEOUT)
         if result.timed_out:
@@ -158,7 +165,13 @@ class Registry:
             if any(word in result.stderr.lower() for word in _ABSENT):
                 return None
             raise failure(ref, f"read {ref}", result.stderr)
-        return served_of(result.stdout.encode("utf-8", "surrogateescape"), ref)
+        return result.stdout.encode("utf-8", "surrogateescape")
+
+    def served(self, ref: str) -> Served | None:
+        """What ``ref`` (``HOST/NAME:TAG`` or ``HOST/NAME@sha256:...``) resolves to; None
+        when the registry has no such tag."""
+        raw = self.raw(ref)
+        return None if raw is None else served_of(raw, ref)
 
     def served_all(self, refs: list[str]) -> dict[str, Served | None]:
         """What each of ``refs`` serves (:meth:`served`), a few asked at a time. A stop

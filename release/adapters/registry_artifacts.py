@@ -22,8 +22,6 @@ from release.core.references import repository
 
 __all__ = ["ArtifactRegistry"]
 
-_ABSENT = ("manifest unknown", "name unknown", "not found")
-
 
 def _layout(root: Path, blobs: list[Blob], manifest: Blob) -> None:
     (root / "blobs" / "sha256").mkdir(parents=True)
@@ -41,18 +39,6 @@ def _layout(root: Path, blobs: list[Blob], manifest: Blob) -> None:
 
 class ArtifactRegistry(Registry):
     """skopeo, for artifacts attached to the release's images."""
-
-    def raw(self, ref: str) -> bytes | None:
-        """The manifest ``ref`` serves, as its bytes; None when there is none."""
-        tls = self._tls("tls-verify", ref)
-        result = self._run(["inspect", "--raw", *tls, f"docker://{ref}"], TIMEOUT)
-        if result.timed_out:
-            raise RegistryError(f"{ref}: the registry did not answer in {TIMEOUT:.0f}s")
-        if not result.ok:
-            if any(word in result.stderr.lower() for word in _ABSENT):
-                return None
-            raise failure(ref, f"read {ref}", result.stderr)
-        return result.stdout.encode("utf-8", "surrogateescape")
 
     def push_artifact(self, ref: str, artifact: Artifact) -> None:
         """``artifact`` as ``ref`` (``HOST/NAME:TAG``), its manifest's bytes as made."""
