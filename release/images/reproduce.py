@@ -23,6 +23,8 @@ all three are untrusted (the design's trust model):
 4. Container options from the tag that reach into this host (``--privileged``, devices,
    GPUs, added capabilities, seccomp or AppArmor off: :mod:`release.core.host_access`)
    are refused before anything is built unless the tester allows each (``allow_host``).
+   With the tester's image key (``image_trust``), every published image and index must be
+   signed by it (:mod:`release.images.image_signing`), checked before anything is pulled.
 5. Each variant is rebuilt without the build cache (``cache`` allows it), under
    ``<name>-reproduce-<run>:<tag>[-<variant>]``, a name of this run's own: the rc's tags
    never move, and two runs at once do not share an image. The recorded base is used when
@@ -54,6 +56,7 @@ from release.adapters.engine import ContainerEngine, gpu_present
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref
 from release.core.host_access import asked_by, consent, spelt
+from release.core.image_signing import ImageCheck
 from release.core.manifest import ManifestError, omitted_snapshot, variant_rules
 from release.core.matrix import ImageMatrix, Variant
 from release.core.tag_manifest import not_built, not_recorded
@@ -64,6 +67,7 @@ from release.flows.context import ReleaseContext
 from release.flows.manifest_store import PublishedManifest, published_manifest
 from release.flows.published_tag import PublishedTag, pin, read_published
 from release.images.build import BuildStatus, build_images
+from release.images.image_signing import ImageTrust, check_published
 from release.images.manifest import built_data, smoke_data, snapshot_data
 from release.images.registry_check import TAG_FIELD as REGISTRY_TAG
 from release.images.registry_check import registry_verdicts
@@ -83,6 +87,7 @@ class Reproduction:
     tag: str
     verdicts: dict[str, list[FieldVerdict]] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
+    image_signatures: list[ImageCheck] = field(default_factory=list)
 
     @property
     def drifted(self) -> list[str]:
@@ -254,6 +259,7 @@ def reproduce(
     cache: bool = False,
     jobs: int = 1,
     allow_host: Sequence[str] = (),
+    image_trust: ImageTrust | None = None,
     say: Say = print,
     live: bool = False,
 ) -> Reproduction:
@@ -282,6 +288,8 @@ def reproduce(
             )
         rebuild = _rebuild_of(ReleaseContext(clone.root), manifest, variants)
         _allowed(rebuild, tag, allowed)
+        if image_trust is not None:  # before anything is pulled or built
+            outcome.image_signatures = check_published(rebuild.recorded, image_trust, say)
         engine = ContainerEngine.detect()
         _notice(outcome, _check_bases(engine, rebuild.variants, rebuild.recorded, standin), say)
         _verdicts(
