@@ -296,6 +296,34 @@ def test_skopeo_accepts_the_signed_image_and_refuses_unsigned_another_key_or_cha
 
 
 @images
+def test_a_final_verifies_by_the_rcs_signatures_of_its_repository_only(
+    keys: dict[str, Key], registry: LocalRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """promote gives the final's tags the rc's digests: its index verifies by a signature
+    made for the rc's tag, in the same repository; one made for another repository's name
+    does not count."""
+    store = tmp_path / "store"
+    store.mkdir()
+    rc = published(registry, tmp_path, "final")
+    made = signer(keys["maintainer"], store, monkeypatch)
+    made.sign(rc.repository, rc.index, rc.index_tags)
+    elsewhere = published(registry, tmp_path, "elsewhere", path="other")
+    # signed, by the same key, as if it were this repository's rc
+    made.sign(elsewhere.repository, elsewhere.index, (f"{rc.repository}:{TAG}",))
+    final_tags = (f"{rc.repository}:v0.1.0",)
+    monkeypatch.delenv("GNUPGHOME")
+    with ImageVerifier(keys["maintainer"].public, str(store)) as verifier:
+        final = verifier.check("final", rc.repository, rc.index, final_tags, index=True)
+        assert (final.state, final.signer) == (State.SIGNED, keys["maintainer"].fpr)
+        other = (f"{elsewhere.repository}:v0.1.0",)
+        assert (
+            verifier.check("o", elsewhere.repository, elsewhere.index, other, index=True).state
+            is State.BAD
+        )
+    assert (store / signature_dir(elsewhere.repository, elsewhere.index) / "signature-1").is_file()
+
+
+@images
 def test_a_signing_run_killed_part_way_is_finished_by_the_next(
     keys: dict[str, Key], registry: LocalRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

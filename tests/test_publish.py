@@ -568,7 +568,7 @@ def test_published_images_are_signed_recorded_and_verified_by_skopeo(
         there = signature_files(store)
         again = built.release("images.publish", "--registry", at, "--signatures", str(store), **env)
         assert again.code == 0, again.output
-        assert " signed " not in again.output and again.output.count("is signed by") == 5
+        assert "): signed " not in again.output and again.output.count("is signed by") == 5
         assert signature_files(store) == there
         # another key's public half does not accept them
         other = make_key(tmp_path, "other")

@@ -37,6 +37,7 @@ from release.core.image_signing import (
     registries_d,
     signature_dir,
 )
+from release.core.references import IMAGE_REFERENCE, repository
 from release.core.terminal_text import escaped
 from release.errors import EngineError, UsageError
 
@@ -251,6 +252,20 @@ class ImageVerifier:
         finally:
             shutil.rmtree(out.parent, ignore_errors=True)  # the copy's layers go at once
 
+    def _claimed(self, signature: Path, ref: str) -> tuple[str, ...]:
+        """The reference a signature claims (unverified: only tried as a name, and only
+        one of ``ref``'s repository), so a final, whose tags were copied from an rc's,
+        verifies by the rc's signatures, as a ``signedBy`` policy accepts a pull by digest."""
+        argv = [_tool("gpg"), "--batch", "--no-autostart", "--decrypt", str(signature)]
+        try:
+            payload = json.loads(_run(argv, self.env).stdout)
+            claimed = payload["critical"]["identity"]["docker-reference"]
+        except (ValueError, KeyError, TypeError):
+            return ()
+        if not isinstance(claimed, str) or not IMAGE_REFERENCE.fullmatch(claimed):
+            return ()
+        return (claimed,) if repository(claimed) == repository(ref) else ()
+
     def _signer(
         self, what: str, ref: str, out: Path, names: tuple[str, ...], index: bool
     ) -> ImageCheck:
@@ -262,7 +277,7 @@ class ImageVerifier:
             return ImageCheck(what, ref, State.UNSIGNED)
         for signature in found:
             for key in self.keys:
-                for name in names:
+                for name in (*names, *self._claimed(signature, ref)):
                     if _verifies(manifest, name, key, signature, self.env):
                         return ImageCheck(what, ref, State.SIGNED, signer=key)
         if not index:  # the policy accepted it for the repository, by another tag's name

@@ -44,6 +44,7 @@ from release.adapters.git import GitRepo
 from release.core.accelerator import Accelerator
 from release.errors import ReleaseError
 from release.sample.rehearse_base import DRIFT_CUDA, DRIFT_VARIANT, SAMPLE_DRIFT_BASE, Sandbox
+from release.sample.rehearse_image_keys import ImageKeys, image_checks
 from release.sample.rehearse_images import OWN_PREFIX, DockerSide, own_id
 from release.sample.rehearse_registry import RegistrySide, registry_checks
 from release.sample.rehearse_report import (
@@ -129,6 +130,7 @@ class Rehearsal(Sandbox):
             if self.registry.ready
             else f"publish: not run: {self.registry.detail}"
         )
+        self.image_keys = ImageKeys.make(t, self.sandbox / "image-keys", self.registry)
         self.image_name = self.matrix().name
         self.images_before = docker.tags(self.image_name)
         self.ledger.docker = docker  # only now: tidy() removes what is not in images_before
@@ -205,8 +207,10 @@ class Rehearsal(Sandbox):
                 if not self.registry.ready:
                     self.skip(f"{tag} {args[0]}", args, self.registry.detail)
                     continue
-                args = (*args, "--registry", self.registry.prefix)
-            outcome = self.image_command(self.root, f"{tag} {args[0]}", args, blocked=blocked)
+                args = (*args, "--registry", self.registry.prefix, *self.image_keys.publish_args())
+            outcome = self.image_command(
+                self.root, f"{tag} {args[0]}", args, blocked=blocked, env=self.image_keys.env()
+            )
             if outcome is None:
                 blocked = blocked or f"release {args[0]} did not succeed"
             elif args[0] == "images.build":
@@ -237,7 +241,13 @@ class Rehearsal(Sandbox):
         outcome = self.image_command(
             self.tester,
             "reproduce",
-            ("reproduce", TAGS.rc1, "--allow-host", self.allow_host()),
+            (
+                "reproduce",
+                TAGS.rc1,
+                "--allow-host",
+                self.allow_host(),
+                *self.image_keys.tester_args(),
+            ),
             blocked=blocked,
         )
         ids = self.matrix().ids
@@ -247,6 +257,8 @@ class Rehearsal(Sandbox):
             t.check(what, None, self.ledger.steps["reproduce"].removeprefix("not run: "))
         else:
             t.check(what, all(self.ledger.reproduced[i] == "match" for i in ids))
+            keys, at = self.image_keys, self.registry.prefix
+            image_checks(t, keys, outcome, self.tester, TAGS.rc1, at, self.allow_host())
         self.rc_page()
 
     def rc_page(self) -> None:
@@ -358,6 +370,7 @@ class Rehearsal(Sandbox):
         """Remove the sandbox and the image tags made here, unless ``keep``."""
         docker, say, name = self.ledger.docker, self.t.say, self.image_name
         self.registry.stop()
+        self.image_keys.stop()
         if self.page is not None:
             say(f"the rc page of {TAGS.rc1}: {self.page}")
         if keep:
