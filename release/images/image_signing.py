@@ -20,10 +20,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from release.adapters.image_signatures import ImageSigner, ImageVerifier
 from release.core.image_signing import ImageCheck, State, fingerprint
@@ -39,9 +39,6 @@ __all__ = [
     "image_signing",
     "sign_published",
 ]
-
-if TYPE_CHECKING:
-    from release.images.publish import PublishedIndex
 
 Say = Callable[[str], None]
 KEY_ENV = "RELEASE_IMAGE_SIGNING_KEY"
@@ -121,16 +118,20 @@ def image_trust(repo: Path | str, key: str | None, lookaside: str | None) -> Ima
     return ImageTrust(path.absolute(), lookaside)
 
 
-def sign_published(index: PublishedIndex, signing: ImageSigning, say: Say) -> None:
-    """Sign a published variant (a :class:`~release.images.publish.PublishedIndex`):
-    each platform image for its tag and the index's, then the index for its tags."""
+def sign_published(
+    signing: ImageSigning,
+    group: str,
+    images: Sequence[tuple[str, str]],
+    index: tuple[str, tuple[str, ...]],
+    say: Say,
+) -> None:
+    """Sign a published variant: each platform image (its tag and digest) for its tag and
+    the index's, then the index (its digest and tags) for its tags."""
     signer = ImageSigner(signing.key, signing.store)
-    group, tags = index.group, tuple(index.refs)
-    for image in index.images:
-        assert image.digest is not None  # published and read back
-        _sign(signer, group, image.ref, image.digest, (image.ref, *tags), say)
-    assert index.digest is not None
-    _sign(signer, group, tags[0], index.digest, tags, say)
+    digest, tags = index
+    for ref, image_digest in images:
+        _sign(signer, group, ref, image_digest, (ref, *tags), say)
+    _sign(signer, group, tags[0], digest, tags, say)
 
 
 def _sign(

@@ -300,8 +300,9 @@ def publish_images(
             if ref not in index.written:
                 say(f"publish({index.group}): {ref} is there: {index.digest}")
         index = _finish(ws, reg, index, say)
-        if signing:
-            sign_published(index, signing, say)
+        if signing:  # every digest is known now: pushed or found, and read back
+            images = [(i.ref, i.digest or "") for i in index.images]
+            sign_published(signing, index.group, images, (index.digest or "", index.refs), say)
         _record(ws, where, index, signing.key if signing else None)
         done.append(index)
     return done
