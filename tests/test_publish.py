@@ -559,7 +559,10 @@ def test_published_images_are_signed_recorded_and_verified_by_skopeo(
         assert result.code == 0, result.output
         # three platform images (own tag + the index's) and two indexes (their tags)
         assert len(signature_files(store)) == (1 + 2) * 2 + (1 + 1) + 2 + 1, signature_files(store)
-        for ref in every_ref(built, at):
+        # a pull of the default variant's index tag (it resolves to the platform image) and
+        # of a platform tag (each copy reads every layer: two stand for the rest, which
+        # test_image_signing checks tag by tag on small images)
+        for ref in (index_refs(built, at)["a"][0], platform_refs(built, at)["b"]):
             ok, said = skopeo_accepts(ref, key.public, store, tmp_path)
             assert ok, (ref, said)
         for row in platform_refs(built, at):
