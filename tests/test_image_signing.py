@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -155,6 +156,12 @@ def skopeo_accepts(ref: str, public: Path, store: Path, root: Path) -> tuple[boo
     return result.returncode == 0, result.stderr
 
 
+def blob_reads(registry: LocalRegistry) -> int:
+    """The blobs (layers, configs) the registry has been asked for so far."""
+    text = registry.log.read_text(errors="replace")
+    return len(re.findall(r'"GET /v2/\S+/blobs/sha256:', text))
+
+
 def signature_files(store: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(store)): p.read_bytes() for p in sorted(store.rglob("*")) if p.is_file()
@@ -277,8 +284,9 @@ def test_skopeo_accepts_the_signed_image_and_refuses_unsigned_another_key_or_cha
         path.write_bytes(bytes(data))
     ok, said = skopeo_accepts(changed.platform_tag, public, store, tmp_path)
     assert not ok and "rejected" in said, said
-    # the tool's own check says the same, index included
+    # the tool's own check says the same, index included, and reads no layer or config
     monkeypatch.delenv("GNUPGHOME")
+    blobs_read = blob_reads(registry)
     with ImageVerifier(public, str(store)) as verifier:
         states = {
             name: (
@@ -293,6 +301,7 @@ def test_skopeo_accepts_the_signed_image_and_refuses_unsigned_another_key_or_cha
         "resigned": (State.BAD, State.BAD),
         "changed": (State.BAD, State.SIGNED),  # only the platform image's were changed
     }
+    assert blob_reads(registry) == blobs_read
 
 
 @images

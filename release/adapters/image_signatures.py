@@ -8,11 +8,12 @@
   file there already, ours or not, is never replaced. A re-run reads what is there and signs
   only the identities no signature by this key covers yet.
 - :class:`ImageVerifier`: the tester's check, against a public key file *they* hold. A
-  platform image is copied by digest with a ``policy.json`` whose ``signedBy`` names that
-  key (skopeo refuses it before any layer is read when no signature verifies); an index
-  is checked with ``skopeo standalone-verify`` against the same key, since skopeo 1.9
-  evaluates the policy on the platform image a pull resolves to, not on the index. The
-  signer is named by the key that verifies.
+  platform image is copied by digest under a ``policy.json`` whose ``signedBy`` names one
+  of its keys (skopeo judges the signatures before it reads anything else; an accepted
+  copy into an OCI layout stops right after, as the layout keeps no signatures: no layer
+  is read either way); the key whose policy accepts it is the signer. An index is checked
+  with ``skopeo standalone-verify`` against the same keys, since skopeo 1.9 evaluates the
+  policy on the platform image a pull resolves to, not on the index.
 
 The private key never passes through here: skopeo asks GnuPG to sign by fingerprint.
 """
@@ -20,6 +21,7 @@ The private key never passes through here: skopeo asks GnuPG to sign by fingerpr
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -46,6 +48,7 @@ __all__ = ["ImageSigner", "ImageVerifier", "SigningError", "lookaside_url"]
 TIMEOUT = 300.0
 MAX_SIGNATURES = 64  # per manifest: far above identities x re-runs
 _UNSIGNED = "no signature exists"
+_NO_SIGNATURE_STORE = "Pushing signatures for OCI images is not supported"  # after the policy
 _ACCEPT_ANY: dict[str, object] = {"default": [{"type": "insecureAcceptAnything"}]}
 
 
@@ -200,11 +203,17 @@ class ImageVerifier:
         gpg = [_tool("gpg"), "--batch", "--no-autostart", "--homedir", str(home)]
         imported = _run([*gpg, "--import", str(self.key_file)], self.env)
         listed = _run([*gpg, "--with-colons", "--list-keys"], self.env)
-        keys = tuple(
-            line.split(":")[9] for line in listed.stdout.splitlines() if line.startswith("fpr:")
+        lines = listed.stdout.splitlines()
+        keys = tuple(  # each primary key's fingerprint: the line after its pub line
+            line.split(":")[9]
+            for before, line in itertools.pairwise(lines)
+            if before.startswith("pub:") and line.startswith("fpr:")
         )
         if not keys:
             raise SigningError(f"{self.key_file} holds no OpenPGP public key: {_said(imported)}")
+        for key in keys:  # one file each, so the policy that accepts names the signer
+            exported = _run([*gpg, "--export", key], self.env).stdout
+            (self.scratch / f"{key}.gpg").write_bytes(exported.encode("utf-8", "surrogateescape"))
         return keys
 
     def __exit__(self, *raised: object) -> None:
@@ -230,27 +239,48 @@ class ImageVerifier:
     def check(
         self, what: str, repository: str, digest: str, names: tuple[str, ...], *, index: bool
     ) -> ImageCheck:
-        """``repository@digest``'s signatures judged: by skopeo's policy for a platform
-        image (``index`` False), then each signature by ``standalone-verify`` to name
-        the signer."""
+        """``repository@digest``'s signatures judged: a platform image by skopeo's policy
+        (``index`` False), an index by ``standalone-verify`` of each of its signatures."""
         ref = f"{repository}@{digest}"
-        out = Path(tempfile.mkdtemp(dir=self.scratch)) / "image"
-        policy = _ACCEPT_ANY if index else policy_document(repository, str(self.key_file))
-        argv = [_tool("skopeo"), *self._config(repository, policy), "copy", "--quiet",
-                *(["--multi-arch", "index-only"] if index else []),
-                *_tls("src-tls-verify", ref), f"docker://{ref}", f"dir:{out}"]  # fmt: skip
-        result = _run(argv, self.env)
-        if not result.ok:
+        return self._index(what, ref, names) if index else self._platform(what, ref)
+
+    def _platform(self, what: str, ref: str) -> ImageCheck:
+        """A copy under a ``signedBy`` policy for each of the tester's keys in turn, into
+        an OCI layout: skopeo judges the signatures before it reads anything else, and an
+        accepted copy then stops at once, since an OCI layout keeps no signatures; so no
+        layer is read either way."""
+        repository = ref.rsplit("@", 1)[0]
+        refused = ""
+        for key in self.keys:
+            policy = policy_document(repository, str(self.scratch / f"{key}.gpg"))
+            out = Path(tempfile.mkdtemp(dir=self.scratch)) / "layout"
+            argv = [_tool("skopeo"), *self._config(repository, policy), "copy", "--quiet",
+                    *_tls("src-tls-verify", ref), f"docker://{ref}", f"oci:{out}"]  # fmt: skip
+            result = _run(argv, self.env)
             said = _said(result)
+            if _NO_SIGNATURE_STORE in said:  # past the policy: accepted
+                return ImageCheck(what, ref, State.SIGNED, signer=key)
             if _UNSIGNED in said:
                 return ImageCheck(what, ref, State.UNSIGNED)
-            if "rejected" in said.lower():
-                return ImageCheck(what, ref, State.BAD, detail=_rejected(said))
-            raise SigningError(f"cannot read {ref} and its signatures: {said}")
+            if result.ok or "rejected" not in said.lower():
+                raise SigningError(f"cannot read {ref} and its signatures: {said}")
+            refused = _rejected(said)
+        return ImageCheck(what, ref, State.BAD, detail=refused)
+
+    def _index(self, what: str, ref: str, names: tuple[str, ...]) -> ImageCheck:
+        """The index and its signatures copied (``index-only``: no image, no layer), each
+        signature verified by skopeo against the tester's keys and the index's tags."""
+        out = Path(tempfile.mkdtemp(dir=self.scratch)) / "index"
+        argv = [_tool("skopeo"), *self._config(ref.rsplit("@", 1)[0], _ACCEPT_ANY), "copy",
+                "--quiet", "--multi-arch", "index-only", *_tls("src-tls-verify", ref),
+                f"docker://{ref}", f"dir:{out}"]  # fmt: skip
+        result = _run(argv, self.env)
+        if not result.ok:
+            raise SigningError(f"cannot read {ref} and its signatures: {_said(result)}")
         try:
-            return self._signer(what, ref, out, names, index)
+            return self._signer(what, ref, out, names)
         finally:
-            shutil.rmtree(out.parent, ignore_errors=True)  # the copy's layers go at once
+            shutil.rmtree(out.parent, ignore_errors=True)
 
     def _claimed(self, signature: Path, ref: str) -> tuple[str, ...]:
         """The reference a signature claims (unverified: only tried as a name, and only
@@ -266,9 +296,7 @@ class ImageVerifier:
             return ()
         return (claimed,) if repository(claimed) == repository(ref) else ()
 
-    def _signer(
-        self, what: str, ref: str, out: Path, names: tuple[str, ...], index: bool
-    ) -> ImageCheck:
+    def _signer(self, what: str, ref: str, out: Path, names: tuple[str, ...]) -> ImageCheck:
         manifest = out / "manifest.json"
         if "sha256:" + hashlib.sha256(manifest.read_bytes()).hexdigest() != ref.rsplit("@", 1)[1]:
             return ImageCheck(what, ref, State.BAD, detail="the manifest is not true to its digest")
@@ -280,7 +308,5 @@ class ImageVerifier:
                 for name in (*names, *self._claimed(signature, ref)):
                     if _verifies(manifest, name, key, signature, self.env):
                         return ImageCheck(what, ref, State.SIGNED, signer=key)
-        if not index:  # the policy accepted it for the repository, by another tag's name
-            return ImageCheck(what, ref, State.SIGNED, signer=self.keys[0])
         detail = f"no signature by the key in {self.key_file.name} verifies for its tags"
         return ImageCheck(what, ref, State.BAD, detail=detail)

@@ -141,13 +141,14 @@ def _resigned_refused(
     store = keys.store.parent / "sigstore-resigned"
     shutil.copytree(keys.store, store)
     first = sorted(p for p in store.rglob("*@sha256=*") if p.is_dir())[0]
-    path, digest = str(first.relative_to(store)).rsplit("@", 1)
+    path, spelt = str(first.relative_to(store)).rsplit("@", 1)
+    digest = spelt.replace("=", ":", 1)
     for signature in first.iterdir():
         signature.unlink()
     other = ImageSigner(keys.other_fpr, store)
     other.env["GNUPGHOME"] = str(keys.other_home)
     repository = f"{registry.split('/', 1)[0]}/{path}"
-    other.sign(repository, digest.replace("=", ":", 1), (f"{repository}:{tag}",))
+    other.sign(repository, digest, (f"{repository}:{tag}",))
     t.note(f"someone re-signs {repository}@{digest[:19]}... with {OTHER} in a copy of the store")
     refused: Outcome = t.release(
         tester, "reproduce", tag, "--allow-host", allow_host, *keys.tester_args(store), expect=None
