@@ -15,6 +15,7 @@ __all__ = [
     "LockedError",
     "RefusedError",
     "ReleaseError",
+    "SignatureError",
     "Terminated",
     "UsageError",
     "VersionError",
@@ -81,6 +82,15 @@ class EngineError(ReleaseError):
     """The container engine is missing, unreachable or failed; the message says how to fix it."""
 
     exit_code = 6
+
+
+class SignatureError(ReleaseError):
+    """A tag's or its manifest's signature does not verify against the trust roots the
+    tester holds, or (``--require-signed``) there is none that does: nothing was pulled or
+    built. Exit 7, as a damaged manifest (:class:`release.core.manifest.ManifestError`):
+    the rc's evidence is refused."""
+
+    exit_code = 7
 
 
 class Terminated(KeyboardInterrupt):

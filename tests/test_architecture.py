@@ -418,6 +418,10 @@ ANY_ALLOWED: dict[str, set[str]] = {
         "publish",
     },
     "release.images.promote": {"final_manifest", "check_engine_promotion"},
+    # an SBOM and a provenance statement: JSON made from, and compared with, manifest parts
+    "release.core.sbom": {"normalized", "packages"},
+    "release.core.provenance": {"envelope", "material_verdicts", "statement"},
+    "release.images.attest_check": {"attestation_verdicts"},
     "release.images.promote_registry": {
         "final_copies", "is_published", "promote_in_registry", "check_registry_promotion",
         "rc_sources",

@@ -499,8 +499,10 @@ def test_status_text_and_json(cut_engine: SampleEngine) -> None:
             "subject": "[main][CI/Build] Pin the build tools (#111)",
             "reason": "release-only",
             "likely": None,
+            "via": None,
         }
     ]
+    assert state["picks_from_github"] == []
     assert state["pick_in_progress"] is None and state["remote_checked"] is True
     assert state["next_command"] == "release pick --file release-picks.txt"
 

@@ -36,7 +36,13 @@ from release.core.image_signing import (
     signature_dir,
 )
 from release.errors import UsageError
-from release.images.image_signing import image_signing, image_trust
+from release.images.image_signing import (
+    ImageSignatureError,
+    ImageTrust,
+    check_published,
+    image_signing,
+    image_trust,
+)
 from release.sample import SampleEngine, make_sample_engine
 from tests.conftest import cut
 from tests.docker_support import local_registry
@@ -302,6 +308,16 @@ def test_skopeo_accepts_the_signed_image_and_refuses_unsigned_another_key_or_cha
         "changed": (State.BAD, State.SIGNED),  # only the platform image's were changed
     }
     assert blob_reads(registry) == blobs_read
+    # an unsigned image is said, and refused where the tester requires signatures
+    recorded = {"cu130": {"publish": {
+        "digest": unsigned.platform, "tags": [unsigned.platform_tag],
+        "index": {"digest": unsigned.index, "tags": list(unsigned.index_tags)},
+    }}}  # fmt: skip
+    said: list[str] = []
+    checks = check_published(recorded, ImageTrust(public, str(store)), said.append)
+    assert [c.state for c in checks] == [State.UNSIGNED, State.UNSIGNED] and len(said) == 2
+    with pytest.raises(ImageSignatureError, match="image cu130: unsigned"):
+        check_published(recorded, ImageTrust(public, str(store), require_signed=True), print)
 
 
 @images
@@ -445,9 +461,13 @@ def test_reproduce_checks_the_images_against_the_testers_key_before_building(
         assert "image cu128: not published" in said
         assert result.code == 6, said  # past the check: the engine that is not there
         return
+    if case == "unsigned":  # said, as an unsigned tag is; refused with --require-signed
+        assert f"image cu130: unsigned ({image.repository}@{image.platform})" in said, said
+        assert f"image index {image.index_tags[0]}: unsigned" in said, said
+        assert result.code == 6, said
+        return
     assert result.code == 7, said
-    words = {"unsigned": "unsigned", "resigned": "signature does not verify",
-             "changed": "signature does not verify"}[case]  # fmt: skip
+    words = "signature does not verify"
     assert words in result.stderr and "nothing was pulled or built" in result.stderr
     # the refusal is the run's one error: the engine (unreachable here) was never asked
     assert [line for line in result.stderr.splitlines() if line.startswith("error:")] == [

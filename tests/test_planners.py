@@ -260,7 +260,7 @@ def test_plan_pick_allows_feature_when_asked() -> None:
         pytest.param(
             [],
             UsageError,
-            "nothing to pick: give commits (sha or #PR) or --file",
+            "nothing to pick: give commits (sha, #PR or a PR's address), --milestone, --label or --file",
             id="no-candidates",
         ),
     ],
@@ -336,17 +336,21 @@ def test_parse_requests(commits, file_text: str | None, reason: str | None, expe
             "#1 HEAD~1",
             None,
             None,
-            "'HEAD~1' is neither a commit sha nor a #PR number",
+            "'HEAD~1' is neither a commit sha, a #PR number nor a pull request's address",
             id="neither-sha-nor-pr",
         ),
         pytest.param(
-            "abc", None, None, "'abc' is neither a commit sha nor a #PR number", id="sha-too-short"
+            "abc",
+            None,
+            None,
+            "'abc' is neither a commit sha, a #PR number nor a pull request's address",
+            id="sha-too-short",
         ),
         pytest.param(
             "",
             "#12a\n",
             None,
-            "'#12a' is neither a commit sha nor a #PR number",
+            "'#12a' is neither a commit sha, a #PR number nor a pull request's address",
             id="pr-not-digits",
         ),
     ],

@@ -379,7 +379,7 @@ CASES = [
     # pick
     case("pick-side-branch-commit", "pick {side}", REFUSED, "not on main", _side_commit),
     case("pick-unknown-sha", "pick deadbeefdeadbeef", USAGE, "deadbeefdeadbeef"),
-    case("pick-not-a-sha", "pick HEAD~1", USAGE, "neither a commit sha nor a #PR"),
+    case("pick-not-a-sha", "pick HEAD~1", USAGE, "neither a commit sha, a #PR number"),
     case("pick-not-a-pr-number", "pick #12a", USAGE, "'#12a'"),
     case("pick-unknown-pr", "pick #999", REFUSED, "#999"),
     case("pick-pr-on-two-commits", "pick #108", REFUSED, "pick by sha", _pr_twice_on_main),
@@ -608,7 +608,10 @@ CASES = [
         _write("CHANGELOG.md", b"# Changelog\n\xff\n", commit=True),
     ),
     case(
-        "pick-huge-pr-number", ("pick", "#" + "9" * 5000), USAGE, "neither a commit sha nor a #PR"
+        "pick-huge-pr-number",
+        ("pick", "#" + "9" * 5000),
+        USAGE,
+        "neither a commit sha, a #PR number",
     ),
     case("pick-unicode-pr-number", ("pick", "#\u0661\u0660\u0669"), USAGE, "neither"),
     case("cut-unicode-digits", ("cut", "\u0660.\u0663\u0661.\u0660"), USAGE, "not a version"),

@@ -53,13 +53,15 @@ ALLOW_HOST = (
     "--allow-host cap-add=SYS_ADMIN,cap-add=SYS_PTRACE,cap-add=NET_ADMIN,cap-add=SYS_TIME,"
     "security-opt=seccomp=unconfined,security-opt=apparmor=unconfined"
 )
+TRUST = "--trust ../tester-trust/allowed_signers"  # the tester's, beside their clone
+SIGNER = "maintainer@tinyengine.invalid"
 IMAGE_COMMANDS = (
     "images.build --jobs 2",
     "images.smoke",
     "images.snapshot",
     "images.publish",
     "manifest",
-    f"reproduce v0.31.0rc1 {ALLOW_HOST}",
+    f"reproduce v0.31.0rc1 {TRUST} --require-signed {ALLOW_HOST}",
     f"reproduce v0.31.0rc1 --variant cu130 {ALLOW_HOST}",
 )
 
@@ -153,7 +155,15 @@ def check_the_story(docker: ContainerEngine, out: str) -> None:
     )
     assert len(steps(out)) == 10
     # the tester is asked before the tag's snapshot options run on their machine
-    assert "(tester) $ release reproduce v0.31.0rc1\n" in out
+    assert f"(tester) $ release reproduce v0.31.0rc1 {TRUST}\n" in out
+    # rc1 is signed; the tester verifies it with the public half, and a changed note is refused
+    assert f"    tag v0.31.0rc1: signed by {SIGNER}\n" in out
+    assert f"ok   the tester verifies v0.31.0rc1 and its manifest: signed by {SIGNER}\n" in out
+    assert (
+        "ok   a note changed after signing: the tester's reproduce of v0.31.0rc1 refuses it "
+        "(exit 7)\n"
+    ) in out
+    assert "    error: manifest of v0.31.0rc1: signature does not verify (the signed" in out
     assert f"they run only with your consent to each: add {ALLOW_HOST} (nothing was built)" in out
     rows = table(out)
     for variant, row in rows.items():
@@ -273,6 +283,7 @@ def test_without_an_engine_the_git_steps_pass_and_the_image_steps_say_not_run(
         "pick '#59102' --reason regression",
         "pick --continue",
         "pick '#59110'",
+        "tag --sign",
         "tag",
         "push",
         "promote",
@@ -286,6 +297,7 @@ def test_without_an_engine_the_git_steps_pass_and_the_image_steps_say_not_run(
         "each pick (#59102, #59118, #59140) is listed once in the final notes",
     ):
         assert f"ok   {check}\n" in out, check
+    assert "# the tester pins the maintainer's public key in tester-trust/allowed_signers:" in out
     assert (
         "--   the image checks (manifests, notes refs, promoted ids) (not run: no Docker Engine "
         "answers (start one: sudo dockerd >/tmp/dockerd.log 2>&1 &))" in out

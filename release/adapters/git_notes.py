@@ -13,15 +13,36 @@ The note's blob is written as given (``git hash-object``, then ``notes add -C``)
 message cleanup touches the JSON. An annotated tag's object gets the same note as its
 commit, so ``git notes show v0.31.0rc1`` finds it by the tag's own name; it is read from the
 commit, which every tag of it (an rc and its final) shares.
+
+A signed manifest's detached signature (over the note's exact bytes) lives in the same
+notes ref, as the file :data:`SIGNATURE_FILE` of its tree beside the notes: git keeps such
+entries when it writes notes, so the signature travels wherever the ref does (``push``,
+``manifest --push``, ``reproduce``'s fetch), and a note changed after signing keeps the
+old signature, which then does not verify. By hand::
+
+    git cat-file blob refs/notes/release/v0.31.0rc1:manifest.sig
 """
 
 from __future__ import annotations
 
 from release.adapters.git import GitRepo
 
-__all__ = ["NOTES_PREFIX", "fetch_note", "notes_ref", "read_note", "remote_note", "write_note"]
+__all__ = [
+    "NOTES_PREFIX",
+    "SIGNATURE_FILE",
+    "fetch_note",
+    "note_bytes",
+    "notes_ref",
+    "read_note",
+    "read_signature",
+    "remote_note",
+    "reset_notes",
+    "write_note",
+    "write_signature",
+]
 
 NOTES_PREFIX = "refs/notes/release/"
+SIGNATURE_FILE = "manifest.sig"  # in the notes ref's tree: not an object name, so not a note
 
 
 def notes_ref(tag: str) -> str:
@@ -81,3 +102,49 @@ def remote_note(repo: GitRepo, remote: str, tag: str, commit: str) -> tuple[str,
         return sha, (shown.stdout + "\n" if shown.ok else "")
     finally:
         repo.run("update-ref", "-d", scratch, check=False, mutating=True)
+
+
+def note_bytes(repo: GitRepo, tag: str, commit: str) -> str | None:
+    """``tag``'s note on ``commit`` exactly as stored (what its signature is over; bytes
+    that are not UTF-8 as surrogates); None when there is none."""
+    listed = repo.run("notes", f"--ref={notes_ref(tag)}", "list", commit, check=False)
+    blob = listed.stdout.strip() if listed.ok else ""
+    return repo.out("cat-file", "blob", blob) if blob else None
+
+
+def read_signature(repo: GitRepo, tag: str) -> str | None:
+    """The manifest signature kept in ``tag``'s notes ref; None when it has none."""
+    shown = repo.run("cat-file", "blob", f"{notes_ref(tag)}:{SIGNATURE_FILE}", check=False)
+    return shown.stdout if shown.ok and shown.stdout else None
+
+
+def write_signature(repo: GitRepo, tag: str, signature: str | None) -> None:
+    """Keep ``signature`` in ``tag``'s notes ref (a new commit of the ref, its notes as they
+    are), or take the one there out (None: a note written again unsigned)."""
+    ref = notes_ref(tag)
+    tip = repo.rev(ref)
+    if tip is None or read_signature(repo, tag) == signature:
+        return
+    entries = [
+        line for line in repo.out("ls-tree", tip).splitlines()
+        if line.split("\t", 1)[-1] != SIGNATURE_FILE
+    ]  # fmt: skip
+    if signature is not None:
+        blob = repo.run("hash-object", "-w", "--stdin", stdin=signature, mutating=True).stdout
+        entries.append(f"100644 blob {blob.strip()}\t{SIGNATURE_FILE}")
+    tree = repo.run("mktree", stdin="".join(e + "\n" for e in entries), mutating=True).stdout
+    said = "sign" if signature is not None else "drop the signature of"
+    made = repo.run(
+        "commit-tree", tree.strip(), "-p", tip, "-m", f"{said} the manifest of {tag}",
+        mutating=True,
+    ).stdout.strip()  # fmt: skip
+    repo.run("update-ref", ref, made, tip, mutating=True)
+
+
+def reset_notes(repo: GitRepo, tag: str, tip: str | None) -> None:
+    """Put ``tag``'s notes ref back at ``tip`` (None: take it out), as it was before a run
+    that stopped half way."""
+    if tip is None:
+        repo.run("update-ref", "-d", notes_ref(tag), check=False, mutating=True)
+    else:
+        repo.run("update-ref", notes_ref(tag), tip, mutating=True)

@@ -29,7 +29,15 @@ from release.core.references import repository
 from release.core.terminal_text import escaped
 from release.errors import EngineError
 
-__all__ = ["INDEX_TYPES", "Registry", "RegistryError", "Served", "is_loopback", "served_of"]
+__all__ = [
+    "INDEX_TYPES",
+    "Registry",
+    "RegistryError",
+    "Served",
+    "failure",
+    "is_loopback",
+    "served_of",
+]
 
 TIMEOUT = 120.0  # seconds for one registry request
 INDEX_TYPES = (
@@ -106,7 +114,7 @@ def _digest(value: object, what: str) -> str:
     return value
 
 
-def _failure(ref: str, doing: str, said: str) -> RegistryError:
+def failure(ref: str, doing: str, said: str) -> RegistryError:
     """What a failed registry request says, one line: unreachable, refused, or as said."""
     host = repository(ref).split("/", 1)[0]
     text = escaped(process.last_line(said, "no output"))
@@ -157,7 +165,7 @@ class Registry:
         if not result.ok:
             if any(word in result.stderr.lower() for word in _ABSENT):
                 return None
-            raise _failure(ref, f"read {ref}", result.stderr)
+            raise failure(ref, f"read {ref}", result.stderr)
         return served_of(result.stdout.encode("utf-8", "surrogateescape"), ref)
 
     def served_all(self, refs: list[str]) -> dict[str, Served | None]:
@@ -193,4 +201,4 @@ class Registry:
         ]
         result = self._run(argv, TIMEOUT * 5)
         if not result.ok:
-            raise _failure(dest, f"copy {source} to {dest}", result.stderr or result.stdout)
+            raise failure(dest, f"copy {source} to {dest}", result.stderr or result.stdout)

@@ -2,7 +2,9 @@
 release tags, git, docker and BuildKit, the engine, the snapshot runtime's privileges, an
 engine repository's ``noxfile.py`` and the registry logins, one line each (``ok``,
 ``problem``, ``not checked``, ``note``) with what to do; exit 1 on a problem, and only on
-one (a note is not)."""
+one (a note is not). With ``--tag``, the tag's and its manifest's signatures too, against
+the tester's trust roots: one that does not verify (or, ``--require-signed``, none that
+does) is refused, exit 7."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from dataclasses import dataclass
 
 from release.commands.outcome import JSONValue, Run
 from release.core.doctor import Item, Status
+from release.errors import SignatureError, UsageError
 from release.flows.doctor import check_items
 
 __all__ = ["CheckOutcome", "CheckRequest", "check"]
@@ -20,6 +23,8 @@ __all__ = ["CheckOutcome", "CheckRequest", "check"]
 class CheckRequest:
     tag: str | None = None  # only: this checkout is the tag's, and release reads it so
     job: str | None = None  # with tag: the pipeline's kind (build or promote) the tag must fit
+    trust: tuple[str, ...] = ()  # with tag: allowed-signers files or keyrings the tester holds
+    require_signed: bool = False  # with tag: refuse a tag or manifest not signed by one of them
     json: bool = False
 
 
@@ -57,8 +62,38 @@ class CheckOutcome:
 
 def check(request: CheckRequest, run: Run) -> CheckOutcome:
     if request.tag is not None:  # "" too: a CI variable that was not set is no tag
-        return CheckOutcome((tag_item(run, request.tag, request.job or None),))
+        item = tag_item(run, request.tag, request.job or None)
+        return CheckOutcome((item, *signature_items(run, request)))
+    if request.trust or request.require_signed:
+        raise UsageError("--trust and --require-signed check a tag's signatures: add --tag TAG")
     return CheckOutcome(tuple(check_items(run.repo)))
+
+
+def signature_items(run: Run, request: CheckRequest) -> list[Item]:
+    """The tag's signature and its manifest's, one item each, where the tag is here;
+    :class:`SignatureError` where the run must stop."""
+    from release.adapters.git import GitRepo
+    from release.core.doctor import note, ok
+    from release.core.signatures import State
+    from release.core.terminal_text import escaped
+    from release.flows.signatures import trust_roots, verify_tag
+
+    repo = GitRepo(run.repo)
+    tag = request.tag or ""
+    commit = repo.rev(f"refs/tags/{tag}") if tag else None
+    if commit is None:
+        if request.require_signed:
+            raise SignatureError(f"no tag {escaped(tag)} here to verify (--require-signed)")
+        return []
+    found = verify_tag(repo, tag, commit, trust_roots(repo, request.trust))
+    refused = found.refusal(request.require_signed)
+    if refused:
+        raise SignatureError(escaped(refused))
+    names = ("tag signature", "manifest signature")
+    return [
+        (ok if v.state is State.SIGNED else note)(name, escaped(v.line()))
+        for name, v in zip(names, found.verdicts, strict=False)
+    ]
 
 
 def tag_item(run: Run, tag: str, job: str | None = None) -> Item:

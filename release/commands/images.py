@@ -283,6 +283,9 @@ class ReproduceRequest:
     tag: str
     variant: str | None = None
     allow_host: tuple[str, ...] = ()
+    allow_host_signed_by: tuple[str, ...] = ()
+    trust: tuple[str, ...] = ()
+    require_signed: bool = False
     image_key: str | None = None
     image_signatures: str | None = None
     standin: bool = False
@@ -295,6 +298,7 @@ class ReproduceRequest:
 def reproduce(request: ReproduceRequest, run: Run) -> Report:
     """Rebuild the tag's images and compare; exit 1 on drift."""
     from release.images.image_signing import image_trust
+    from release.images.reproduce import Trusting
     from release.images.reproduce import reproduce as rebuild
 
     found = rebuild(
@@ -306,7 +310,10 @@ def reproduce(request: ReproduceRequest, run: Run) -> Report:
         cache=request.cache,
         jobs=request.jobs,
         allow_host=request.allow_host,
-        image_trust=image_trust(run.repo, request.image_key, request.image_signatures),
+        trust=Trusting(request.trust, request.require_signed, request.allow_host_signed_by),
+        image_trust=image_trust(
+            run.repo, request.image_key, request.image_signatures, request.require_signed
+        ),
         say=run.say,
         live=run.live,
     )
@@ -319,6 +326,8 @@ def reproduce(request: ReproduceRequest, run: Run) -> Report:
         },
         "notices": list(found.notices),
         "against": found.against,
+        "signatures": as_json(found.signatures),
+        "host_allowed_by": found.host_allowed_by,
         "image_signatures": [as_json(c.to_dict()) for c in found.image_signatures],
     }
     _keep_verdict(run, found.tag, data)

@@ -1,5 +1,6 @@
-"""The release manifest: ``manifest`` merges a release's parts and records it with its tag;
-``manifest show TAG`` prints a tag's published manifest (what an rc tester reads)."""
+"""The release manifest: ``manifest`` merges a release's parts and records it with its tag,
+signed where git's signing is configured (:mod:`release.flows.signatures`); ``manifest
+show TAG`` prints a tag's published manifest (what an rc tester reads)."""
 
 from __future__ import annotations
 
@@ -65,6 +66,7 @@ def manifest(request: ManifestRequest, run: Run) -> Report:
     from release.adapters.git_notes import notes_ref
     from release.core.manifest import missing, variant_rules
     from release.core.terminal_text import escaped
+    from release.flows.signatures import record_signed
     from release.images.manifest import Checkout, assemble, publish, push_manifest
 
     if request.action or request.tag:  # invoke gives "" for one left out
@@ -100,11 +102,14 @@ def manifest(request: ManifestRequest, run: Run) -> Report:
             ),
             data,
         )
-    recorded = publish(ws, document)
+    recorded, signed = record_signed(
+        ws.ctx.repo, tag, str(document["commit"]), lambda: publish(ws, document)
+    )
     lines = [
         f"{'recorded' if recorded else 'already recorded'} as {notes_ref(tag)}"
         + ("" if request.push else "; release push sends it with the tag")
     ]
+    lines.append(signed or "unsigned (no signing configured: user.signingKey or tag.gpgSign)")
     if request.push:
         sent = push_manifest(ws.ctx.repo, ws.ctx.config.remote, tag, str(document["commit"]))
         lines.append(

@@ -13,7 +13,9 @@ __all__ = [
     "JSON",
     "OFFLINE",
     "REGISTRY",
+    "REQUIRE_SIGNED",
     "SIGN",
+    "TRUST",
     "VARIANT",
     "VERSION_AS",
 ]
@@ -28,6 +30,19 @@ FORCE = Option(
 JSON = Option("json", "print a JSON document (with a schema key) instead of text")
 OFFLINE = Option("offline", "do not ask the remote")
 SIGN = Option("sign", "sign the tag (GPG or SSH, as git config says)")
+TRUST = Option(
+    "trust",
+    "an SSH allowed-signers file or an OpenPGP public keyring (gpg --export) you hold, to "
+    "verify the tag and its manifest against (default: gpg.ssh.allowedSignersFile in your "
+    "git config; never a file in the repository's work tree); repeat it for both kinds",
+    Kind.MANY,
+    metavar="FILE",
+)
+REQUIRE_SIGNED = Option(
+    "require-signed",
+    "refuse (exit 7) a tag or manifest (and, with --image-key, an image) that is not "
+    "signed by a key you trust",
+)
 VARIANT = Option("variant", "variant ids, comma separated (default: all)", Kind.TEXT, metavar="IDS")
 VERSION_AS = Option(
     "version",

@@ -13,7 +13,9 @@ from release.commands.options import (
     FORCE,
     GUARDS,
     JSON,
+    REQUIRE_SIGNED,
     SIGN,
+    TRUST,
     VERSION_AS,
 )
 from release.commands.registry_images import IMAGE_COMMANDS
@@ -56,11 +58,30 @@ COMMANDS: tuple[Command, ...] = (
         (
             Option(
                 "commits",
-                "shas and/or #PR numbers: several arguments, or one separated by spaces or commas",
+                "shas, #PR numbers and/or this repository's PR addresses "
+                "(https://HOST/ORG/REPO/pull/N): several arguments, or one separated by spaces "
+                "or commas",
                 Kind.MANY,
                 positional=True,
             ),
-            Option("file", "a picks file: one '<sha or #PR> [reason]' per line", Kind.TEXT),
+            Option(
+                "milestone",
+                "pick the merged PRs of this GitHub milestone (asked of gh); repeat it for several",
+                Kind.MANY,
+                metavar="NAME",
+            ),
+            Option(
+                "label",
+                "pick the merged PRs with this GitHub label (asked of gh); repeat it for several",
+                Kind.MANY,
+                metavar="NAME",
+            ),
+            Option(
+                "file",
+                "a picks file: one '<sha, #PR or PR address> [reason]' per line, or "
+                "'milestone: NAME [reason]' / 'label: NAME [reason]'",
+                Kind.TEXT,
+            ),
             Option(
                 "reverts",
                 "pick every revert on main since the cut of a commit the branch carries (from "
@@ -199,10 +220,20 @@ COMMANDS: tuple[Command, ...] = (
                 metavar="OPTION",
             ),
             Option(
+                "allow-host-signed-by",
+                "a signer (as your trust root names it) whose tags' container options that "
+                "reach into this host you allow, where the tag's signature verifies (also "
+                "release.allowHostSignedBy in your git config); repeat it for several",
+                Kind.MANY,
+                metavar="NAME",
+            ),
+            TRUST,
+            REQUIRE_SIGNED,
+            Option(
                 "image-key",
-                "an OpenPGP public key file you hold (gpg --export FPR), which every published "
-                "image must be signed by (checked with skopeo before anything is pulled or "
-                "built; exit 7 when one is unsigned or does not verify)",
+                "an OpenPGP public key file you hold (gpg --export FPR) to check every published "
+                "image and index against, with skopeo, before anything is pulled or built "
+                "(exit 7 when one does not verify, or with --require-signed is unsigned)",
                 Kind.TEXT,
                 metavar="FILE",
             ),
@@ -220,6 +251,9 @@ COMMANDS: tuple[Command, ...] = (
             JSON,
         ),
         f"{_IMAGES}:reproduce",
+        "The tag's and its manifest's signatures are checked first, against trust roots "
+        "you hold: signed by NAME, unsigned, or signature does not verify (exit 7, nothing "
+        "pulled or built).",
     ),
     Command(
         "report",
@@ -391,6 +425,8 @@ COMMANDS: tuple[Command, ...] = (
                 Kind.TEXT,
                 choices=("build", "promote"),
             ),
+            TRUST,
+            REQUIRE_SIGNED,
             JSON,
         ),
         target="release.commands.check:check",

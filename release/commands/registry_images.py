@@ -111,6 +111,28 @@ IMAGE_COMMANDS: tuple[Command, ...] = (
         "key's fingerprint recorded; a re-run adds no signature that is there.",
     ),
     Command(
+        "images.attest",
+        "Attach an SBOM and a SLSA provenance to each published platform image, and record "
+        "their digests.",
+        (
+            VARIANT,
+            Option(
+                "version",
+                "version whose images to attest (default: as a build names them)",
+                Kind.TEXT,
+            ),
+            DRY_RUN,
+            JSON,
+        ),
+        "release.commands.attest:attest",
+        "Run after images.publish. Each attachment is an OCI artifact whose subject is the "
+        "platform image, tagged as cosign names them (sha256-<digest>.sbom, .att); its "
+        "digest is recorded as the row's attest part of the manifest. The provenance's DSSE "
+        "envelope is unsigned, and recorded so. An attachment tag that holds anything else "
+        "refuses the run (exit 3) before anything is pushed; a re-run attaches only what "
+        "is missing. Needs syft: pip install 'release[sbom]'.",
+    ),
+    Command(
         "images.promote",
         "Give a pushed final tag its last rc's published images, by digest in the registry, "
         "and record its manifest.",

@@ -64,6 +64,8 @@ class PickRequest:
     reason: str | None = None
     allow_feature: bool = False
     repick: tuple[str, ...] = ()
+    milestone: tuple[str, ...] = ()
+    label: tuple[str, ...] = ()
     continue_: bool = False
     abort: bool = False
     dry_run: bool = False
@@ -73,15 +75,17 @@ class PickRequest:
 def pick(request: PickRequest, run: Run) -> Report:
     from release.adapters.files import read_text
     from release.flows import pick as flow
+    from release.flows.pick_github import github_repo
     from release.flows.pick_plan import PickRequest as Wanted
-    from release.flows.pick_plan import parse_requests
+    from release.flows.pick_plan import parse_picks
 
     ctx = context(run)
     commits = " ".join(request.commits)
     if request.continue_ or request.abort:
         if request.continue_ and request.abort:
             raise UsageError("--continue and --abort: give one of them")
-        if commits or request.file or request.repick or request.reverts:
+        asked_for = (request.file, request.repick, request.reverts, request.milestone)
+        if commits or request.label or any(asked_for):
             raise UsageError("--continue and --abort take no commits; run them alone")
         if request.continue_:
             lines = flow.continue_pick(ctx, say=run.say)
@@ -91,7 +95,18 @@ def pick(request: PickRequest, run: Run) -> Report:
     picks = read_text(Path(request.file), "--file") if request.file is not None else None
     if request.file is not None and picks is None:
         raise UsageError(f"--file {request.file}: no such file")
-    requests = parse_requests(commits, picks.text if picks else None, request.reason)
+    ask = parse_picks(
+        commits,
+        picks.text if picks else None,
+        request.reason,
+        milestones=request.milestone,
+        labels=request.label,
+    )
+    again = parse_picks(" ".join(request.repick))
+    links = [*ask.links, *again.links]
+    repo = github_repo(ctx) if links else None  # read only where an address is given
+    ask, again = ask.own(repo), again.own(repo)
+    requests = list(ask.requests)
     said: list[str] = []
     if request.reverts:
         from release.flows.main_reverts import reverts_to_pick
@@ -100,15 +115,15 @@ def pick(request: PickRequest, run: Run) -> Report:
         said = _reverts_said(branch, reverts)
         asked = {r.ref for r in requests}
         requests += [Wanted(r.sha, request.reason) for r in reverts if r.sha not in asked]
-        if not requests:  # nothing to pick: said, and nothing else is read
+        if not requests and not ask.queries:  # nothing to pick: said, and nothing else is read
             found: list[JSONValue] = [*said]
             return Report(tuple(said), {"report": found, "reverts": []})
-    again = [r.ref for r in parse_requests(" ".join(request.repick))]
     plan, report = flow.pick(
         ctx,
         requests,
         allow_feature=request.allow_feature,
-        repick=again,
+        repick=[r.ref for r in again.requests],
+        queries=ask.queries,
         dry_run=request.dry_run,
         say=run.say,
     )

@@ -49,7 +49,7 @@ __all__ = [
 MANIFEST_SCHEMA = "release-manifest/1"
 PART_SCHEMA = "release-manifest-part/1"
 REQUIRED_PARTS = ("build", "smoke", "snapshot")  # of every variant, for a complete manifest
-PARTS = (*REQUIRED_PARTS, "publish")  # publish: only where the images go to a registry
+PARTS = (*REQUIRED_PARTS, "publish", "attest")  # only where the images go to a registry
 # levels of arrays and objects: a manifest has about a dozen (its snapshot records'
 # included); one deeper is refused as read, before the schema's messages, a copy or a
 # dump recurse through it
@@ -251,7 +251,7 @@ def merge(
 
 def _same_image(variant: str, entry: Mapping[str, Any]) -> None:
     built = entry.get("build", {}).get("image_id")
-    for name in ("smoke", "snapshot", "publish"):
+    for name in ("smoke", "snapshot", "publish", "attest"):
         other = entry.get(name, {}).get("image_id")
         if built and other and other != built:
             raise ManifestError(

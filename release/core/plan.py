@@ -31,11 +31,12 @@ class StepKind(StrEnum):
     RECORD_MANIFEST = "record-manifest"  # a manifest recorded as its tag's note
     SKIP = "skip"  # reported only: nothing is done for it
     HOLD = "hold"  # reported only: left for a person to decide
+    NOT_PICKABLE = "not-pickable"  # reported only: a listed PR that cannot be picked, and why
 
     @property
     def acts(self) -> bool:
-        """Whether the step changes something (``skip`` and ``hold`` only report)."""
-        return self not in (StepKind.SKIP, StepKind.HOLD)
+        """Whether the step changes something (``skip``, ``hold`` and ``not-pickable`` only report)."""
+        return self not in (StepKind.SKIP, StepKind.HOLD, StepKind.NOT_PICKABLE)
 
 
 def short(sha: str) -> str:

@@ -24,11 +24,17 @@ from release.flows.context import ReleaseContext
 # What counting picks takes is loaded where it is counted: a status whose picks are kept
 # for this tip and main (:func:`kept_picks`) loads none of it.
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from release.core.github import PullRequest
+    from release.core.json_text import JSONValue
+    from release.core.pr_picks import NotPickable, PrQuery
     from release.core.pull_requests import RepoIdentity
     from release.flows.branch import ReleaseBranch
 
 __all__ = [
     "BranchPick",
+    "FromGitHub",
     "PendingPick",
     "kept_picks",
     "pending_picks",
@@ -59,6 +65,17 @@ class PendingPick:
     subject: str
     reason: str | None
     likely: str | None
+    via: str | None = None  # the milestone or label that listed it
+
+    def to_dict(self) -> dict[str, JSONValue]:
+        return {
+            "sha": self.sha,
+            "ref": self.ref,
+            "subject": self.subject,
+            "reason": self.reason,
+            "likely": self.likely,
+            "via": self.via,
+        }
 
 
 def picks_done(
@@ -133,37 +150,85 @@ def picks_key(repo: RepoIdentity | None) -> str:
     return digest_of(1, (), *sources, (repo.key if repo is not None else "").encode())
 
 
+@dataclass(frozen=True)
+class FromGitHub:
+    """A milestone or label the picks file names (``source``, as
+    :meth:`release.core.pr_picks.PrQuery.describe` says it): how many of its PRs are
+    pending, those that are not pickable, or why GitHub could not be read (``unread``)."""
+
+    source: str
+    pending: int = 0
+    not_pickable: tuple[NotPickable, ...] = ()
+    unread: str | None = None
+
+    def to_dict(self) -> dict[str, JSONValue]:
+        refused: list[JSONValue] = [
+            {"pr": n.number, "title": n.title, "why": n.why, "url": n.url}
+            for n in self.not_pickable
+        ]
+        return {
+            "source": self.source,
+            "pending": self.pending,
+            "not_pickable": refused,
+            "unread": self.unread,
+        }
+
+
 def pending_picks(
     ctx: ReleaseContext, info: ReleaseBranch, head: str, notes: list[str]
-) -> tuple[list[PendingPick], list[PendingPick], str | None]:
+) -> tuple[list[PendingPick], list[PendingPick], str | None, list[FromGitHub]]:
     """What the picks file asks for, as ``pick --file`` plans it (the same plan): the
-    commits it would pick, those it would hold as likely there already, and why it would
-    refuse (None: it would not)."""
+    commits it would pick, those it would hold as likely there already, why it would
+    refuse (None: it would not), and the milestones and labels it names. GitHub is asked
+    only where the file names one; where it cannot be, that is said and the rest shown."""
     from release.core.plan import StepKind
     from release.flows.candidates import resolve_candidates
-    from release.flows.pick_plan import PickState, parse_requests, plan_pick
+    from release.flows.pick_github import github_repo, list_pull_requests, pr_requests
+    from release.flows.pick_plan import PickState, parse_picks, plan_pick
 
+    sources: list[FromGitHub] = []
     try:
         picks = ctx.tree_text(ctx.config.picks_file, "picks file")
-        requests = parse_requests("", picks.text if picks else "")
-        if not requests:
-            return [], [], None
+        ask = parse_picks("", picks.text if picks else "")
+        requests = list(ask.own(github_repo(ctx)).requests if ask.links else ask.requests)
+        listed: Sequence[tuple[PrQuery, Sequence[PullRequest]]] = []
+        try:
+            listed = list_pull_requests(ctx, ask.queries)
+        except ReleaseError as err:
+            named = ", ".join(q.describe() for q in ask.queries)
+            sources.append(FromGitHub(named, unread=err.one_line()))
+        from_prs, not_pickable = pr_requests(ctx, listed, info)
+        requests += from_prs
+        if not requests and not not_pickable:
+            return [], [], None, sources
         candidates = resolve_candidates(ctx, requests, info)
-        state = PickState(info.branch, head, tuple(candidates), ctx.config.feature_categories)
+        state = PickState(
+            info.branch,
+            head,
+            tuple(candidates),
+            ctx.config.feature_categories,
+            not_pickable=tuple(not_pickable),
+        )
         steps = plan_pick(state).steps
     except (ReleaseError, GitError) as err:
         said = f"{ctx.config.picks_file}: {err.one_line()}"
         notes.append(said)
-        return [], [], said
+        return [], [], said, sources
     by_sha = {c.sha: c for c in candidates}
     out: dict[StepKind, list[PendingPick]] = {StepKind.CHERRY_PICK: [], StepKind.HOLD: []}
     for step in steps:
         if step.action in out:
             c = by_sha[step.data["sha"]]
             out[step.action].append(
-                PendingPick(c.sha, c.request.ref, c.subject, c.request.reason, c.likely)
+                PendingPick(
+                    c.sha, c.request.ref, c.subject, c.request.reason, c.likely, c.request.via
+                )
             )
-    return out[StepKind.CHERRY_PICK], out[StepKind.HOLD], None
+    for query in [q.describe() for q in ask.queries] if listed else []:
+        pending = sum(1 for p in out[StepKind.CHERRY_PICK] if p.via == query)
+        left = tuple(n for n in not_pickable if n.via == query)
+        sources.append(FromGitHub(query, pending, left))
+    return out[StepKind.CHERRY_PICK], out[StepKind.HOLD], None, sources
 
 
 def picks_on_branch(info: ReleaseBranch) -> list[BranchPick]:

@@ -24,11 +24,13 @@ from release.adapters.process import last_line
 from release.core.commits import REASON_TRAILER
 from release.core.messages import is_pick_of, with_pick_line, with_trailer
 from release.core.plan import Plan, StepKind, short
+from release.core.pr_picks import PrQuery
 from release.core.terminal_text import escaped
 from release.errors import ConflictError, RefusedError, ReleaseError
 from release.flows.branch import ReleaseBranch
 from release.flows.candidates import resolve_candidates
 from release.flows.context import ReleaseContext
+from release.flows.pick_github import Listed, list_pull_requests, pr_requests
 from release.flows.pick_journal import (
     Conflict,
     Journal,
@@ -36,7 +38,7 @@ from release.flows.pick_journal import (
     PickJournal,
     QueuedPick,
 )
-from release.flows.pick_plan import PickRequest, PickState, plan_pick
+from release.flows.pick_plan import PickRequest, PickState, plan_pick, reported
 
 __all__ = ["abort_pick", "continue_pick", "pick", "read_pick_state"]
 
@@ -50,14 +52,18 @@ def read_pick_state(
     repick: Sequence[str] = (),
     *,
     remember: bool = False,
+    listed: Listed = (),
 ) -> tuple[PickState, ReleaseBranch]:
     """What the plan needs. ``repick``: commits (sha or ``#PR``) to pick even though they
     are likely backported already; each is picked as if asked for too. ``remember``: keep
     what was read of the commits' changes in the patch cache (a dry run: nothing else in
-    the repository changes)."""
+    the repository changes). ``listed``: the PRs milestones and labels list
+    (:func:`release.flows.pick_github.list_pull_requests`), picked as their commits on main."""
     branch, _ = ctx.current_release()
     tip = ctx.repo.rev("HEAD")  # the branch is checked out: its tip is HEAD
     info = ReleaseBranch(ctx, branch, ctx.main_sha(), tip, remember=remember)
+    from_prs, not_pickable = pr_requests(ctx, listed, info)
+    requests = [*requests, *from_prs]
     asked = {r.ref for r in requests}
     extra = [PickRequest(ref) for ref in dict.fromkeys(repick) if ref not in asked]
     candidates = resolve_candidates(ctx, [*requests, *extra], info)
@@ -69,6 +75,7 @@ def read_pick_state(
         feature_categories=ctx.config.feature_categories,
         allow_feature=allow_feature,
         repick=frozenset(c.sha for c in candidates if c.request.ref in wanted),
+        not_pickable=tuple(not_pickable),
     )
     return state, info
 
@@ -305,15 +312,21 @@ def pick(
     *,
     allow_feature: bool = False,
     repick: Sequence[str] = (),
+    queries: Sequence[PrQuery] = (),
     dry_run: bool = False,
     say: Say = print,
 ) -> tuple[Plan, list[str]]:
+    """``queries``: milestones and labels whose PRs are picked; GitHub is asked before
+    anything here changes."""
     journal = Journal(ctx.repo.git_dir).read()
     _refuse_if_stopped(journal)
     ctx.require_settled(own_pick=journal is not None)  # a killed pick's cherry-pick is ours
     ctx.require_full_history("pick")
+    listed = list_pull_requests(ctx, queries)
     if dry_run:
-        state, _ = read_pick_state(ctx, requests, allow_feature, repick, remember=True)
+        state, _ = read_pick_state(
+            ctx, requests, allow_feature, repick, remember=True, listed=listed
+        )
         return plan_pick(state), []
     with repo_lock(ctx.repo.common_dir, "pick", notify=say):
         picker = Picker(ctx, say)
@@ -322,15 +335,10 @@ def pick(
             picker.recover(saved)
             picker.journal.clear()
         ctx.require_clean()
-        state, info = read_pick_state(ctx, requests, allow_feature, repick)
+        state, info = read_pick_state(ctx, requests, allow_feature, repick, listed=listed)
         plan = plan_pick(state)
         queue = _queue(plan)
-        report = [
-            f"{'skipped' if s.action is StepKind.SKIP else 'held'} {short(s.data['sha'])} "
-            f"{escaped(s.data['subject'])} ({escaped(s.data['why'])})"
-            for s in plan.steps
-            if not s.action.acts
-        ]
+        report = [reported(s) for s in plan.steps if not s.action.acts]
         if queue:
             report += picker.run_queue(PickJournal(state.branch, state.head, queue))
             empty = _became_empty(report)

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 from release.core.json_text import JSONValue
 from release.errors import ConfigError, RefusedError, ReleaseError, UsageError
 from release.flows.branch_picks import BranchPick as DonePick
-from release.flows.branch_picks import PendingPick, kept_picks, pending_picks, picks_done
+from release.flows.branch_picks import (
+    FromGitHub,
+    PendingPick,
+    kept_picks,
+    pending_picks,
+    picks_done,
+)
 from release.flows.context import ReleaseContext, ReleaseLine, TagInfo
 from release.flows.pick_journal import Conflict, read_journal
 from release.flows.tag_due import tag_due
@@ -91,6 +97,7 @@ class Status:
     picks_refused: str | None = None  # why pick --file would refuse
     tagged_since: str | None = None  # the tag the untagged commits follow (None: no tag here)
     tag_due: bool = False  # tag would make a tag (what tag --dry-run reads, read the same)
+    from_github: list[FromGitHub] = field(default_factory=list)  # the picks file's milestones
     # reverts on main of what the branch carries, not on it yet (release pick --reverts)
     reverts_pending: list[MainRevert] = field(default_factory=list)
 
@@ -120,9 +127,10 @@ class Status:
                 }
                 for p in self.picks_done
             ],
-            "picks_pending": [_pending(p) for p in self.picks_pending],
-            "picks_held": [_pending(p) for p in self.picks_held],
+            "picks_pending": [p.to_dict() for p in self.picks_pending],
+            "picks_held": [p.to_dict() for p in self.picks_held],
             "picks_refused": self.picks_refused,
+            "picks_from_github": [g.to_dict() for g in self.from_github],
             "reverts_pending": [
                 {
                     "sha": r.sha,
@@ -175,16 +183,6 @@ class Status:
         return json.dumps(self.to_dict(), indent=2)
 
 
-def _pending(p: PendingPick) -> dict[str, JSONValue]:
-    return {
-        "sha": p.sha,
-        "ref": p.ref,
-        "subject": p.subject,
-        "reason": p.reason,
-        "likely": p.likely,
-    }
-
-
 def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
     if s.interrupted:
         command, name = s.interrupted
@@ -201,6 +199,8 @@ def _next_command(s: Status, picks_file: str, post: str | None = None) -> str:
         return f"fix {picks_file}: release pick --file {picks_file} would refuse it"
     if s.picks_pending:
         return f"release pick --file {picks_file}"
+    if any(g.unread for g in s.from_github):  # its picks are not known: none is "done"
+        return f"release pick --file {picks_file}   (once GitHub can be read)"
     if s.reverts_pending and not s.final:  # main undid what the rcs carry: before the next
         return "release pick --reverts"
     push = "release push" + ("" if s.remote_checked else "   (the remote was not checked)")
@@ -277,6 +277,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
     pending: list[PendingPick] = []
     held: list[PendingPick] = []
     refused: str | None = None
+    from_github: list[FromGitHub] = []
     untagged, since, tag_is_due = 0, None, False
     reverts: list[MainRevert] = []
     if main is not None and head is not None:
@@ -291,7 +292,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
             base, info = _branch_point(ctx, branch, main, head, read_presence=has_picks)
             done = picks_done(ctx, branch, main, head, base, info)
             if info is not None:
-                pending, held, refused = pending_picks(ctx, info, head, notes)
+                pending, held, refused, from_github = pending_picks(ctx, info, head, notes)
         reverts = kept_reverts.due(done, notes)
     if head is not None:  # what tag reads: so status says tag exactly when tag would tag
         due = tag_due(ctx, line, ours, head)
@@ -325,6 +326,7 @@ def read_status(ctx: ReleaseContext, *, offline: bool = False) -> Status:
         picks_refused=refused,
         tagged_since=since.name if since is not None else None,
         tag_due=tag_is_due,
+        from_github=from_github,
         reverts_pending=reverts,
     )
     from release.flows.next_version import version_to_ask

@@ -8,9 +8,20 @@ characters escaped (:mod:`release.core.terminal_text`), so none can forge a line
 from __future__ import annotations
 
 from release.core.terminal_text import escaped
+from release.flows.branch_picks import FromGitHub
 from release.flows.status import Status
 
 __all__ = ["render_status"]
+
+
+def _from_github(g: FromGitHub) -> list[str]:
+    """A milestone or label of the picks file: its pending count and what is not pickable,
+    or, in one line, why GitHub could not be read."""
+    if g.unread is not None:
+        return [f"{escaped(g.source)}: could not be read from GitHub: {escaped(g.unread)}"]
+    refused = f", {len(g.not_pickable)} not pickable" if g.not_pickable else ""
+    head = f"{escaped(g.source)}: {g.pending} pending{refused}"
+    return [head, *(f"  not pickable  {n.line()}" for n in g.not_pickable)]
 
 
 def render_status(s: Status) -> list[str]:
@@ -45,12 +56,15 @@ def render_status(s: Status) -> list[str]:
                 f"  done     {escaped(done.picked_from[:10])} {escaped(done.subject)}{reason}"
             )
         for pending in s.picks_pending:
-            lines.append(f"  pending  {pending.sha[:10]} {escaped(pending.subject)}")
+            via = f" ({escaped(pending.via)})" if pending.via else ""
+            lines.append(f"  pending  {pending.sha[:10]} {escaped(pending.subject)}{via}")
         for hold in s.picks_held:
             lines.append(
                 f"  held     {hold.sha[:10]} {escaped(hold.subject)} ({escaped(hold.likely or '')};"
                 f" --repick {hold.sha[:10]} picks it anyway)"
             )
+        for source in s.from_github:
+            lines += _from_github(source)
         if s.reverts_pending:
             lines.append(
                 f"reverts:  {len(s.reverts_pending)} on main undo what the branch carries"

@@ -12,9 +12,9 @@
 - **Checking** (:func:`check_published`): against a public key file the tester names
   (``reproduce --image-key FILE``, never one from the repository or the remote) and the
   store they read (``--image-signatures URL|DIR``). Each published platform image and
-  index reads ``signed by FPR``, ``unsigned`` or ``signature does not verify``; anything
-  but ``signed by`` is refused (exit 7) before anything is pulled or built: naming a key
-  says the images must carry its signature.
+  index reads ``signed by FPR``, ``unsigned`` or ``signature does not verify``, as the
+  tag's and its manifest's signatures do: one that does not verify is refused (exit 7)
+  before anything is pulled or built, and so is an unsigned one with ``--require-signed``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from release.adapters.image_signatures import ImageSigner, ImageVerifier
 from release.core.image_signing import ImageCheck, State, fingerprint
 from release.core.references import repository
 from release.core.terminal_text import escaped
-from release.errors import ReleaseError, UsageError
+from release.errors import SignatureError, UsageError
 
 __all__ = [
     "ImageSignatureError",
@@ -45,11 +45,10 @@ KEY_ENV = "RELEASE_IMAGE_SIGNING_KEY"
 STORE_ENV = "RELEASE_IMAGE_SIGNATURES"
 
 
-class ImageSignatureError(ReleaseError):
-    """A published image's signature does not verify against the tester's key, or it has
-    none: nothing was pulled or built. Exit 7, as for the tag's and its manifest's."""
-
-    exit_code = 7
+class ImageSignatureError(SignatureError):
+    """A published image's signature does not verify against the tester's key (or, with
+    ``--require-signed``, it has none): nothing was pulled or built. Exit 7, as for the
+    tag's and its manifest's."""
 
 
 @dataclass(frozen=True)
@@ -62,10 +61,12 @@ class ImageSigning:
 
 @dataclass(frozen=True)
 class ImageTrust:
-    """What the tester holds: a public key file, and where the signatures are read."""
+    """What the tester holds: a public key file, and where the signatures are read;
+    ``require_signed``: an unsigned image is refused too."""
 
     key_file: Path
     lookaside: str
+    require_signed: bool = False
 
 
 def image_signing(
@@ -91,7 +92,9 @@ def image_signing(
     return ImageSigning(fpr, path.absolute())
 
 
-def image_trust(repo: Path | str, key: str | None, lookaside: str | None) -> ImageTrust | None:
+def image_trust(
+    repo: Path | str, key: str | None, lookaside: str | None, require_signed: bool = False
+) -> ImageTrust | None:
     """The tester's key and store, from their command line; None when no key is named.
     A key file in the repository's work tree (the tag's own, or anyone's who can push)
     is refused: a key the rc brings cannot vouch for the rc."""
@@ -115,7 +118,7 @@ def image_trust(repo: Path | str, key: str | None, lookaside: str | None) -> Ima
         raise UsageError(
             "--image-key needs where the signatures are read: --image-signatures URL|DIR"
         )
-    return ImageTrust(path.absolute(), lookaside)
+    return ImageTrust(path.absolute(), lookaside, require_signed)
 
 
 def sign_published(
@@ -150,7 +153,7 @@ def check_published(
     recorded: Mapping[str, Mapping[str, object]], trust: ImageTrust, say: Say
 ) -> list[ImageCheck]:
     """Each published row's platform image and its index, checked against the tester's
-    key; refused (exit 7) unless every one is signed by it. A row not published has
+    key; refused (exit 7) where one does not verify (or, ``require_signed``, is unsigned). A row not published has
     nothing to check and is said so."""
     checks: list[ImageCheck] = []
     indexes: dict[str, tuple[str, tuple[str, ...]]] = {}
@@ -170,7 +173,8 @@ def check_published(
             checks.append(verifier.check(f"index {tags[0]}", at, digest, tags, index=True))
     for check in checks:
         say(escaped(check.line()))
-    failed = [c for c in checks if c.state is not State.SIGNED]
+    refused = (State.BAD, State.UNSIGNED) if trust.require_signed else (State.BAD,)
+    failed = [c for c in checks if c.state in refused]
     if failed:
         first = failed[0]
         raise ImageSignatureError(

@@ -20,18 +20,24 @@ all three are untrusted (the design's trust model):
    every command that reads it refuses it
    (:func:`~release.flows.manifest_store.published_manifest`); so is one here that lacks
    a variant the tag builds.
-4. Container options from the tag that reach into this host (``--privileged``, devices,
+4. The tag's and its manifest's signatures are verified in the clone, against trust roots
+   the tester holds (:mod:`release.flows.signatures`): one that does not verify, or with
+   ``require_signed`` none that does, is refused before anything is pulled or built.
+   Container options from the tag that reach into this host (``--privileged``, devices,
    GPUs, added capabilities, seccomp or AppArmor off: :mod:`release.core.host_access`)
-   are refused before anything is built unless the tester allows each (``allow_host``).
-   With the tester's image key (``image_trust``), every published image and index must be
-   signed by it (:mod:`release.images.image_signing`), checked before anything is pulled.
+   are refused before anything is built unless the tester allows each (``allow_host``),
+   or trusts the signer the tag verifies as (``allow_host_signed_by``), said and recorded.
+   Each published image and index is checked, in the same words, against the tester's
+   image key (``image_trust``: :mod:`release.images.image_signing`) before anything is pulled.
 5. Each variant is rebuilt without the build cache (``cache`` allows it), under
    ``<name>-reproduce-<run>:<tag>[-<variant>]``, a name of this run's own: the rc's tags
    never move, and two runs at once do not share an image. The recorded base is used when
    this engine has it or can pull it; a stand-in is made only when the rc was built on one,
    or when asked (``standin``), and the verdict says so.
 6. Smoke runs on each rebuild, and the snapshot where the tag's rule gives one.
-7. The verdict, field by field (:mod:`release.core.verdict`). Any drift fails the run.
+7. The verdict, field by field (:mod:`release.core.verdict`); where the images were
+   published and attested, the registry's fields and the attached provenance's and SBOM's
+   (:mod:`release.images.attest_check`). Any drift fails the run.
 
 The temporary clone and the rebuilt images are removed afterwards (Ctrl-C and SIGTERM
 included) unless ``keep``; after SIGKILL, by the next run that makes a container
@@ -62,10 +68,11 @@ from release.core.matrix import ImageMatrix, Variant
 from release.core.tag_manifest import not_built, not_recorded
 from release.core.terminal_text import escaped
 from release.core.verdict import FieldVerdict, State, compare_variant, table
-from release.errors import RefusedError, ReleaseError, UsageError
+from release.errors import RefusedError, ReleaseError, SignatureError, UsageError
 from release.flows.context import ReleaseContext
 from release.flows.manifest_store import PublishedManifest, published_manifest
 from release.flows.published_tag import PublishedTag, pin, read_published
+from release.images.attest_check import attestation_verdicts
 from release.images.build import BuildStatus, build_images
 from release.images.image_signing import ImageTrust, check_published
 from release.images.manifest import built_data, smoke_data, snapshot_data
@@ -87,6 +94,8 @@ class Reproduction:
     tag: str
     verdicts: dict[str, list[FieldVerdict]] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
+    signatures: Mapping[str, object] = field(default_factory=dict)
+    host_allowed_by: str | None = None  # the signer whose host options were allowed
     image_signatures: list[ImageCheck] = field(default_factory=list)
 
     @property
@@ -167,15 +176,64 @@ def _rebuild_of(
     return _Rebuild(replace(matrix, name=run), source, chosen, recorded)
 
 
-def _allowed(rebuild: _Rebuild, tag: str, allowed: frozenset[str]) -> None:
+@dataclass(frozen=True)
+class Trusting:
+    """What the tester trusts: ``roots``, the ``--trust`` files (else their git config's
+    allowed signers); ``require_signed``: refuse what is not signed by one of them;
+    ``host_signers``: the signers whose host-reaching options are allowed."""
+
+    roots: Sequence[str] = ()
+    require_signed: bool = False
+    host_signers: Sequence[str] = ()
+
+
+def _verified(
+    ctx: ReleaseContext,
+    clone: GitRepo,
+    found: PublishedTag,
+    trust: Trusting,
+    outcome: Reproduction,
+    say: Say,
+) -> str | None:
+    """The tag's and its manifest's signatures, judged before anything is pulled or built;
+    the signer whose host options the tester allows, where the tag verifies as theirs."""
+    from release.flows.signatures import host_signers, trust_roots, verify_tag
+
+    roots = trust_roots(ctx.repo, trust.roots)
+    verdict = verify_tag(clone, found.name, found.commit, roots)
+    outcome.signatures = verdict.to_dict()
+    for line in verdict.lines():
+        say(escaped(line))
+    refused = verdict.refusal(trust.require_signed)
+    if refused:
+        raise SignatureError(escaped(refused))
+    signer = verdict.signer()
+    return signer if signer in host_signers(ctx.repo, trust.host_signers) else None
+
+
+def _allowed(
+    rebuild: _Rebuild,
+    tag: str,
+    allowed: frozenset[str],
+    outcome: Reproduction,
+    say: Say,
+    signer: str | None = None,
+) -> None:
     """Refuse before building when the tag's containers would reach into this host in a
-    way the tester has not allowed, option by option."""
+    way the tester has not allowed, option by option, nor by trusting its ``signer``."""
     kinds = (v.accelerator.kind for v in rebuild.variants)
     asked = asked_by(
         rebuild.matrix, rebuild.variants, gpu=gpu_present(), devices=devices_here(kinds)
     )
     wanted = [o for options in asked.values() for o in options if o not in allowed]
     if not wanted:
+        return
+    if signer is not None:
+        outcome.host_allowed_by = signer
+        _notice(outcome, [
+            f"allowed {spelt(dict.fromkeys(wanted))}: {tag} is signed by {signer}, whose "
+            "host options you trust (allow-host-signed-by)"
+        ], say)  # fmt: skip
         return
     shown = "; ".join(f"{what}: {' '.join(options)}" for what, options in asked.items())
     raise RefusedError(
@@ -259,6 +317,7 @@ def reproduce(
     cache: bool = False,
     jobs: int = 1,
     allow_host: Sequence[str] = (),
+    trust: Trusting = Trusting(),
     image_trust: ImageTrust | None = None,
     say: Say = print,
     live: bool = False,
@@ -281,13 +340,14 @@ def reproduce(
             "was not published (release manifest --push records it)"
         )
     with _clone(ctx, found, keep, say) as clone:
+        signer = _verified(ctx, clone, found, trust, outcome, say)
         manifest = published_manifest(clone, tag, found.commit)
         if manifest is None:
             raise ManifestError(
                 f"{notes_ref(tag)} has no note on {tag}'s commit {found.commit[:12]}"
             )
         rebuild = _rebuild_of(ReleaseContext(clone.root), manifest, variants)
-        _allowed(rebuild, tag, allowed)
+        _allowed(rebuild, tag, allowed, outcome, say, signer)
         if image_trust is not None:  # before anything is pulled or built
             outcome.image_signatures = check_published(rebuild.recorded, image_trust, say)
         engine = ContainerEngine.detect()
@@ -355,12 +415,21 @@ def _verdicts(
             entry |= _rebuilt(
                 engine, matrix, variant, source, result.tags[0], top / "snapshots", say, live
             )
-            outcome.verdicts[variant.id] = compare_variant(
-                rebuild.recorded[variant.id],
-                entry,
-                config_args=matrix.build_args_for(variant, source.version),
-            ) + registry_verdicts(
-                engine, rebuild.recorded[variant.id].get("publish"), entry["build"]["content"]
+            outcome.verdicts[variant.id] = (
+                compare_variant(
+                    rebuild.recorded[variant.id],
+                    entry,
+                    config_args=matrix.build_args_for(variant, source.version),
+                )
+                + registry_verdicts(
+                    engine, rebuild.recorded[variant.id].get("publish"), entry["build"]["content"]
+                )
+                + attestation_verdicts(
+                    rebuild.recorded[variant.id],
+                    entry["build"],
+                    commit=source.revision,
+                    rebuilt_image=str(result.image_id),
+                )
             )
     finally:
         if keep:

@@ -6,7 +6,8 @@ Every step runs the real command as a maintainer, or an rc tester, would type it
 1. the story's history on main (:mod:`release.sample.story`); ``status``;
 2. ``cut 0.31.0``; main moves on; picks: #59102 conflicts and is resolved by hand, then
    continued; #59118 (the snapshot rule ``!=12.*``) with a reason; the feature refused;
-3. ``tag``: v0.31.0rc1;
+3. ``tag --sign``: v0.31.0rc1, signed with a throwaway SSH key made in the sandbox (the
+   manifest note is signed by the same key when it is recorded);
 4. its images: ``images.build`` (the CUDA 12.x variants without the snapshot runtime
    step, cu130 and the ROCm and CPU variants, each on its own Dockerfile, with it; cu129
    for linux/amd64 and, under emulation, linux/arm64), ``images.smoke`` (every platform;
@@ -16,7 +17,9 @@ Every step runs the real command as a maintainer, or an rc tester, would type it
    ``manifest`` (recorded as the tag's git note); ``push`` sends tags, branch and notes
    refs in one atomic push;
 5. an rc tester clones the remote and reproduces v0.31.0rc1, against the manifest and
-   the images the registry serves: a match; the rc page of v0.31.0rc1;
+   the images the registry serves, the tag and note verified against the key's public
+   half the tester pinned: a match; the rc page of v0.31.0rc1; a note changed on the
+   remote after signing is refused (exit 7) and put back;
 6. a late fix from the picks file, rc2, its images (every variant rebuilt: the version
    is baked into each image);
 7. ``promote``: v0.31.0 on rc2's commit, rc2's published digests given the final's tags
@@ -34,6 +37,7 @@ rehearsal made are removed afterwards; tags that were there before are left as t
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from dataclasses import replace
@@ -55,6 +59,7 @@ from release.sample.rehearse_report import (
     snapshot_note,
     verify,
 )
+from release.sample.rehearse_signing import MAINTAINER, Keys, make_keys, tampered_note_refused
 from release.sample.rehearse_terminal import Say, StepFailed, not_run_reasons, shown
 from release.sample.story import (
     AFTER_CUT,
@@ -82,6 +87,8 @@ IMAGE_STEPS = (
 
 
 class Rehearsal(Sandbox):
+    keys: Keys
+
     def run(self) -> None:
         """The story; a command that exits otherwise than expected stops it (the result
         and the checks are still shown)."""
@@ -195,8 +202,9 @@ class Rehearsal(Sandbox):
         t.check(f"{BRANCH} has #59118's snapshot rule `!=12.*`", self.rule() == "!=12.*")
 
     def rc1(self) -> None:
-        self.t.step(f"tag {TAGS.rc1}")
-        self.t.release(self.root, "tag")
+        self.t.step(f"tag {TAGS.rc1}, signed")
+        self.keys = make_keys(self.t, self.sandbox, self.repo)
+        self.t.release(self.root, "tag", "--sign")
 
     def images(self, tag: str) -> None:
         t = self.t
@@ -234,19 +242,25 @@ class Rehearsal(Sandbox):
         )
         blocked = self.no_manifest(TAGS.rc1)
         if not blocked:  # the tag's container options reach into the host: asked, not taken
-            asked = t.release(self.tester, "reproduce", TAGS.rc1, expect=None)
+            asked = t.release(self.tester, "reproduce", TAGS.rc1, *self.trust(), expect=None)
             t.check(
                 f"without the tester's consent, {TAGS.rc1}'s snapshot options are refused "
                 "before anything is built (exit 3)",
                 asked.code == 3 and f"--allow-host {self.allow_host()}" in asked.stderr,
             )
-        keys = self.image_keys  # rc1's images: checked against the public half
+            t.check(
+                f"the tester verifies {TAGS.rc1} and its manifest: signed by {MAINTAINER}",
+                f"tag {TAGS.rc1}: signed by {MAINTAINER}" in asked.stdout
+                and f"manifest of {TAGS.rc1}: signed by {MAINTAINER}" in asked.stdout,
+            )
+        keys = self.image_keys  # rc1's images: checked against the public half too
         outcome = self.image_command(
             self.tester,
             "reproduce",
-            ("reproduce", TAGS.rc1, "--allow-host", self.allow_host(), *keys.tester_args()),
+            ("reproduce", TAGS.rc1, *self.trust(), "--require-signed", "--allow-host",
+             self.allow_host(), *keys.tester_args()),
             blocked=blocked,
-        )
+        )  # fmt: skip
         ids = self.matrix().ids
         self.ledger.reproduced = self.verdicts(outcome, ids, "reproduce")
         what = f"the tester's reproduce of {TAGS.rc1}: a match for {', '.join(ids)} (exit 0)"
@@ -257,6 +271,13 @@ class Rehearsal(Sandbox):
             at = self.registry.prefix
             image_checks(t, keys, outcome, self.tester, TAGS.rc1, at, self.allow_host())
         self.rc_page()
+        if not blocked:
+            tampered_note_refused(t, self.repo, self.tester, TAGS.rc1, self.keys, self.allow_host())
+
+    def trust(self) -> tuple[str, ...]:
+        """The tester's trust root: the maintainer's public key, pinned by the tester in a
+        file beside their clone (named from it, as they would type it)."""
+        return ("--trust", os.path.relpath(self.keys.allowed, self.tester))
 
     def rc_page(self) -> None:
         """The tester's rc page of rc1 (its verdict on it), kept beside the sandbox."""

@@ -1,0 +1,52 @@
+"""``images.attest``: the SBOM and provenance of each published platform image, attached
+in the release registry (:mod:`release.images.attest`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from release.commands.common import ids
+from release.commands.outcome import Report, Run
+
+__all__ = ["AttestRequest", "attest"]
+
+
+@dataclass(frozen=True)
+class AttestRequest:
+    variant: str | None = None
+    version: str | None = None
+    dry_run: bool = False
+    json: bool = False
+
+
+def attest(request: AttestRequest, run: Run) -> Report:
+    """Attach, or (dry) say what would be; a document per platform image."""
+    from release.images.attest import attest_images
+    from release.images.workspace import Workspace
+
+    ws = Workspace.open(run.repo, request.version)
+    done = attest_images(ws, ids(request.variant), dry_run=request.dry_run, say=run.say)
+    lines = tuple(
+        f"{a.row}: {a.subject}: SBOM {a.sbom or '(not attached yet)'}"
+        + (f" ({a.packages} packages)" if a.packages is not None else "")
+        + f", provenance {a.provenance or '(not attached yet)'} (unsigned)"
+        for a in done
+    )
+    return Report(
+        ("dry run, nothing attached:", *lines) if request.dry_run else lines,
+        {
+            "dry_run": request.dry_run,
+            "version": ws.source.version,
+            "images": [
+                {
+                    "row": a.row,
+                    "subject": a.subject,
+                    "repository": a.repository,
+                    "sbom": {"digest": a.sbom, "packages": a.packages},
+                    "provenance": {"digest": a.provenance, "signed": False},
+                    "written": list(a.written),
+                }
+                for a in done
+            ],
+        },
+    )

@@ -1,0 +1,283 @@
+"""An image's provenance: an in-toto statement with a SLSA v1 provenance predicate, in a
+DSSE envelope, made from what the release manifest records of the build, and read back
+for ``reproduce`` to compare its rebuild with, field by field. Pure.
+
+What the statement says (``predicate.buildDefinition``):
+
+- the subject: the platform image, by its manifest's digest in the release registry;
+- ``externalParameters``: the tag, version, variant, platform, the build args, and the
+  Dockerfile, context and target where recorded;
+- ``internalParameters``: ``SOURCE_DATE_EPOCH``;
+- ``resolvedDependencies`` (SLSA v0.2's *materials*): the source at the tagged commit
+  (``gitCommit``), and the base image by its id, with its content digest, whether it was
+  a stand-in made on the build machine, and its registry digest where it came from one;
+- ``runDetails``: the builder (this tool and its version) and, as byproducts, the input
+  digest, the image's content digest and its image id.
+
+The envelope is DSSE's (``payloadType`` ``application/vnd.in-toto+json``); it carries the
+signatures made over it, and :func:`envelope` makes one with none: the release's image
+key signs images (skopeo's simple signing), which signs no DSSE envelope, so an
+envelope is recorded as unsigned, never as signed.
+
+An envelope read back is untrusted: its shape is checked and what it says is taken only
+as digests, strings and string maps; every value shown is escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from release.core.json_text import parse_json
+from release.core.terminal_text import escaped
+from release.core.verdict import FieldVerdict, State, dict_changes
+from release.errors import ReleaseError
+
+__all__ = [
+    "BUILD_TYPE",
+    "ENVELOPE_MEDIA_TYPE",
+    "PAYLOAD_TYPE",
+    "PREDICATE_TYPE",
+    "STATEMENT_TYPE",
+    "Materials",
+    "ProvenanceError",
+    "envelope",
+    "material_verdicts",
+    "materials_of",
+    "statement",
+]
+
+STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
+PREDICATE_TYPE = "https://slsa.dev/provenance/v1"
+PAYLOAD_TYPE = "application/vnd.in-toto+json"
+ENVELOPE_MEDIA_TYPE = "application/vnd.dsse.envelope.v1+json"
+BUILD_TYPE = "urn:release:image-build:v1"
+BUILDER_ID = "urn:release:images.build"
+_MAX_DEPTH = 16
+
+
+class ProvenanceError(ReleaseError):
+    """An envelope or statement that is not the provenance it is said to be."""
+
+    exit_code = 7
+
+
+def _hex(digest: str) -> str:
+    return digest.split(":", 1)[1]
+
+
+def statement(
+    release: Mapping[str, Any],
+    variant: str,
+    build: Mapping[str, Any],
+    publish: Mapping[str, Any],
+    *,
+    source_url: str | None = None,
+    base_digest: str | None = None,
+) -> dict[str, Any]:
+    """The provenance of one published platform image, from its manifest parts
+    (``release``: a part's header; ``build`` and ``publish``: its parts' data)."""
+    base = build["base"]
+    base_annotations: dict[str, Any] = {
+        "content_digest": base["content_digest"],
+        "standin": base["standin"],
+    }
+    if base_digest:
+        base_annotations["registry_digest"] = base_digest
+    source = f"git+{source_url}" if source_url else "git"
+    parameters: dict[str, Any] = {
+        "tag": release["tag"],
+        "version": release["version"],
+        "variant": variant,
+        "platform": publish["platform"],
+        "build_args": dict(build["build_args"]),
+        **{k: v for k, v in (build.get("recipe") or {}).items()},
+    }
+    return {
+        "_type": STATEMENT_TYPE,
+        "subject": [
+            {
+                "name": publish["tags"][0].rsplit(":", 1)[0],
+                "digest": {"sha256": _hex(publish["digest"])},
+            }
+        ],
+        "predicateType": PREDICATE_TYPE,
+        "predicate": {
+            "buildDefinition": {
+                "buildType": BUILD_TYPE,
+                "externalParameters": parameters,
+                "internalParameters": {"source_date_epoch": release["source_date_epoch"]},
+                "resolvedDependencies": [
+                    {
+                        "name": "source",
+                        "uri": f"{source}@refs/tags/{release['tag']}",
+                        "digest": {"gitCommit": release["commit"]},
+                    },
+                    {
+                        "name": "base",
+                        "uri": f"docker-image://{base['ref']}",
+                        "digest": {"sha256": _hex(base["id"])},
+                        "annotations": base_annotations,
+                    },
+                ],
+            },
+            "runDetails": {
+                "builder": {
+                    "id": BUILDER_ID,
+                    "version": {"release": str(release["tool"]["version"])},
+                },
+                "byproducts": [
+                    {"name": "input_digest", "digest": {"sha256": _hex(build["input_digest"])}},
+                    {
+                        "name": "content_digest",
+                        "digest": {"sha256": _hex(build["content"]["digest"])},
+                    },
+                    {"name": "image_id", "digest": {"sha256": _hex(build["image_id"])}},
+                ],
+            },
+        },
+    }
+
+
+def envelope(document: Mapping[str, Any]) -> bytes:
+    """The statement in a DSSE envelope with no signature, as the bytes attached."""
+    payload = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
+    wrapped = {
+        "payloadType": PAYLOAD_TYPE,
+        "payload": base64.b64encode(payload).decode("ascii"),
+        "signatures": [],
+    }
+    return json.dumps(wrapped, sort_keys=True, indent=2).encode() + b"\n"
+
+
+@dataclass(frozen=True)
+class Materials:
+    """What a provenance statement says the image was made of."""
+
+    subject: str  # sha256:... of the platform image
+    commit: str
+    base_ref: str
+    base_id: str
+    base_content: str
+    build_args: dict[str, str]
+    input_digest: str
+    content_digest: str
+    signatures: int
+
+
+def _object(value: Any, what: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ProvenanceError(f"the provenance has no {what}")
+    return value
+
+
+def _sha256(value: Any, what: str) -> str:
+    digest = _object(value, what).get("sha256")
+    if not isinstance(digest, str) or len(digest) != 64 or digest.strip("0123456789abcdef"):
+        raise ProvenanceError(f"the provenance's {what} is not a sha256 digest")
+    return f"sha256:{digest}"
+
+
+def _named(entries: Any, name: str, what: str) -> Mapping[str, Any]:
+    if isinstance(entries, list):
+        for entry in entries:
+            if isinstance(entry, Mapping) and entry.get("name") == name:
+                return entry
+    raise ProvenanceError(f"the provenance names no {what}")
+
+
+def _strings(value: Any, what: str) -> dict[str, str]:
+    found = _object(value, what)
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in found.items()):
+        raise ProvenanceError(f"the provenance's {what} are not strings")
+    return dict(found)
+
+
+def _payload(data: bytes) -> tuple[Mapping[str, Any], int]:
+    try:
+        outer = _object(parse_json(data, max_depth=_MAX_DEPTH), "DSSE envelope")
+    except ValueError:
+        raise ProvenanceError("the provenance is not a JSON DSSE envelope") from None
+    if outer.get("payloadType") != PAYLOAD_TYPE:
+        raise ProvenanceError(f"the envelope's payload is not of type {PAYLOAD_TYPE}")
+    signatures = outer.get("signatures")
+    if not isinstance(signatures, list):
+        raise ProvenanceError("the envelope has no list of signatures")
+    try:
+        payload = base64.b64decode(str(outer.get("payload", "")), validate=True)
+        inner = parse_json(payload, max_depth=_MAX_DEPTH)
+    except (binascii.Error, ValueError):
+        raise ProvenanceError("the envelope's payload is not a base64 JSON statement") from None
+    return _object(inner, "in-toto statement"), len(signatures)
+
+
+def materials_of(data: bytes) -> Materials:
+    """The materials of an attached envelope's statement (refused when it is not one)."""
+    found, signatures = _payload(data)
+    if found.get("_type") != STATEMENT_TYPE or found.get("predicateType") != PREDICATE_TYPE:
+        raise ProvenanceError("the envelope holds no in-toto SLSA provenance statement")
+    subjects = found.get("subject")
+    if not isinstance(subjects, list) or len(subjects) != 1:
+        raise ProvenanceError("the provenance names no single subject")
+    definition = _object(
+        _object(found.get("predicate"), "predicate").get("buildDefinition"), "buildDefinition"
+    )
+    run = _object(_object(found.get("predicate"), "predicate").get("runDetails"), "runDetails")
+    deps = definition.get("resolvedDependencies")
+    source = _named(deps, "source", "source")
+    commit = _object(source.get("digest"), "source digest").get("gitCommit")
+    if (
+        not isinstance(commit, str)
+        or commit.strip("0123456789abcdef")
+        or len(commit) not in (40, 64)
+    ):
+        raise ProvenanceError("the provenance's source names no commit")
+    base = _named(deps, "base", "base image")
+    base_annotations = _object(base.get("annotations"), "base annotations")
+    content = base_annotations.get("content_digest")
+    parameters = _object(definition.get("externalParameters"), "externalParameters")
+    byproducts = run.get("byproducts")
+    return Materials(
+        subject=_sha256(_object(subjects[0], "subject").get("digest"), "subject"),
+        commit=commit,
+        base_ref=escaped(str(base.get("uri", "")).removeprefix("docker-image://")),
+        base_id=_sha256(base.get("digest"), "base image"),
+        base_content=str(content) if isinstance(content, str) else "",
+        build_args=_strings(parameters.get("build_args"), "build args"),
+        input_digest=_sha256(
+            _named(byproducts, "input_digest", "input digest").get("digest"), "input digest"
+        ),
+        content_digest=_sha256(
+            _named(byproducts, "content_digest", "content digest").get("digest"), "content digest"
+        ),
+        signatures=signatures,
+    )
+
+
+def _same(name: str, recorded: str, rebuilt: str) -> FieldVerdict:
+    if recorded == rebuilt:
+        return FieldVerdict(name, State.MATCH)
+    return FieldVerdict(
+        name, State.DRIFT, (f"the provenance says {escaped(recorded)}, rebuilt {escaped(rebuilt)}",)
+    )
+
+
+def material_verdicts(
+    found: Materials, *, subject: str, commit: str, rebuilt: Mapping[str, Any]
+) -> list[FieldVerdict]:
+    """The provenance's fields against the published image (``subject``: its digest), the
+    tag's commit and the rebuild's build part (``rebuilt``)."""
+    args = dict_changes(found.build_args, rebuilt["build_args"])
+    base = rebuilt["base"]
+    return [
+        _same("provenance subject", found.subject, subject),
+        _same("provenance commit", found.commit, commit),
+        _same("provenance base", found.base_content, base["content_digest"]),
+        FieldVerdict("provenance build args", State.DRIFT if args else State.MATCH, tuple(args)),
+        _same("provenance input digest", found.input_digest, rebuilt["input_digest"]),
+        _same("provenance content digest", found.content_digest, rebuilt["content"]["digest"]),
+    ]

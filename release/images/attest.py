@@ -1,0 +1,290 @@
+"""``images.attest``: an SBOM and a provenance statement attached to each published platform
+image in the release registry, and their digests recorded as each row's ``attest`` part
+of the manifest.
+
+For each row published (its ``publish`` part), after ``images.publish``:
+
+- the **SBOM**: syft's SPDX JSON of the image (:mod:`release.adapters.syft`), its creation
+  time and namespace made the image's (:func:`release.core.sbom.normalized`), so one
+  image's SBOM is the same bytes on every run;
+- the **provenance**: an in-toto SLSA v1 statement made from the row's build and publish
+  parts (:mod:`release.core.provenance`), in an unsigned DSSE envelope;
+- each attached as an OCI artifact whose ``subject`` is the platform image, under cosign's
+  tags ``sha256-<hex>.sbom`` and ``.att`` (:mod:`release.core.oci_artifact`), and read
+  back by tag: it must serve the bytes pushed.
+
+The rules, as ``images.publish``'s:
+
+- **Read before anything is written.** The image must still be served by the digest its
+  publish part records. An attachment tag that is there already is kept when it is an
+  attachment of this image of the right kind; one that holds anything else is refused
+  (exit 3), and is never overwritten.
+- **A re-run converges.** Stopped at any point, the next run keeps what is attached,
+  attaches what is missing and writes the part; a part that records what the registry
+  serves already asks nothing more.
+- ``--dry-run`` reads the registry and says what would be attached; nothing leaves the
+  machine and no part is written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from release.adapters.registry import RegistryError
+from release.adapters.registry_artifacts import ArtifactRegistry
+from release.adapters.syft import syft_sbom
+from release.core.manifest import ManifestError, loads
+from release.core.oci_artifact import (
+    MANIFEST_MEDIA_TYPE,
+    Artifact,
+    AttachmentError,
+    Blob,
+    Kind,
+    artifact_manifest,
+    attachment_tag,
+    layer_of,
+)
+from release.core.provenance import PREDICATE_TYPE, envelope, statement
+from release.core.references import repository
+from release.core.sbom import SBOM_MEDIA_TYPE, normalized, packages
+from release.errors import RefusedError
+from release.images.inputs import SOURCE_LABEL
+from release.images.labels import BASE_DIGEST_LABEL
+from release.images.manifest import part_path, write_part
+from release.images.workspace import Workspace
+
+__all__ = ["Attached", "attest_images"]
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Attached:
+    """One platform image's attachments as the registry serves them (dry: will)."""
+
+    row: str
+    subject: str  # the platform image's digest
+    repository: str
+    sbom: str | None  # the attachment manifest's digest; None: not attached yet (dry)
+    provenance: str | None
+    packages: int | None
+    written: tuple[str, ...] = ()  # attachment tags this run pushed (dry: would)
+
+
+def _part(ws: Workspace, row: str, name: str) -> dict[str, Any] | None:
+    path = part_path(ws, row, name)
+    if not path.is_file():
+        return None
+    return loads(path.read_text(encoding="utf-8"), str(path))
+
+
+def _subject(reg: ArtifactRegistry, repo: str, publish: Mapping[str, Any]) -> tuple[int, str]:
+    """The recorded platform image as the registry serves it: (size, media type)."""
+    ref = f"{repo}@{publish['digest']}"
+    raw = reg.raw(ref)
+    if raw is None:
+        raise RefusedError(
+            f"{ref} is not in the registry any more: publish it again (release images.publish)"
+        )
+    media = json.loads(raw).get("mediaType") or MANIFEST_MEDIA_TYPE
+    return len(raw), str(media)
+
+
+def _existing(reg: ArtifactRegistry, ref: str, kind: Kind, subject: str) -> str | None:
+    """The digest of the attachment ``ref`` serves (None: none), refused when it is not
+    ``kind`` attached to ``subject``."""
+    raw = reg.raw(ref)
+    if raw is None:
+        return None
+    try:
+        layer_of(raw, kind, subject)
+    except AttachmentError as err:
+        raise RefusedError(
+            f"{ref} is there and is not this tool's {kind.name.lower()} of {subject[:19]} "
+            f"({err.message}); it is not overwritten"
+        ) from None
+    return Blob(raw).digest
+
+
+def _sbom(ws: Workspace, publish: Mapping[str, Any], repo: str) -> bytes:
+    document = json.loads(syft_sbom(publish["image_id"], f"{repo}@{publish['digest']}"))
+    return json.dumps(
+        normalized(document, f"{repo}@{publish['digest']}", ws.source.epoch), sort_keys=True
+    ).encode()
+
+
+def _provenance(ws: Workspace, parts: Mapping[str, Mapping[str, Any]], row: str) -> bytes:
+    build, publish = parts["build"], parts["publish"]
+    data = ws.engine.inspect_image(publish["data"]["image_id"]) or {}
+    labels = dict((data.get("Config") or {}).get("Labels") or {})
+    return envelope(
+        statement(
+            parts["header"],
+            row,
+            build["data"],
+            publish["data"],
+            source_url=labels.get(SOURCE_LABEL),
+            base_digest=labels.get(BASE_DIGEST_LABEL),
+        )
+    )
+
+
+def _push(reg: ArtifactRegistry, ref: str, artifact: Artifact) -> str:
+    reg.push_artifact(ref, artifact)
+    back = reg.raw(ref)
+    if back != artifact.manifest.data:
+        raise RegistryError(
+            f"{ref} does not read back as pushed: it serves "
+            f"{'nothing' if back is None else 'another manifest'}, not {artifact.manifest.digest}"
+        )
+    return artifact.manifest.digest
+
+
+def _record(
+    ws: Workspace, row: str, publish: Mapping[str, Any], done: Attached, repo: str, tool: str
+) -> None:
+    write_part(
+        ws,
+        row,
+        "attest",
+        {
+            "image_id": publish["image_id"],
+            "subject": done.subject,
+            "sbom": {
+                "tag": f"{repo}:{attachment_tag(done.subject, Kind.SBOM)}",
+                "digest": done.sbom,
+                "media_type": SBOM_MEDIA_TYPE,
+                "packages": done.packages,
+                "tool": tool,
+            },
+            "provenance": {
+                "tag": f"{repo}:{attachment_tag(done.subject, Kind.PROVENANCE)}",
+                "digest": done.provenance,
+                "predicate_type": PREDICATE_TYPE,
+                "signed": False,
+            },
+        },
+    )
+
+
+def _recorded(ws: Workspace, row: str, subject: str) -> Mapping[str, Any] | None:
+    found = _part(ws, row, "attest")
+    return found["data"] if found and found["data"]["subject"] == subject else None
+
+
+@dataclass(frozen=True)
+class _Row:
+    """A published row as read before anything is written."""
+
+    row: str
+    build: Mapping[str, Any]
+    publish: Mapping[str, Any]  # the part, header and all
+    subject: str
+    size: int
+    media: str
+    refs: Mapping[Kind, str]
+    found: Mapping[Kind, str | None]
+    recorded: Mapping[str, Any] | None
+
+    @property
+    def repository(self) -> str:
+        return repository(self.publish["data"]["tags"][0])
+
+    @property
+    def settled(self) -> bool:
+        """The part records what the registry serves: nothing to do."""
+        return self.recorded is not None and all(
+            self.found[kind] == self.recorded[_KEY[kind]]["digest"] for kind in Kind
+        )
+
+
+_KEY = {Kind.SBOM: "sbom", Kind.PROVENANCE: "provenance"}
+
+
+def _read_row(ws: Workspace, reg: ArtifactRegistry, row: str) -> _Row | None:
+    build, publish = _part(ws, row, "build"), _part(ws, row, "publish")
+    if publish is None:
+        return None
+    if build is None:
+        raise ManifestError(f"{row} was published but has no build part here to attest from")
+    pub = publish["data"]
+    repo, subject = repository(pub["tags"][0]), pub["digest"]
+    size, media = _subject(reg, repo, pub)
+    refs = {kind: f"{repo}:{attachment_tag(subject, kind)}" for kind in Kind}
+    found = {kind: _existing(reg, refs[kind], kind, subject) for kind in Kind}
+    return _Row(row, build, publish, subject, size, media, refs, found, _recorded(ws, row, subject))
+
+
+def _kept_sbom(reg: ArtifactRegistry, it: _Row) -> bytes:
+    """The SBOM attached already (a run stopped after attaching it), read back by digest."""
+    ref, digest = it.refs[Kind.SBOM], str(it.found[Kind.SBOM])
+    raw = reg.raw(f"{it.repository}@{digest}") or b""
+    return reg.blob(ref, digest, layer_of(raw, Kind.SBOM, it.subject)[0])
+
+
+def _attest_row(ws: Workspace, reg: ArtifactRegistry, it: _Row, say: Say) -> Attached:
+    from release.adapters.syft import syft_version
+
+    pub = it.publish["data"]
+    missing = tuple(it.refs[kind] for kind in Kind if it.found[kind] is None)
+    sbom = _sbom(ws, pub, it.repository) if it.found[Kind.SBOM] is None else _kept_sbom(reg, it)
+    count = len(packages(json.loads(sbom)))
+    digests = dict(it.found)
+    parts = {"header": it.publish, "build": it.build, "publish": it.publish}
+    for kind in Kind:
+        if digests[kind] is not None:
+            say(f"attest({it.row}): {it.refs[kind]} is there: {digests[kind]}")
+            continue
+        document = sbom if kind is Kind.SBOM else _provenance(ws, parts, it.row)
+        artifact = artifact_manifest(kind, document, it.subject, it.size, it.media)
+        digests[kind] = _push(reg, it.refs[kind], artifact)
+        say(f"attest({it.row}): attached {it.refs[kind]}: {digests[kind]}")
+    done = Attached(
+        it.row, it.subject, it.repository, digests[Kind.SBOM], digests[Kind.PROVENANCE], count,
+        missing,
+    )  # fmt: skip
+    _record(ws, it.row, pub, done, it.repository, syft_version())
+    return done
+
+
+def _as_is(it: _Row, dry_run: bool) -> Attached:
+    recorded = it.recorded or {}
+    count = recorded.get("sbom", {}).get("packages") if it.settled else None
+    missing = tuple(it.refs[kind] for kind in Kind if it.found[kind] is None)
+    return Attached(
+        it.row, it.subject, it.repository, it.found[Kind.SBOM], it.found[Kind.PROVENANCE],
+        count, missing if dry_run else (),
+    )  # fmt: skip
+
+
+def attest_images(
+    ws: Workspace,
+    ids: Sequence[str] | None,
+    *,
+    dry_run: bool = False,
+    say: Say = print,
+    reg: ArtifactRegistry | None = None,
+) -> list[Attached]:
+    """Attach each published row's SBOM and provenance (the rows of the variants asked;
+    all when None); what the registry serves afterwards (dry: before)."""
+    reg = reg or ArtifactRegistry()
+    rows = [_read_row(ws, reg, variant.id) for variant in ws.variants(ids)]  # all, then act
+    read = [it for it in rows if it is not None]
+    if not read:
+        raise RefusedError("no published image to attest: publish first (release images.publish)")
+    done = []
+    for it in read:
+        if it.settled:
+            say(f"attest({it.row}): attached already: {', '.join(it.refs.values())}")
+            done.append(_as_is(it, dry_run))
+        elif dry_run:
+            for kind in Kind:
+                if it.found[kind] is None:
+                    say(f"attest({it.row}): would attach {it.refs[kind]} to {it.subject}")
+            done.append(_as_is(it, dry_run))
+        else:
+            done.append(_attest_row(ws, reg, it, say))
+    return done
