@@ -110,11 +110,7 @@ def sha(data: bytes) -> str:
 def test_sbom_and_provenance_are_attached_read_back_and_recorded(
     attested: Repo, registry: LocalRegistry, docker: ContainerEngine
 ) -> None:
-    published, recorded, build = (
-        part(attested, "publish"),
-        part(attested, "attest"),
-        part(attested, "build"),
-    )
+    published, recorded, build = part(attested, "publish"), part(attested, "attest"), part(attested, "build")
     subject = published["digest"]
     repository = published["tags"][0].rsplit(":", 1)[0]
     hexdigest = subject.split(":")[1]
@@ -135,9 +131,7 @@ def test_sbom_and_provenance_are_attached_read_back_and_recorded(
         assert [layer["mediaType"] for layer in document["layers"]] == [kind]
     # Distribution 2.8 has no referrers API: the tags are what a reader finds
     with pytest.raises(urllib.error.HTTPError) as err:
-        urllib.request.urlopen(
-            f"http://{registry.address}/v2/{repository.split('/', 1)[1]}/referrers/{subject}"
-        )
+        urllib.request.urlopen(f"http://{registry.address}/v2/{repository.split('/', 1)[1]}/referrers/{subject}")
     assert err.value.code == 404
     # the SBOM: syft's SPDX, its package count recorded
     sbom = json.loads(blob(registry, repository, json.loads(sbom_manifest)["layers"][0]["digest"]))
@@ -146,12 +140,8 @@ def test_sbom_and_provenance_are_attached_read_back_and_recorded(
     assert recorded["sbom"]["packages"] == len({(p["name"]) for p in named}) > 10
     assert any(p["name"] == "base-files" for p in named)
     # the provenance: an unsigned DSSE envelope holding the build's materials
-    envelope = json.loads(
-        blob(registry, repository, json.loads(att_manifest)["layers"][0]["digest"])
-    )
-    assert (
-        envelope["payloadType"] == "application/vnd.in-toto+json" and envelope["signatures"] == []
-    )
+    envelope = json.loads(blob(registry, repository, json.loads(att_manifest)["layers"][0]["digest"]))
+    assert envelope["payloadType"] == "application/vnd.in-toto+json" and envelope["signatures"] == []
     statement = json.loads(base64.b64decode(envelope["payload"]))
     assert statement["subject"][0]["digest"] == {"sha256": hexdigest}
     definition = statement["predicate"]["buildDefinition"]
@@ -160,9 +150,7 @@ def test_sbom_and_provenance_are_attached_read_back_and_recorded(
     assert deps["base"]["digest"] == {"sha256": build["base"]["id"].split(":")[1]}
     assert definition["externalParameters"]["build_args"] == build["build_args"]
     assert definition["externalParameters"]["build_args"]["A"] == "1"
-    byproducts = {
-        b["name"]: b["digest"]["sha256"] for b in statement["predicate"]["runDetails"]["byproducts"]
-    }
+    byproducts = {b["name"]: b["digest"]["sha256"] for b in statement["predicate"]["runDetails"]["byproducts"]}
     assert byproducts["input_digest"] == build["input_digest"].split(":")[1]
     # the merged manifest carries the attest part
     merged = attested.release("manifest", "--partial", "--json")
@@ -252,22 +240,11 @@ def test_a_changed_material_is_provenance_drift(attested: Repo) -> None:
     assert "1111111111" in rows["provenance commit"].differences[0]
     assert rows["provenance base"].state is State.MATCH
     # an attachment the manifest does not record (another digest) is drift, never a match
-    forged = {
-        **manifest_row["attest"],
-        "provenance": {
-            **manifest_row["attest"]["provenance"],
-            "digest": manifest_row["attest"]["sbom"]["digest"],
-        },
-    }
+    forged = {**manifest_row["attest"], "provenance": {**manifest_row["attest"]["provenance"], "digest": manifest_row["attest"]["sbom"]["digest"]}}
     rows2 = attestation_verdicts(
-        {**manifest_row, "attest": forged},
-        build,
-        commit=attested.head,
-        rebuilt_image=build["image_id"],
+        {**manifest_row, "attest": forged}, build, commit=attested.head, rebuilt_image=build["image_id"]
     )
-    assert [(r.name, r.state) for r in rows2 if r.name == "provenance"] == [
-        ("provenance", State.DRIFT)
-    ]
+    assert [(r.name, r.state) for r in rows2 if r.name == "provenance"] == [("provenance", State.DRIFT)]
 
 
 @images

@@ -68,12 +68,8 @@ def test_an_sbom_that_is_not_spdx_is_refused_and_names_are_escaped() -> None:
 
 
 def test_normalized_sboms_of_one_image_are_the_same_bytes() -> None:
-    one = normalized(
-        {**spdx(), "creationInfo": {"created": "now"}, "documentNamespace": "r1"}, "x@" + D, 0
-    )
-    two = normalized(
-        {**spdx(), "creationInfo": {"created": "later"}, "documentNamespace": "r2"}, "x@" + D, 0
-    )
+    one = normalized({**spdx(), "creationInfo": {"created": "now"}, "documentNamespace": "r1"}, "x@" + D, 0)
+    two = normalized({**spdx(), "creationInfo": {"created": "later"}, "documentNamespace": "r2"}, "x@" + D, 0)
     assert one == two and one["creationInfo"]["created"] == "1970-01-01T00:00:00Z"
 
 
@@ -95,18 +91,13 @@ def test_the_statement_reads_back_as_its_materials_and_matches_its_build() -> No
 )
 def test_each_material_that_differs_is_drift(change: dict[str, Any], row: str) -> None:
     found = materials_of(envelope(statement(HEADER, "a", BUILD, PUBLISH)))
-    rows = {
-        r.name: r.state
-        for r in material_verdicts(found, subject=D, commit="c" * 40, rebuilt={**BUILD, **change})
-    }
+    rows = {r.name: r.state for r in material_verdicts(found, subject=D, commit="c" * 40, rebuilt={**BUILD, **change})}
     assert [name for name, state in rows.items() if state is State.DRIFT] == [row]
 
 
 def test_another_subject_or_commit_is_drift() -> None:
     found = materials_of(envelope(statement(HEADER, "a", BUILD, PUBLISH)))
-    rows = {
-        r.name: r.state for r in material_verdicts(found, subject=E, commit="d" * 40, rebuilt=BUILD)
-    }
+    rows = {r.name: r.state for r in material_verdicts(found, subject=E, commit="d" * 40, rebuilt=BUILD)}
     assert rows["provenance subject"] is State.DRIFT and rows["provenance commit"] is State.DRIFT
 
 
@@ -118,20 +109,8 @@ def test_an_envelope_that_is_not_a_provenance_is_refused() -> None:
         json.dumps({**good, "payloadType": "text/plain"}).encode(),
         json.dumps({**good, "payload": "!!"}).encode(),
         json.dumps({**good, "signatures": None}).encode(),
-        json.dumps(
-            {
-                **good,
-                "payload": base64.b64encode(
-                    json.dumps({**inner, "predicateType": "x"}).encode()
-                ).decode(),
-            }
-        ).encode(),
-        json.dumps(
-            {
-                **good,
-                "payload": base64.b64encode(json.dumps({**inner, "subject": []}).encode()).decode(),
-            }
-        ).encode(),
+        json.dumps({**good, "payload": base64.b64encode(json.dumps({**inner, "predicateType": "x"}).encode()).decode()}).encode(),
+        json.dumps({**good, "payload": base64.b64encode(json.dumps({**inner, "subject": []}).encode()).decode()}).encode(),
     ]
     for data in bad_payloads:
         with pytest.raises(ProvenanceError):
