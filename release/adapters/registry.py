@@ -29,7 +29,15 @@ from release.core.references import repository
 from release.core.terminal_text import escaped
 from release.errors import EngineError
 
-__all__ = ["INDEX_TYPES", "Registry", "RegistryError", "Served", "failure", "is_loopback", "served_of"]
+__all__ = [
+    "INDEX_TYPES",
+    "Registry",
+    "RegistryError",
+    "Served",
+    "failure",
+    "is_loopback",
+    "served_of",
+]
 
 TIMEOUT = 120.0  # seconds for one registry request
 INDEX_TYPES = (

@@ -48,7 +48,9 @@ def _env() -> dict[str, str]:
 
 def syft_version() -> str:
     """``syft-X.Y.Z``, as the SBOM's creators name it."""
-    result = process.run([syft_binary(), "version", "-o", "json"], error=SyftError, env=_env(), timeout=60)
+    result = process.run(
+        [syft_binary(), "version", "-o", "json"], error=SyftError, env=_env(), timeout=60
+    )
     import json
 
     try:

@@ -10,6 +10,7 @@ Without gpg, skopeo or a registry, the signing and its checks say *not run* and 
 from __future__ import annotations
 
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from release.sample.rehearse_terminal import Outcome, Terminal
 __all__ = ["ImageKeys", "image_checks"]
 
 MAINTAINER = "maintainer <maintainer@tinyengine.invalid>"
+_SHORT = 60  # characters of a keyring's directory: its agent's socket path has a limit
+_TMP = "/tmp" if Path("/tmp").is_dir() else None
 OTHER = "someone else <other@tinyengine.invalid>"
 
 
@@ -51,10 +54,19 @@ class ImageKeys:
             return cls(detail=registry.detail)
         if shutil.which("gpg") is None:
             return cls(detail="no gpg here (apt-get install gpg)")
+        root.mkdir(parents=True)
+        # gpg-agent's socket lives in the keyring's directory, whose path must be short
+        homes = (
+            root
+            if len(str(root)) <= _SHORT
+            else Path(tempfile.mkdtemp(prefix="rel-gpg-", dir=_TMP))
+        )
         try:
-            home, fpr = _key(root / "maintainer", MAINTAINER)
-            other_home, other_fpr = _key(root / "other", OTHER)
+            home, fpr = _key(homes / "maintainer", MAINTAINER)
+            other_home, other_fpr = _key(homes / "other", OTHER)
         except ReleaseError as err:
+            if homes != root:
+                shutil.rmtree(homes, ignore_errors=True)
             return cls(detail=err.one_line())
         public = root / "maintainer.gpg"
         public.write_bytes(_gpg(home, "--export", fpr).stdout.encode("utf-8", "surrogateescape"))
@@ -83,6 +95,8 @@ class ImageKeys:
                 process.run(
                     ["gpgconf", "--homedir", str(home), "--kill", "all"], error=ReleaseError
                 )
+        if self.home is not None and self.home.parent.name.startswith("rel-gpg-"):
+            shutil.rmtree(self.home.parent, ignore_errors=True)  # made outside the sandbox
 
 
 def _gpg(home: Path, *args: str) -> process.Result:
