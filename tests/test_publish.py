@@ -535,3 +535,48 @@ def test_a_published_multi_arch_base_is_pulled_aside_for_a_foreign_platform(
     finally:
         docker.remove_image(ref)
         docker.remove_image(alias)
+
+
+@images
+def test_published_images_are_signed_recorded_and_verified_by_skopeo(
+    built: Repo, registry: LocalRegistry, tmp_path: Path
+) -> None:
+    """``--signatures`` with the key from the environment, as a CI job has it: every
+    platform image and index signed once, each tag a user pulls accepted by skopeo's
+    ``signedBy`` policy, the key recorded; a re-run signs nothing."""
+    from tests.test_image_signing import make_key, signature_files, skopeo_accepts
+
+    key = make_key(tmp_path, "maintainer")
+    store = tmp_path / "store"
+    store.mkdir()
+    at = where(registry, "signed")
+    clear_parts(built)
+    env = {"GNUPGHOME": str(key.home), "RELEASE_IMAGE_SIGNING_KEY": key.fpr}
+    try:
+        result = built.release(
+            "images.publish", "--registry", at, "--signatures", str(store), **env
+        )
+        assert result.code == 0, result.output
+        # three platform images (own tag + the index's) and two indexes (their tags)
+        assert len(signature_files(store)) == (1 + 2) * 2 + (1 + 1) + 2 + 1, signature_files(store)
+        # a pull of the default variant's index tag (it resolves to the platform image) and
+        # of a platform tag (each copy reads every layer: two stand for the rest, which
+        # test_image_signing checks tag by tag on small images)
+        for ref in (index_refs(built, at)["a"][0], platform_refs(built, at)["b"]):
+            ok, said = skopeo_accepts(ref, key.public, store, tmp_path)
+            assert ok, (ref, said)
+        for row in platform_refs(built, at):
+            recorded = part(built, row)
+            assert recorded["signed_by"] == key.fpr == recorded["index"]["signed_by"]  # type: ignore[index]
+        there = signature_files(store)
+        again = built.release("images.publish", "--registry", at, "--signatures", str(store), **env)
+        assert again.code == 0, again.output
+        assert "): signed " not in again.output and again.output.count("is signed by") == 5
+        assert signature_files(store) == there
+        # another key's public half does not accept them
+        other = make_key(tmp_path, "other")
+        ok, said = skopeo_accepts(every_ref(built, at)[0], other.public, store, tmp_path)
+        assert not ok and "rejected" in said, said
+    finally:
+        for home in tmp_path.glob("gnupg-*"):
+            subprocess.run(["gpgconf", "--homedir", str(home), "--kill", "all"], check=False)

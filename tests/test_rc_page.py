@@ -25,7 +25,7 @@ from release.commands.common import as_json
 from release.core.accelerator import Accelerator
 from release.core.generated import Spelling, Standing, WrittenBy, stamped, standing
 from release.core.html_text import notes_html
-from release.core.manifest import Release, check
+from release.core.manifest import ManifestError, Release, check
 from release.core.matrix import ImageMatrix, Variant
 from release.core.rc_page import ENGINES_OWN, Reproduced, ReproduceState, render
 from release.core.rc_page_input import page_of, reproduce_of
@@ -711,3 +711,34 @@ def test_the_accelerator_column_shows_each_rows_accelerator_old_records_as_cuda(
     assert heads[:3] == ["variant", "platform", "accelerator"]
     cells = {td.text.strip() for td in document.find("td", **{"class": "accelerator"})}
     assert cells == {"CUDA 12.8.1", "CUDA 12.9.1", "ROCm 6.4.1"}  # cu128's record has cuda alone
+
+
+def test_each_published_image_and_index_shows_its_signer_or_unsigned() -> None:
+    recorded = manifest()
+    fpr = "0123456789ABCDEF0123456789ABCDEF01234567"
+    for row in ("cu129-amd64", "cu129-arm64"):
+        recorded["variants"][row]["publish"]["signed_by"] = fpr
+        recorded["variants"][row]["publish"]["index"]["signed_by"] = fpr
+    document = dom(render(page_of(check(recorded, "signed"), matrix=matrix(), notes=NOTES)))
+    check_against_manifest(document, recorded)
+    digests = document.one(id="digests")
+    signers = {
+        (div.attrs.get("data-row") or div.attrs["data-digest"]): div.one(
+            "span", class_="signer"
+        ).attrs["data-signed-by"]
+        for div in digests.find("div")
+        if {"published", "index"} & set(div.attrs.get("class", "").split())
+    }
+    assert signers == {
+        "cu129-amd64": fpr,
+        "cu129-arm64": fpr,
+        "cu130": "",
+        sha("9"): fpr,
+        sha("8"): "",
+    }
+    assert f"signed by {fpr}" in " ".join(digests.text.split())
+    # the manifest records a full fingerprint or nothing
+    for bad in ("0123456789abcdef0123456789abcdef01234567", "maintainer", "ABCD" * 5):
+        recorded["variants"]["cu130"]["publish"]["signed_by"] = bad
+        with pytest.raises(ManifestError, match="signed_by"):
+            check(recorded, "test")

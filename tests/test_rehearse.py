@@ -195,6 +195,12 @@ def check_the_story(docker: ContainerEngine, out: str) -> None:
         shown = Path(page[1]).read_text(encoding="utf-8")
         assert all(f'data-row="{row}"' in shown for row in VARIANTS)
         assert '<td class="accelerator">ROCm 6.4.1</td>' in shown
+        # rc1's images signed at publish, verified by the tester with the public half; one
+        # re-signed by another key refused before anything is built
+        assert "ok   the tester verifies every image and index of v0.31.0rc1 with the public" in out
+        assert "ok   an image of v0.31.0rc1 re-signed by another key is refused before" in out
+        assert re.search(r"^    publish\(cu130\): signed \S+ \(sha256:", out, re.MULTILINE), out
+        assert "signed by" in shown and 'data-signed-by=""' not in shown  # the rc page
     if ARM64:
         assert "ok   each index lists its variant's platforms (cu129: 2)" in out
 

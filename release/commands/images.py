@@ -196,17 +196,23 @@ class PublishRequest:
     variant: str | None = None
     registry: str | None = None
     version: str | None = None
+    sign_with: str | None = None
+    signatures: str | None = None
     dry_run: bool = False
     json: bool = False
 
 
 def publish(request: PublishRequest, run: Run) -> Report:
     """Publish the images, or (dry) say what would be; a document per variant."""
+    from release.images.image_signing import image_signing
     from release.images.publish import publish_images
 
     registry = registry_option(request.registry)
+    signing = image_signing(request.sign_with, request.signatures)
     ws = _workspace(run, request.version)
-    done = publish_images(ws, ids(request.variant), registry, dry_run=request.dry_run, say=run.say)
+    done = publish_images(
+        ws, ids(request.variant), registry, dry_run=request.dry_run, say=run.say, signing=signing
+    )
     lines = tuple(
         f"{'would publish' if request.dry_run else 'published'} {p.group}: "
         f"{p.digest or '(index not made yet)'} as {', '.join(p.refs)}"
@@ -221,6 +227,7 @@ def publish(request: PublishRequest, run: Run) -> Report:
                 {
                     "variant": p.group,
                     "index": {"digest": p.digest, "tags": list(p.refs), "written": list(p.written)},
+                    "signed_by": signing.key if signing and not request.dry_run else None,
                     "platforms": [
                         {
                             "row": i.row,
@@ -279,6 +286,8 @@ class ReproduceRequest:
     allow_host_signed_by: tuple[str, ...] = ()
     trust: tuple[str, ...] = ()
     require_signed: bool = False
+    image_key: str | None = None
+    image_signatures: str | None = None
     standin: bool = False
     keep: bool = False
     cache: bool = False
@@ -288,6 +297,7 @@ class ReproduceRequest:
 
 def reproduce(request: ReproduceRequest, run: Run) -> Report:
     """Rebuild the tag's images and compare; exit 1 on drift."""
+    from release.images.image_signing import image_trust
     from release.images.reproduce import Trusting
     from release.images.reproduce import reproduce as rebuild
 
@@ -301,6 +311,9 @@ def reproduce(request: ReproduceRequest, run: Run) -> Report:
         jobs=request.jobs,
         allow_host=request.allow_host,
         trust=Trusting(request.trust, request.require_signed, request.allow_host_signed_by),
+        image_trust=image_trust(
+            run.repo, request.image_key, request.image_signatures, request.require_signed
+        ),
         say=run.say,
         live=run.live,
     )
@@ -315,6 +328,7 @@ def reproduce(request: ReproduceRequest, run: Run) -> Report:
         "against": found.against,
         "signatures": as_json(found.signatures),
         "host_allowed_by": found.host_allowed_by,
+        "image_signatures": [as_json(c.to_dict()) for c in found.image_signatures],
     }
     _keep_verdict(run, found.tag, data)
     return Report((found.summary(),), data, 1 if found.drifted else 0)

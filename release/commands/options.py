@@ -40,7 +40,8 @@ TRUST = Option(
 )
 REQUIRE_SIGNED = Option(
     "require-signed",
-    "refuse (exit 7) a tag or manifest that is not signed by a key you trust",
+    "refuse (exit 7) a tag or manifest (and, with --image-key, an image) that is not "
+    "signed by a key you trust",
 )
 VARIANT = Option("variant", "variant ids, comma separated (default: all)", Kind.TEXT, metavar="IDS")
 VERSION_AS = Option(

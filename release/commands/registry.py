@@ -256,6 +256,21 @@ COMMANDS: tuple[Command, ...] = (
             ),
             TRUST,
             REQUIRE_SIGNED,
+            Option(
+                "image-key",
+                "an OpenPGP public key file you hold (gpg --export FPR) to check every published "
+                "image and index against, with skopeo, before anything is pulled or built "
+                "(exit 7 when one does not verify, or with --require-signed is unsigned)",
+                Kind.TEXT,
+                metavar="FILE",
+            ),
+            Option(
+                "image-signatures",
+                "where the rc's image signatures are read: the lookaside store's URL, or a "
+                "directory (needed with --image-key)",
+                Kind.TEXT,
+                metavar="URL|DIR",
+            ),
             Option("standin", "build on a stand-in where the recorded base cannot be had"),
             Option("keep", "keep the temporary checkout and the rebuilt images"),
             Option("cache", "let the builder use its cache (default: every layer built again)"),

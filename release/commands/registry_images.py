@@ -83,6 +83,21 @@ IMAGE_COMMANDS: tuple[Command, ...] = (
                 "version whose images to publish (default: as a build names them)",
                 Kind.TEXT,
             ),
+            Option(
+                "sign-with",
+                "sign each published image and index by this GnuPG key (its full fingerprint; "
+                "default: $RELEASE_IMAGE_SIGNING_KEY); the key is your GnuPG's",
+                Kind.TEXT,
+                metavar="FPR",
+            ),
+            Option(
+                "signatures",
+                "the lookaside store the signatures are written to, a directory you serve "
+                "beside the registry or attach to the release (default: "
+                "$RELEASE_IMAGE_SIGNATURES)",
+                Kind.TEXT,
+                metavar="DIR",
+            ),
             DRY_RUN,
             JSON,
         ),
@@ -91,7 +106,9 @@ IMAGE_COMMANDS: tuple[Command, ...] = (
         "another refuses the run (exit 3, both digests) before anything is pushed. A "
         "variant's image is pushed once; its other tags are copied by digest inside the "
         "registry. The digests are recorded as the variant's publish part of the manifest. "
-        "A re-run pushes only what is missing.",
+        "A re-run pushes only what is missing. With a signing key, each platform image and "
+        "index is signed by digest (skopeo's simple signing) once it reads back, and the "
+        "key's fingerprint recorded; a re-run adds no signature that is there.",
     ),
     Command(
         "images.attest",

@@ -107,7 +107,12 @@ def artifact_manifest(
         "mediaType": MANIFEST_MEDIA_TYPE,
         "artifactType": kind.media_type,
         "config": config.descriptor(EMPTY_MEDIA_TYPE),
-        "layers": [{**layer.descriptor(kind.media_type), **({"annotations": annotations} if annotations else {})}],
+        "layers": [
+            {
+                **layer.descriptor(kind.media_type),
+                **({"annotations": annotations} if annotations else {}),
+            }
+        ],
         "subject": {"mediaType": subject_type, "digest": subject, "size": subject_size},
     }
     raw = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
@@ -137,7 +142,11 @@ def layer_of(raw: bytes, kind: Kind, subject: str) -> tuple[str, int]:
     if _digest_of(found.get("subject")) != subject:
         raise AttachmentError(f"the {kind.name.lower()} attachment is not of image {subject}")
     layers = found.get("layers")
-    if found.get("artifactType") != kind.media_type or not isinstance(layers, list) or len(layers) != 1:
+    if (
+        found.get("artifactType") != kind.media_type
+        or not isinstance(layers, list)
+        or len(layers) != 1
+    ):
         raise AttachmentError(f"the attachment holds no {kind.media_type} document")
     layer = layers[0]
     digest, size = _digest_of(layer), layer.get("size") if isinstance(layer, Mapping) else None

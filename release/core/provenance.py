@@ -223,12 +223,18 @@ def materials_of(data: bytes) -> Materials:
     subjects = found.get("subject")
     if not isinstance(subjects, list) or len(subjects) != 1:
         raise ProvenanceError("the provenance names no single subject")
-    definition = _object(_object(found.get("predicate"), "predicate").get("buildDefinition"), "buildDefinition")
+    definition = _object(
+        _object(found.get("predicate"), "predicate").get("buildDefinition"), "buildDefinition"
+    )
     run = _object(_object(found.get("predicate"), "predicate").get("runDetails"), "runDetails")
     deps = definition.get("resolvedDependencies")
     source = _named(deps, "source", "source")
     commit = _object(source.get("digest"), "source digest").get("gitCommit")
-    if not isinstance(commit, str) or commit.strip("0123456789abcdef") or len(commit) not in (40, 64):
+    if (
+        not isinstance(commit, str)
+        or commit.strip("0123456789abcdef")
+        or len(commit) not in (40, 64)
+    ):
         raise ProvenanceError("the provenance's source names no commit")
     base = _named(deps, "base", "base image")
     base_annotations = _object(base.get("annotations"), "base annotations")
@@ -242,7 +248,9 @@ def materials_of(data: bytes) -> Materials:
         base_id=_sha256(base.get("digest"), "base image"),
         base_content=str(content) if isinstance(content, str) else "",
         build_args=_strings(parameters.get("build_args"), "build args"),
-        input_digest=_sha256(_named(byproducts, "input_digest", "input digest").get("digest"), "input digest"),
+        input_digest=_sha256(
+            _named(byproducts, "input_digest", "input digest").get("digest"), "input digest"
+        ),
         content_digest=_sha256(
             _named(byproducts, "content_digest", "content digest").get("digest"), "content digest"
         ),

@@ -86,6 +86,8 @@ class Published:
     tags: tuple[str, ...]
     index_digest: str
     index_tags: tuple[str, ...]
+    signed_by: str | None = None  # the key's fingerprint, as recorded
+    index_signed_by: str | None = None
 
 
 class ReproduceState(enum.Enum):
@@ -326,7 +328,7 @@ def _digests(page: RcPage) -> str:
             indexes.setdefault(published.index_digest, published)
         index = "".join(
             f'<div class="index"{_attrs(data_digest=digest)}><p class="label"><b>multi-arch '
-            f"index</b> <code>{text(digest)}</code>{_tags(p.index_tags)}</p>"
+            f"index</b> <code>{text(digest)}</code>{_tags(p.index_tags)}{_signer(p.index_signed_by)}</p>"
             f"{_pull('index', p.registry, page.image, digest)}</div>"
             for digest, p in indexes.items()
         ) or (
@@ -359,9 +361,16 @@ def _platform_digest(image: str, row: Row) -> str:
     p = row.publish
     return (
         f'<div class="platform-image published"{attrs}><p class="label">{name}platform manifest '
-        f"<code>{text(p.digest)}</code>{_tags(p.tags)}</p>"
+        f"<code>{text(p.digest)}</code>{_tags(p.tags)}{_signer(p.signed_by)}</p>"
         f"{_pull('platform', p.registry, image, p.digest)}</div>"
     )
+
+
+def _signer(fpr: str | None) -> str:
+    """Who signed a published manifest, as the rc's manifest records it."""
+    if not fpr:
+        return ' <span class="signer badge quiet" data-signed-by="">unsigned</span>'
+    return f' <span class="signer"{_attrs(data_signed_by=fpr)}>signed by <code>{text(fpr)}</code></span>'
 
 
 def _figure_name(name: str) -> str:

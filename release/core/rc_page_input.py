@@ -126,6 +126,8 @@ def _published(publish: Mapping[str, Any]) -> Published:
         tags=tuple(publish["tags"]),
         index_digest=publish["index"]["digest"],
         index_tags=tuple(publish["index"]["tags"]),
+        signed_by=publish.get("signed_by"),
+        index_signed_by=publish["index"].get("signed_by"),
     )
 
 

@@ -125,7 +125,10 @@ def attestation_verdicts(
     subject = publish["digest"]
     if attest["subject"] != subject:
         why = (f"attached to {escaped(attest['subject'][:19])}, published {escaped(subject[:19])}",)
-        return [FieldVerdict(PROVENANCE_FIELD, State.DRIFT, why), FieldVerdict(SBOM_FIELD, State.DRIFT, why)]
+        return [
+            FieldVerdict(PROVENANCE_FIELD, State.DRIFT, why),
+            FieldVerdict(SBOM_FIELD, State.DRIFT, why),
+        ]
     return [
         *_provenance_verdicts(reg, attest, subject, commit, rebuilt),
         _sbom_verdict(reg, attest, subject, rebuilt_image),

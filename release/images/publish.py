@@ -22,6 +22,9 @@ too. The rules:
   whole manifest is there.
 - ``--dry-run`` reads the registry and says every push and tag, with the digests known;
   nothing leaves the machine.
+- **Signed where a key is named** (:mod:`release.images.image_signing`): once a variant is
+  read back, its platform images and index are signed by digest into the lookaside store,
+  and the key's fingerprint recorded (``signed_by``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from release.adapters.registry import Registry, RegistryError, Served, is_loopba
 from release.core.references import repository as registry_repository
 from release.core.terminal_text import escaped
 from release.errors import RefusedError, UsageError
+from release.images.image_signing import ImageSigning, sign_published
 from release.images.manifest import write_part
 from release.images.standin import platform_of
 from release.images.transfer import mismatch, registry_ref
@@ -224,7 +228,8 @@ def _finish(ws: Workspace, reg: Registry, index: PublishedIndex, say: Say) -> Pu
     return index
 
 
-def _record(ws: Workspace, registry: str, index: PublishedIndex) -> None:
+def _record(ws: Workspace, registry: str, index: PublishedIndex, signed_by: str | None) -> None:
+    signed = {"signed_by": signed_by} if signed_by else {}
     for image in index.images:
         write_part(
             ws,
@@ -236,7 +241,8 @@ def _record(ws: Workspace, registry: str, index: PublishedIndex) -> None:
                 "image_id": image.image_id,
                 "digest": image.digest,
                 "tags": [image.ref],
-                "index": {"digest": index.digest, "tags": list(index.refs)},
+                "index": {"digest": index.digest, "tags": list(index.refs), **signed},
+                **signed,
             },
         )
 
@@ -270,9 +276,10 @@ def publish_images(
     dry_run: bool = False,
     say: Say = print,
     reg: Registry | None = None,
+    signing: ImageSigning | None = None,
 ) -> list[PublishedIndex]:
     """Publish each variant asked (a row names its variant; all when None); what the
-    registry serves afterwards (dry: before)."""
+    registry serves afterwards (dry: before). ``signing``: sign each by that key."""
     where = release_registry(ws, registry)
     reg = reg or Registry()
     groups = list(dict.fromkeys(v.group for v in ws.variants(ids)))
@@ -281,6 +288,8 @@ def publish_images(
         for index in indexes:
             for line in _plan_lines(index):
                 say(line)
+            if signing:
+                say(f"publish({index.group}): would sign each image and the index by {signing.key}")
         return indexes
     done = []
     for index in indexes:
@@ -291,6 +300,9 @@ def publish_images(
             if ref not in index.written:
                 say(f"publish({index.group}): {ref} is there: {index.digest}")
         index = _finish(ws, reg, index, say)
-        _record(ws, where, index)
+        if signing:  # every digest is known now: pushed or found, and read back
+            images = [(i.ref, i.digest or "") for i in index.images]
+            sign_published(signing, index.group, images, (index.digest or "", index.refs), say)
+        _record(ws, where, index, signing.key if signing else None)
         done.append(index)
     return done

@@ -27,6 +27,8 @@ all three are untrusted (the design's trust model):
    GPUs, added capabilities, seccomp or AppArmor off: :mod:`release.core.host_access`)
    are refused before anything is built unless the tester allows each (``allow_host``),
    or trusts the signer the tag verifies as (``allow_host_signed_by``), said and recorded.
+   Each published image and index is checked, in the same words, against the tester's
+   image key (``image_trust``: :mod:`release.images.image_signing`) before anything is pulled.
 5. Each variant is rebuilt without the build cache (``cache`` allows it), under
    ``<name>-reproduce-<run>:<tag>[-<variant>]``, a name of this run's own: the rc's tags
    never move, and two runs at once do not share an image. The recorded base is used when
@@ -60,6 +62,7 @@ from release.adapters.engine import ContainerEngine, gpu_present
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref
 from release.core.host_access import asked_by, consent, spelt
+from release.core.image_signing import ImageCheck
 from release.core.manifest import ManifestError, omitted_snapshot, variant_rules
 from release.core.matrix import ImageMatrix, Variant
 from release.core.tag_manifest import not_built, not_recorded
@@ -71,6 +74,7 @@ from release.flows.manifest_store import PublishedManifest, published_manifest
 from release.flows.published_tag import PublishedTag, pin, read_published
 from release.images.attest_check import attestation_verdicts
 from release.images.build import BuildStatus, build_images
+from release.images.image_signing import ImageTrust, check_published
 from release.images.manifest import built_data, smoke_data, snapshot_data
 from release.images.registry_check import TAG_FIELD as REGISTRY_TAG
 from release.images.registry_check import registry_verdicts
@@ -92,6 +96,7 @@ class Reproduction:
     notices: list[str] = field(default_factory=list)
     signatures: Mapping[str, object] = field(default_factory=dict)
     host_allowed_by: str | None = None  # the signer whose host options were allowed
+    image_signatures: list[ImageCheck] = field(default_factory=list)
 
     @property
     def drifted(self) -> list[str]:
@@ -313,6 +318,7 @@ def reproduce(
     jobs: int = 1,
     allow_host: Sequence[str] = (),
     trust: Trusting = Trusting(),
+    image_trust: ImageTrust | None = None,
     say: Say = print,
     live: bool = False,
 ) -> Reproduction:
@@ -342,6 +348,8 @@ def reproduce(
             )
         rebuild = _rebuild_of(ReleaseContext(clone.root), manifest, variants)
         _allowed(rebuild, tag, allowed, outcome, say, signer)
+        if image_trust is not None:  # before anything is pulled or built
+            outcome.image_signatures = check_published(rebuild.recorded, image_trust, say)
         engine = ContainerEngine.detect()
         _notice(outcome, _check_bases(engine, rebuild.variants, rebuild.recorded, standin), say)
         _verdicts(
@@ -407,17 +415,21 @@ def _verdicts(
             entry |= _rebuilt(
                 engine, matrix, variant, source, result.tags[0], top / "snapshots", say, live
             )
-            outcome.verdicts[variant.id] = compare_variant(
-                rebuild.recorded[variant.id],
-                entry,
-                config_args=matrix.build_args_for(variant, source.version),
-            ) + registry_verdicts(
-                engine, rebuild.recorded[variant.id].get("publish"), entry["build"]["content"]
-            ) + attestation_verdicts(
-                rebuild.recorded[variant.id],
-                entry["build"],
-                commit=source.revision,
-                rebuilt_image=str(result.image_id),
+            outcome.verdicts[variant.id] = (
+                compare_variant(
+                    rebuild.recorded[variant.id],
+                    entry,
+                    config_args=matrix.build_args_for(variant, source.version),
+                )
+                + registry_verdicts(
+                    engine, rebuild.recorded[variant.id].get("publish"), entry["build"]["content"]
+                )
+                + attestation_verdicts(
+                    rebuild.recorded[variant.id],
+                    entry["build"],
+                    commit=source.revision,
+                    rebuilt_image=str(result.image_id),
+                )
             )
     finally:
         if keep:

@@ -51,6 +51,7 @@ from release.core.accelerator import Accelerator
 from release.errors import ReleaseError
 from release.sample.rehearse_base import DRIFT_CUDA, DRIFT_VARIANT, SAMPLE_DRIFT_BASE, Sandbox
 from release.sample.rehearse_github import github_plan
+from release.sample.rehearse_image_keys import ImageKeys, image_checks
 from release.sample.rehearse_images import OWN_PREFIX, DockerSide, own_id
 from release.sample.rehearse_registry import RegistrySide, registry_checks
 from release.sample.rehearse_report import (
@@ -140,6 +141,7 @@ class Rehearsal(Sandbox):
             if self.registry.ready
             else f"publish: not run: {self.registry.detail}"
         )
+        self.image_keys = ImageKeys.make(t, self.sandbox / "image-keys", self.registry)
         self.image_name = self.matrix().name
         self.images_before = docker.tags(self.image_name)
         self.ledger.docker = docker  # only now: tidy() removes what is not in images_before
@@ -213,12 +215,16 @@ class Rehearsal(Sandbox):
         t.step(f"{tag}'s images: build, smoke, snapshot, publish, manifest; push")
         blocked = ""
         for args in IMAGE_STEPS:
+            env = None  # publish signs with the maintainer's keyring
             if args[0] == "images.publish":
                 if not self.registry.ready:
                     self.skip(f"{tag} {args[0]}", args, self.registry.detail)
                     continue
-                args = (*args, "--registry", self.registry.prefix)
-            outcome = self.image_command(self.root, f"{tag} {args[0]}", args, blocked=blocked)
+                args = (*args, "--registry", self.registry.prefix, *self.image_keys.publish_args())
+                env = self.image_keys.env()
+            outcome = self.image_command(
+                self.root, f"{tag} {args[0]}", args, blocked=blocked, env=env
+            )
             if outcome is None:
                 blocked = blocked or f"release {args[0]} did not succeed"
             elif args[0] == "images.build":
@@ -251,11 +257,12 @@ class Rehearsal(Sandbox):
                 f"tag {TAGS.rc1}: signed by {MAINTAINER}" in asked.stdout
                 and f"manifest of {TAGS.rc1}: signed by {MAINTAINER}" in asked.stdout,
             )
+        keys = self.image_keys  # rc1's images: checked against the public half too
         outcome = self.image_command(
             self.tester,
             "reproduce",
             ("reproduce", TAGS.rc1, *self.trust(), "--require-signed", "--allow-host",
-             self.allow_host()),
+             self.allow_host(), *keys.tester_args()),
             blocked=blocked,
         )  # fmt: skip
         ids = self.matrix().ids
@@ -265,6 +272,8 @@ class Rehearsal(Sandbox):
             t.check(what, None, self.ledger.steps["reproduce"].removeprefix("not run: "))
         else:
             t.check(what, all(self.ledger.reproduced[i] == "match" for i in ids))
+            at = self.registry.prefix
+            image_checks(t, keys, outcome, self.tester, TAGS.rc1, at, self.allow_host())
         self.rc_page()
         if not blocked:
             tampered_note_refused(t, self.repo, self.tester, TAGS.rc1, self.keys, self.allow_host())
@@ -384,6 +393,7 @@ class Rehearsal(Sandbox):
         """Remove the sandbox and the image tags made here, unless ``keep``."""
         docker, say, name = self.ledger.docker, self.t.say, self.image_name
         self.registry.stop()
+        self.image_keys.stop()
         if self.page is not None:
             say(f"the rc page of {TAGS.rc1}: {self.page}")
         if keep:

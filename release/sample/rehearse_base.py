@@ -4,6 +4,7 @@ failed, no registry)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from release.adapters.config_file import load_config
@@ -12,6 +13,7 @@ from release.core.host_access import asked_by, spelt
 from release.core.matrix import ImageMatrix
 from release.errors import ConfigError
 from release.sample import SampleEngine
+from release.sample.rehearse_image_keys import ImageKeys
 from release.sample.rehearse_images import DockerSide
 from release.sample.rehearse_registry import RegistrySide
 from release.sample.rehearse_report import Ledger, manifest_of, parse_verdicts
@@ -42,6 +44,7 @@ class Sandbox:
         self.recorded = False  # its id is in the cache's record of running rehearsals
         self.images_before: dict[str, str] = {}  # its tags before the rehearsal, and their ids
         self.registry = RegistrySide(None, "not started yet")
+        self.image_keys = ImageKeys(detail="not made yet")  # the images' signing keys
         self.promote_uploads: int | None = None  # blob uploads promote asked of the registry
         self.page: Path | None = None  # the rc page, kept when the sandbox is removed
 
@@ -63,7 +66,14 @@ class Sandbox:
 
     # -- image steps -----------------------------------------------------------------
     def image_command(
-        self, where: Path, key: str, args: tuple[str, ...], *, blocked: str = "", expect: int = 0
+        self,
+        where: Path,
+        key: str,
+        args: tuple[str, ...],
+        *,
+        blocked: str = "",
+        expect: int = 0,
+        env: Mapping[str, str] | None = None,
     ) -> Outcome | None:
         """``release ARGS`` when an engine answers and nothing it needs failed; its outcome
         when it exits ``expect``, else None (the failure recorded)."""
@@ -72,7 +82,7 @@ class Sandbox:
         if why:
             self.skip(key, args, why)
             return None
-        outcome = self.t.release(where, *args, expect=None)
+        outcome = self.t.release(where, *args, expect=None, env=env)
         if outcome.code != expect:
             self.ledger.steps[key] = f"FAILED (exit {outcome.code})"
             self.ledger.failures.append(f"release {' '.join(args)} exited {outcome.code}")

@@ -15,7 +15,7 @@ import shlex
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,11 +113,16 @@ class Terminal:
         self.say(f"# {text}")
 
     # -- commands ----------------------------------------------------------------
-    def release(self, where: Path, *args: str, expect: int | None = 0) -> Outcome:
-        """``release ARGS`` typed in ``where``; ``expect=None`` takes any exit code,
-        otherwise another one stops the story (:class:`StepFailed`)."""
-        self.say(self._prompt(where) + "release " + shlex.join(args))
-        env = {k: v for k, v in os.environ.items() if k not in _OUTSIDE}
+    def release(
+        self, where: Path, *args: str, expect: int | None = 0, env: Mapping[str, str] | None = None
+    ) -> Outcome:
+        """``release ARGS`` typed in ``where``, with ``env`` set before it (as typed);
+        ``expect=None`` takes any exit code, otherwise another one stops the story
+        (:class:`StepFailed`)."""
+        env = env or {}
+        typed = "".join(f"{k}={shlex.quote(shown(Path(v), self.sandbox))} " for k, v in env.items())
+        self.say(self._prompt(where) + typed + "release " + shlex.join(args))
+        env = {**{k: v for k, v in os.environ.items() if k not in _OUTSIDE}, **env}
         env["RELEASE_REPO"] = str(where)
         result = process.run(
             [sys.executable, "-m", "release", *args],
