@@ -1,5 +1,6 @@
-"""Shared fixtures: real repositories with a bare remote, the CLI as a user runs it (in this process, or as its own),
-and a byte-for-byte snapshot of a repository's state."""
+"""Shared fixtures: real repositories with a bare remote, the CLI as a user runs it (in
+this process, or as a process of its own), and a byte-for-byte snapshot of a repository's
+state."""
 
 from __future__ import annotations
 
