@@ -196,6 +196,7 @@ class PublishRequest:
     variant: str | None = None
     registry: str | None = None
     version: str | None = None
+    from_: str | None = None
     sign_with: str | None = None
     signatures: str | None = None
     dry_run: bool = False
@@ -204,14 +205,32 @@ class PublishRequest:
 
 def publish(request: PublishRequest, run: Run) -> Report:
     """Publish the images, or (dry) say what would be; a document per variant."""
+    from release.adapters.registry import Registry
     from release.images.image_signing import image_signing
-    from release.images.publish import publish_images
+    from release.images.publish import Origin, publish_images
+    from release.images.workspace import Workspace
 
     registry = registry_option(request.registry)
+    source = registry_option(request.from_, "--from")
     signing = image_signing(request.sign_with, request.signatures)
-    ws = _workspace(run, request.version)
+    reg = Registry()
+    origin: Origin | None = None  # this engine's images
+    if source:  # images from the registry they travelled through: no engine is asked
+        from release.images.publish_registry import RegistryOrigin
+
+        ws = Workspace.open(run.repo, request.version, engine=False)
+        origin = RegistryOrigin(ws, source, reg)
+    else:
+        ws = _workspace(run, request.version)
     done = publish_images(
-        ws, ids(request.variant), registry, dry_run=request.dry_run, say=run.say, signing=signing
+        ws,
+        ids(request.variant),
+        registry,
+        dry_run=request.dry_run,
+        say=run.say,
+        reg=reg,
+        signing=signing,
+        origin=origin,
     )
     lines = tuple(
         f"{'would publish' if request.dry_run else 'published'} {p.group}: "
@@ -236,6 +255,7 @@ def publish(request: PublishRequest, run: Run) -> Report:
                             "digest": i.digest,
                             "tag": i.ref,
                             "pushed": i.pushed,
+                            "from": i.source,
                         }
                         for i in p.images
                     ],

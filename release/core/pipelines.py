@@ -24,9 +24,10 @@ GitHub's job token in the step's ``env``, the Buildkite agent's ``GH_TOKEN``.
 
 **Between jobs** the images travel through a registry where one is configured
 (``ci-registry``, else ``<registry>/ci``; ``--registry``): ``release images.push`` after
-the build, ``release images.pull`` before a session; otherwise as artifacts (``docker save
-| gzip``, then ``docker load``). Every job writes its manifest part to
-``$RELEASE_MANIFEST_DIR`` (kept as an artifact) and its logs to ``$RELEASE_STATE_DIR``,
+the build, ``release images.pull`` before a session, and the publish takes them from there
+(``images.publish --from``: copied inside the registries, never pulled onto its runner);
+otherwise as artifacts (``docker save | gzip``, then ``docker load``). Every job writes
+its manifest part to ``$RELEASE_MANIFEST_DIR`` (kept as an artifact) and its logs to ``$RELEASE_STATE_DIR``,
 outside the checkout: no job writes under ``.git`` but the recording one.
 
 **Every job runs as written in the engine's repository**: it sets up a Python of its own
@@ -353,8 +354,11 @@ def pull_command(variant_var: str = VARIANT_ENV) -> str:
     return f"release images.pull --variant {_var(variant_var)} --registry {_var(REGISTRY_ENV)}"
 
 
-def publish_command() -> str:
-    return f"release images.publish --variant {_var(VARIANT_ENV)}"
+def publish_command(transfer: bool = False) -> str:
+    """The publish; ``transfer``: of the images in the registry they travelled through,
+    copied inside the registries (none is pulled onto the runner)."""
+    source = f" --from {_var(REGISTRY_ENV)}" if transfer else ""
+    return f"release images.publish --variant {_var(VARIANT_ENV)}{source}"
 
 
 def merge_command(push: bool) -> str:
