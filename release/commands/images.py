@@ -60,6 +60,7 @@ class BuildRequest:
     version: str | None = None
     force: bool = False
     no_cache: bool = False
+    cache_from: str | None = None
     allow_dirty: bool = False
     allow_shallow: bool = False
     json: bool = False
@@ -67,9 +68,11 @@ class BuildRequest:
 
 def build(request: BuildRequest, run: Run) -> Report:
     from release.images import workspace
+    from release.images.build_cache import cache_registry
 
     if request.jobs < 1:
         raise UsageError(f"--jobs {request.jobs}: give 1 or more")
+    cache = cache_registry(request.cache_from)
     ws = _workspace(run, request.version, request.allow_dirty, request.allow_shallow, inspect=True)
     results = workspace.build(
         ws,
@@ -80,6 +83,7 @@ def build(request: BuildRequest, run: Run) -> Report:
         no_cache=request.no_cache,
         say=run.say,
         live=run.live,
+        cache=cache,
     )
     return Report(
         (),

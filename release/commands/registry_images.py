@@ -21,6 +21,14 @@ IMAGE_COMMANDS: tuple[Command, ...] = (
             VERSION_AS,
             Option("force", "rebuild even when the inputs are unchanged"),
             Option("no-cache", "rebuild every layer (docker build --no-cache); implies --force"),
+            Option(
+                "cache-from",
+                "reuse layers of the earlier build kept in REGISTRY/PATH (its NAME:cache-ROW, "
+                "which images.push keeps); default: $RELEASE_CI_CACHE; none there yet: "
+                "built without",
+                Kind.TEXT,
+                metavar="REGISTRY/PATH",
+            ),
             *GUARDS,
             JSON,
         ),

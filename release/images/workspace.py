@@ -116,6 +116,7 @@ def build(
     no_cache: bool = False,
     say: Say = print,
     live: bool = False,
+    cache: str | None = None,
 ) -> list[BuildResult]:
     """Build ``ids`` of the workspace (all when None), recording each variant's manifest
     part as it is done, then a summary; ``live``: a live line per build when stdout is a
@@ -133,6 +134,7 @@ def build(
         no_cache=no_cache,
         say=say,
         live=live,
+        cache=cache,
         # each variant's part as soon as it is built, while the others still build; a
         # failure of one build keeps the parts of the others
         after=lambda result: record_builds(ws, ws.engine, [result]),
