@@ -24,7 +24,10 @@ too. The rules:
   nothing leaves the machine.
 - **Signed where a key is named** (:mod:`release.images.image_signing`): once a variant is
   read back, its platform images and index are signed by digest into the lookaside store,
-  and the key's fingerprint recorded (``signed_by``).
+  and the key's fingerprint recorded (``signed_by``).- **Where the images come from** is an :class:`Origin`: this engine (:class:`EngineOrigin`,
+  the steps above), or the registry the CI's jobs passed them through
+  (:mod:`release.images.publish_registry`: copied by digest, the index made in the
+  registry, no engine asked); everything else here is the same for both.
 """
 
 from __future__ import annotations
