@@ -298,8 +298,8 @@ class ReproduceRequest:
 def reproduce(request: ReproduceRequest, run: Run) -> Report:
     """Rebuild the tag's images and compare; exit 1 on drift."""
     from release.images.image_signing import image_trust
-    from release.images.reproduce import Trusting
     from release.images.reproduce import reproduce as rebuild
+    from release.images.reproduce_trust import Trusting
 
     found = rebuild(
         run.repo,

@@ -121,14 +121,23 @@ IMAGE_COMMANDS: tuple[Command, ...] = (
                 "version whose images to attest (default: as a build names them)",
                 Kind.TEXT,
             ),
+            Option(
+                "sign-with",
+                "sign each provenance's DSSE envelope by this GnuPG key, the images' key (its "
+                "full fingerprint; default: $RELEASE_IMAGE_SIGNING_KEY)",
+                Kind.TEXT,
+                metavar="FPR",
+            ),
             DRY_RUN,
             JSON,
         ),
         "release.commands.attest:attest",
         "Run after images.publish. Each attachment is an OCI artifact whose subject is the "
         "platform image, tagged as cosign names them (sha256-<digest>.sbom, .att); its "
-        "digest is recorded as the row's attest part of the manifest. The provenance's DSSE "
-        "envelope is unsigned, and recorded so. An attachment tag that holds anything else "
+        "digest is recorded as the row's attest part of the manifest. The provenance names "
+        "the SBOM by its digest; with a key, its DSSE envelope is signed (gpg --detach-sign "
+        "of its PAE) and the key recorded, else it is unsigned and recorded so. An "
+        "attachment tag that holds anything else "
         "refuses the run (exit 3) before anything is pushed; a re-run attaches only what "
         "is missing. Needs syft: pip install 'release[sbom]'.",
     ),
