@@ -153,6 +153,20 @@ IMAGE_COMMANDS: tuple[Command, ...] = (
                 metavar="TAG",
             ),
             Option("push", "push the final's manifest note to the remote"),
+            Option(
+                "sign-with",
+                "sign the final's own tags by this GnuPG key, as images.publish signs an "
+                "rc's (its full fingerprint; default: $RELEASE_IMAGE_SIGNING_KEY)",
+                Kind.TEXT,
+                metavar="FPR",
+            ),
+            Option(
+                "signatures",
+                "the lookaside store the final's signatures are written to (default: "
+                "$RELEASE_IMAGE_SIGNATURES)",
+                Kind.TEXT,
+                metavar="DIR",
+            ),
             JSON,
         ),
         "release.commands.image_promote:promote",
@@ -160,7 +174,9 @@ IMAGE_COMMANDS: tuple[Command, ...] = (
         "the newest rc of the final's version on the final's commit; its manifest is read "
         "here, else fetched from the remote. Every final tag and every rc manifest is read "
         "first: a final tag serving another digest, or an rc manifest gone or untrue to its "
-        "digest, is refused (exit 3) before anything is copied; a re-run keeps what is there.",
+        "digest, is refused (exit 3) before anything is copied; a re-run keeps what is there. "
+        "With a signing key, the final's own tags (not the moving ones) are signed once "
+        "every copy reads back, and the key recorded in the final's manifest.",
     ),
     Command(
         "images.pull",
