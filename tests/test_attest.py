@@ -440,17 +440,3 @@ def test_a_provenance_signed_by_the_image_key_verifies_with_gpg_and_names_the_sb
     assert rows["provenance signature"].state is State.MATCH
     assert rows["provenance signature"].differences == (f"signed by {maintainer.fpr}",)
     assert rows["provenance SBOM"].state is State.MATCH
-    unchecked = attestation_verdicts(
-        {"publish": published, "attest": recorded},
-        build,
-        commit=built.head,
-        rebuilt_image=build["image_id"],
-    )
-    assert [r.state for r in unchecked if r.name == "provenance signature"] == [State.NOT_COMPARED]
-    # an SBOM that is not the one the statement names is drift
-    swapped = {**recorded, "sbom": {**recorded["sbom"], "digest": recorded["provenance"]["digest"],
-                                    "tag": recorded["provenance"]["tag"]}}  # fmt: skip
-    rows2 = {r.name: r.state for r in attestation_verdicts(
-        {"publish": published, "attest": swapped}, build, commit=built.head, rebuilt_image=build["image_id"]
-    )}  # fmt: skip
-    assert rows2["provenance SBOM"] is State.DRIFT

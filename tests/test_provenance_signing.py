@@ -207,3 +207,51 @@ def test_require_signed_refuses_an_unsigned_provenance(
         check_provenance(
             rows, ImageTrust(trust.key_file, str(tmp_path), require_signed=True), print
         )
+
+
+@images
+def test_the_sbom_the_signed_statement_names_is_compared_with_the_sbom_attached(
+    keys: dict[str, Key], registry: LocalRegistry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``provenance SBOM``: a match where the statement names the SBOM attached; drift
+    where the SBOM attached is another (an SBOM replaced after signing); the signature row
+    says who signed only as checked before building. No engine: the package rows say
+    not compared."""
+    from release.core.image_signing import ImageCheck
+    from release.core.image_signing import State as Signed
+    from release.core.verdict import State
+    from release.images.attest_check import attestation_verdicts
+
+    monkeypatch.setenv("DOCKER_HOST", NO_ENGINE["DOCKER_HOST"])
+    engine = cut(make_sample_engine(tmp_path / "maintainer"))
+    engine.repo.run("tag", "-a", TAG, "-m", TAG)
+    row = attested_manifest("signed", keys, registry, tmp_path, engine.repo)["variants"]["cu130"]
+    checked = ImageCheck(
+        "cu130", "x", Signed.SIGNED, signer=keys["maintainer"].fpr, kind="provenance"
+    )
+    rows = {
+        r.name: r
+        for r in attestation_verdicts(
+            row, row["build"], commit=str(engine.repo.rev(TAG)), rebuilt_image="sha256:" + "0" * 64,
+            signature=checked,
+        )
+    }  # fmt: skip
+    assert rows["provenance SBOM"].state is State.MATCH
+    assert rows["provenance signature"].state is State.MATCH
+    assert rows["SBOM packages"].state is State.NOT_COMPARED  # syft has no engine here
+    # another SBOM attached in its place: not the one the signed statement names
+    image_repo = row["attest"]["sbom"]["tag"].rsplit(":", 1)[0]
+    other = json.dumps({**SBOM, "packages": []}).encode()
+    image = Published(
+        image_repo, row["publish"]["digest"], row["publish"]["index"]["digest"], "", ()
+    )
+    row["attest"]["sbom"] |= attach(image, Kind.SBOM, other)
+    unchecked = {
+        r.name: r
+        for r in attestation_verdicts(
+            row, row["build"], commit=str(engine.repo.rev(TAG)), rebuilt_image="sha256:" + "0" * 64
+        )
+    }
+    assert unchecked["provenance SBOM"].state is State.DRIFT, unchecked
+    assert "the SBOM attached is" in unchecked["provenance SBOM"].differences[0]
+    assert unchecked["provenance signature"].state is State.NOT_COMPARED  # no key given

@@ -329,6 +329,9 @@ def reproduce(request: ReproduceRequest, run: Run) -> Report:
         "signatures": as_json(found.signatures),
         "host_allowed_by": found.host_allowed_by,
         "image_signatures": [as_json(c.to_dict()) for c in found.image_signatures],
+        "provenance_signatures": {
+            row: as_json(c.to_dict()) for row, c in found.provenance_signatures.items()
+        },
     }
     _keep_verdict(run, found.tag, data)
     return Report((found.summary(),), data, 1 if found.drifted else 0)
