@@ -12,9 +12,10 @@ For each row published (its ``publish`` part), after ``images.publish``:
   envelope signed, where a key is named (``--sign-with FPR`` or
   ``RELEASE_IMAGE_SIGNING_KEY``: the images' key), by a detached OpenPGP signature over
   its PAE (``keyid``: the key's fingerprint), else unsigned and recorded so;
-- the SBOM attached first, then the provenance that names it; each attached as an OCI artifact whose ``subject`` is the platform image, under cosign's
-  tags ``sha256-<hex>.sbom`` and ``.att`` (:mod:`release.core.oci_artifact`), and read
-  back by tag: it must serve the bytes pushed.
+- the SBOM attached first, then the provenance that names it; each as an OCI artifact
+  whose ``subject`` is the platform image, under cosign's tags ``sha256-<hex>.sbom`` and
+  ``.att`` (:mod:`release.core.oci_artifact`), and read back by tag: it must serve the
+  bytes pushed.
 
 The rules, as ``images.publish``'s:
 
