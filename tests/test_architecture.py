@@ -420,8 +420,8 @@ ANY_ALLOWED: dict[str, set[str]] = {
     "release.images.promote": {"final_manifest", "check_engine_promotion"},
     # an SBOM and a provenance statement: JSON made from, and compared with, manifest parts
     "release.core.sbom": {"normalized", "packages"},
-    "release.core.provenance": {"envelope", "material_verdicts", "statement"},
-    "release.images.attest_check": {"attestation_verdicts"},
+    "release.core.provenance": {"envelope", "material_verdicts", "payload_of", "statement"},
+    "release.images.attest_check": {"attestation_verdicts", "attached_document"},
     "release.images.promote_registry": {
         "final_copies", "is_published", "promote_in_registry", "check_registry_promotion",
         "rc_sources",

@@ -29,6 +29,7 @@ from release.core.verdict import State
 from release.images.attest_check import attestation_verdicts
 from tests.conftest import repo_state
 from tests.docker_support import local_registry, purge
+from tests.test_image_signing import Key, make_key
 from tests.test_images import BASE_1291, Repo, images, make_engine_repo
 from tests.test_publish import stopping_skopeo
 
@@ -110,7 +111,11 @@ def sha(data: bytes) -> str:
 def test_sbom_and_provenance_are_attached_read_back_and_recorded(
     attested: Repo, registry: LocalRegistry, docker: ContainerEngine
 ) -> None:
-    published, recorded, build = part(attested, "publish"), part(attested, "attest"), part(attested, "build")
+    published, recorded, build = (
+        part(attested, "publish"),
+        part(attested, "attest"),
+        part(attested, "build"),
+    )
     subject = published["digest"]
     repository = published["tags"][0].rsplit(":", 1)[0]
     hexdigest = subject.split(":")[1]
@@ -131,7 +136,9 @@ def test_sbom_and_provenance_are_attached_read_back_and_recorded(
         assert [layer["mediaType"] for layer in document["layers"]] == [kind]
     # Distribution 2.8 has no referrers API: the tags are what a reader finds
     with pytest.raises(urllib.error.HTTPError) as err:
-        urllib.request.urlopen(f"http://{registry.address}/v2/{repository.split('/', 1)[1]}/referrers/{subject}")
+        urllib.request.urlopen(
+            f"http://{registry.address}/v2/{repository.split('/', 1)[1]}/referrers/{subject}"
+        )
     assert err.value.code == 404
     # the SBOM: syft's SPDX, its package count recorded
     sbom = json.loads(blob(registry, repository, json.loads(sbom_manifest)["layers"][0]["digest"]))
@@ -139,9 +146,13 @@ def test_sbom_and_provenance_are_attached_read_back_and_recorded(
     named = [p for p in sbom["packages"] if p.get("primaryPackagePurpose") != "CONTAINER"]
     assert recorded["sbom"]["packages"] == len({(p["name"]) for p in named}) > 10
     assert any(p["name"] == "base-files" for p in named)
-    # the provenance: an unsigned DSSE envelope holding the build's materials
-    envelope = json.loads(blob(registry, repository, json.loads(att_manifest)["layers"][0]["digest"]))
-    assert envelope["payloadType"] == "application/vnd.in-toto+json" and envelope["signatures"] == []
+    # the provenance: an unsigned DSSE envelope holding the build's materials and the SBOM's digest
+    envelope = json.loads(
+        blob(registry, repository, json.loads(att_manifest)["layers"][0]["digest"])
+    )
+    assert (
+        envelope["payloadType"] == "application/vnd.in-toto+json" and envelope["signatures"] == []
+    )
     statement = json.loads(base64.b64decode(envelope["payload"]))
     assert statement["subject"][0]["digest"] == {"sha256": hexdigest}
     definition = statement["predicate"]["buildDefinition"]
@@ -150,8 +161,11 @@ def test_sbom_and_provenance_are_attached_read_back_and_recorded(
     assert deps["base"]["digest"] == {"sha256": build["base"]["id"].split(":")[1]}
     assert definition["externalParameters"]["build_args"] == build["build_args"]
     assert definition["externalParameters"]["build_args"]["A"] == "1"
-    byproducts = {b["name"]: b["digest"]["sha256"] for b in statement["predicate"]["runDetails"]["byproducts"]}
+    byproducts = {
+        b["name"]: b["digest"]["sha256"] for b in statement["predicate"]["runDetails"]["byproducts"]
+    }
     assert byproducts["input_digest"] == build["input_digest"].split(":")[1]
+    assert byproducts["sbom"] == json.loads(sbom_manifest)["layers"][0]["digest"].split(":")[1]
     # the merged manifest carries the attest part
     merged = attested.release("manifest", "--partial", "--json")
     assert merged.code == 0, merged.output
@@ -183,7 +197,8 @@ def test_a_rebuild_of_the_same_image_matches_its_attachments(attested: Repo) -> 
         "provenance build args": State.MATCH,
         "provenance input digest": State.MATCH,
         "provenance content digest": State.MATCH,
-        "provenance signature": State.NOT_COMPARED,
+        "provenance SBOM": State.MATCH,  # the statement names the SBOM attached
+        "provenance signature": State.NOT_COMPARED,  # unsigned: never a match
         "SBOM packages": State.MATCH,
     }, rows
 
@@ -240,11 +255,22 @@ def test_a_changed_material_is_provenance_drift(attested: Repo) -> None:
     assert "1111111111" in rows["provenance commit"].differences[0]
     assert rows["provenance base"].state is State.MATCH
     # an attachment the manifest does not record (another digest) is drift, never a match
-    forged = {**manifest_row["attest"], "provenance": {**manifest_row["attest"]["provenance"], "digest": manifest_row["attest"]["sbom"]["digest"]}}
+    forged = {
+        **manifest_row["attest"],
+        "provenance": {
+            **manifest_row["attest"]["provenance"],
+            "digest": manifest_row["attest"]["sbom"]["digest"],
+        },
+    }
     rows2 = attestation_verdicts(
-        {**manifest_row, "attest": forged}, build, commit=attested.head, rebuilt_image=build["image_id"]
+        {**manifest_row, "attest": forged},
+        build,
+        commit=attested.head,
+        rebuilt_image=build["image_id"],
     )
-    assert [(r.name, r.state) for r in rows2 if r.name == "provenance"] == [("provenance", State.DRIFT)]
+    assert [(r.name, r.state) for r in rows2 if r.name == "provenance"] == [
+        ("provenance", State.DRIFT)
+    ]
 
 
 @images
@@ -264,16 +290,27 @@ def test_an_attach_killed_between_the_two_attachments_is_finished_by_the_next(
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stdout, proc.stderr)
-    # the provenance is attached first, then the SBOM: stopped in between
-    assert raw(tags["att"]) is not None and raw(tags["sbom"]) is None
+    # the SBOM is attached first, then the provenance that names it: stopped in between
+    assert raw(tags["sbom"]) is not None and raw(tags["att"]) is None
     assert not list(built.state.rglob("a.attest.json"))  # nothing recorded
-    att_before = raw(tags["att"])
+    sbom_before = raw(tags["sbom"])
     again = built.release("images.attest")
     assert again.code == 0, again.output
-    assert f"{tags['att']} is there" in again.output  # kept, not made again
+    assert f"{tags['sbom']} is there" in again.output  # kept, not made again
     recorded = part(built, "attest")
-    assert recorded["provenance"]["digest"] == sha(att_before or b"")
-    assert recorded["sbom"]["digest"] == sha(raw(tags["sbom"]) or b"")
+    assert recorded["sbom"]["digest"] == sha(sbom_before or b"")
+    assert recorded["provenance"]["digest"] == sha(raw(tags["att"]) or b"")
+    # the provenance names the SBOM kept: its document's digest
+    envelope = json.loads(
+        blob(registry, repository, json.loads(raw(tags["att"]) or b"")["layers"][0]["digest"])
+    )
+    named = {
+        b["name"]: b["digest"]["sha256"]
+        for b in json.loads(base64.b64decode(envelope["payload"]))["predicate"]["runDetails"][
+            "byproducts"
+        ]
+    }
+    assert named["sbom"] == json.loads(sbom_before or b"")["layers"][0]["digest"].split(":")[1]
 
 
 @images
@@ -309,3 +346,97 @@ def test_a_tag_that_holds_something_else_is_refused_and_nothing_is_pushed(
     repo2 = part(built, "publish")["tags"][0].rsplit(":", 1)[0]
     assert raw(f"{repo2}:sha256-{subject2.split(':')[1]}.sbom") is None
     assert not list(built.state.rglob("a.attest.json"))
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Key]]:
+    root = tmp_path_factory.mktemp("keys")
+    made = {who: make_key(root, who) for who in ("maintainer", "other")}
+    try:
+        yield made
+    finally:
+        for key in made.values():
+            subprocess.run(["gpgconf", "--homedir", str(key.home), "--kill", "all"], check=False)
+
+
+def gpg_verifies(public: Path, data: bytes, signature: bytes, where: Path) -> str:
+    """gpg itself, in a keyring of just ``public``: the signer's fingerprint, else ''."""
+    home = where / "verify-home"
+    home.mkdir(mode=0o700, parents=True)
+    gpg = ["gpg", "--homedir", str(home), "--batch", "--no-autostart"]
+    subprocess.run([*gpg, "--import", str(public)], capture_output=True, check=False)
+    (where / "data").write_bytes(data)
+    (where / "data.sig").write_bytes(signature)
+    found = subprocess.run(
+        [*gpg, "--status-fd", "1", "--verify", str(where / "data.sig"), str(where / "data")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    valid = [line.split() for line in found.stdout.splitlines() if " VALIDSIG " in line]
+    return valid[0][-1] if found.returncode == 0 and valid else ""
+
+
+@images
+def test_a_provenance_signed_by_the_image_key_verifies_with_gpg_and_names_the_sbom(
+    built: Repo, registry: LocalRegistry, keys: dict[str, Key], tmp_path: Path
+) -> None:
+    from release.core.image_signing import ImageCheck
+    from release.core.image_signing import State as Signed
+
+    publish(built, f"{registry.address}/signed")
+    maintainer, other = keys["maintainer"], keys["other"]
+    # a key this GnuPG holds no secret half of: refused before anything is pushed
+    refused = built.release(
+        "images.attest", "--sign-with", other.fpr, GNUPGHOME=str(maintainer.home)
+    )
+    assert refused.code == 2 and "no secret key" in refused.output, refused.output
+    assert not list(built.state.rglob("a.attest.json"))
+    result = built.release(
+        "images.attest",
+        "--json",
+        RELEASE_IMAGE_SIGNING_KEY=maintainer.fpr,
+        GNUPGHOME=str(maintainer.home),
+    )
+    assert result.code == 0, result.output
+    assert json.loads(result.stdout)["images"][0]["provenance"]["signed_by"] == maintainer.fpr
+    recorded, published = part(built, "attest"), part(built, "publish")
+    assert (recorded["provenance"]["signed"], recorded["provenance"]["signed_by"]) == (
+        True,
+        maintainer.fpr,
+    )
+    repository = published["tags"][0].rsplit(":", 1)[0]
+    att = raw(f"{repository}@{recorded['provenance']['digest']}") or b""
+    envelope = json.loads(blob(registry, repository, json.loads(att)["layers"][0]["digest"]))
+    payload = base64.b64decode(envelope["payload"])
+    [signature] = envelope["signatures"]
+    assert signature["keyid"] == maintainer.fpr
+    kind = envelope["payloadType"].encode()
+    spelt = b"DSSEv1 %d %s %d %s" % (len(kind), kind, len(payload), payload)  # DSSE's PAE
+    sig = base64.b64decode(signature["sig"])
+    assert gpg_verifies(maintainer.public, spelt, sig, tmp_path / "good") == maintainer.fpr
+    # the signature covers the statement, and the statement names the SBOM attached
+    assert (
+        gpg_verifies(
+            maintainer.public, spelt.replace(b"gitCommit", b"gitCommiT"), sig, tmp_path / "bad"
+        )
+        == ""
+    )
+    assert gpg_verifies(other.public, spelt, sig, tmp_path / "good2") == ""
+    sbom = raw(f"{repository}@{recorded['sbom']['digest']}") or b""
+    byproducts = {
+        b["name"]: b["digest"]["sha256"]
+        for b in json.loads(payload)["predicate"]["runDetails"]["byproducts"]
+    }
+    assert byproducts["sbom"] == json.loads(sbom)["layers"][0]["digest"].split(":")[1]
+    # reproduce's rows: the signature as checked before building, the SBOM it names
+    build = part(built, "build")
+    checked = ImageCheck("a", "x", Signed.SIGNED, signer=maintainer.fpr, kind="provenance")
+    rows = {
+        r.name: r
+        for r in attestation_verdicts(
+            {"publish": published, "attest": recorded}, build, commit=built.head,
+            rebuilt_image=build["image_id"], signature=checked,
+        )
+    }  # fmt: skip
+    assert rows["provenance signature"].state is State.MATCH
+    assert rows["provenance signature"].differences == (f"signed by {maintainer.fpr}",)
+    assert rows["provenance SBOM"].state is State.MATCH

@@ -131,3 +131,26 @@ def test_an_attachment_is_taken_only_for_its_subject_type_and_size() -> None:
         layer_of(json.dumps(big).encode(), Kind.SBOM, D)
     with pytest.raises(AttachmentError, match="too large"):
         layer_of(b" " * 70000, Kind.SBOM, D)
+
+
+def test_a_signed_envelope_reads_back_its_signatures_over_the_pae_and_names_the_sbom() -> None:
+    from release.core.dsse import EnvelopeError, Signature, open_envelope
+    from release.core.provenance import PAYLOAD_TYPE, opened, payload_of
+
+    document = statement(HEADER, "a", BUILD, PUBLISH, sbom=E)
+    data = envelope(document, (Signature("F" * 40, b"\x89sig"),))
+    found = opened(data)
+    assert found.signatures == (Signature("F" * 40, b"\x89sig"),)
+    payload = payload_of(document)
+    assert found.signed_bytes == b"DSSEv1 28 " + PAYLOAD_TYPE.encode() + b" %d " % len(payload) + payload
+    assert materials_of(data).sbom == E and materials_of(data).signatures == 1
+    assert materials_of(envelope(statement(HEADER, "a", BUILD, PUBLISH))).sbom is None
+    # a sig that is not base64 is kept as no bytes (which no key verifies); shapes refused
+    odd = json.loads(data)
+    odd["signatures"][0]["sig"] = "!!"
+    assert opened(json.dumps(odd).encode()).signatures[0].sig == b""
+    for bad in (b"[]", json.dumps({**odd, "payloadType": 1}).encode(),
+                json.dumps({**odd, "signatures": [1]}).encode(),
+                json.dumps({**odd, "signatures": [{}] * 17}).encode()):  # fmt: skip
+        with pytest.raises(EnvelopeError):
+            open_envelope(bad)

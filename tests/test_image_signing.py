@@ -69,7 +69,7 @@ def make_key(root: Path, who: str) -> Key:
     gpg = ["gpg", "--homedir", str(home), "--batch"]
     subprocess.run(
         [*gpg, "--passphrase", "", "--quick-gen-key", f"{who} <{who}@example.invalid>",
-         "default", "default", "never"],
+         "ed25519", "default", "never"],
         check=True, capture_output=True, timeout=120,
     )  # fmt: skip
     listed = subprocess.run(

@@ -27,9 +27,11 @@ from release.core.verdict import State
 from release.errors import RefusedError
 from release.flows.context import ReleaseContext
 from release.flows.manifest_store import published_manifest
+from release.images.image_signing import ImageSigning
 from release.images.promote_registry import promote_in_registry
 from release.images.registry_check import registry_verdicts
 from tests.docker_support import local_registry, purge
+from tests.test_image_signing import Key, make_key, skopeo_accepts
 from tests.test_images import BASE_1291, Repo, images, make_engine_repo
 from tests.test_publish import served, stopping_skopeo
 
@@ -99,7 +101,7 @@ def final_refs(repo: Repo, registry: LocalRegistry, final: str = FINAL) -> dict[
     }
 
 
-def promote(repo: Repo, final: str = FINAL) -> list[str]:
+def promote(repo: Repo, final: str = FINAL, signing: ImageSigning | None = None) -> list[str]:
     said: list[str] = []
     old = os.getcwd()
     os.chdir(repo.root)
@@ -112,6 +114,7 @@ def promote(repo: Repo, final: str = FINAL) -> list[str]:
             final_version=final.removeprefix("v"),
             commit=str(ctx.repo.rev(RC)),
             say=said.append,
+            signing=signing,
         )
     finally:
         os.chdir(old)
@@ -275,3 +278,58 @@ def test_manifest_show_and_git_notes_show_read_the_published_manifest(rc: Repo) 
     assert json.loads(notes.stdout) == manifest(rc, RC)
     missing = rc.release("manifest", "show", "v9.9.9")
     assert missing.code == 3 and "no tag v9.9.9 here" in missing.stderr
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Key]]:
+    root = tmp_path_factory.mktemp("keys")
+    made = {who: make_key(root, who) for who in ("maintainer", "other")}
+    try:
+        yield made
+    finally:
+        for key in made.values():
+            subprocess.run(["gpgconf", "--homedir", str(key.home), "--kill", "all"], check=False)
+
+
+@images
+def test_a_final_promoted_with_the_key_is_pulled_by_its_own_tags_under_a_signed_by_policy(
+    rc: Repo,
+    registry: LocalRegistry,
+    keys: dict[str, Key],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """skopeo, with a ``signedBy`` policy of its own (written here), is the verifier: the
+    final's own tags are accepted once promote signed them; another key's policy refuses
+    them; the moving tag stays unsigned; a re-run signs nothing more."""
+    maintainer = keys["maintainer"]
+    final = "v0.1.0.post7"
+    rc.git("tag", final, RC)
+    store = tmp_path / "store"
+    store.mkdir()
+    at = f"{registry.address}/rel/{rc.name}"
+    own = [f"{at}:{final}", f"{at}:{final}-b", f"{at}:{final}-amd64", f"{at}:{final}-b-amd64"]
+    home = {"GNUPGHOME": str(maintainer.home)}
+    # images.promote: a store that is not a directory is refused before anything is read
+    refused = rc.release("images.promote", "--tag", final, "--sign-with", maintainer.fpr,
+                         "--signatures", str(tmp_path / "none"), **home)  # fmt: skip
+    assert refused.code == 2 and "--signatures" in refused.output, refused.output
+    assert all(served(ref) is None for ref in own)
+    monkeypatch.setenv("GNUPGHOME", str(maintainer.home))  # the maintainer's GnuPG
+    said = promote(rc, final, ImageSigning(maintainer.fpr, store))
+    assert any(line.startswith("promote(a): signed ") for line in said), said
+    for ref in own:
+        accepted, why = skopeo_accepts(ref, maintainer.public, store, tmp_path)
+        assert accepted, (ref, why)
+        assert not skopeo_accepts(ref, keys["other"].public, store, tmp_path)[0], ref
+    assert served(f"{at}:latest") is not None  # the moving tag is there, and unsigned
+    assert not skopeo_accepts(f"{at}:latest", maintainer.public, store, tmp_path)[0]
+    note = rc.git("notes", f"--ref=refs/notes/release/{final}", "show", RC)  # as recorded
+    recorded = json.loads(note)["variants"]
+    for row in ("a", "b"):
+        publish = recorded[row]["publish"]
+        assert publish["signed_by"] == publish["index"]["signed_by"] == maintainer.fpr
+    files = sorted(p for p in store.rglob("signature-*"))
+    again = promote(rc, final, ImageSigning(maintainer.fpr, store))
+    assert any(" is signed by " in line for line in again), again
+    assert sorted(p for p in store.rglob("signature-*")) == files  # none added

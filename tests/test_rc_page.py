@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 import json
 import os
 import shutil
@@ -742,3 +743,78 @@ def test_each_published_image_and_index_shows_its_signer_or_unsigned() -> None:
         recorded["variants"]["cu130"]["publish"]["signed_by"] = bad
         with pytest.raises(ManifestError, match="signed_by"):
             check(recorded, "test")
+
+
+def digest_of(seed: str) -> str:
+    return "sha256:" + hashlib.sha256(seed.encode()).hexdigest()
+
+
+def attest_record(row: str, packages: int | None, signed_by: str | None) -> dict[str, Any]:
+    sbom: dict[str, Any] = {
+        "tag": f"{REGISTRY}/{IMAGE}:sha256-{row}.sbom",
+        "digest": digest_of(f"sbom-{row}"),
+        "media_type": "application/spdx+json",
+        "packages": packages,
+        "tool": "syft 1.18.1",
+    }
+    provenance: dict[str, Any] = {
+        "tag": f"{REGISTRY}/{IMAGE}:sha256-{row}.att",
+        "digest": digest_of(f"att-{row}"),
+        "predicate_type": "https://slsa.dev/provenance/v1",
+        "signed": signed_by is not None,
+    }
+    if signed_by:
+        provenance["signed_by"] = signed_by
+    return {"image_id": sha("1"), "subject": sha("2"), "sbom": sbom, "provenance": provenance}
+
+
+def test_each_published_image_shows_its_sbom_and_provenance_or_none() -> None:
+    """From the manifest's attest parts: the SBOM's digest and package count, the
+    provenance's digest and signer; a row with none attached says none for each."""
+    recorded = manifest()
+    fpr = "0123456789ABCDEF0123456789ABCDEF01234567"
+    recorded["variants"]["cu129-amd64"]["publish"]["signed_by"] = fpr
+    recorded["variants"]["cu129-amd64"]["attest"] = attest_record("amd64", 142, fpr)
+    recorded["variants"]["cu129-arm64"]["attest"] = attest_record("arm64", 97, None)
+    document = dom(render(page_of(check(recorded, "attested"), matrix=matrix(), notes=NOTES)))
+    check_against_manifest(document, recorded)
+    shown = {}
+    for div in document.one(id="digests").find("div"):
+        if "published" not in div.attrs.get("class", "").split():
+            continue
+        sbom, provenance = div.one("li", class_="sbom"), div.one("li", class_="provenance")
+        shown[div.attrs["data-row"]] = (
+            div.one("span", class_="signer").attrs["data-signed-by"],
+            sbom.attrs["data-digest"],
+            sbom.attrs.get("data-packages"),
+            provenance.attrs["data-digest"],
+            provenance.attrs["data-signed-by"],
+            " ".join(div.text.split()),
+        )
+    amd64, arm64, cu130 = shown["cu129-amd64"], shown["cu129-arm64"], shown["cu130"]
+    assert amd64[:5] == (fpr, digest_of("sbom-amd64"), "142", digest_of("att-amd64"), fpr)
+    assert f"SBOM {digest_of('sbom-amd64')} (142 packages)" in amd64[5]
+    assert f"provenance {digest_of('att-amd64')} signed by {fpr}" in amd64[5]
+    assert arm64[:5] == ("", digest_of("sbom-arm64"), "97", digest_of("att-arm64"), "")
+    assert f"provenance {digest_of('att-arm64')} unsigned" in arm64[5]
+    assert cu130[:5] == ("", "", None, "", "")
+    assert "SBOM: none" in cu130[5] and "provenance: none" in cu130[5]
+    # a signer the manifest records is a full fingerprint or nothing
+    recorded["variants"]["cu130"]["attest"] = attest_record("cu130", 1, "maintainer")
+    with pytest.raises(ManifestError, match="signed_by"):
+        check(recorded, "test")
+
+
+def test_the_evidence_values_reach_the_page_escaped() -> None:
+    """A count that is not a number is refused by the schema; a digest is shown only as
+    text: the manifest cannot write markup into the evidence list."""
+    from release.core.rc_page_evidence import Attested, evidence
+
+    said = evidence(Attested('<b>"x"</b>', 3, "\x1b[2J", None))
+    assert "<b>" not in said and "&lt;b&gt;&quot;x&quot;&lt;/b&gt;" in said
+    assert "\x1b" not in said and "\\x1b[2J" in said
+    recorded = manifest()
+    recorded["variants"]["cu130"]["attest"] = attest_record("cu130", None, None)
+    recorded["variants"]["cu130"]["attest"]["sbom"]["packages"] = "many"
+    with pytest.raises(ManifestError):
+        check(recorded, "test")

@@ -39,6 +39,17 @@ from tests.conftest import run_cli
 from tests.docker_support import CACHE_DIR, image_env, remove_repository, unique_name
 
 NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent.sock"}
+
+
+def syft_here() -> bool:
+    from release.adapters.syft import SyftError, syft_binary
+
+    try:
+        return bool(syft_binary())
+    except SyftError:
+        return False
+
+
 TAGS = ("v0.31.0rc1", "v0.31.0rc2", "v0.31.0")
 # cu129 is built for amd64 and arm64 where arm64 is emulated here (one row each)
 ARM64 = emulation_problem("linux/arm64") is None
@@ -49,6 +60,7 @@ VARIANTS = (*CUDA_ROWS, "rocm", "cpu")  # the story adds a ROCm and a CPU varian
 SNAPSHOTTED = ("cu130", "rocm", "cpu")  # not CUDA 12.x: the rule `!=12.*` takes them
 ACCELERATORS = {"cu128": "CUDA 12.8.1", "cu130": "CUDA 13.0.1", "rocm": "ROCm 6.4.1", "cpu": "CPU"}
 REGISTRY = registry_binary() is not None and shutil.which("skopeo") is not None
+SYFT = REGISTRY and shutil.which("gpg") is not None and syft_here()
 ALLOW_HOST = (
     "--allow-host cap-add=SYS_ADMIN,cap-add=SYS_PTRACE,cap-add=NET_ADMIN,cap-add=SYS_TIME,"
     "security-opt=seccomp=unconfined,security-opt=apparmor=unconfined"
@@ -60,6 +72,7 @@ IMAGE_COMMANDS = (
     "images.smoke",
     "images.snapshot",
     "images.publish",
+    "images.attest --variant cu128",
     "manifest",
     f"reproduce v0.31.0rc1 {TRUST} --require-signed {ALLOW_HOST}",
     f"reproduce v0.31.0rc1 --variant cu130 {ALLOW_HOST}",
@@ -200,7 +213,26 @@ def check_the_story(docker: ContainerEngine, out: str) -> None:
         assert "ok   the tester verifies every image and index of v0.31.0rc1 with the public" in out
         assert "ok   an image of v0.31.0rc1 re-signed by another key is refused before" in out
         assert re.search(r"^    publish\(cu130\): signed \S+ \(sha256:", out, re.MULTILINE), out
-        assert "signed by" in shown and 'data-signed-by=""' not in shown  # the rc page
+        assert "signed by" in shown and 'class="signer badge quiet"' not in shown  # the rc page
+        # rc1's cu128 attested with its provenance signed by the image key: the tester
+        # verifies it before building and matches it; the rc page shows it, none elsewhere
+        if SYFT:
+            assert re.search(
+                r"^    attest\(cu128\): attached \S+\.att: sha256:\S+ \(signed by ", out, re.M
+            ), out
+            for check in (
+                "the tester verifies cu128's provenance with the image key's public half: "
+                "provenance cu128: signed by ",
+                "cu128's signed provenance and its SBOM match the rebuild (provenance signature, "
+                "provenance SBOM, provenance commit, SBOM packages)",
+                "the rc page shows cu128's SBOM and provenance signed by ",
+            ):
+                assert f"ok   {check}" in out, check
+            assert shown.count('<li class="provenance" data-digest="sha256:') == 1
+            assert (
+                shown.count('<li class="provenance" data-digest="" data-signed-by="">')
+                == len(VARIANTS) - 1
+            )
     if ARM64:
         assert "ok   each index lists its variant's platforms (cu129: 2)" in out
 

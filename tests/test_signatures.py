@@ -239,7 +239,7 @@ def gnupg(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, str]]:
     try:
         subprocess.run(
             ["gpg", "--batch", "--passphrase", "", "--quick-gen-key",
-             f"Test Maintainer <{MAINTAINER}>", "default", "default", "never"],
+             f"Test Maintainer <{MAINTAINER}>", "ed25519", "default", "never"],
             check=True, capture_output=True,
         )  # fmt: skip
         listed = subprocess.run(
@@ -282,7 +282,7 @@ def test_an_openpgp_signed_tag_and_manifest_verify_against_the_testers_keyring(
     other.mkdir(mode=0o700)
     subprocess.run(
         ["gpg", "--batch", "--homedir", str(other), "--passphrase", "", "--quick-gen-key",
-         "Someone <someone@example.com>", "default", "default", "never"],
+         "Someone <someone@example.com>", "ed25519", "default", "never"],
         check=True, capture_output=True,
     )  # fmt: skip
     try:

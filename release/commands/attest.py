@@ -15,6 +15,7 @@ __all__ = ["AttestRequest", "attest"]
 class AttestRequest:
     variant: str | None = None
     version: str | None = None
+    sign_with: str | None = None
     dry_run: bool = False
     json: bool = False
 
@@ -22,14 +23,19 @@ class AttestRequest:
 def attest(request: AttestRequest, run: Run) -> Report:
     """Attach, or (dry) say what would be; a document per platform image."""
     from release.images.attest import attest_images
+    from release.images.image_signing import provenance_signer
     from release.images.workspace import Workspace
 
+    signer = provenance_signer(request.sign_with)
     ws = Workspace.open(run.repo, request.version)
-    done = attest_images(ws, ids(request.variant), dry_run=request.dry_run, say=run.say)
+    done = attest_images(
+        ws, ids(request.variant), dry_run=request.dry_run, say=run.say, signer=signer
+    )
     lines = tuple(
         f"{a.row}: {a.subject}: SBOM {a.sbom or '(not attached yet)'}"
         + (f" ({a.packages} packages)" if a.packages is not None else "")
-        + f", provenance {a.provenance or '(not attached yet)'} (unsigned)"
+        + f", provenance {a.provenance or '(not attached yet)'} "
+        + (f"(signed by {a.signed_by})" if a.signed_by else "(unsigned)")
         for a in done
     )
     return Report(
@@ -43,7 +49,11 @@ def attest(request: AttestRequest, run: Run) -> Report:
                     "subject": a.subject,
                     "repository": a.repository,
                     "sbom": {"digest": a.sbom, "packages": a.packages},
-                    "provenance": {"digest": a.provenance, "signed": False},
+                    "provenance": {
+                        "digest": a.provenance,
+                        "signed": a.signed_by is not None,
+                        "signed_by": a.signed_by,
+                    },
                     "written": list(a.written),
                 }
                 for a in done

@@ -25,6 +25,8 @@ __all__ = ["ImagePromoteRequest", "promote"]
 class ImagePromoteRequest:
     tag: str | None = None
     push: bool = False
+    sign_with: str | None = None
+    signatures: str | None = None
     json: bool = False
 
 
@@ -34,8 +36,10 @@ def promote(request: ImagePromoteRequest, run: Run) -> Report:
     from release.core.terminal_text import escaped
     from release.flows.manifest_store import published_manifest
     from release.flows.tag_apply import Promotion
+    from release.images.image_signing import image_signing
     from release.images.manifest import push_manifest
 
+    signing = image_signing(request.sign_with, request.signatures)  # before anything
     ctx = context(run)
     if ctx.config.matrix is None:
         raise ConfigError("[tool.release.images] is missing: no images to promote")
@@ -82,10 +86,16 @@ def promote(request: ImagePromoteRequest, run: Run) -> Report:
             f"{rc.name} has no manifest ({notes_ref(rc.name)}, here or on "
             f"{ctx.config.remote}): nothing says which images it is, so none are promoted"
         )
-    side = rc_images(ctx, run)(Promotion(final.name, str(final.version), rc.name, rc.commit))
+    made = rc_images(ctx, run, signing)
+    side = made(Promotion(final.name, str(final.version), rc.name, rc.commit))
     if side is not None:
         side.apply(run.say)
-    data: dict[str, JSONValue] = {"tag": final.name, "from": rc.name, "pushed": False}
+    data: dict[str, JSONValue] = {
+        "tag": final.name,
+        "from": rc.name,
+        "pushed": False,
+        "signed_by": signing.key if signing else None,
+    }
     lines = []
     if request.push:
         sent = push_manifest(ctx.repo, ctx.config.remote, final.name, final.commit)

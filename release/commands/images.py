@@ -322,8 +322,8 @@ class ReproduceRequest:
 def reproduce(request: ReproduceRequest, run: Run) -> Report:
     """Rebuild the tag's images and compare; exit 1 on drift."""
     from release.images.image_signing import image_trust
-    from release.images.reproduce import Trusting
     from release.images.reproduce import reproduce as rebuild
+    from release.images.reproduce_trust import Trusting
 
     found = rebuild(
         run.repo,
@@ -353,6 +353,9 @@ def reproduce(request: ReproduceRequest, run: Run) -> Report:
         "signatures": as_json(found.signatures),
         "host_allowed_by": found.host_allowed_by,
         "image_signatures": [as_json(c.to_dict()) for c in found.image_signatures],
+        "provenance_signatures": {
+            row: as_json(c.to_dict()) for row, c in found.provenance_signatures.items()
+        },
     }
     _keep_verdict(run, found.tag, data)
     return Report((found.summary(),), data, 1 if found.drifted else 0)

@@ -139,14 +139,23 @@ IMAGE_COMMANDS: tuple[Command, ...] = (
                 "version whose images to attest (default: as a build names them)",
                 Kind.TEXT,
             ),
+            Option(
+                "sign-with",
+                "sign each provenance's DSSE envelope by this GnuPG key, the images' key (its "
+                "full fingerprint; default: $RELEASE_IMAGE_SIGNING_KEY)",
+                Kind.TEXT,
+                metavar="FPR",
+            ),
             DRY_RUN,
             JSON,
         ),
         "release.commands.attest:attest",
         "Run after images.publish. Each attachment is an OCI artifact whose subject is the "
         "platform image, tagged as cosign names them (sha256-<digest>.sbom, .att); its "
-        "digest is recorded as the row's attest part of the manifest. The provenance's DSSE "
-        "envelope is unsigned, and recorded so. An attachment tag that holds anything else "
+        "digest is recorded as the row's attest part of the manifest. The provenance names "
+        "the SBOM by its digest; with a key, its DSSE envelope is signed (gpg --detach-sign "
+        "of its PAE) and the key recorded, else it is unsigned and recorded so. An "
+        "attachment tag that holds anything else "
         "refuses the run (exit 3) before anything is pushed; a re-run attaches only what "
         "is missing. Needs syft: pip install 'release[sbom]'.",
     ),
@@ -162,6 +171,20 @@ IMAGE_COMMANDS: tuple[Command, ...] = (
                 metavar="TAG",
             ),
             Option("push", "push the final's manifest note to the remote"),
+            Option(
+                "sign-with",
+                "sign the final's own tags by this GnuPG key, as images.publish signs an "
+                "rc's (its full fingerprint; default: $RELEASE_IMAGE_SIGNING_KEY)",
+                Kind.TEXT,
+                metavar="FPR",
+            ),
+            Option(
+                "signatures",
+                "the lookaside store the final's signatures are written to (default: "
+                "$RELEASE_IMAGE_SIGNATURES)",
+                Kind.TEXT,
+                metavar="DIR",
+            ),
             JSON,
         ),
         "release.commands.image_promote:promote",
@@ -169,7 +192,9 @@ IMAGE_COMMANDS: tuple[Command, ...] = (
         "the newest rc of the final's version on the final's commit; its manifest is read "
         "here, else fetched from the remote. Every final tag and every rc manifest is read "
         "first: a final tag serving another digest, or an rc manifest gone or untrue to its "
-        "digest, is refused (exit 3) before anything is copied; a re-run keeps what is there.",
+        "digest, is refused (exit 3) before anything is copied; a re-run keeps what is there. "
+        "With a signing key, the final's own tags (not the moving ones) are signed once "
+        "every copy reads back, and the key recorded in the final's manifest.",
     ),
     Command(
         "images.pull",

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from release.core.plan import Plan, Step
     from release.flows.context import ReleaseContext
     from release.flows.tag_apply import ImagesFor
+    from release.images.image_signing import ImageSigning
 
 __all__ = [
     "PromoteRequest",
@@ -115,11 +116,12 @@ class NoImages:
         say(f"images: not promoted: {self.why}")
 
 
-def rc_images(ctx: ReleaseContext, run: Run) -> ImagesFor:
+def rc_images(ctx: ReleaseContext, run: Run, signing: ImageSigning | None = None) -> ImagesFor:
     """Promote's image side for a final and its rc: by digest in the registry where the rc
-    was published (:mod:`release.images.promote_registry`), else by image id in this engine
-    (:mod:`release.images.promote`); None where the rc has no manifest. Made only when
-    nothing refuses: what it reads, it reads before the first change."""
+    was published (:mod:`release.images.promote_registry`; the final's tags signed where
+    ``signing`` is given), else by image id in this engine (:mod:`release.images.promote`);
+    None where the rc has no manifest. Made only when nothing refuses: what it reads, it
+    reads before the first change."""
     from release.flows.tag_apply import ImageSide, Promotion
 
     def side(promotion: Promotion) -> ImageSide | None:
@@ -137,7 +139,12 @@ def rc_images(ctx: ReleaseContext, run: Run) -> ImagesFor:
         try:
             if is_published(manifest):
                 return check_registry_promotion(
-                    ctx, manifest, final_tag=final, final_version=version, commit=commit
+                    ctx,
+                    manifest,
+                    final_tag=final,
+                    final_version=version,
+                    commit=commit,
+                    signing=signing,
                 )
             return check_engine_promotion(
                 ctx,

@@ -53,13 +53,14 @@ class ImageCheck:
     state: State
     signer: str = ""  # the key's fingerprint, when signed by it
     detail: str = ""  # why it does not verify: the verifier's words
+    kind: str = "image"  # what is signed: an image, or a row's provenance
 
     def line(self) -> str:
         if self.state is State.SIGNED:
-            return f"image {self.what}: signed by {self.signer}"
+            return f"{self.kind} {self.what}: signed by {self.signer}"
         if self.state is State.UNSIGNED:
-            return f"image {self.what}: unsigned ({self.ref})"
-        return f"image {self.what}: signature does not verify ({self.ref}: {self.detail})"
+            return f"{self.kind} {self.what}: unsigned ({self.ref})"
+        return f"{self.kind} {self.what}: signature does not verify ({self.ref}: {self.detail})"
 
     def to_dict(self) -> dict[str, str]:
         return {"ref": self.ref, "state": self.state.value, "signer": self.signer}

@@ -14,10 +14,12 @@ What the statement says (``predicate.buildDefinition``):
 - ``runDetails``: the builder (this tool and its version) and, as byproducts, the input
   digest, the image's content digest and its image id.
 
-The envelope is DSSE's (``payloadType`` ``application/vnd.in-toto+json``); it carries the
-signatures made over it, and :func:`envelope` makes one with none: the release's image
-key signs images (skopeo's simple signing), which signs no DSSE envelope, so an
-envelope is recorded as unsigned, never as signed.
+- the SBOM attached beside it, by its document's digest (a byproduct named ``sbom``), so
+  a signature over the statement covers the SBOM too.
+
+The envelope is DSSE's (``payloadType`` ``application/vnd.in-toto+json``,
+:mod:`release.core.dsse`); :func:`envelope` wraps the statement with the signatures made
+over its PAE (none: an unsigned envelope, recorded so, never as signed).
 
 An envelope read back is untrusted: its shape is checked and what it says is taken only
 as digests, strings and string maps; every value shown is escaped.
@@ -25,14 +27,14 @@ as digests, strings and string maps; every value shown is escaped.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from release.core.dsse import EnvelopeError, Opened, Signature, dump, open_envelope
 from release.core.json_text import parse_json
+from release.core.sbom import SBOM_MEDIA_TYPE
 from release.core.terminal_text import escaped
 from release.core.verdict import FieldVerdict, State, dict_changes
 from release.errors import ReleaseError
@@ -48,6 +50,8 @@ __all__ = [
     "envelope",
     "material_verdicts",
     "materials_of",
+    "opened",
+    "payload_of",
     "statement",
 ]
 
@@ -78,9 +82,11 @@ def statement(
     *,
     source_url: str | None = None,
     base_digest: str | None = None,
+    sbom: str | None = None,
 ) -> dict[str, Any]:
     """The provenance of one published platform image, from its manifest parts
-    (``release``: a part's header; ``build`` and ``publish``: its parts' data)."""
+    (``release``: a part's header; ``build`` and ``publish``: its parts' data); ``sbom``:
+    the digest of the SBOM document attached beside it."""
     base = build["base"]
     base_annotations: dict[str, Any] = {
         "content_digest": base["content_digest"],
@@ -137,21 +143,26 @@ def statement(
                         "digest": {"sha256": _hex(build["content"]["digest"])},
                     },
                     {"name": "image_id", "digest": {"sha256": _hex(build["image_id"])}},
+                    *([_sbom_byproduct(sbom)] if sbom else []),
                 ],
             },
         },
     }
 
 
-def envelope(document: Mapping[str, Any]) -> bytes:
-    """The statement in a DSSE envelope with no signature, as the bytes attached."""
-    payload = json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
-    wrapped = {
-        "payloadType": PAYLOAD_TYPE,
-        "payload": base64.b64encode(payload).decode("ascii"),
-        "signatures": [],
-    }
-    return json.dumps(wrapped, sort_keys=True, indent=2).encode() + b"\n"
+def _sbom_byproduct(digest: str) -> dict[str, Any]:
+    return {"name": "sbom", "digest": {"sha256": _hex(digest)}, "mediaType": SBOM_MEDIA_TYPE}
+
+
+def payload_of(document: Mapping[str, Any]) -> bytes:
+    """The statement's bytes, as the envelope carries them (and a signature covers)."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
+
+
+def envelope(document: Mapping[str, Any], signatures: Sequence[Signature] = ()) -> bytes:
+    """The statement in a DSSE envelope with ``signatures`` (made over
+    ``dsse.pae(PAYLOAD_TYPE, payload_of(document))``), as the bytes attached."""
+    return dump(PAYLOAD_TYPE, payload_of(document), signatures)
 
 
 @dataclass(frozen=True)
@@ -167,6 +178,7 @@ class Materials:
     input_digest: str
     content_digest: str
     signatures: int
+    sbom: str | None = None  # the SBOM document's digest the statement names
 
 
 def _object(value: Any, what: str) -> Mapping[str, Any]:
@@ -197,22 +209,25 @@ def _strings(value: Any, what: str) -> dict[str, str]:
     return dict(found)
 
 
-def _payload(data: bytes) -> tuple[Mapping[str, Any], int]:
+def opened(data: bytes) -> Opened:
+    """An attached envelope opened: refused when it is not a DSSE envelope of a JSON
+    in-toto statement."""
     try:
-        outer = _object(parse_json(data, max_depth=_MAX_DEPTH), "DSSE envelope")
-    except ValueError:
-        raise ProvenanceError("the provenance is not a JSON DSSE envelope") from None
-    if outer.get("payloadType") != PAYLOAD_TYPE:
+        found = open_envelope(data)
+    except EnvelopeError as err:
+        raise ProvenanceError(f"the provenance: {err.message}") from None
+    if found.payload_type != PAYLOAD_TYPE:
         raise ProvenanceError(f"the envelope's payload is not of type {PAYLOAD_TYPE}")
-    signatures = outer.get("signatures")
-    if not isinstance(signatures, list):
-        raise ProvenanceError("the envelope has no list of signatures")
+    return found
+
+
+def _payload(data: bytes) -> tuple[Mapping[str, Any], int]:
+    found = opened(data)
     try:
-        payload = base64.b64decode(str(outer.get("payload", "")), validate=True)
-        inner = parse_json(payload, max_depth=_MAX_DEPTH)
-    except (binascii.Error, ValueError):
+        inner = parse_json(found.payload, max_depth=_MAX_DEPTH)
+    except ValueError:
         raise ProvenanceError("the envelope's payload is not a base64 JSON statement") from None
-    return _object(inner, "in-toto statement"), len(signatures)
+    return _object(inner, "in-toto statement"), len(found.signatures)
 
 
 def materials_of(data: bytes) -> Materials:
@@ -255,7 +270,16 @@ def materials_of(data: bytes) -> Materials:
             _named(byproducts, "content_digest", "content digest").get("digest"), "content digest"
         ),
         signatures=signatures,
+        sbom=_sbom_of(byproducts),
     )
+
+
+def _sbom_of(byproducts: Any) -> str | None:
+    """The SBOM's digest the statement names (None: it names none)."""
+    try:
+        return _sha256(_named(byproducts, "sbom", "SBOM").get("digest"), "SBOM")
+    except ProvenanceError:
+        return None
 
 
 def _same(name: str, recorded: str, rebuilt: str) -> FieldVerdict:

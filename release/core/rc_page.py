@@ -14,7 +14,9 @@ Invariants:
 - the DOM says what the page shows, for a program to check against the manifest: each
   row ``tr[data-row][data-platform]`` in ``#matrix``, its ``td.build``, ``td.smoke``,
   ``td.snapshot`` and ``td.reproduce`` with ``data-status``, and every pull line a
-  ``code.pull[data-digest][data-kind]`` (``index`` or ``platform``).
+  ``code.pull[data-digest][data-kind]`` (``index`` or ``platform``); each published
+  platform image's signer, SBOM and provenance as :mod:`release.core.rc_page_evidence`
+  marks them.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from release.core.html_text import notes_html, text
+from release.core.rc_page_evidence import Attested, data_attrs, evidence, signer
 from release.core.rc_page_style import STYLE
 from release.core.references import IMAGE_REFERENCE
 
@@ -121,6 +124,7 @@ class Row:
     snapshot: Snapshot
     publish: Published | None = None
     reproduce: Reproduced = NOT_REPRODUCED
+    attest: Attested | None = None  # its SBOM and provenance, where attached
 
 
 @dataclass(frozen=True)
@@ -152,9 +156,7 @@ def render(page: RcPage) -> str:
     )
 
 
-def _attrs(**values: object) -> str:
-    """`` data-row="..." ...`` (``data_row`` spelt with a dash), each value escaped."""
-    return "".join(f' {k.replace("_", "-")}="{text(v)}"' for k, v in values.items())
+_attrs = data_attrs
 
 
 def _short(digest: str) -> str:
@@ -328,7 +330,7 @@ def _digests(page: RcPage) -> str:
             indexes.setdefault(published.index_digest, published)
         index = "".join(
             f'<div class="index"{_attrs(data_digest=digest)}><p class="label"><b>multi-arch '
-            f"index</b> <code>{text(digest)}</code>{_tags(p.index_tags)}{_signer(p.index_signed_by)}</p>"
+            f"index</b> <code>{text(digest)}</code>{_tags(p.index_tags)}{signer(p.index_signed_by)}</p>"
             f"{_pull('index', p.registry, page.image, digest)}</div>"
             for digest, p in indexes.items()
         ) or (
@@ -361,16 +363,9 @@ def _platform_digest(image: str, row: Row) -> str:
     p = row.publish
     return (
         f'<div class="platform-image published"{attrs}><p class="label">{name}platform manifest '
-        f"<code>{text(p.digest)}</code>{_tags(p.tags)}{_signer(p.signed_by)}</p>"
-        f"{_pull('platform', p.registry, image, p.digest)}</div>"
+        f"<code>{text(p.digest)}</code>{_tags(p.tags)}{signer(p.signed_by)}</p>"
+        f"{_pull('platform', p.registry, image, p.digest)}{evidence(row.attest)}</div>"
     )
-
-
-def _signer(fpr: str | None) -> str:
-    """Who signed a published manifest, as the rc's manifest records it."""
-    if not fpr:
-        return ' <span class="signer badge quiet" data-signed-by="">unsigned</span>'
-    return f' <span class="signer"{_attrs(data_signed_by=fpr)}>signed by <code>{text(fpr)}</code></span>'
 
 
 def _figure_name(name: str) -> str:

@@ -32,6 +32,7 @@ from release.core.rc_page import (
     SmokeCheck,
     Snapshot,
 )
+from release.core.rc_page_evidence import attested_of
 from release.core.terminal_text import escaped
 
 if TYPE_CHECKING:
@@ -115,6 +116,7 @@ def _row(
         ),
         publish=_published(publish) if publish else None,
         reproduce=verdict or NOT_REPRODUCED,
+        attest=attested_of(entry.get("attest")),
     )
 
 

@@ -46,6 +46,7 @@ line-height:20px;white-space:nowrap}
 .variant{margin-bottom:8px}
 .platform-image{margin:8px 0 0 6px;padding-left:14px;border-left:2px solid var(--line)}
 .label b{color:var(--ink);font-size:13px}
+.evidence{margin:0 0 8px;padding-left:16px;font-size:12px;color:var(--muted)}
 .matrix th.variant,.matrix td.platform,.matrix td.accelerator{white-space:nowrap}
 .matrix td.smoke{min-width:180px}
 .timings td{font-variant-numeric:tabular-nums}

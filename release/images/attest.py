@@ -8,17 +8,22 @@ For each row published (its ``publish`` part), after ``images.publish``:
   time and namespace made the image's (:func:`release.core.sbom.normalized`), so one
   image's SBOM is the same bytes on every run;
 - the **provenance**: an in-toto SLSA v1 statement made from the row's build and publish
-  parts (:mod:`release.core.provenance`), in an unsigned DSSE envelope;
-- each attached as an OCI artifact whose ``subject`` is the platform image, under cosign's
-  tags ``sha256-<hex>.sbom`` and ``.att`` (:mod:`release.core.oci_artifact`), and read
-  back by tag: it must serve the bytes pushed.
+  parts (:mod:`release.core.provenance`), naming the SBOM by its digest, in a DSSE
+  envelope signed, where a key is named (``--sign-with FPR`` or
+  ``RELEASE_IMAGE_SIGNING_KEY``: the images' key), by a detached OpenPGP signature over
+  its PAE (``keyid``: the key's fingerprint), else unsigned and recorded so;
+- the SBOM attached first, then the provenance that names it; each as an OCI artifact
+  whose ``subject`` is the platform image, under cosign's tags ``sha256-<hex>.sbom`` and
+  ``.att`` (:mod:`release.core.oci_artifact`), and read back by tag: it must serve the
+  bytes pushed.
 
 The rules, as ``images.publish``'s:
 
 - **Read before anything is written.** The image must still be served by the digest its
   publish part records. An attachment tag that is there already is kept when it is an
-  attachment of this image of the right kind; one that holds anything else is refused
-  (exit 3), and is never overwritten.
+  attachment of this image of the right kind (a provenance kept is recorded as signed by
+  the key its envelope names, or unsigned: it is not signed again); one that holds
+  anything else is refused (exit 3), and is never overwritten.
 - **A re-run converges.** Stopped at any point, the next run keeps what is attached,
   attaches what is missing and writes the part; a part that records what the registry
   serves already asks nothing more.
@@ -33,9 +38,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from release.adapters.openpgp_bytes import BytesSigner
 from release.adapters.registry import RegistryError
 from release.adapters.registry_artifacts import ArtifactRegistry
 from release.adapters.syft import syft_sbom
+from release.core.dsse import Signature, pae
+from release.core.image_signing import fingerprint
 from release.core.manifest import ManifestError, loads
 from release.core.oci_artifact import (
     MANIFEST_MEDIA_TYPE,
@@ -47,10 +55,17 @@ from release.core.oci_artifact import (
     attachment_tag,
     layer_of,
 )
-from release.core.provenance import PREDICATE_TYPE, envelope, statement
+from release.core.provenance import (
+    PAYLOAD_TYPE,
+    PREDICATE_TYPE,
+    envelope,
+    opened,
+    payload_of,
+    statement,
+)
 from release.core.references import repository
 from release.core.sbom import SBOM_MEDIA_TYPE, normalized, packages
-from release.errors import RefusedError
+from release.errors import RefusedError, ReleaseError
 from release.images.inputs import SOURCE_LABEL
 from release.images.labels import BASE_DIGEST_LABEL
 from release.images.manifest import part_path, write_part
@@ -72,6 +87,7 @@ class Attached:
     provenance: str | None
     packages: int | None
     written: tuple[str, ...] = ()  # attachment tags this run pushed (dry: would)
+    signed_by: str | None = None  # the provenance's signer, as recorded (dry: would be)
 
 
 def _part(ws: Workspace, row: str, name: str) -> dict[str, Any] | None:
@@ -116,20 +132,42 @@ def _sbom(ws: Workspace, publish: Mapping[str, Any], repo: str) -> bytes:
     ).encode()
 
 
-def _provenance(ws: Workspace, parts: Mapping[str, Mapping[str, Any]], row: str) -> bytes:
+def _provenance(
+    ws: Workspace,
+    parts: Mapping[str, Mapping[str, Any]],
+    row: str,
+    sbom: str,
+    signer: BytesSigner | None,
+) -> bytes:
+    """The row's statement, naming the SBOM document ``sbom`` (its digest), in a DSSE
+    envelope: signed over its PAE by ``signer``, else with no signature."""
     build, publish = parts["build"], parts["publish"]
     data = ws.engine.inspect_image(publish["data"]["image_id"]) or {}
     labels = dict((data.get("Config") or {}).get("Labels") or {})
-    return envelope(
-        statement(
-            parts["header"],
-            row,
-            build["data"],
-            publish["data"],
-            source_url=labels.get(SOURCE_LABEL),
-            base_digest=labels.get(BASE_DIGEST_LABEL),
-        )
+    document = statement(
+        parts["header"],
+        row,
+        build["data"],
+        publish["data"],
+        source_url=labels.get(SOURCE_LABEL),
+        base_digest=labels.get(BASE_DIGEST_LABEL),
+        sbom=sbom,
     )
+    if signer is None:
+        return envelope(document)
+    signed = signer.sign(pae(PAYLOAD_TYPE, payload_of(document)))
+    return envelope(document, (Signature(signer.key, signed),))
+
+
+def _signer_of(envelope_bytes: bytes) -> str | None:
+    """Who a kept envelope says signed it (its first ``keyid`` that is a fingerprint):
+    what this tool wrote there, recorded as it is; reproduce verifies it."""
+    for signature in opened(envelope_bytes).signatures:
+        try:
+            return fingerprint(signature.keyid, "keyid")
+        except ReleaseError:
+            continue
+    return None
 
 
 def _push(reg: ArtifactRegistry, ref: str, artifact: Artifact) -> str:
@@ -146,6 +184,7 @@ def _push(reg: ArtifactRegistry, ref: str, artifact: Artifact) -> str:
 def _record(
     ws: Workspace, row: str, publish: Mapping[str, Any], done: Attached, repo: str, tool: str
 ) -> None:
+    signer = {"signed_by": done.signed_by} if done.signed_by else {}
     write_part(
         ws,
         row,
@@ -164,7 +203,8 @@ def _record(
                 "tag": f"{repo}:{attachment_tag(done.subject, Kind.PROVENANCE)}",
                 "digest": done.provenance,
                 "predicate_type": PREDICATE_TYPE,
-                "signed": False,
+                "signed": done.signed_by is not None,
+                **signer,
             },
         },
     )
@@ -218,45 +258,61 @@ def _read_row(ws: Workspace, reg: ArtifactRegistry, row: str) -> _Row | None:
     return _Row(row, build, publish, subject, size, media, refs, found, _recorded(ws, row, subject))
 
 
-def _kept_sbom(reg: ArtifactRegistry, it: _Row) -> bytes:
-    """The SBOM attached already (a run stopped after attaching it), read back by digest."""
-    ref, digest = it.refs[Kind.SBOM], str(it.found[Kind.SBOM])
+def _kept(reg: ArtifactRegistry, it: _Row, kind: Kind) -> bytes:
+    """A document attached already (a run stopped after attaching it), read back by
+    digest."""
+    ref, digest = it.refs[kind], str(it.found[kind])
     raw = reg.raw(f"{it.repository}@{digest}") or b""
-    return reg.blob(ref, digest, layer_of(raw, Kind.SBOM, it.subject)[0])
+    return reg.blob(ref, digest, layer_of(raw, kind, it.subject)[0])
 
 
-def _attest_row(ws: Workspace, reg: ArtifactRegistry, it: _Row, say: Say) -> Attached:
+_ORDER = (Kind.SBOM, Kind.PROVENANCE)  # the provenance names the SBOM: it comes after
+
+
+def _attest_row(
+    ws: Workspace, reg: ArtifactRegistry, it: _Row, say: Say, signer: BytesSigner | None
+) -> Attached:
     from release.adapters.syft import syft_version
 
     pub = it.publish["data"]
-    missing = tuple(it.refs[kind] for kind in Kind if it.found[kind] is None)
-    sbom = _sbom(ws, pub, it.repository) if it.found[Kind.SBOM] is None else _kept_sbom(reg, it)
+    missing = tuple(it.refs[kind] for kind in _ORDER if it.found[kind] is None)
+    kept = it.found[Kind.SBOM] is not None
+    sbom = _kept(reg, it, Kind.SBOM) if kept else _sbom(ws, pub, it.repository)
     count = len(packages(json.loads(sbom)))
     digests = dict(it.found)
     parts = {"header": it.publish, "build": it.build, "publish": it.publish}
-    for kind in Kind:
+    signed_by = signer.key if signer else None
+    for kind in _ORDER:
         if digests[kind] is not None:
             say(f"attest({it.row}): {it.refs[kind]} is there: {digests[kind]}")
+            if kind is Kind.PROVENANCE:
+                signed_by = _signer_of(_kept(reg, it, kind))
             continue
-        document = sbom if kind is Kind.SBOM else _provenance(ws, parts, it.row)
+        document = (
+            sbom if kind is Kind.SBOM else _provenance(ws, parts, it.row, Blob(sbom).digest, signer)
+        )
         artifact = artifact_manifest(kind, document, it.subject, it.size, it.media)
         digests[kind] = _push(reg, it.refs[kind], artifact)
-        say(f"attest({it.row}): attached {it.refs[kind]}: {digests[kind]}")
+        said = f" (signed by {signer.key})" if signer and kind is Kind.PROVENANCE else ""
+        say(f"attest({it.row}): attached {it.refs[kind]}: {digests[kind]}{said}")
     done = Attached(
         it.row, it.subject, it.repository, digests[Kind.SBOM], digests[Kind.PROVENANCE], count,
-        missing,
+        missing, signed_by,
     )  # fmt: skip
     _record(ws, it.row, pub, done, it.repository, syft_version())
     return done
 
 
-def _as_is(it: _Row, dry_run: bool) -> Attached:
+def _as_is(it: _Row, dry_run: bool, signer: BytesSigner | None) -> Attached:
     recorded = it.recorded or {}
     count = recorded.get("sbom", {}).get("packages") if it.settled else None
-    missing = tuple(it.refs[kind] for kind in Kind if it.found[kind] is None)
+    missing = tuple(it.refs[kind] for kind in _ORDER if it.found[kind] is None)
+    signed_by = recorded.get("provenance", {}).get("signed_by") if it.settled else None
+    if dry_run and it.found[Kind.PROVENANCE] is None and signer is not None:
+        signed_by = signer.key
     return Attached(
         it.row, it.subject, it.repository, it.found[Kind.SBOM], it.found[Kind.PROVENANCE],
-        count, missing if dry_run else (),
+        count, missing if dry_run else (), signed_by,
     )  # fmt: skip
 
 
@@ -267,9 +323,11 @@ def attest_images(
     dry_run: bool = False,
     say: Say = print,
     reg: ArtifactRegistry | None = None,
+    signer: BytesSigner | None = None,
 ) -> list[Attached]:
     """Attach each published row's SBOM and provenance (the rows of the variants asked;
-    all when None); what the registry serves afterwards (dry: before)."""
+    all when None), the provenance signed by ``signer`` where one is given; what the
+    registry serves afterwards (dry: before)."""
     reg = reg or ArtifactRegistry()
     rows = [_read_row(ws, reg, variant.id) for variant in ws.variants(ids)]  # all, then act
     read = [it for it in rows if it is not None]
@@ -279,12 +337,12 @@ def attest_images(
     for it in read:
         if it.settled:
             say(f"attest({it.row}): attached already: {', '.join(it.refs.values())}")
-            done.append(_as_is(it, dry_run))
+            done.append(_as_is(it, dry_run, signer))
         elif dry_run:
-            for kind in Kind:
+            for kind in _ORDER:
                 if it.found[kind] is None:
                     say(f"attest({it.row}): would attach {it.refs[kind]} to {it.subject}")
-            done.append(_as_is(it, dry_run))
+            done.append(_as_is(it, dry_run, signer))
         else:
-            done.append(_attest_row(ws, reg, it, say))
+            done.append(_attest_row(ws, reg, it, say, signer))
     return done

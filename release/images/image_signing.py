@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from release.adapters.image_signatures import ImageSigner, ImageVerifier
+from release.adapters.openpgp_bytes import BytesSigner
 from release.core.image_signing import ImageCheck, State, fingerprint
 from release.core.references import repository
 from release.core.terminal_text import escaped
@@ -37,6 +38,7 @@ __all__ = [
     "ImageTrust",
     "check_published",
     "image_signing",
+    "provenance_signer",
     "sign_published",
 ]
 
@@ -92,6 +94,18 @@ def image_signing(
     return ImageSigning(fpr, path.absolute())
 
 
+def provenance_signer(key: str | None, env: Mapping[str, str] = os.environ) -> BytesSigner | None:
+    """The key ``images.attest`` signs provenance with: the images' (``--sign-with``, else
+    ``RELEASE_IMAGE_SIGNING_KEY``); None when none is named. A key this GnuPG holds no
+    secret half of is refused before anything is pushed."""
+    key = key or env.get(KEY_ENV) or None
+    if key is None:
+        return None
+    signer = BytesSigner(fingerprint(key))
+    signer.ready()
+    return signer
+
+
 def image_trust(
     repo: Path | str, key: str | None, lookaside: str | None, require_signed: bool = False
 ) -> ImageTrust | None:
@@ -127,26 +141,26 @@ def sign_published(
     images: Sequence[tuple[str, str]],
     index: tuple[str, tuple[str, ...]],
     say: Say,
+    step: str = "publish",
 ) -> None:
     """Sign a published variant: each platform image (its tag and digest) for its tag and
-    the index's, then the index (its digest and tags) for its tags."""
+    the index's, then the index (its digest and tags) for its tags; ``step``: what says
+    so (``publish``, or ``promote`` for a final's tags)."""
     signer = ImageSigner(signing.key, signing.store)
     digest, tags = index
     for ref, image_digest in images:
-        _sign(signer, group, ref, image_digest, (ref, *tags), say)
-    _sign(signer, group, tags[0], digest, tags, say)
+        _sign(signer, f"{step}({group})", ref, image_digest, (ref, *tags), say)
+    _sign(signer, f"{step}({group})", tags[0], digest, tags, say)
 
 
 def _sign(
-    signer: ImageSigner, group: str, ref: str, digest: str, names: tuple[str, ...], say: Say
+    signer: ImageSigner, who: str, ref: str, digest: str, names: tuple[str, ...], say: Say
 ) -> None:
     written = signer.sign(repository(ref), digest, names)
     if written:
-        say(
-            f"publish({group}): signed {ref} ({digest}) by {signer.key}: {len(written)} signature(s)"
-        )
+        say(f"{who}: signed {ref} ({digest}) by {signer.key}: {len(written)} signature(s)")
     else:
-        say(f"publish({group}): {ref} is signed by {signer.key} already")
+        say(f"{who}: {ref} is signed by {signer.key} already")
 
 
 def check_published(

@@ -14,6 +14,15 @@ no longer has, one whose bytes are not true to their digest, an image whose conf
 the image id the rc recorded, or an index that does not list the rc's platform images is
 refused (exit 3) before anything is copied. A re-run converges: what is there is read
 back, what is missing is copied.
+
+Where a signing key is given (``images.promote --sign-with FPR --signatures DIR``, as
+``images.publish`` takes them), the final's own tags are signed too, once every copy reads
+back and before the manifest is recorded: each platform image for its final tag and its
+index's final tags, each index for its final tags (skopeo's simple signing,
+:mod:`release.images.image_signing`), so a pull of the final's tag under a ``signedBy``
+policy is accepted. The moving tags are not signed: a signature binds a digest to a name
+for good, and would still vouch for an old final after ``latest`` moved on. A re-run signs
+only what is not signed yet; the final's manifest records the key (``signed_by``).
 """
 
 from __future__ import annotations
@@ -32,12 +41,14 @@ from release.core.plan import Step, StepKind
 from release.core.references import repository
 from release.errors import RefusedError
 from release.flows.context import ReleaseContext
+from release.images.image_signing import ImageSigning, sign_published
 from release.images.promote import final_manifest
 from release.images.transfer import registry_ref
 
 __all__ = [
     "Copy",
     "RegistryPromotion",
+    "Signed",
     "Source",
     "check_registry_promotion",
     "is_published",
@@ -160,6 +171,34 @@ def _refuse_source(source: Source, found: Served | None, rc: str) -> None:
 
 
 @dataclass(frozen=True)
+class Signed:
+    """A variant's final tags, as signing takes them: each platform image (its final tag,
+    its digest) and the index (its digest, its final tags)."""
+
+    group: str
+    images: tuple[tuple[str, str], ...]
+    index: tuple[str, tuple[str, ...]]
+
+
+def _final_signed(
+    records: Mapping[str, Mapping[str, Any]], matrix: ImageMatrix
+) -> tuple[Signed, ...]:
+    """What signing the final's own tags signs, per variant, from the final's publish
+    records (the moving tags are not among them). Pure."""
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for row_id, record in records.items():
+        groups.setdefault(matrix.variant(row_id).group, []).append(record)
+    return tuple(
+        Signed(
+            group,
+            tuple((r["tags"][0], r["digest"]) for r in rows),
+            (rows[0]["index"]["digest"], tuple(rows[0]["index"]["tags"])),
+        )
+        for group, rows in groups.items()
+    )
+
+
+@dataclass(frozen=True)
 class RegistryPromotion:
     """The final's tags in the registry, checked (:func:`check_registry_promotion`): every
     rc manifest there and true to its digest, every final tag free or serving the rc's
@@ -174,6 +213,8 @@ class RegistryPromotion:
     copies: tuple[Copy, ...]
     served: Mapping[str, Served | None]  # what each final tag served when checked
     note: str  # the final's manifest, as it is recorded
+    signing: ImageSigning | None = None
+    signed: tuple[Signed, ...] = ()  # each variant's final tags, signed where a key is given
 
     def _there(self, c: Copy) -> bool:
         found = self.served[c.ref]
@@ -217,6 +258,11 @@ class RegistryPromotion:
                     f"{c.ref} does not read back as copied: it serves {shown}, not {c.digest}"
                 )
             say(f"  {c.ref} -> {c.digest}" + (" (moved)" if self.served[c.ref] is not None else ""))
+        if self.signing is not None:
+            for group in self.signed:
+                sign_published(
+                    self.signing, group.group, group.images, group.index, say, step="promote"
+                )
         recorded = write_note(self.repo, self.final, self.commit, self.note)
         say(
             f"{'recorded' if recorded else 'already recorded'} the manifest of {self.final} "
@@ -232,6 +278,7 @@ def check_registry_promotion(
     final_version: str,
     commit: str,
     reg: Registry | None = None,
+    signing: ImageSigning | None = None,
 ) -> RegistryPromotion:
     """Everything the registry could refuse, read before anything changes: the rc's
     manifests (present, their bytes true to their digests, what the rc's manifest says
@@ -262,6 +309,8 @@ def check_registry_promotion(
             )
     final = final_manifest(dict(rc_manifest), matrix, final_tag, final_version)
     for row_id, record in records.items():
+        if signing is not None:
+            record["signed_by"] = record["index"]["signed_by"] = signing.key
         final["variants"][row_id]["publish"] = record
     text = json.dumps(check(final, f"the manifest of {final_tag}"), indent=2, sort_keys=True)
     return RegistryPromotion(
@@ -273,6 +322,8 @@ def check_registry_promotion(
         tuple(copies),
         {c.ref: served[c.ref] for c in copies},
         text + "\n",
+        signing,
+        _final_signed(records, matrix),
     )
 
 
@@ -285,11 +336,19 @@ def promote_in_registry(
     commit: str,
     say: Say = print,
     reg: Registry | None = None,
+    signing: ImageSigning | None = None,
 ) -> list[Copy]:
     """Check, then copy the rc's published digests to the final's tags, read each back,
-    and record the final's manifest; what was copied (or found there already)."""
+    sign the final's tags where ``signing`` is given, and record the final's manifest;
+    what was copied (or found there already)."""
     promotion = check_registry_promotion(
-        ctx, rc_manifest, final_tag=final_tag, final_version=final_version, commit=commit, reg=reg
+        ctx,
+        rc_manifest,
+        final_tag=final_tag,
+        final_version=final_version,
+        commit=commit,
+        reg=reg,
+        signing=signing,
     )
     promotion.apply(say)
     return list(promotion.copies)

@@ -28,7 +28,10 @@ all three are untrusted (the design's trust model):
    are refused before anything is built unless the tester allows each (``allow_host``),
    or trusts the signer the tag verifies as (``allow_host_signed_by``), said and recorded.
    Each published image and index is checked, in the same words, against the tester's
-   image key (``image_trust``: :mod:`release.images.image_signing`) before anything is pulled.
+   image key (``image_trust``: :mod:`release.images.image_signing`) before anything is
+   pulled, and so is each attested row's signed provenance
+   (:mod:`release.images.provenance_trust`). These checks are
+   :mod:`release.images.reproduce_trust`'s.
 5. Each variant is rebuilt without the build cache (``cache`` allows it), under
    ``<name>-reproduce-<run>:<tag>[-<variant>]``, a name of this run's own: the rc's tags
    never move, and two runs at once do not share an image. The recorded base is used when
@@ -57,18 +60,17 @@ from pathlib import Path
 from typing import Any
 
 from release.adapters import leftovers
-from release.adapters.devices import devices_here
-from release.adapters.engine import ContainerEngine, gpu_present
+from release.adapters.engine import ContainerEngine
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref
-from release.core.host_access import asked_by, consent, spelt
+from release.core.host_access import consent
 from release.core.image_signing import ImageCheck
 from release.core.manifest import ManifestError, omitted_snapshot, variant_rules
 from release.core.matrix import ImageMatrix, Variant
 from release.core.tag_manifest import not_built, not_recorded
 from release.core.terminal_text import escaped
 from release.core.verdict import FieldVerdict, State, compare_variant, table
-from release.errors import RefusedError, ReleaseError, SignatureError, UsageError
+from release.errors import RefusedError, ReleaseError, UsageError
 from release.flows.context import ReleaseContext
 from release.flows.manifest_store import PublishedManifest, published_manifest
 from release.flows.published_tag import PublishedTag, pin, read_published
@@ -76,8 +78,10 @@ from release.images.attest_check import attestation_verdicts
 from release.images.build import BuildStatus, build_images
 from release.images.image_signing import ImageTrust, check_published
 from release.images.manifest import built_data, smoke_data, snapshot_data
+from release.images.provenance_trust import check_provenance
 from release.images.registry_check import TAG_FIELD as REGISTRY_TAG
 from release.images.registry_check import registry_verdicts
+from release.images.reproduce_trust import Trusting, allowed_by, verified
 from release.images.source import BuildSource, read_source
 
 __all__ = ["Reproduction", "reproduce"]
@@ -97,6 +101,7 @@ class Reproduction:
     signatures: Mapping[str, object] = field(default_factory=dict)
     host_allowed_by: str | None = None  # the signer whose host options were allowed
     image_signatures: list[ImageCheck] = field(default_factory=list)
+    provenance_signatures: dict[str, ImageCheck] = field(default_factory=dict)  # by row
 
     @property
     def drifted(self) -> list[str]:
@@ -176,73 +181,6 @@ def _rebuild_of(
     return _Rebuild(replace(matrix, name=run), source, chosen, recorded)
 
 
-@dataclass(frozen=True)
-class Trusting:
-    """What the tester trusts: ``roots``, the ``--trust`` files (else their git config's
-    allowed signers); ``require_signed``: refuse what is not signed by one of them;
-    ``host_signers``: the signers whose host-reaching options are allowed."""
-
-    roots: Sequence[str] = ()
-    require_signed: bool = False
-    host_signers: Sequence[str] = ()
-
-
-def _verified(
-    ctx: ReleaseContext,
-    clone: GitRepo,
-    found: PublishedTag,
-    trust: Trusting,
-    outcome: Reproduction,
-    say: Say,
-) -> str | None:
-    """The tag's and its manifest's signatures, judged before anything is pulled or built;
-    the signer whose host options the tester allows, where the tag verifies as theirs."""
-    from release.flows.signatures import host_signers, trust_roots, verify_tag
-
-    roots = trust_roots(ctx.repo, trust.roots)
-    verdict = verify_tag(clone, found.name, found.commit, roots)
-    outcome.signatures = verdict.to_dict()
-    for line in verdict.lines():
-        say(escaped(line))
-    refused = verdict.refusal(trust.require_signed)
-    if refused:
-        raise SignatureError(escaped(refused))
-    signer = verdict.signer()
-    return signer if signer in host_signers(ctx.repo, trust.host_signers) else None
-
-
-def _allowed(
-    rebuild: _Rebuild,
-    tag: str,
-    allowed: frozenset[str],
-    outcome: Reproduction,
-    say: Say,
-    signer: str | None = None,
-) -> None:
-    """Refuse before building when the tag's containers would reach into this host in a
-    way the tester has not allowed, option by option, nor by trusting its ``signer``."""
-    kinds = (v.accelerator.kind for v in rebuild.variants)
-    asked = asked_by(
-        rebuild.matrix, rebuild.variants, gpu=gpu_present(), devices=devices_here(kinds)
-    )
-    wanted = [o for options in asked.values() for o in options if o not in allowed]
-    if not wanted:
-        return
-    if signer is not None:
-        outcome.host_allowed_by = signer
-        _notice(outcome, [
-            f"allowed {spelt(dict.fromkeys(wanted))}: {tag} is signed by {signer}, whose "
-            "host options you trust (allow-host-signed-by)"
-        ], say)  # fmt: skip
-        return
-    shown = "; ".join(f"{what}: {' '.join(options)}" for what, options in asked.items())
-    raise RefusedError(
-        f"{tag}'s configuration gives its containers access to this host ({shown}); "
-        f"they run only with your consent to each: add --allow-host {spelt(dict.fromkeys(wanted))}"
-        " (nothing was built)"
-    )
-
-
 def _check_bases(
     engine: ContainerEngine,
     variants: Sequence[Variant],
@@ -317,7 +255,7 @@ def reproduce(
     cache: bool = False,
     jobs: int = 1,
     allow_host: Sequence[str] = (),
-    trust: Trusting = Trusting(),
+    trust: Trusting | None = None,
     image_trust: ImageTrust | None = None,
     say: Say = print,
     live: bool = False,
@@ -327,6 +265,7 @@ def reproduce(
     values); every one the tag asks for must be among them. ``live``: a live line per
     rebuild when stdout is a terminal."""
     allowed = consent(allow_host)
+    trust = trust or Trusting()
     ctx = ReleaseContext(path)
     remote = ctx.config.remote
     found = read_published(ctx.repo, remote, tag)
@@ -340,16 +279,20 @@ def reproduce(
             "was not published (release manifest --push records it)"
         )
     with _clone(ctx, found, keep, say) as clone:
-        signer = _verified(ctx, clone, found, trust, outcome, say)
+        outcome.signatures, signer = verified(ctx, clone, found, trust, say)
         manifest = published_manifest(clone, tag, found.commit)
         if manifest is None:
             raise ManifestError(
                 f"{notes_ref(tag)} has no note on {tag}'s commit {found.commit[:12]}"
             )
         rebuild = _rebuild_of(ReleaseContext(clone.root), manifest, variants)
-        _allowed(rebuild, tag, allowed, outcome, say, signer)
+        notice = allowed_by(rebuild.matrix, rebuild.variants, tag, allowed, signer)
+        if notice is not None:
+            outcome.host_allowed_by = signer
+            _notice(outcome, [notice], say)
         if image_trust is not None:  # before anything is pulled or built
             outcome.image_signatures = check_published(rebuild.recorded, image_trust, say)
+            outcome.provenance_signatures = check_provenance(rebuild.recorded, image_trust, say)
         engine = ContainerEngine.detect()
         _notice(outcome, _check_bases(engine, rebuild.variants, rebuild.recorded, standin), say)
         _verdicts(
@@ -429,6 +372,7 @@ def _verdicts(
                     entry["build"],
                     commit=source.revision,
                     rebuilt_image=str(result.image_id),
+                    signature=outcome.provenance_signatures.get(variant.id),
                 )
             )
     finally:

@@ -12,15 +12,19 @@ Every step runs the real command as a maintainer, or an rc tester, would type it
    step, cu130 and the ROCm and CPU variants, each on its own Dockerfile, with it; cu129
    for linux/amd64 and, under emulation, linux/arm64), ``images.smoke`` (every platform;
    each accelerator's layout on its stand-in, its device check not run),
-   ``images.snapshot`` (cu130, rocm and cpu: the rule omits the CUDA 12.x ones), ``images.publish`` to a release registry of the sandbox's own (Debian's
+   ``images.snapshot`` (cu130, rocm and cpu: the rule omits the CUDA 12.x ones),
+   ``images.publish`` to a release registry of the sandbox's own (Debian's
    docker-registry on 127.0.0.1: per platform, then one multi-arch index per tag),
-   ``manifest`` (recorded as the tag's git note); ``push`` sends tags, branch and notes
-   refs in one atomic push;
+   ``images.attest`` of rc1's cu128 (its SBOM, and its provenance signed by the image
+   key: :mod:`release.sample.rehearse_attest`), ``manifest`` (recorded as the tag's git
+   note); ``push`` sends tags, branch and notes refs in one atomic push;
 5. an rc tester clones the remote and reproduces v0.31.0rc1, against the manifest and
    the images the registry serves, the tag and note verified against the key's public
-   half the tester pinned: a match; the rc page of v0.31.0rc1; a note changed on the
-   remote after signing is refused (exit 7) and put back; the GitHub release of
-   v0.31.0rc1 as a ``--dry-run`` plan (the sandbox reaches no GitHub);
+   half the tester pinned, and cu128's signed provenance before anything is built: a
+   match (:mod:`release.sample.rehearse_tester`); the rc page of v0.31.0rc1, with each
+   image's signer, SBOM and provenance; a note changed on the remote after signing is
+   refused (exit 7) and put back; the GitHub release of v0.31.0rc1 as a ``--dry-run``
+   plan (the sandbox reaches no GitHub);
 6. a late fix from the picks file, rc2, its images (every variant rebuilt: the version
    is baked into each image);
 7. ``promote``: v0.31.0 on rc2's commit, rc2's published digests given the final's tags
@@ -39,31 +43,31 @@ rehearsal made are removed afterwards; tags that were there before are left as t
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
 
 from release.adapters.emulation import emulation_problem
-from release.adapters.git import GitRepo
 from release.core.accelerator import Accelerator
 from release.errors import ReleaseError
-from release.sample.rehearse_base import DRIFT_CUDA, DRIFT_VARIANT, SAMPLE_DRIFT_BASE, Sandbox
+from release.sample.rehearse_attest import attest_args, attest_note
+from release.sample.rehearse_base import DRIFT_CUDA, DRIFT_VARIANT, SAMPLE_DRIFT_BASE
 from release.sample.rehearse_github import github_plan
-from release.sample.rehearse_image_keys import ImageKeys, image_checks
+from release.sample.rehearse_image_keys import ImageKeys
 from release.sample.rehearse_images import OWN_PREFIX, DockerSide, own_id
 from release.sample.rehearse_registry import RegistrySide, registry_checks
 from release.sample.rehearse_report import (
-    Tags,
     build_notes,
     manifest_of,
     result_table,
     snapshot_note,
     verify,
 )
-from release.sample.rehearse_signing import MAINTAINER, Keys, make_keys, tampered_note_refused
+from release.sample.rehearse_signing import make_keys
 from release.sample.rehearse_terminal import Say, StepFailed, not_run_reasons, shown
+from release.sample.rehearse_tester import TAGS, TesterSide
 from release.sample.story import (
     AFTER_CUT,
     LATE_FIX,
@@ -77,21 +81,19 @@ from release.sample.story import (
 __all__ = ["Rehearsal", "rehearse"]
 
 BRANCH = f"releases/v{VERSION}"
-TAGS = Tags(f"v{VERSION}rc1", f"v{VERSION}rc2", f"v{VERSION}")
 PICKS_FILE = "release-picks.txt"
 PICKS = f"# picks for {TAGS.rc2}\n#59140 critical\n#59102 regression\n"
-IMAGE_STEPS = (
+IMAGE_STEPS: tuple[tuple[str, ...], ...] = (
     ("images.build", "--jobs", "2"),
     ("images.smoke",),
     ("images.snapshot",),
     ("images.publish",),  # --registry: the sandbox's
+    ("images.attest",),  # rc1's, of one row: its SBOM and signed provenance
     ("manifest",),
 )
 
 
-class Rehearsal(Sandbox):
-    keys: Keys
-
+class Rehearsal(TesterSide):
     def run(self) -> None:
         """The story; a command that exits otherwise than expected stops it (the result
         and the checks are still shown)."""
@@ -212,19 +214,30 @@ class Rehearsal(Sandbox):
 
     def images(self, tag: str) -> None:
         t = self.t
-        t.step(f"{tag}'s images: build, smoke, snapshot, publish, manifest; push")
+        attest = ", attest" if tag == TAGS.rc1 else ""
+        t.step(f"{tag}'s images: build, smoke, snapshot, publish{attest}, manifest; push")
         blocked = ""
         for args in IMAGE_STEPS:
-            env = None  # publish signs with the maintainer's keyring
-            if args[0] == "images.publish":
+            env = None  # publish and attest sign with the maintainer's keyring
+            if args[0] == "images.attest":
+                if tag != TAGS.rc1:
+                    continue
+                args, env, why = attest_args(self.registry, self.image_keys)
+                if why:
+                    self.skip(f"{tag} {args[0]}", args, why)
+                    continue
+            elif args[0] == "images.publish":
                 if not self.registry.ready:
                     self.skip(f"{tag} {args[0]}", args, self.registry.detail)
                     continue
                 args = (*args, "--registry", self.registry.prefix, *self.image_keys.publish_args())
                 env = self.image_keys.env()
+            started = time.perf_counter()
             outcome = self.image_command(
                 self.root, f"{tag} {args[0]}", args, blocked=blocked, env=env
             )
+            if outcome is not None and args[0] == "images.attest":
+                t.note(attest_note(time.perf_counter() - started))
             if outcome is None:
                 blocked = blocked or f"release {args[0]} did not succeed"
             elif args[0] == "images.build":
@@ -233,67 +246,6 @@ class Rehearsal(Sandbox):
             elif args[0] == "images.snapshot":
                 self.t.note(snapshot_note(self.matrix()))
         t.release(self.root, "push")
-
-    def reproduce(self) -> None:
-        t = self.t
-        t.step(f"an rc tester reproduces {TAGS.rc1} from a clone of the remote")
-        assert self.engine is not None and self.engine.remote is not None
-        t.git(self.repo, "clone", "--quiet", str(self.engine.remote), str(self.tester))
-        tagged = GitRepo(self.tester).rev(TAGS.rc1)
-        t.check(
-            f"the tester's clone has {TAGS.rc1} on the maintainer's commit",
-            tagged is not None and tagged == self.repo.rev(TAGS.rc1),
-        )
-        blocked = self.no_manifest(TAGS.rc1)
-        if not blocked:  # the tag's container options reach into the host: asked, not taken
-            asked = t.release(self.tester, "reproduce", TAGS.rc1, *self.trust(), expect=None)
-            t.check(
-                f"without the tester's consent, {TAGS.rc1}'s snapshot options are refused "
-                "before anything is built (exit 3)",
-                asked.code == 3 and f"--allow-host {self.allow_host()}" in asked.stderr,
-            )
-            t.check(
-                f"the tester verifies {TAGS.rc1} and its manifest: signed by {MAINTAINER}",
-                f"tag {TAGS.rc1}: signed by {MAINTAINER}" in asked.stdout
-                and f"manifest of {TAGS.rc1}: signed by {MAINTAINER}" in asked.stdout,
-            )
-        keys = self.image_keys  # rc1's images: checked against the public half too
-        outcome = self.image_command(
-            self.tester,
-            "reproduce",
-            ("reproduce", TAGS.rc1, *self.trust(), "--require-signed", "--allow-host",
-             self.allow_host(), *keys.tester_args()),
-            blocked=blocked,
-        )  # fmt: skip
-        ids = self.matrix().ids
-        self.ledger.reproduced = self.verdicts(outcome, ids, "reproduce")
-        what = f"the tester's reproduce of {TAGS.rc1}: a match for {', '.join(ids)} (exit 0)"
-        if not self.ran("reproduce"):
-            t.check(what, None, self.ledger.steps["reproduce"].removeprefix("not run: "))
-        else:
-            t.check(what, all(self.ledger.reproduced[i] == "match" for i in ids))
-            at = self.registry.prefix
-            image_checks(t, keys, outcome, self.tester, TAGS.rc1, at, self.allow_host())
-        self.rc_page()
-        if not blocked:
-            tampered_note_refused(t, self.repo, self.tester, TAGS.rc1, self.keys, self.allow_host())
-
-    def trust(self) -> tuple[str, ...]:
-        """The tester's trust root: the maintainer's public key, pinned by the tester in a
-        file beside their clone (named from it, as they would type it)."""
-        return ("--trust", os.path.relpath(self.keys.allowed, self.tester))
-
-    def rc_page(self) -> None:
-        """The tester's rc page of rc1 (its verdict on it), kept beside the sandbox."""
-        if self.no_manifest(TAGS.rc1):
-            self.t.note(f"the rc page: not written: {self.no_manifest(TAGS.rc1)}")
-            return
-        out = self.sandbox.parent / f"{self.sandbox.name}-page"
-        notes = "refs/notes/release/*:refs/notes/release/*"  # what reproduce read, kept here
-        self.t.git(GitRepo(self.tester), "fetch", "--quiet", "origin", notes)
-        written = self.t.release(self.tester, "report", TAGS.rc1, "--out", str(out), expect=None)
-        self.page = out / f"{TAGS.rc1}.html" if written.code == 0 else None
-        self.t.check(f"the rc page of {TAGS.rc1} is written", self.page is not None)
 
     def rc2(self) -> None:
         t, engine = self.t, self.engine

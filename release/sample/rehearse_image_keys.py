@@ -111,7 +111,7 @@ def _gpg(home: Path, *args: str) -> process.Result:
 def _key(home: Path, uid: str) -> tuple[Path, str]:
     """A new signing key in a keyring of its own; (its home, its fingerprint)."""
     home.mkdir(mode=0o700, parents=True)
-    made = _gpg(home, "--passphrase", "", "--quick-gen-key", uid, "default", "default", "never")
+    made = _gpg(home, "--passphrase", "", "--quick-gen-key", uid, "ed25519", "default", "never")
     listed = _gpg(home, "--with-colons", "--list-secret-keys").stdout.splitlines()
     found = [line.split(":")[9] for line in listed if line.startswith("fpr:")]
     if not made.ok or not found:
