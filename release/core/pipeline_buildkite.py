@@ -169,21 +169,25 @@ def _step(plan: Plan, job: Job, condition: str, block: str | None = None) -> dic
     return dict(_uploaded(step))
 
 
+def _block(first: Job, key: str, tagged: str, waits: list[str]) -> dict[str, Any]:
+    """The block step before ``first``, the first step that releases: on a tag only, after
+    the steps ``waits`` names."""
+    block = {"block": _BLOCKS.get(first.kind, _BLOCK), "prompt": _PROMPT, "key": key}
+    return dict(_uploaded(block | {"if": tagged} | ({"depends_on": waits} if waits else {})))
+
+
 def _gated(plan: Plan, jobs: list[Job], condition: str, tagged: str) -> list[dict[str, Any]]:
     """The steps of ``jobs`` (``condition``), with a block step before the first that
-    releases: it waits for the steps before it; the steps that release depend on it, and
+    releases: it waits for the steps they need; the steps that release depend on it, and
     they and every step after them run on a tag only (``tagged``)."""
     tag_only = plan.on_tag_only(jobs)
     first = [j for j in jobs if j.key in tag_only and not tag_only.intersection(j.needs)]
-    key = f"approve-{first[0].kind}" if first else None
+    key = f"approve-{first[0].kind}" if first else ""
+    needed = {n for j in first for n in j.needs}
     steps: list[dict[str, Any]] = []
     for job in jobs:
         if first and job is first[0]:
-            needed = {n for j in first for n in j.needs}
-            waits = [j.key for j in jobs if j.key in needed]  # in the file's order
-            block: dict[str, Any] = {"block": _BLOCKS.get(job.kind, _BLOCK), "prompt": _PROMPT}
-            block |= {"key": key, "if": tagged} | ({"depends_on": waits} if waits else {})
-            steps.append(dict(_uploaded(block)))
+            steps.append(_block(job, key, tagged, [j.key for j in jobs if j.key in needed]))
         gate = key if job in first else None
         steps.append(_step(plan, job, tagged if job.key in tag_only else condition, gate))
     return steps
