@@ -3,6 +3,7 @@
 | figure | compared with | target |
 |---|---|---|
 | `images.publish` of an rc published already (nothing uploaded) | the first publish of it, into an empty registry | <= 0.2, 0 bytes |
+| `images.publish --from` the transfer registry: every image copied inside the registry, the index made, every tag read before and after | `skopeo copy --preserve-digests` of the same images, nothing read or checked | <= 1.5 (floor: the start-up of `release`) |
 | `promote` in the registry: the final's tags by digest | the hand route: `docker pull` + `tag` + `push` per platform image, `docker manifest create` + `push` per index tag | report, 0 blobs |
 | `images.build` of the arm64 image, under emulation, no cache | the same build of the amd64 image | report |
 
@@ -25,6 +26,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from release.adapters.registry_server import LocalRegistry
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -108,6 +113,69 @@ def _publish_figure(root: Path, work: Path, runs: int) -> tuple[dict[str, object
         },
         last,
     )
+
+
+def _publish_from_figure(root: Path, work: Path, runs: int) -> dict[str, object]:
+    """Publish from the transfer registry against skopeo copying the same images, each
+    into a registry of its own round (nothing there yet), with the layer uploads counted."""
+    from release.adapters.registry_server import LocalRegistry
+
+    ours, raw, floor, sent = [], [], [], []
+    for n in range(runs):
+        with LocalRegistry(work / f"transfer-{n}") as server:
+            ci = f"{server.address}/ci"
+            refs = [line.split(" -> ")[1].split(" ")[0] for line in _pushed(root, ci)]
+            floor.append(_run(_release("images.matrix", "--json"), root))  # a start-up
+            started = time.perf_counter()
+            for ref in refs:  # the raw tool: the same images, by tag, nothing checked
+                tag = ref.rsplit("/", 1)[1]
+                _run(["skopeo", "copy", "--all", "--preserve-digests", "--quiet",
+                      "--src-tls-verify=false", "--dest-tls-verify=false",
+                      f"docker://{ref}", f"docker://{server.address}/raw/{tag}"], root)  # fmt: skip
+            raw.append(time.perf_counter() - started)
+            since = len(_requests(server))
+            ours.append(
+                _run(
+                    _release(
+                        "images.publish",
+                        "--from",
+                        ci,
+                        "--registry",
+                        f"{server.address}/rel",
+                        "--version",
+                        RC[1:],
+                    ),
+                    root,
+                )
+            )
+            asked = _requests(server)[since:]
+            mounted = sum(m == "POST" and "mount=" in u for m, u in asked)
+            streamed = sum(m == "PUT" and "/blobs/uploads/" in u for m, u in asked)
+            sent.append((mounted, streamed))
+    return {
+        "figure": f"publish --from the transfer registry ({max(m for m, _ in sent)} blobs "
+        f"mounted, {max(b for _, b in sent)} sent; floor {statistics.median(floor):.2f}s)",
+        "ours_s": statistics.median(ours),
+        "raw": "skopeo copy --preserve-digests of the same images",
+        "raw_s": statistics.median(raw),
+        "target": 1.5,
+    }
+
+
+def _requests(server: LocalRegistry) -> list[tuple[str, str]]:
+    """(method, path) of each request the registry's access log holds, in order."""
+    import re
+
+    return re.findall(r'"([A-Z]+) (/v2/\S*) HTTP', server.log.read_text(errors="replace"))
+
+
+def _pushed(root: Path, ci: str) -> list[str]:
+    """The lines ``images.push`` says as it pushes this checkout's images to ``ci``."""
+    proc = subprocess.run(
+        _release("images.push", "--registry", ci, "--version", RC[1:]), cwd=root, env=_ENV, capture_output=True,
+        text=True, check=True,
+    )  # fmt: skip
+    return [line for line in proc.stdout.splitlines() + proc.stderr.splitlines() if " -> " in line]
 
 
 def _promote_figure(root: Path, server: object, runs: int) -> dict[str, object]:
@@ -235,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
             publish, server = _publish_figure(root, Path(tmp), args.runs)
             figures.append(publish)
             figures.append(_promote_figure(root, server, args.runs))
+            figures.append(_publish_from_figure(root, Path(tmp), args.runs))
             arm = _arm64_figure(root, max(1, args.runs - 1))
             if arm is not None:
                 figures.append(arm)

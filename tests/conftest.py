@@ -1,5 +1,6 @@
-"""Shared fixtures: real repositories with a bare remote, the CLI as a user runs it,
-and a byte-for-byte snapshot of a repository's state."""
+"""Shared fixtures: real repositories with a bare remote, the CLI as a user runs it (in
+this process, or as a process of its own), and a byte-for-byte snapshot of a repository's
+state."""
 
 from __future__ import annotations
 
@@ -73,20 +74,100 @@ class CliResult:
         return self.stdout + self.stderr
 
 
+# RELEASE_TEST_CLI=process runs every ``release`` a test starts as its own process
+CLI_IN_PROCESS = os.environ.get("RELEASE_TEST_CLI", "") != "process"
+_cli_in_process = [CLI_IN_PROCESS]  # this test's: an image test's runs are processes
+
+
+@pytest.fixture(autouse=True)
+def _cli_runs(request: pytest.FixtureRequest) -> Iterator[None]:
+    """An image test runs ``release`` as its own process (Docker's builds, containers and
+    stops are the process's to handle); any other in this one, unless it asks."""
+    _cli_in_process[0] = CLI_IN_PROCESS and request.node.get_closest_marker("images") is None
+    yield
+    _cli_in_process[0] = CLI_IN_PROCESS
+
+
 def run_cli(
-    cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120
+    cwd: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+    process: bool = False,
 ) -> CliResult:
-    """Run ``release ARGS`` in ``cwd`` as a separate process, exactly as a user would."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "release", *args],
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-    return CliResult(proc.returncode, proc.stdout, proc.stderr)
+    """Run ``release ARGS`` in ``cwd`` as a user would. In this process by default, as the
+    console script runs it (its exit code, what it writes to stdout and stderr at the file
+    descriptors, so the output of a program it starts is in it too, in order; the working
+    directory and the environment for the run only); ``process``: as a separate process
+    (what a test of the process itself needs: its start-up, signals, a timeout)."""
+    if process or not _cli_in_process[0]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "release", *args],
+            cwd=cwd,
+            env={**os.environ, **(env or {})},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        return CliResult(proc.returncode, proc.stdout, proc.stderr)
+    return _in_process(cwd, list(args), env or {})
+
+
+def _in_process(cwd: Path, args: list[str], env: dict[str, str]) -> CliResult:
+    import io
+    import tempfile
+
+    from release.cli.program import Refused, run
+
+    saved_env, saved_cwd, saved_tmp = dict(os.environ), os.getcwd(), tempfile.tempdir
+    streams = sys.stdout, sys.stderr
+    for stream in streams:
+        stream.flush()
+    fds = os.dup(1), os.dup(2)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        os.dup2(out.fileno(), 1)
+        os.dup2(err.fileno(), 2)
+        sys.stdout = io.TextIOWrapper(
+            io.FileIO(1, "w", closefd=False), encoding="utf-8", write_through=True
+        )
+        sys.stderr = io.TextIOWrapper(
+            io.FileIO(2, "w", closefd=False),
+            encoding="utf-8",
+            errors="backslashreplace",
+            write_through=True,
+        )
+        try:
+            os.environ.update(env)
+            tempfile.tempdir = None  # read from TMPDIR again, as a new process would
+            os.chdir(cwd)
+            try:
+                code = run(args)
+            except Refused as refused:  # as the console script says it
+                from release.cli.console import error
+
+                error(f"{refused} (see {refused.usage})" if refused.usage else str(refused))
+                code = 2
+            except SystemExit as done:
+                code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            sys.stdout, sys.stderr = streams
+            os.dup2(fds[0], 1)
+            os.dup2(fds[1], 2)
+            for fd in fds:
+                os.close(fd)
+            os.chdir(saved_cwd)
+            os.environ.clear()
+            os.environ.update(saved_env)
+            tempfile.tempdir = saved_tmp
+        texts = []
+        for file in (out, err):
+            file.seek(0)
+            text = file.read().decode("utf-8", errors="replace")
+            texts.append(text.replace("\r\n", "\n").replace("\r", "\n"))  # as text=True reads
+    return CliResult(code, texts[0], texts[1])
 
 
 def run_on_terminal(

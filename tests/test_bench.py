@@ -28,7 +28,7 @@ NAMED = ("RELEASE_REAL_HISTORY", "RELEASE_REAL_RELEASE", "RELEASE_REAL_RELEASE_B
 PRINTED = {
     "benchmarks/run.py": ("release notes of an empty range", "targets met:"),
     "benchmarks/images.py": ("unchanged re-run, sample context", "reproduce of the tag"),
-    "benchmarks/registry.py": ("promote", "publish"),
+    "benchmarks/registry.py": ("promote", "publish", "publish --from the transfer registry"),
     "benchmarks/real_history.py": ("real history: skipped (no clone at",),
     "benchmarks/backports.py": ("backports: skipped",),
 }

@@ -391,6 +391,9 @@ REGISTRY = "registry.example.com:5000/org/ci"
 
 PUSH = 'release images.push --variant "$RELEASE_CI_VARIANT" --registry "$RELEASE_CI_REGISTRY"'
 PULL = 'release images.pull --variant "$RELEASE_CI_VARIANT" --registry "$RELEASE_CI_REGISTRY"'
+PUBLISH_FROM = (
+    'release images.publish --variant "$RELEASE_CI_VARIANT" --from "$RELEASE_CI_REGISTRY"'
+)
 
 
 def test_with_a_registry_images_travel_through_it_not_as_artifacts() -> None:
@@ -608,13 +611,23 @@ def test_a_registry_adds_publish_jobs_and_a_promote_pipeline_for_finals() -> Non
     steps = publish["steps"]
     assert {
         "if": "github.ref_type == 'tag'",
-        "run": 'release images.publish --variant "$RELEASE_CI_VARIANT"',
+        "run": PUBLISH_FROM,
     } in steps
     # images travel under the release registry's ci path, apart from the published tags
     assert publish["env"]["RELEASE_CI_REGISTRY"] == "registry.example.com/org/release/ci"
     assert publish["env"]["RELEASE_CI_VARIANT"] == publish["env"]["RELEASE_CI_ROW_1"] == "cu130"
-    pulls = [s["run"] for s in steps if "images.pull" in s.get("run", "")]
-    assert pulls == [PULL.replace("RELEASE_CI_VARIANT", "RELEASE_CI_ROW_1")]
+    # and are published from there, copied inside the registries: nothing is pulled or loaded
+    runs = [s.get("run", "") for s in steps]
+    assert not any("images.pull" in r or "docker load" in r for r in runs), runs
+    bk_publish = {s["key"]: s for s in buildkite_pipeline(matrix)["steps"]}["publish-cu130"]
+    bk_lines = bk_publish["command"]
+    assert bk_lines[-1] == PUBLISH_FROM.replace("$", "$$")
+    assert not any("images.pull" in c or "artifact download" in c for c in bk_lines), bk_lines
+    # without a transfer registry the images come as artifacts and are loaded, as before
+    loaded = github_workflow(matrix, registry="")["jobs"]["publish-cu130"]["steps"]
+    runs = [s.get("run", "") for s in loaded]
+    assert any("docker load" in r for r in runs)
+    assert 'release images.publish --variant "$RELEASE_CI_VARIANT"' in runs
     login = next(s for s in steps if "docker login" in s.get("run", ""))
     assert login["env"]["RELEASE_CI_LOGIN_1"] == "registry.example.com"
     assert "RELEASE_CI_LOGIN_2" not in login["env"]  # one host, logged in to once

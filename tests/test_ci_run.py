@@ -214,3 +214,46 @@ def test_a_pulled_image_of_another_commit_is_refused(
     assert "is not here: build it first" in unbuilt.stderr
     missing = run_cli(engine_repo.root, "images.push", env=engine_repo.env)
     assert missing.code == 2 and "no registry: pass --registry" in missing.stderr
+
+
+@images
+def test_the_publish_job_takes_the_images_from_the_transfer_registry_and_pulls_none(
+    engine_repo: Repo, tmp_path: Path, docker: ContainerEngine, registry: str
+) -> None:
+    from tests.test_publish import served
+
+    release = f"{registry.split('/')[0]}/rel"
+    config = engine_repo.root / "pyproject.toml"
+    text = config.read_text("utf-8").replace(
+        "[tool.release.images]\n", f'[tool.release.images]\nregistry = "{release}"\n', 1
+    )
+    config.write_text(text, "utf-8")
+    engine_repo.git("commit", "--quiet", "-am", "Publish to the release registry")
+    matrix = load_config(engine_repo.root).matrix
+    assert matrix is not None and matrix.registry == release
+    engine_repo.git("tag", "-d", "v0.1.0")
+    engine_repo.git("tag", "v0.1.0rc1")
+    settings = parse_ci({"push-manifest": False})
+    jobs = yaml.safe_load(pipeline_text(matrix, "github", registry=registry, settings=settings))[
+        "jobs"
+    ]
+    assert list(jobs) == ["build-one", "smoke-one", "publish-one", "manifest"]
+    runs = [s.get("run", "") for s in jobs["publish-one"]["steps"]]
+    assert not any("images.pull" in r or "docker load" in r for r in runs), runs
+    runner = Runner(engine_repo, tmp_path / "runner", docker)
+    for job_id, job in jobs.items():
+        assert runner.run(job_id, job) == {}, job_id
+        if job_id == "publish-one":  # its runner started empty and stayed so
+            left = docker.run(["images", "--quiet", "--filter", f"reference={engine_repo.name}"])
+            assert left.stdout.split() == []
+            aliases = docker.run(["images", "--quiet", "--filter", f"reference={registry}/*/*"])
+            assert aliases.stdout.split() == []
+    document = json.loads((runner.store / "manifest" / "manifest.json").read_text("utf-8"))
+    published = document["variants"]["one"]["publish"]
+    transfer = served(f"{registry}/{engine_repo.name}:v0.1.0rc1")
+    assert transfer is not None
+    assert published["digest"] == transfer[0]  # digest exact: the build job's push
+    assert published["image_id"] == document["variants"]["one"]["build"]["image_id"]
+    index = served(f"{release}/{engine_repo.name}:v0.1.0rc1")
+    assert index is not None and index[0] == published["index"]["digest"]
+    assert [m["digest"] for m in index[1]["manifests"]] == [transfer[0]]  # type: ignore[index]

@@ -19,9 +19,15 @@ from release.commands.registry import COMMANDS, PICK_REASONS
 from release.core import config
 from release.sample import SampleEngine
 
-from .conftest import repo_state, run_cli
+from .conftest import CliResult, repo_state
+from .conftest import run_cli as run_cli_anywhere
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_cli(cwd: Path, *args: str, env: dict[str, str] | None = None) -> CliResult:
+    """The console script's own tests: ``release`` as its own process, always."""
+    return run_cli_anywhere(cwd, *args, env=env, process=True)
 
 
 @pytest.mark.parametrize(

@@ -355,7 +355,8 @@ def test_a_kept_reproduce_checkout_is_never_swept(
     hostile(maintainer, lambda document: document.update(image="evil/engine"))
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    result = run_cli(tester, "reproduce", TAG, "--keep", env={"TMPDIR": str(scratch)})
+    # its own process: the checkout is marked with the run's owner, which must have ended
+    result = run_cli(tester, "reproduce", TAG, "--keep", env={"TMPDIR": str(scratch)}, process=True)
     assert result.code == 7, result.output  # refused inside the checkout
     (kept,) = scratch.iterdir()
     assert f"kept the checkout at {kept / 'src'}" in result.stdout

@@ -249,19 +249,18 @@ class ContainerEngine:
         timeout: float | None = None,
         no_cache: bool = False,
         target: str = "",
+        cache_from: str | None = None,
     ) -> RunResult:
         """Build (the stage ``target``, where named) without tagging; the caller tags by id
-        once the build is complete."""
+        once the build is complete; ``cache_from``: an image whose layer cache is read."""
         args = (
             ["buildx", "build", "--load"] if self.builder == "buildx" else ["build", "--force-rm"]
         )
         if no_cache:
             args.append("--no-cache")
         args += ["--file", str(dockerfile), "--iidfile", str(iidfile), "--progress", "plain"]
-        if platform:
-            args += ["--platform", platform]
-        if target:
-            args += ["--target", target]
+        picked = {"--platform": platform, "--target": target, "--cache-from": cache_from}
+        args += [x for flag, value in picked.items() if value for x in (flag, value)]
         for key, value in build_args.items():
             args += ["--build-arg", f"{key}={value}"]
         for key, value in labels.items():

@@ -24,7 +24,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from release.adapters import process
+from release.adapters import leftovers, process
 from release.core.references import repository
 from release.core.terminal_text import escaped
 from release.errors import EngineError
@@ -166,6 +166,44 @@ class Registry:
                 return None
             raise failure(ref, f"read {ref}", result.stderr)
         return result.stdout.encode("utf-8", "surrogateescape")
+
+    def config(self, ref: str, digest: str) -> bytes:
+        """The config blob ``digest`` of the image ``ref`` (``HOST/NAME@sha256:...``), read
+        from the registry and checked against its digest."""
+        tls = self._tls("tls-verify", ref)
+        result = self._run(["inspect", "--config", "--raw", *tls, f"docker://{ref}"], TIMEOUT)
+        if result.timed_out:
+            raise RegistryError(f"{ref}: the registry did not answer in {TIMEOUT:.0f}s")
+        if not result.ok:
+            raise failure(ref, f"read the config of {ref}", result.stderr)
+        data = result.stdout.encode("utf-8", "surrogateescape")
+        if "sha256:" + hashlib.sha256(data).hexdigest() != digest:
+            raise RegistryError(f"{ref}: its config does not read back as {digest[:19]}")
+        return data
+
+    def put_index(self, ref: str, data: bytes) -> None:
+        """The index ``data`` (an OCI image index) put as ``ref``, its bytes as given: only
+        the index is written (skopeo's ``--multi-arch=index-only``), so every image it
+        lists must be in ``ref``'s repository already (the registry checks)."""
+        digest = hashlib.sha256(data).hexdigest()
+        with leftovers.scratch("index") as top:
+            (top / "blobs" / "sha256").mkdir(parents=True)
+            (top / "blobs" / "sha256" / digest).write_bytes(data)
+            (top / "oci-layout").write_text('{"imageLayoutVersion": "1.0.0"}')
+            entry = {
+                "mediaType": INDEX_TYPES[1],
+                "digest": f"sha256:{digest}",
+                "size": len(data),
+                "annotations": {"org.opencontainers.image.ref.name": "index"},
+            }
+            (top / "index.json").write_text(json.dumps({"schemaVersion": 2, "manifests": [entry]}))
+            argv = [
+                "copy", "--multi-arch=index-only", "--preserve-digests", "--quiet",
+                *self._tls("dest-tls-verify", ref), f"oci:{top}:index", f"docker://{ref}",
+            ]  # fmt: skip
+            result = self._run(argv, TIMEOUT)
+        if not result.ok:
+            raise failure(ref, f"put the index {ref}", result.stderr or result.stdout)
 
     def served(self, ref: str) -> Served | None:
         """What ``ref`` (``HOST/NAME:TAG`` or ``HOST/NAME@sha256:...``) resolves to; None

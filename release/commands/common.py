@@ -61,14 +61,14 @@ def ids(variant: str | None) -> list[str] | None:
     return [v for v in (variant or "").replace(",", " ").split() if v] or None
 
 
-def registry_option(value: str | None) -> str | None:
-    """``--registry``, checked by the rule ``registry`` in ``[tool.release.images]`` is
+def registry_option(value: str | None, option: str = "--registry") -> str | None:
+    """``--registry`` (or ``option``), checked by the rule ``registry`` in ``[tool.release.images]`` is
     checked by (:func:`~release.core.references.registry_prefix`), before the command reads
     or runs anything: the value reaches skopeo and docker as an argument, and what a
     refusal shows lands in a terminal or a CI log. None: not given; "": none."""
     from release.core.references import registry_prefix
 
-    return None if value is None else registry_prefix(value, "--registry")
+    return None if value is None else registry_prefix(value, option)
 
 
 def plan_lines(lines: Sequence[str], *, dry_run: bool, steps: int = 1) -> list[str]:

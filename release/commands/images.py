@@ -60,6 +60,7 @@ class BuildRequest:
     version: str | None = None
     force: bool = False
     no_cache: bool = False
+    cache_from: str | None = None
     allow_dirty: bool = False
     allow_shallow: bool = False
     json: bool = False
@@ -67,9 +68,11 @@ class BuildRequest:
 
 def build(request: BuildRequest, run: Run) -> Report:
     from release.images import workspace
+    from release.images.build_cache import cache_registry
 
     if request.jobs < 1:
         raise UsageError(f"--jobs {request.jobs}: give 1 or more")
+    cache = cache_registry(request.cache_from)
     ws = _workspace(run, request.version, request.allow_dirty, request.allow_shallow, inspect=True)
     results = workspace.build(
         ws,
@@ -80,6 +83,7 @@ def build(request: BuildRequest, run: Run) -> Report:
         no_cache=request.no_cache,
         say=run.say,
         live=run.live,
+        cache=cache,
     )
     return Report(
         (),
@@ -196,6 +200,7 @@ class PublishRequest:
     variant: str | None = None
     registry: str | None = None
     version: str | None = None
+    from_: str | None = None
     sign_with: str | None = None
     signatures: str | None = None
     dry_run: bool = False
@@ -204,14 +209,32 @@ class PublishRequest:
 
 def publish(request: PublishRequest, run: Run) -> Report:
     """Publish the images, or (dry) say what would be; a document per variant."""
+    from release.adapters.registry import Registry
     from release.images.image_signing import image_signing
-    from release.images.publish import publish_images
+    from release.images.publish import Origin, publish_images
+    from release.images.workspace import Workspace
 
     registry = registry_option(request.registry)
+    source = registry_option(request.from_, "--from")
     signing = image_signing(request.sign_with, request.signatures)
-    ws = _workspace(run, request.version)
+    reg = Registry()
+    origin: Origin | None = None  # this engine's images
+    if source:  # images from the registry they travelled through: no engine is asked
+        from release.images.publish_registry import RegistryOrigin
+
+        ws = Workspace.open(run.repo, request.version, engine=False)
+        origin = RegistryOrigin(ws, source, reg)
+    else:
+        ws = _workspace(run, request.version)
     done = publish_images(
-        ws, ids(request.variant), registry, dry_run=request.dry_run, say=run.say, signing=signing
+        ws,
+        ids(request.variant),
+        registry,
+        dry_run=request.dry_run,
+        say=run.say,
+        reg=reg,
+        signing=signing,
+        origin=origin,
     )
     lines = tuple(
         f"{'would publish' if request.dry_run else 'published'} {p.group}: "
@@ -236,6 +259,7 @@ def publish(request: PublishRequest, run: Run) -> Report:
                             "digest": i.digest,
                             "tag": i.ref,
                             "pushed": i.pushed,
+                            "from": i.source,
                         }
                         for i in p.images
                     ],

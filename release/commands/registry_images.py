@@ -21,6 +21,14 @@ IMAGE_COMMANDS: tuple[Command, ...] = (
             VERSION_AS,
             Option("force", "rebuild even when the inputs are unchanged"),
             Option("no-cache", "rebuild every layer (docker build --no-cache); implies --force"),
+            Option(
+                "cache-from",
+                "reuse layers of the earlier build kept in REGISTRY/PATH (its NAME:cache-ROW, "
+                "which images.push keeps); default: $RELEASE_CI_CACHE; none there yet: "
+                "built without",
+                Kind.TEXT,
+                metavar="REGISTRY/PATH",
+            ),
             *GUARDS,
             JSON,
         ),
@@ -79,6 +87,13 @@ IMAGE_COMMANDS: tuple[Command, ...] = (
                 Kind.TEXT,
             ),
             Option(
+                "from",
+                "take the images from REGISTRY/PATH, where images.push put them, copied "
+                "inside the registry by digest (no engine is used); default: this engine",
+                Kind.TEXT,
+                metavar="REGISTRY/PATH",
+            ),
+            Option(
                 "version",
                 "version whose images to publish (default: as a build names them)",
                 Kind.TEXT,
@@ -106,7 +121,10 @@ IMAGE_COMMANDS: tuple[Command, ...] = (
         "another refuses the run (exit 3, both digests) before anything is pushed. A "
         "variant's image is pushed once; its other tags are copied by digest inside the "
         "registry. The digests are recorded as the variant's publish part of the manifest. "
-        "A re-run pushes only what is missing. With a signing key, each platform image and "
+        "A re-run pushes only what is missing. With --from, each image is read where "
+        "images.push put it, refused unless its labels say it is this checkout's commit "
+        "and variant, copied with its digest kept (its layers mounted within one "
+        "registry), and the index made in the registry; nothing is pulled. With a signing key, each platform image and "
         "index is signed by digest (skopeo's simple signing) once it reads back, and the "
         "key's fingerprint recorded; a re-run adds no signature that is there.",
     ),

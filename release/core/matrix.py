@@ -175,6 +175,11 @@ class ImageMatrix:
             suffix += f"-{variant.slug}"
         return f"{self.name}:{image_version}{suffix}"
 
+    def cache_tag(self, variant: Variant) -> str:
+        """``NAME:cache-<row>``: the row's build cache image, a moving tag kept where
+        images travel between CI jobs (:mod:`release.images.build_cache`)."""
+        return f"{self.name}:cache-{re.sub(r'[^A-Za-z0-9_.-]', '-', variant.id)}"
+
     def platform_tag(self, variant: Variant, image_version: str, platform: str) -> str:
         """The tag a row's image is published under, per platform: the row's own where its
         variant has several (``NAME:v0.31.0rc1-cu129-arm64``), else the variant's with the

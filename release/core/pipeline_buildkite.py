@@ -113,12 +113,10 @@ def _work(plan: Plan, job: Job) -> tuple[list[str], list[str]]:
     if job.kind == "publish":
         lines = [_NOT_A_TAG]
         for n, _ in enumerate(job.rows, 1):
-            row_var, archive_var = row_vars(n)
-            if transfer:
-                lines.append(pull_command(row_var))
-            else:
+            _, archive_var = row_vars(n)
+            if not transfer:  # through a registry, nothing comes onto the agent
                 lines += [_download(archive_var, f"{STEP_ENV}_{n}"), load_command(archive_var)]
-        return [*lines, publish_command()], parts
+        return [*lines, publish_command(bool(transfer))], parts
     if job.kind == "promote":
         return [promote_command("BUILDKITE_TAG", plan.settings.push_manifest)], []
     if job.on_final:  # the final's GitHub release alone

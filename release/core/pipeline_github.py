@@ -144,13 +144,11 @@ def _work(plan: Plan, job: Job) -> list[dict[str, Any]]:
     if job.kind == "publish":  # on a tag only: a branch's images are not released
         steps: list[dict[str, Any]] = []
         for n, row in enumerate(job.rows, 1):
-            row_var, archive_var = row_vars(n)
-            if transfer:
-                steps.append({"if": ON_TAG, "run": pull_command(row_var)})
-            else:
+            _, archive_var = row_vars(n)
+            if not transfer:  # through a registry, nothing comes onto the runner
                 load = {"if": ON_TAG, "run": load_command(archive_var)}
                 steps += [_download_image(row, ON_TAG), load]
-        return [*steps, {"if": ON_TAG, "run": publish_command()}]
+        return [*steps, {"if": ON_TAG, "run": publish_command(bool(transfer))}]
     push = plan.settings.push_manifest
     made = [_github_release()] if plan.makes_release(job) else []
     if job.kind != "manifest":  # the final's: its promote, then its release

@@ -32,9 +32,12 @@ no reviewers), so an environment's secrets reach its own jobs and no other.
 
 **Between jobs** the images travel through a registry where one is configured
 (``ci-registry``, else ``<registry>/ci``; ``--registry``): ``release images.push`` after
-the build, ``release images.pull`` before a session; otherwise as artifacts (``docker save
-| gzip``, then ``docker load``). Every job writes its manifest part to
-``$RELEASE_MANIFEST_DIR`` (kept as an artifact) and its logs to ``$RELEASE_STATE_DIR``,
+the build (which also moves the row's ``cache-<row>`` tag there: the next build job gets
+``RELEASE_CI_CACHE`` and reuses its layers, BuildKit's inline cache), ``release
+images.pull`` before a session, and the publish takes them from there
+(``images.publish --from``: copied inside the registries, never pulled onto its runner);
+otherwise as artifacts (``docker save | gzip``, then ``docker load``). Every job writes
+its manifest part to ``$RELEASE_MANIFEST_DIR`` (kept as an artifact) and its logs to ``$RELEASE_STATE_DIR``,
 outside the checkout: no job writes under ``.git`` but the recording one.
 
 **Every job runs as written in the engine's repository**: it sets up a Python of its own
@@ -106,6 +109,7 @@ REQUIREMENTS_ENV = "RELEASE_CI_REQUIREMENTS"  # or a hash-pinned requirements fi
 SESSION_ENV = "RELEASE_CI_SESSION"  # build(cu130)
 VARIANT_ENV = "RELEASE_CI_VARIANT"  # a session's row, a publish job's variant
 REGISTRY_ENV = "RELEASE_CI_REGISTRY"  # where images travel between jobs
+CACHE_ENV = "RELEASE_CI_CACHE"  # a build's layer cache: the same registry (images.build reads it)
 ARCHIVE_ENV = "RELEASE_CI_ARCHIVE"  # or the image archive they travel as
 ROW_ENV = "RELEASE_CI_ROW"  # a publish job's rows: _1, _2 ...
 LOGIN_ENV = "RELEASE_CI_LOGIN"  # the registries' hosts logged in to: _1, _2 ...
@@ -352,6 +356,8 @@ def job_env(plan: Plan, job: Job) -> dict[str, str]:
     if job.kind in ("build", "smoke", "snapshot"):
         env = {SESSION_ENV: job.label, VARIANT_ENV: job.variant or ""}
         env |= {REGISTRY_ENV: plan.transfer} if plan.transfer else {ARCHIVE_ENV: job.archive}
+        if plan.transfer and job.kind == "build":  # the earlier build's layers, kept there
+            env[CACHE_ENV] = plan.transfer
     elif job.kind == "publish":
         env = {VARIANT_ENV: job.variant or ""}
         env |= {REGISTRY_ENV: plan.transfer} if plan.transfer else {}
@@ -388,8 +394,11 @@ def pull_command(variant_var: str = VARIANT_ENV) -> str:
     return f"release images.pull --variant {_var(variant_var)} --registry {_var(REGISTRY_ENV)}"
 
 
-def publish_command() -> str:
-    return f"release images.publish --variant {_var(VARIANT_ENV)}"
+def publish_command(transfer: bool = False) -> str:
+    """The publish; ``transfer``: of the images in the registry they travelled through,
+    copied inside the registries (none is pulled onto the runner)."""
+    source = f" --from {_var(REGISTRY_ENV)}" if transfer else ""
+    return f"release images.publish --variant {_var(VARIANT_ENV)}{source}"
 
 
 def merge_command(push: bool) -> str:

@@ -20,6 +20,7 @@ __all__ = [
     "IMAGE_TAG",
     "qualified_reference",
     "registry_prefix",
+    "registry_ref",
     "repository",
     "repository_url",
 ]
@@ -140,3 +141,8 @@ def _credentials_problem(value: str) -> str:
         f"credentials in a registry value are not accepted ('***@{escaped(rest)}'); "
         f"log in with docker login {host}"
     )
+
+
+def registry_ref(registry: str, image: str) -> str:
+    """``REGISTRY/NAME:TAG`` for ``NAME:TAG``. Pure."""
+    return f"{registry.rstrip('/')}/{image}"

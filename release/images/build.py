@@ -32,9 +32,11 @@ from release.adapters.engine import ContainerEngine
 from release.adapters.image_content import image_content_digest
 from release.adapters.leftovers import left_by_dead, owned_name
 from release.adapters.process import last_line
+from release.adapters.registry import Registry
 from release.core.matrix import ImageMatrix, Variant, platform_slug
 from release.core.terminal_text import escaped
 from release.errors import EngineError, RefusedError, ReleaseError
+from release.images.build_cache import INLINE_CACHE, find_cache
 from release.images.heartbeat import heartbeat_interval, log_tail
 from release.images.inputs import DIGEST_LABEL, HASHES, HashCache, build_paths, input_digest
 from release.images.labels import labels_for
@@ -102,6 +104,7 @@ class _Run:
     progress: Progress
     paths: Mapping[str, tuple[Path, Path]]  # per variant: its context and Dockerfile, checked
     no_cache: bool = False
+    cache: str | None = None  # REGISTRY/PATH of the layer cache (build_cache)
     keep_going: bool = False
     inspected: Mapping[str, dict[str, Any] | None] = field(default_factory=dict)
     hashes: HashCache | None = None
@@ -191,18 +194,25 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
         run.progress.update(variant.id, "building" + on, log=log)
         iid = _iid(run.logs, variant)
         iid.unlink(missing_ok=True)
+        cache = find_cache(run.cache, matrix, variant, Registry()) if run.cache else None
+        if cache is not None:
+            run.progress.update(variant.id, cache.said)
+        # with a cache the image carries its record (the next build's cache); the arg is
+        # neither an input (the digest above) nor recorded (the result's args below)
+        given = {**args, INLINE_CACHE: "1"} if cache else args
         run.check_interrupted()
         outcome = engine.build(
             context=context,
             dockerfile=dockerfile,
             # a base kept under a local name for its platform: FROM names that
-            build_args={**args, "BASE_IMAGE": base.build_ref} if base.build_ref else args,
+            build_args={**given, "BASE_IMAGE": base.build_ref} if base.build_ref else given,
             labels={**labels, DIGEST_LABEL: digest},
             iidfile=iid,
             platform=variant.platform,
             log=log,
             no_cache=run.no_cache,
             target=target,
+            cache_from=cache.ref if cache else None,
         )
         if not outcome.ok or not iid.exists():
             said = last_line(log.read_text(errors="replace"))
@@ -294,6 +304,7 @@ def build_images(
     say: Callable[[str], None] = print,
     after: Callable[[BuildResult], object] | None = None,
     live: bool = False,
+    cache: str | None = None,
 ) -> list[BuildResult]:
     """Build ``variants`` of ``source``; a source that may not be built (a dirty tree or a
     shallow clone without the flag that allows it) is refused before anything is done.
@@ -334,6 +345,7 @@ def build_images(
             progress,
             paths,
             no_cache=no_cache,
+            cache=cache,
             keep_going=keep_going,
             inspected=inspected,
             hashes=hashes,

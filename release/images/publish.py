@@ -24,16 +24,21 @@ too. The rules:
   nothing leaves the machine.
 - **Signed where a key is named** (:mod:`release.images.image_signing`): once a variant is
   read back, its platform images and index are signed by digest into the lookaside store,
-  and the key's fingerprint recorded (``signed_by``).
+  and the key's fingerprint recorded (``signed_by``).- **Where the images come from** is an :class:`Origin`: this engine (:class:`EngineOrigin`,
+  the steps above), or the registry the CI's jobs passed them through
+  (:mod:`release.images.publish_registry`: copied by digest, the index made in the
+  registry, no engine asked); everything else here is the same for both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from release.adapters.process import last_line
 from release.adapters.registry import Registry, RegistryError, Served, is_loopback
+from release.core.matrix import Variant
 from release.core.references import repository as registry_repository
 from release.core.terminal_text import escaped
 from release.errors import RefusedError, UsageError
@@ -43,7 +48,15 @@ from release.images.standin import platform_of
 from release.images.transfer import mismatch, registry_ref
 from release.images.workspace import Workspace
 
-__all__ = ["PlatformImage", "PublishedIndex", "publish_images", "release_registry"]
+__all__ = [
+    "EngineOrigin",
+    "Located",
+    "Origin",
+    "PlatformImage",
+    "PublishedIndex",
+    "publish_images",
+    "release_registry",
+]
 
 Say = Callable[[str], None]
 
@@ -58,6 +71,39 @@ class PlatformImage:
     ref: str  # its platform tag in the registry
     digest: str | None  # its manifest's digest there; None: not pushed yet (a dry run)
     pushed: bool = False  # by this run (or, dry, it would be)
+    source: str | None = None  # a registry's manifest it is copied from, by digest
+
+    @property
+    def source_digest(self) -> str | None:
+        """The digest it must be published with: its source's, where it is copied."""
+        return self.source.rsplit("@", 1)[1] if self.source else None
+
+
+def origin_verb(image: PlatformImage) -> str:
+    """What publishing ``image`` is: a push from the engine, a copy from a registry."""
+    return "copy" if image.source else "push"
+
+
+@dataclass(frozen=True)
+class Located:
+    """A row's image where it is published from."""
+
+    image_id: str  # its config digest
+    platform: str
+    digest: str | None = None  # REGISTRY/NAME@sha256:... where it is a registry's manifest
+
+
+class Origin(Protocol):
+    """Where a publish takes the images from: this engine, or the registry the CI's
+    images travel through."""
+
+    sent: str  # what the output says of an image sent: "pushed", "copied"
+
+    def name(self, row: Variant) -> str: ...
+    def locate(self, row: Variant) -> Located: ...
+    def settle(self, refs: Sequence[str]) -> None: ...
+    def send(self, image: PlatformImage) -> None: ...
+    def make_index(self, index: PublishedIndex, ref: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -98,32 +144,30 @@ def _refuse(ref: str, found: Served, want: str) -> RefusedError:
     )
 
 
-def _read_group(ws: Workspace, reg: Registry, registry: str, group: str) -> PublishedIndex:
-    """A variant's images here and its tags as the registry serves them; what serves
-    something else is refused."""
+def _read_group(
+    ws: Workspace, reg: Registry, registry: str, group: str, origin: Origin
+) -> PublishedIndex:
+    """A variant's images where they come from and its tags as the registry serves them;
+    what serves something else is refused."""
     images = []
     for row in ws.matrix.rows_of(group):
-        local = ws.image(row)
-        data = ws.engine.inspect_image(local)
-        if data is None:
-            raise RefusedError(f"{local} is not here: build it first (release images.build)")
-        labels = dict((data.get("Config") or {}).get("Labels") or {})
-        wrong = mismatch(ws, row.id, labels)
-        if wrong:
-            raise RefusedError(f"{local} is not this checkout's build: {wrong}")
-        platform, image_id = platform_of(data), str(data["Id"])
-        if row.platform and platform != row.platform:
-            raise RefusedError(f"{local} is a {platform} image, not {row.platform}: build it again")
-        ref = registry_ref(registry, ws.matrix.platform_tag(row, ws.source.image_version, platform))
+        got = origin.locate(row)
+        if row.platform and got.platform != row.platform:
+            raise RefusedError(
+                f"{origin.name(row)} is a {got.platform} image, not {row.platform}: build it again"
+            )
+        tag = ws.matrix.platform_tag(row, ws.source.image_version, got.platform)
+        ref = registry_ref(registry, tag)
         found = reg.served(ref)
-        if found is not None and found.config != image_id:
-            raise _refuse(ref, found, image_id)
+        if found is not None and found.config != got.image_id:
+            raise _refuse(ref, found, got.image_id)
         digest = found.digest if found else None
-        images.append(PlatformImage(row.id, platform, image_id, ref, digest, found is None))
-    left = ws.engine.inspect_images([i.ref for i in images])  # a killed push's local aliases
-    for ref, data in left.items():
-        if data is not None:
-            ws.engine.remove_image(ref)  # the alias only: the image keeps its own tag
+        images.append(
+            PlatformImage(
+                row.id, got.platform, got.image_id, ref, digest, found is None, got.digest
+            )
+        )
+    origin.settle([i.ref for i in images])
     if len({i.platform for i in images}) != len(images):
         raise RefusedError(
             f"two images of {group} are of one platform: {', '.join(i.platform for i in images)}"
@@ -143,6 +187,53 @@ def _read_group(ws: Workspace, reg: Registry, registry: str, group: str) -> Publ
             raise _refuse(ref, found, index.digest or "")
         index = replace(index, digest=found.digest)
     return index
+
+
+class EngineOrigin:
+    """The images of this engine: each pushed (``docker push``: what the registry has is
+    not sent again), the index made with ``docker manifest``."""
+
+    sent = "pushed"
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+
+    def name(self, row: Variant) -> str:
+        return self.ws.image(row)
+
+    def locate(self, row: Variant) -> Located:
+        local = self.ws.image(row)
+        data = self.ws.engine.inspect_image(local)
+        if data is None:
+            raise RefusedError(f"{local} is not here: build it first (release images.build)")
+        labels = dict((data.get("Config") or {}).get("Labels") or {})
+        wrong = mismatch(self.ws, row.id, labels)
+        if wrong:
+            raise RefusedError(f"{local} is not this checkout's build: {wrong}")
+        return Located(str(data["Id"]), platform_of(data))
+
+    def settle(self, refs: Sequence[str]) -> None:
+        """A killed push's local aliases, removed (the images keep their own tags)."""
+        for ref, data in self.ws.engine.inspect_images(list(refs)).items():
+            if data is not None:
+                self.ws.engine.remove_image(ref)
+
+    def send(self, image: PlatformImage) -> None:
+        self.ws.engine.tag(image.image_id, [image.ref])
+        try:
+            result = self.ws.engine.push(image.ref)
+        finally:
+            self.ws.engine.remove_image(image.ref)  # the alias only: the image keeps its own tag
+        if not result.ok:
+            said = escaped(last_line(result.stderr or result.stdout, "no output"))
+            raise RegistryError(f"docker push {image.ref} failed: {said}")
+
+    def make_index(self, index: PublishedIndex, ref: str) -> None:
+        members = [f"{registry_repository(i.ref)}@{i.digest}" for i in index.images]
+        result = self.ws.engine.push_index(ref, members, insecure=is_loopback(ref))
+        if not result.ok:
+            said = escaped(last_line(result.stderr or result.stdout, "no output"))
+            raise RegistryError(f"making the index {ref} failed: {said}")
 
 
 def _lists(found: Served, index: PublishedIndex) -> bool:
@@ -173,38 +264,33 @@ def _read_back(reg: Registry, ref: str, check: Callable[[Served], bool], want: s
     return found
 
 
-def _push_image(ws: Workspace, reg: Registry, image: PlatformImage) -> PlatformImage:
-    """The platform image's upload under its tag, read back."""
-    ws.engine.tag(image.image_id, [image.ref])
-    try:
-        result = ws.engine.push(image.ref)
-    finally:
-        ws.engine.remove_image(image.ref)  # the alias only: the image keeps its own tag
-    if not result.ok:
-        said = escaped(last_line(result.stderr or result.stdout, "no output"))
-        raise RegistryError(f"docker push {image.ref} failed: {said}")
+def _send(reg: Registry, origin: Origin, image: PlatformImage) -> PlatformImage:
+    """The platform image under its tag, read back: this image, and where it comes from
+    a registry, the very manifest it has there (its digest)."""
+    origin.send(image)
+    want = f"image {image.image_id}" + (f" as {image.source}" if image.source else "")
     found = _read_back(
-        reg, image.ref, lambda s: s.config == image.image_id, f"image {image.image_id}"
+        reg,
+        image.ref,
+        lambda s: s.config == image.image_id and image.source_digest in (None, s.digest),
+        want,
     )
     return replace(image, digest=found.digest)
 
 
-def _make_index(ws: Workspace, reg: Registry, index: PublishedIndex, ref: str) -> str:
-    """The index of the platform images, by digest, pushed as ``ref`` and read back."""
-    members = [f"{registry_repository(i.ref)}@{i.digest}" for i in index.images]
-    result = ws.engine.push_index(ref, members, insecure=is_loopback(ref))
-    if not result.ok:
-        said = escaped(last_line(result.stderr or result.stdout, "no output"))
-        raise RegistryError(f"making the index {ref} failed: {said}")
+def _make_index(reg: Registry, origin: Origin, index: PublishedIndex, ref: str) -> str:
+    """The index of the platform images, by digest, made as ``ref`` and read back."""
+    origin.make_index(index, ref)
     return _read_back(reg, ref, lambda s: s.is_index and _lists(s, index), _shown(index)).digest
 
 
-def _finish(ws: Workspace, reg: Registry, index: PublishedIndex, say: Say) -> PublishedIndex:
+def _finish(reg: Registry, origin: Origin, index: PublishedIndex, say: Say) -> PublishedIndex:
     images = []
     for image in index.images:
         if image.digest is None:
-            image = _push_image(ws, reg, image)
-            say(f"publish({index.group}): pushed {image.ref} ({image.platform}): {image.digest}")
+            image = _send(reg, origin, image)
+            said = f"{origin.sent} {image.ref} ({image.platform}): {image.digest}"
+            say(f"publish({index.group}): {said}")
         images.append(image)
     # every member is served now: read at the start, or pushed and read back
     pushed = any(image.pushed for image in index.images)
@@ -219,7 +305,7 @@ def _finish(ws: Workspace, reg: Registry, index: PublishedIndex, say: Say) -> Pu
     repository = registry_repository(index.refs[0])
     for ref in index.written:
         if index.digest is None:
-            index = replace(index, digest=_make_index(ws, reg, index, ref))
+            index = replace(index, digest=_make_index(reg, origin, index, ref))
             say(f"publish({index.group}): index {ref}: {index.digest}")
         else:
             reg.copy(f"{repository}@{index.digest}", ref)
@@ -251,8 +337,10 @@ def _plan_lines(index: PublishedIndex) -> list[str]:
     out = []
     for image in index.images:
         if image.pushed:
+            came = f", from {image.source}" if image.source else ""
             out.append(
-                f"publish({index.group}): would push {image.ref} ({image.platform}, image {image.image_id})"
+                f"publish({index.group}): would {origin_verb(image)} {image.ref} "
+                f"({image.platform}, image {image.image_id}{came})"
             )
         else:
             out.append(f"publish({index.group}): {image.ref} is there: {image.digest}")
@@ -277,13 +365,16 @@ def publish_images(
     say: Say = print,
     reg: Registry | None = None,
     signing: ImageSigning | None = None,
+    origin: Origin | None = None,
 ) -> list[PublishedIndex]:
     """Publish each variant asked (a row names its variant; all when None); what the
-    registry serves afterwards (dry: before). ``signing``: sign each by that key."""
+    registry serves afterwards (dry: before). ``signing``: sign each by that key;
+    ``origin``: where the images come from (default: this engine)."""
     where = release_registry(ws, registry)
     reg = reg or Registry()
+    origin = origin or EngineOrigin(ws)
     groups = list(dict.fromkeys(v.group for v in ws.variants(ids)))
-    indexes = [_read_group(ws, reg, where, group) for group in groups]  # all read, then act
+    indexes = [_read_group(ws, reg, where, group, origin) for group in groups]  # read, then act
     if dry_run:
         for index in indexes:
             for line in _plan_lines(index):
@@ -299,7 +390,7 @@ def publish_images(
         for ref in index.refs:
             if ref not in index.written:
                 say(f"publish({index.group}): {ref} is there: {index.digest}")
-        index = _finish(ws, reg, index, say)
+        index = _finish(reg, origin, index, say)
         if signing:  # every digest is known now: pushed or found, and read back
             images = [(i.ref, i.digest or "") for i in index.images]
             sign_published(signing, index.group, images, (index.digest or "", index.refs), say)

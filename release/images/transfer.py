@@ -3,7 +3,9 @@
 
 A variant's image ``NAME:TAG`` travels as ``REGISTRY/NAME:TAG`` (``ci-registry`` in
 ``[tool.release.images]``, or ``--registry``); the alias is dropped again on both sides,
-so only the image's own tag stays. A pulled image is used only when its labels say it
+so only the image's own tag stays. A push also moves the row's cache tag there
+(``REGISTRY/NAME:cache-<row>``), which the next build reads its layer cache from
+(:mod:`release.images.build_cache`). A pulled image is used only when its labels say it
 was built from this checkout's commit for this variant: a tag pushed by another
 commit's job is refused, never smoked in its place.
 """
@@ -15,15 +17,11 @@ from collections.abc import Callable, Iterator, Sequence
 from release.adapters.process import last_line
 from release.core.matrix import Variant
 from release.core.pipelines import REVISION_LABEL, VARIANT_LABEL
+from release.core.references import registry_ref
 from release.errors import EngineError, RefusedError, UsageError
 from release.images.workspace import Workspace
 
 __all__ = ["mismatch", "pull_images", "push_images", "registry_ref"]
-
-
-def registry_ref(registry: str, image: str) -> str:
-    """``REGISTRY/NAME:TAG`` for ``NAME:TAG``. Pure."""
-    return f"{registry.rstrip('/')}/{image}"
 
 
 def _registry(ws: Workspace, given: str | None) -> str:
@@ -74,15 +72,18 @@ def push_images(
         wrong = mismatch(ws, variant.id, labels)
         if wrong:
             raise RefusedError(f"{image} is not this checkout's build: {wrong}")
-        ws.engine.tag(str(data["Id"]), [remote])
+        cache = registry_ref(_registry(ws, registry), ws.matrix.cache_tag(variant))
+        ws.engine.tag(str(data["Id"]), [remote, cache])
         try:
-            result = ws.engine.push(remote)
+            for ref in (remote, cache):  # the cache tag second: its layers are there by then
+                result = ws.engine.push(ref)
+                if not result.ok:
+                    said = last_line(result.stderr or result.stdout, "no output")
+                    raise EngineError(f"docker push {ref} failed: {said}")
         finally:
-            ws.engine.remove_image(remote)  # the alias only: the image keeps its own tag
-        if not result.ok:
-            said = last_line(result.stderr or result.stdout, "no output")
-            raise EngineError(f"docker push {remote} failed: {said}")
-        say(f"push({variant.id}): {image} -> {remote}")
+            for ref in (remote, cache):  # the aliases only: the image keeps its own tag
+                ws.engine.remove_image(ref)
+        say(f"push({variant.id}): {image} -> {remote} (and {cache}, the next build's cache)")
         pushed.append(remote)
     return pushed
 

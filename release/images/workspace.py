@@ -54,7 +54,15 @@ class Workspace:
     ctx: ReleaseContext
     matrix: ImageMatrix
     source: BuildSource
-    engine: ContainerEngine
+    found_engine: ContainerEngine | None  # None: not asked for yet (see :attr:`engine`)
+
+    @property
+    def engine(self) -> ContainerEngine:
+        """The engine, found when first asked for: a task that needs none (a publish from
+        a registry) runs where there is none."""
+        if self.found_engine is None:
+            self.found_engine = ContainerEngine.detect()
+        return self.found_engine
 
     @classmethod
     def open(
@@ -65,22 +73,27 @@ class Workspace:
         allow_dirty: bool = False,
         allow_shallow: bool = False,
         inspect: bool = False,
+        engine: bool = True,
     ) -> Workspace:
         """``inspect``: the task's first question to the engine is about the matrix's
-        bases and tags (build, smoke, snapshot): asked at once, answered while git reads."""
+        bases and tags (build, smoke, snapshot): asked at once, answered while git reads.
+        ``engine`` false: no engine is looked for unless the task asks for one."""
         ctx = ReleaseContext(path)
         matrix = ctx.config.matrix
         if matrix is None:
             raise ConfigError("[tool.release.images] is missing: no image matrix to build")
-        engine = ContainerEngine.detect()
+        if not engine:
+            source = read_source(ctx, version, allow_dirty=allow_dirty, allow_shallow=allow_shallow)
+            return cls(ctx, matrix, source, None)
+        found = ContainerEngine.detect()
         if inspect and version is not None:  # the tags are known
             tagged = image_tag_for(explicit_version(version))
-            engine.inspect_ahead(
+            found.inspect_ahead(
                 [v.base_image for v in matrix.variants]
                 + [matrix.tag(v, tagged) for v in matrix.variants]
             )
         source = read_source(ctx, version, allow_dirty=allow_dirty, allow_shallow=allow_shallow)
-        return cls(ctx, matrix, source, engine)
+        return cls(ctx, matrix, source, found)
 
     @property
     def state_dir(self) -> Path:
@@ -103,6 +116,7 @@ def build(
     no_cache: bool = False,
     say: Say = print,
     live: bool = False,
+    cache: str | None = None,
 ) -> list[BuildResult]:
     """Build ``ids`` of the workspace (all when None), recording each variant's manifest
     part as it is done, then a summary; ``live``: a live line per build when stdout is a
@@ -120,6 +134,7 @@ def build(
         no_cache=no_cache,
         say=say,
         live=live,
+        cache=cache,
         # each variant's part as soon as it is built, while the others still build; a
         # failure of one build keeps the parts of the others
         after=lambda result: record_builds(ws, ws.engine, [result]),
