@@ -12,6 +12,16 @@ dependency order the file gives; ``uses:`` steps are emulated by what they do:
   behaviour), and ``buildkite-agent artifact download`` is a small script over a
   directory per step.
 
+**Approvals and secrets, as the CI gives them.** A GitHub job with an ``environment:``
+does not start until the run's ``approve`` callback approves it (asked with the job's key
+and the environment: an environment without reviewers is one the callback always
+approves); a Buildkite ``block`` step is passed only when ``approve`` approves it (asked
+with its key and its text). A job that is not approved waits, and so does every job that
+needs it (and, on Buildkite, every later step with no ``depends_on``: a block is a wait
+too); :meth:`Runner.resume` asks again for what waits, as a reviewer would later. The
+secrets given to the runner belong to environments: a job reads an environment's secrets
+only when it runs in that environment (GitHub's scoping; an unknown secret reads empty).
+
 Which workflow or step runs is decided from the file: GitHub's ``on.push.tags`` filter
 patterns (matched with GitHub's glob rules) and Buildkite's ``if`` conditionals (the forms
 the generator writes; any other form fails the run). Buildkite's ``$$`` (in commands and
@@ -40,6 +50,9 @@ from typing import Any
 from tests.index_support import PackageIndex, fresh_python, pip_env
 
 RUN_TIMEOUT = 900
+ON_TAG = "github.ref_type == 'tag'"
+# (the job's or block step's key, its environment or its text) -> whether it is approved
+Approve = Callable[[str, str], bool]
 
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
@@ -156,12 +169,21 @@ class Artifacts:
 
 @dataclass
 class CiRun:
-    """One pipeline run for one tag: what ran, in order, and what each job printed."""
+    """One pipeline run for one tag: what ran, in order, and what each job printed; what
+    was approved, and what waits for an approval."""
 
     tag: str
     jobs: list[str] = field(default_factory=list)
     output: dict[str, str] = field(default_factory=dict)
     artifacts: Artifacts | None = None  # GitHub's (Buildkite's agent keeps its own)
+    branch: str = ""  # Buildkite's: the branch whose history the agent fetches
+    approved: list[str] = field(default_factory=list)  # jobs or block steps, in order
+    held: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # waiting, in order
+
+    @property
+    def waiting(self) -> list[str]:
+        """The keys of the jobs (steps) that wait for an approval, in order."""
+        return [key for key, _ in self.held]
 
 
 class Runner:
@@ -177,8 +199,10 @@ class Runner:
         fresh: Callable[[], None],
         index: PackageIndex,
         cached: Path,
+        secrets: dict[str, dict[str, str]] | None = None,  # environment -> name -> value
     ) -> None:
         self.remote, self.work, self.fresh, self.index = remote, work, fresh, index
+        self.secrets = secrets or {}
         self.store = work / "artifacts"
         shims = work / "shims"
         shims.mkdir(parents=True, exist_ok=True)
@@ -215,18 +239,44 @@ class Runner:
 
     # -- GitHub Actions ---------------------------------------------------------------------
 
-    def github(self, workflows: dict[str, dict[str, Any]], tag: str) -> CiRun:
-        """Every workflow a push of ``tag`` starts, each job in the order its needs give."""
+    def github(self, workflows: dict[str, dict[str, Any]], tag: str, approve: Approve) -> CiRun:
+        """Every workflow a push of ``tag`` starts, each job in the order its needs give,
+        a job in an environment once ``approve`` approves it."""
         run = CiRun(tag, artifacts=Artifacts(self.store / "github"))
-        for name, workflow in workflows.items():
-            if not tag_filter_matches(workflow["on"]["push"]["tags"], tag):
-                continue
-            done: set[str] = set()
-            for key, job in workflow["jobs"].items():
-                assert set(job.get("needs", [])) <= done, f"{name}: {key} before its needs"
-                self._github_job(run, key, job)
-                done.add(key)
+        pending = [
+            (key, job)
+            for workflow in workflows.values()
+            if tag_filter_matches(workflow["on"]["push"]["tags"], tag)
+            for key, job in workflow["jobs"].items()
+        ]
+        self._github_jobs(run, pending, approve)
         return run
+
+    def resume(self, run: CiRun, approve: Approve) -> CiRun:
+        """The jobs (steps) of ``run`` that wait, ``approve`` asked again for each."""
+        pending, run.held = run.held, []
+        if run.artifacts is not None:
+            self._github_jobs(run, pending, approve)
+        else:
+            self._buildkite_steps(run, pending, approve)
+        return run
+
+    def _github_jobs(
+        self, run: CiRun, pending: list[tuple[str, dict[str, Any]]], approve: Approve
+    ) -> None:
+        for key, job in pending:
+            assert job.get("if") in (None, ON_TAG), job.get("if")  # a tag's push: it runs
+            needs, environment = job.get("needs", []), job.get("environment")
+            if set(run.waiting).intersection(needs):
+                run.held.append((key, job))
+                continue
+            if environment is not None:
+                if not approve(key, environment):
+                    run.held.append((key, job))
+                    continue
+                run.approved.append(key)
+            assert set(needs) <= set(run.jobs), f"{key} before its needs"
+            self._github_job(run, key, job)
 
     def _github_job(self, run: CiRun, key: str, job: dict[str, Any]) -> None:
         self.fresh()  # a fresh runner: none of the engine's images
@@ -247,7 +297,9 @@ class Runner:
             "GITHUB_SERVER_URL": "https://github.com",
             "GITHUB_WORKSPACE": str(ws),
         }
-        env |= {k: _expand(v, ws) for k, v in (job.get("env") or {}).items()}
+        # the secrets of the job's own environment, none of another's; none without one
+        secrets = self.secrets.get(job.get("environment") or "", {})
+        env |= {k: _expand(v, ws, secrets) for k, v in (job.get("env") or {}).items()}
         out: list[str] = []
         artifacts = run.artifacts
         assert artifacts is not None
@@ -256,7 +308,7 @@ class Runner:
         assert steps[0]["with"] == {"fetch-depth": 0, "persist-credentials": False}
         for step in steps[1:]:
             condition = step.get("if")
-            assert condition in (None, "github.ref_type == 'tag'"), condition
+            assert condition in (None, ON_TAG), condition
             uses = step.get("uses", "")
             if uses.startswith("actions/setup-python@"):
                 python = fresh_python(base / "python", self.work / "seeds")
@@ -267,24 +319,41 @@ class Runner:
             elif uses.startswith("actions/download-artifact@"):
                 artifacts.download(ws, step["with"])
             else:
-                step_env = {k: _expand(v, ws) for k, v in (step.get("env") or {}).items()}
+                given = (step.get("env") or {}).items()
+                step_env = {k: _expand(v, ws, secrets) for k, v in given}
                 self._run(key, step["run"], ws, {**env, **step_env}, out)
         run.jobs.append(key)
         run.output[key] = "\n".join(out)
 
     # -- Buildkite --------------------------------------------------------------------------
 
-    def buildkite(self, pipeline: dict[str, Any], tag: str, branch: str) -> CiRun:
-        """The steps a build of ``tag`` (on ``branch``'s history) uploads, in order."""
-        run = CiRun(tag)
-        done: set[str] = set()
-        for step in pipeline["steps"]:
-            if not buildkite_condition(step["if"], tag):
-                continue
-            assert set(step.get("depends_on", [])) <= done, f"{step['key']} before its needs"
-            self._buildkite_step(run, step, branch)
-            done.add(step["key"])
+    def buildkite(
+        self, pipeline: dict[str, Any], tag: str, branch: str, approve: Approve
+    ) -> CiRun:
+        """The steps a build of ``tag`` (on ``branch``'s history) uploads, in order, a block
+        step passed once ``approve`` approves it."""
+        run = CiRun(tag, branch=branch)
+        pending = [(s["key"], s) for s in pipeline["steps"] if buildkite_condition(s["if"], tag)]
+        self._buildkite_steps(run, pending, approve)
         return run
+
+    def _buildkite_steps(
+        self, run: CiRun, pending: list[tuple[str, dict[str, Any]]], approve: Approve
+    ) -> None:
+        blocked = False  # a block not passed: a later step with no depends_on waits for it
+        for key, step in pending:
+            needs = step.get("depends_on", [])
+            if set(run.waiting).intersection(needs) or (blocked and not needs):
+                run.held.append((key, step))
+                continue
+            assert set(needs) <= {*run.jobs, *run.approved}, f"{key} before its needs"
+            if "block" not in step:
+                self._buildkite_step(run, step, run.branch)
+            elif approve(key, step["block"]):
+                run.approved.append(key)
+            else:
+                run.held.append((key, step))
+                blocked = True
 
     def _buildkite_step(self, run: CiRun, step: dict[str, Any], branch: str) -> None:
         self.fresh()
@@ -332,13 +401,15 @@ class Runner:
 JOB_TOKEN = "ghs_jobtoken0123456789abcdefghijklmnopqr"
 
 
-def _expand(value: str, ws: Path) -> str:
-    """The ``${{ }}`` expressions the generated files use, as a runner gives them: no
-    secrets are set here (the registry on loopback needs no login), and the job's token
-    is one no file remote asks for."""
+def _expand(value: str, ws: Path, secrets: dict[str, str]) -> str:
+    """The ``${{ }}`` expressions the generated files use, as a runner gives them: the
+    job's ``secrets`` (its environment's; a secret it does not have reads empty), and the
+    job's token, one no file remote asks for."""
     value = value.replace("${{ github.workspace }}", str(ws))
     value = value.replace("${{ github.token }}", JOB_TOKEN)
     value = value.replace("${{ secrets.GITHUB_TOKEN }}", JOB_TOKEN)  # the same token
-    value = re.sub(r"\$\{\{ secrets\.[A-Z_]+ \}\}", "", value)
+    value = re.sub(
+        r"\$\{\{ secrets\.([A-Z_]+) \}\}", lambda found: secrets.get(found[1], ""), value
+    )
     assert "${{" not in value, f"an expression the runner does not know: {value}"
     return value

@@ -194,9 +194,10 @@ def test_bake_task_writes_the_tagged_version_and_refuses_a_dirty_tree(tmp_path: 
 
 
 def _buildkite(matrix: ImageMatrix) -> dict[str, dict[str, Any]]:
+    """The command steps by label (the block steps apart: tests/test_ci_approval.py)."""
     parsed = yaml.safe_load(pipeline_text(matrix, "buildkite"))
     assert parsed == buildkite_pipeline(matrix)
-    return {step["label"]: step for step in parsed["steps"]}
+    return {step["label"]: step for step in parsed["steps"] if "block" not in step}
 
 
 def _github(matrix: ImageMatrix) -> dict[str, dict[str, Any]]:
@@ -273,13 +274,14 @@ def test_buildkite_steps_depend_on_their_build_and_carry_the_image() -> None:
         if label != "manifest":
             assert step["env"]["RELEASE_MANIFEST_DIR"] == PARTS_DIR
     final = steps["manifest"]
-    assert final["depends_on"] == [k for label, k in keys.items() if label != "manifest"]
+    sessions = [k for label, k in keys.items() if label != "manifest"]
+    assert final["depends_on"] == [*sessions, "approve-manifest"]  # it records: after a block
     assert final["command"][-1] == (
         f"release manifest --parts {PARTS_DIR} --out manifest.json --push"
     )  # recorded as the tag's note and pushed, with the agent's own git credentials
     assert "agents" not in final
     queued = buildkite_pipeline(matrix, runner="gpu")["steps"]
-    assert all(s["agents"] == {"queue": "gpu"} for s in queued)
+    assert all(s["agents"] == {"queue": "gpu"} for s in queued if "block" not in s)
 
 
 def test_github_jobs_need_their_build_and_pass_artifacts() -> None:
@@ -638,8 +640,11 @@ def test_a_registry_adds_publish_jobs_and_a_promote_pipeline_for_finals() -> Non
     assert not any("nox" in r.split(" ", 1)[0] or "images.build" in r for r in runs)
     steps = {s["key"]: s for s in buildkite_pipeline(matrix)["steps"]}
     assert steps["promote"]["if"].startswith("build.tag != null && build.tag =~ /^v(")
+    # a branch builds, smokes and snapshots; publishing and after it on a tag only
+    released = ("publish-", "manifest", "promote", "approve-")
     assert all(
-        s["if"].startswith("build.tag == null || ") for k, s in steps.items() if k != "promote"
+        s["if"].startswith("build.tag != null && ") is k.startswith(released)
+        for k, s in steps.items()
     )
     # without push credentials: the manifest is an artifact, not recorded; nothing writes
     from release.core.ci_config import parse_ci

@@ -294,7 +294,8 @@ def test_release_ci_pins_an_editable_checkout_and_says_so(tmp_path: Path) -> Non
     editable(tmp_path, checkout)
     root = engine(tmp_path)
     env = {"PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), *sys.path[1:]])}
-    made = run_cli(root, "ci", "--format", "github", env=env)
+    # a process of its own: PYTHONPATH puts the checkout's record first on its path
+    made = run_cli(root, "ci", "--format", "github", env=env, process=True)
     assert made.code == 0, made.output
     assert f"the jobs install release @ git+{URL}@{head} and nox==" in made.stdout
     assert (
@@ -302,7 +303,8 @@ def test_release_ci_pins_an_editable_checkout_and_says_so(tmp_path: Path) -> Non
     )
     text = (root / ".github" / "workflows" / "images.yml").read_text()
     assert f'RELEASE_CI_INSTALL: "release @ git+{URL}@{head}"' in text
-    document = json.loads(run_cli(root, "ci", "--format", "github", "--json", env=env).stdout)
+    again = run_cli(root, "ci", "--format", "github", "--json", env=env, process=True)
+    document = json.loads(again.stdout)
     assert document["install"]["kind"] == "commit"
     assert document["install"]["requirement"] == f"release @ git+{URL}@{head}"
     assert document["install"]["nox"].startswith("nox==")

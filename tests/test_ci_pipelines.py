@@ -9,7 +9,11 @@ manifest as the tag's note on the remote. Then ``release promote`` and ``release
 the final's pipeline runs the promote job only, no build at all, and the final's tags
 serve rc1's digests. The tag's job makes the tag's GitHub release (through the recording
 stand-in for ``gh``): rc1 a pre-release with its rc page and manifest, the final latest;
-the job's token reaches ``gh`` and no job prints it."""
+the job's token reaches ``gh`` and no job prints it. Nothing is released before a reviewer
+approves: rc1's images are built, smoked and snapshotted, then the run waits with nothing
+published, recorded or released (the registry, the remote and GitHub as they were) until
+it is approved; the approval environment's registry secrets reach its jobs only (GitHub:
+they log in, the build jobs do not)."""
 
 from __future__ import annotations
 
@@ -24,8 +28,15 @@ import pytest
 from release import __version__
 from release.adapters.engine import ContainerEngine
 from release.adapters.registry import Registry
+from release.core.ci_config import ENVIRONMENT, TRANSFER_ENVIRONMENT
 from release.sample import make_sample_engine
-from tests.ci_runner import JOB_TOKEN, Runner, buildkite_condition, tag_filter_matches
+from tests.ci_runner import (
+    JOB_TOKEN,
+    Approve,
+    Runner,
+    buildkite_condition,
+    tag_filter_matches,
+)
 from tests.conftest import run_cli
 from tests.docker_support import image_env, local_registry, purge, remove_repository, unique_name
 from tests.github_support import GhStandIn
@@ -106,26 +117,82 @@ class Engine:
 
 
 SPEC = "example/tinyengine"  # the sample's repo-url
+# the approval environment's secrets (the registry on loopback takes any login)
+PUBLISHER = {"RELEASE_REGISTRY_USER": "publisher", "RELEASE_REGISTRY_PASSWORD": "pw-0f1e2d3c4b5a"}
+SESSIONS = [
+    "build-cu129", "build-cu130", "smoke-cu129", "smoke-cu130", "snapshot-cu130",
+]  # fmt: skip
+LOGGED_IN = "Login Succeeded"  # docker login's word
+
+
+def reviewers(approved: bool) -> Approve:
+    """The approval environment's reviewers, or the block step's unblocker: ``approved``;
+    the CI registry's environment has none, so its jobs start at once."""
+    return lambda key, where: approved or where == TRANSFER_ENVIRONMENT
+
+
+def repositories(registry: str, name: str) -> list[str]:
+    """The repositories of the image ``name`` the registry holds (its catalog; the
+    registry is the module's, other tests' images are there too)."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://{registry}/v2/_catalog", timeout=10) as answer:
+        held = json.loads(answer.read())["repositories"]
+    return sorted(r for r in held if r.endswith(f"/{name}"))
+
+
+def remote_refs(engine: Engine) -> str:
+    import subprocess
+
+    return subprocess.run(
+        ["git", "for-each-ref"], cwd=engine.remote, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def _held(engine: Engine, runner: Runner, fmt: str, registry: str, gh: GhStandIn) -> Any:
+    """rc1's run before anyone approves it: every session ran, nothing released."""
+    refs, held = remote_refs(engine), ["publish-cu129", "publish-cu130"]
+    if fmt == "github":
+        rc = runner.github(engine.files, RC, reviewers(False))
+    else:
+        rc = runner.buildkite(engine.files["pipeline.yml"], RC, BRANCH, reviewers(False))
+        held.insert(0, "approve-publish")  # the block step, then what depends on it
+    assert rc.jobs == SESSIONS and rc.waiting == [*held, "manifest"]
+    # the images went to the CI path only; the release registry has none, the remote no
+    # note, GitHub no release: as they were
+    assert repositories(registry, engine.name) == [f"rel/ci/{engine.name}"]
+    assert remote_refs(engine) == refs and gh.releases(SPEC) == []
+    if fmt == "github":  # the sessions run in the CI registry's environment: no secrets
+        assert rc.approved == SESSIONS
+        assert not [k for k in SESSIONS if LOGGED_IN in rc.output[k]]
+    return runner.resume(rc, reviewers(True))
 
 
 def _cycle(
-    engine: Engine, runner: Runner, fmt: str, docker: ContainerEngine, gh: GhStandIn
+    engine: Engine,
+    runner: Runner,
+    fmt: str,
+    docker: ContainerEngine,
+    gh: GhStandIn,
+    registry: str,
 ) -> None:
     def run(tag: str) -> Any:
         if fmt == "github":
-            return runner.github(engine.files, tag)
-        return runner.buildkite(engine.files["pipeline.yml"], tag, BRANCH)
+            return runner.github(engine.files, tag, reviewers(True))
+        return runner.buildkite(engine.files["pipeline.yml"], tag, BRANCH, reviewers(True))
 
     for step in ("cut", "tag", "push"):
         args = ("cut", "0.31.0") if step == "cut" else (step,)
         done = engine.release(*args)
         assert done.code == 0, done.output
-    rc = run(RC)
-    # rc1: every session, each variant's publish, the manifest recorded; no promote
-    assert rc.jobs == [
-        "build-cu129", "build-cu130", "smoke-cu129", "smoke-cu130", "snapshot-cu130",
-        "publish-cu129", "publish-cu130", "manifest",
-    ]  # fmt: skip
+    rc = _held(engine, runner, fmt, registry, gh)
+    # rc1, approved: every session, each variant's publish, the manifest recorded; no promote
+    assert rc.jobs == [*SESSIONS, "publish-cu129", "publish-cu130", "manifest"]
+    assert rc.waiting == []
+    published = sorted([f"rel/ci/{engine.name}", f"rel/{engine.name}"])
+    assert repositories(registry, engine.name) == published
+    if fmt == "github":  # the approval environment's secrets: its jobs log in with them
+        assert [k for k in rc.jobs if LOGGED_IN in rc.output[k]] == ["publish-cu129", "publish-cu130"]
     assert "release builds it as 0.31.0rc1" in rc.output["build-cu130"]
     manifest = engine.remote_note(RC)
     assert manifest["tag"] == RC and manifest["version"] == "0.31.0rc1"
@@ -159,6 +226,7 @@ def _cycle(
     before = docker.run(["images", "-q", "--filter", f"reference={engine.name}"]).stdout.split()
     final = run(FINAL)
     assert final.jobs == ["promote"]
+    assert final.approved == ["promote" if fmt == "github" else "approve-promote"]
     assert "release promotes it as 0.31.0" in final.output["promote"]
     assert f"made a release, marked latest {FINAL} on {SPEC}" in final.output["promote"]
     releases = {r["tagName"]: r for r in gh.releases(SPEC)}
@@ -183,7 +251,7 @@ def _cycle(
     assert len(gh.releases(SPEC)) == 2  # the final's release edited in place, not made again
     assert ["release", "create"] not in [c[:2] for c in gh.calls()[-3:]]
     everything = "\n".join([*rc.output.values(), *final.output.values(), *again.output.values()])
-    assert JOB_TOKEN not in everything
+    assert JOB_TOKEN not in everything and PUBLISHER["RELEASE_REGISTRY_PASSWORD"] not in everything
 
 
 @images
@@ -209,9 +277,10 @@ def test_rc_then_final_through_the_generated_pipeline(
     runner = Runner(
         engine.remote, tmp_path / "ci", engine.env,
         lambda: remove_repository(docker, engine.name), local_index, cached,
+        secrets={ENVIRONMENT: PUBLISHER},  # the CI registry on loopback needs none
     )  # fmt: skip
     try:
-        _cycle(engine, runner, fmt, docker, gh_standin)
+        _cycle(engine, runner, fmt, docker, gh_standin, registry)
     finally:
         purge(docker, engine.name)
 

@@ -16,7 +16,16 @@ Pure.
 - ``push-manifest``: whether the last job of an rc records the manifest as the tag's note
   and pushes it, and the promote job the final's (default true: GitHub's job token with
   ``contents: write`` on those jobs only, Buildkite's agent's own git credentials); false
-  leaves the merged manifest as an artifact, for a maintainer to record and push.
+  leaves the merged manifest as an artifact, for a maintainer to record and push;
+- ``environment``: the GitHub environment the jobs that release run in (default
+  ``release``): publish, promote, and the job that records the manifest or makes the
+  GitHub release. Its required reviewers approve each run before those jobs start, and
+  its secrets (the release registry's credentials) reach those jobs only;
+- ``transfer-environment``: the GitHub environment of the build, smoke and snapshot jobs
+  that push or pull through a registry (default ``release-ci``): it holds the CI
+  registry's credentials and needs no reviewers. Both are names, never code: one line of
+  printable text, no ``${{``, at most 255 characters, and not the same name (GitHub's
+  names are not case sensitive), or every build would wait for a review.
 """
 
 from __future__ import annotations
@@ -30,7 +39,7 @@ from release.core.serving import refuse_unknown
 from release.core.tree_paths import tree_relative
 from release.errors import ConfigError
 
-__all__ = ["JOB_KINDS", "CiSettings", "parse_ci"]
+__all__ = ["ENVIRONMENT", "JOB_KINDS", "TRANSFER_ENVIRONMENT", "CiSettings", "parse_ci"]
 
 PREFIX = "[tool.release.ci]"
 JOB_KINDS = ("build", "smoke", "gpu", "snapshot", "publish", "manifest", "promote")
@@ -44,7 +53,19 @@ TIMEOUTS = {
     "promote": 15,
 }
 DEFAULT_RUNNER = "ubuntu-latest"
-_KEYS = ("python", "install", "requirements", "runners", "timeouts", "push-manifest")
+_KEYS = (
+    "python",
+    "install",
+    "requirements",
+    "runners",
+    "timeouts",
+    "push-manifest",
+    "environment",
+    "transfer-environment",
+)
+ENVIRONMENT = "release"  # the approval environment: reviewers, the release's secrets
+TRANSFER_ENVIRONMENT = "release-ci"  # the CI registry's secrets, no reviewers
+_ENVIRONMENT_LENGTH = 255  # GitHub's limit on an environment's name
 _RUNNER_KEY = re.compile(rf"^(?:default|(?:{'|'.join(JOB_KINDS)})(?:-[a-z0-9]+)?)$")
 _PYTHON = re.compile(r"^3\.\d{1,2}(?:\.\d{1,2})?$")
 
@@ -57,6 +78,8 @@ class CiSettings:
     timeouts: Mapping[str, int] = field(default_factory=lambda: dict(TIMEOUTS))
     push_manifest: bool = True
     requirements: str | None = None  # a hash-pinned requirements file, relative to the root
+    environment: str = ENVIRONMENT
+    transfer_environment: str = TRANSFER_ENVIRONMENT
 
     def runner(self, kind: str, arch: str | None = None, fallback: str | None = None) -> str:
         """The label for a job of ``kind`` (on ``arch``): the most specific one given."""
@@ -80,6 +103,38 @@ def _label(value: Any, where: str) -> str:
     if not isinstance(value, str) or not value.strip() or not value.isprintable():
         raise ConfigError(f"{where}: expected a runner label (one line of printable text)")
     return value
+
+
+def _environment(table: Mapping[str, Any], key: str, default: str) -> str:
+    """A GitHub environment's name: data in the workflow, never an expression."""
+    value = table.get(key, default)
+    if (
+        not isinstance(value, str)
+        or not value.strip()
+        or value != value.strip()
+        or not value.isprintable()
+        or "${{" in value
+        or len(value) > _ENVIRONMENT_LENGTH
+    ):
+        raise ConfigError(
+            f"{PREFIX} {key}: expected a GitHub environment's name (one line of printable "
+            f'text, no ${{{{, at most {_ENVIRONMENT_LENGTH} characters), e.g. {key} = "{default}"'
+        )
+    return value
+
+
+def _environments(table: Mapping[str, Any]) -> tuple[str, str]:
+    """The approval environment and the CI registry's: two environments, or the builds
+    would wait for a review (GitHub compares the names without case)."""
+    approval = _environment(table, "environment", ENVIRONMENT)
+    transfer = _environment(table, "transfer-environment", TRANSFER_ENVIRONMENT)
+    if approval.casefold() == transfer.casefold():
+        raise ConfigError(
+            f"{PREFIX} environment and transfer-environment: both are {approval!r}; give "
+            "the builds an environment without reviewers, e.g. "
+            f'transfer-environment = "{TRANSFER_ENVIRONMENT}"'
+        )
+    return approval, transfer
 
 
 def _install(table: Mapping[str, Any]) -> tuple[str | None, str | None]:
@@ -138,4 +193,7 @@ def parse_ci(table: Any) -> CiSettings:
     push = table.get("push-manifest", True)
     if not isinstance(push, bool):
         raise ConfigError(f"{PREFIX} push-manifest: expected true or false, got {push!r}")
-    return CiSettings(python, install, dict(runners), timeouts, push, requirements)
+    approval, transfer = _environments(table)
+    return CiSettings(
+        python, install, dict(runners), timeouts, push, requirements, approval, transfer
+    )

@@ -7,7 +7,9 @@ from the step's ``env``. Buildkite interpolates the whole pipeline when it is up
 every ``$`` in it is doubled: a ``$`` at run time, and no value can name a variable. The
 tag's step (manifest, promote, or a final's ``github-release``) makes the tag's GitHub
 release where ``[tool.release.github] release`` is on, ``gh`` reading ``GH_TOKEN`` from
-the agent's environment (nothing of it is in the pipeline). Pure.
+the agent's environment (nothing of it is in the pipeline). The steps that release
+(:meth:`Plan.approval`) wait for a ``block`` step, its text fixed; they, the block and every
+step after them run on a tag only. Pure.
 """
 
 from __future__ import annotations
@@ -55,6 +57,10 @@ _NOT_A_TAG = (
     'if [ -z "${BUILDKITE_TAG:-}" ]; then echo "not a tag: nothing is published"; exit 0; fi'
 )
 _RELEASE = f'if [ -n "${{BUILDKITE_TAG:-}}" ]; then {github_release_command("BUILDKITE_TAG")}; fi'
+# the block before the steps that release, by the first one's kind: fixed text, no value
+_BLOCKS = {"publish": "Publish this tag?", "promote": "Promote this tag?"}
+_BLOCK = "Release this tag?"
+_PROMPT = "The steps after this one release the tag: they publish, promote or record it."
 STEP_ENV = "RELEASE_CI_BUILD_STEP"  # the build step an archive comes from: _1, _2 in a publish
 
 
@@ -133,7 +139,7 @@ def _uploaded(value: Any) -> Any:
     return value
 
 
-def _step(plan: Plan, job: Job, condition: str) -> dict[str, Any]:
+def _step(plan: Plan, job: Job, condition: str, block: str | None = None) -> dict[str, Any]:
     commands = [_TAGS, _VENV, install_command(plan.install), _check(job)]
     login = login_command(plan)
     if login and uses_registry(plan, job):
@@ -147,8 +153,9 @@ def _step(plan: Plan, job: Job, condition: str) -> dict[str, Any]:
         "if": condition,
         "command": commands + work,
     }
-    if job.needs:
-        step["depends_on"] = list(job.needs)
+    needs = [*job.needs, *([block] if block else [])]
+    if needs:
+        step["depends_on"] = needs
     step["env"] = _step_env(plan, job)
     if artifacts:
         step["artifact_paths"] = artifacts
@@ -160,15 +167,44 @@ def _step(plan: Plan, job: Job, condition: str) -> dict[str, Any]:
     return dict(_uploaded(step))
 
 
+def _block(first: Job, key: str, tagged: str, waits: list[str]) -> dict[str, Any]:
+    """The block step before ``first``, the first step that releases: on a tag only, after
+    the steps ``waits`` names."""
+    block = {"block": _BLOCKS.get(first.kind, _BLOCK), "prompt": _PROMPT, "key": key}
+    return dict(_uploaded(block | {"if": tagged} | ({"depends_on": waits} if waits else {})))
+
+
+def _gated(plan: Plan, jobs: list[Job], condition: str, tagged: str) -> list[dict[str, Any]]:
+    """The steps of ``jobs`` (``condition``), with a block step before the first that
+    releases: it waits for the steps they need; the steps that release depend on it, and
+    they and every step after them run on a tag only (``tagged``)."""
+    tag_only = plan.on_tag_only(jobs)
+    first = [j for j in jobs if j.key in tag_only and not tag_only.intersection(j.needs)]
+    key = f"approve-{first[0].kind}" if first else ""
+    needed = {n for j in first for n in j.needs}
+    steps: list[dict[str, Any]] = []
+    for job in jobs:
+        if first and job is first[0]:
+            steps.append(_block(job, key, tagged, [j.key for j in jobs if j.key in needed]))
+        gate = key if job in first else None
+        steps.append(_step(plan, job, tagged if job.key in tag_only else condition, gate))
+    return steps
+
+
 def buildkite_pipeline(plan: Plan) -> dict[str, Any]:
-    """The pipeline (``steps:``): the rc steps for a branch or a built tag, the promote
-    step for a final tag."""
-    built = f"build.tag == null || build.tag =~ /{plan.tags.regex(BUILT)}/"
-    steps = [_step(plan, j, built) for j in pipeline_jobs(plan.matrix)]
+    """The pipeline (``steps:``): the rc steps for a branch or a built tag (those that
+    release on a tag only, after their block), the promote step for a final tag."""
+    built = plan.tags.regex(BUILT)
+    steps = _gated(
+        plan,
+        pipeline_jobs(plan.matrix),
+        f"build.tag == null || build.tag =~ /{built}/",
+        f"build.tag != null && build.tag =~ /{built}/",
+    )
     last = final_job(plan)
     if last is not None:
         final = f"build.tag != null && build.tag =~ /{plan.tags.regex(PROMOTED)}/"
-        steps.append(_step(plan, last, final))
+        steps += _gated(plan, [last], final, final)
     return {"steps": steps}
 
 
@@ -178,6 +214,7 @@ def buildkite_text(plan: Plan) -> str:
         "Make it again after the matrix changes; do not edit it by hand.",
         "rc and post tags (and branches): build, smoke and snapshot each image, publish,",
         "then record the manifest as the tag's note; final tags: promote only.",
+        "The steps that release wait for their block step; branches release nothing.",
     ]
     if plan.github_release:
         header.append("On a tag, its GitHub release is made (gh reads GH_TOKEN from the agent).")

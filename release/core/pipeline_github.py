@@ -3,7 +3,10 @@ by hand), ``promote.yml`` for final tags. Least privilege (``permissions: {}`` f
 workflow, ``contents: read`` per job, ``contents: write`` only where a manifest is pushed
 or the tag's GitHub release is made, with the job's token in that step's ``env``),
 one ``concurrency`` group per ref, a timeout per job kind, actions pinned by commit, no
-credentials left in a checkout. Pure.
+credentials left in a checkout. Each ``permissions`` entry says why in a comment. The jobs
+that release run in the approval environment (``environment:``, its reviewers approve the
+run; on a tag only); the registry's secrets are read only in jobs that have an
+environment. Pure.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from release.core.pipelines import (
     session_command,
     uses_registry,
 )
-from release.core.yaml_text import dump_yaml
+from release.core.yaml_text import Commented, dump_yaml
 
 __all__ = ["ACTIONS", "github_texts", "github_workflows"]
 
@@ -97,7 +100,8 @@ def _setup(plan: Plan, job: Job) -> list[dict[str, Any]]:
         {"if": ON_TAG, "run": check_command("GITHUB_REF_NAME", job)},
     ]
     login = login_command(plan)
-    if login and uses_registry(plan, job):
+    # the secrets are read where the job has an environment only: theirs, not the repository's
+    if login and uses_registry(plan, job) and plan.environment(job):
         secrets = {
             REGISTRY_USER: f"${{{{ secrets.{REGISTRY_USER} }}}}",
             REGISTRY_PASSWORD: f"${{{{ secrets.{REGISTRY_PASSWORD} }}}}",
@@ -164,20 +168,35 @@ def _work(plan: Plan, job: Job) -> list[dict[str, Any]]:
     ]
 
 
-def _job(plan: Plan, job: Job) -> dict[str, Any]:
+def _contents(plan: Plan, job: Job) -> Commented:
+    """The job's ``contents`` permission, and why."""
+    pushes = job.kind in ("manifest", "promote") and plan.settings.push_manifest
+    why = [
+        *(["to push the manifest as the tag's note"] if pushes else []),
+        *(["to make the tag's GitHub release"] if plan.makes_release(job) else []),
+    ]
+    if why:
+        return Commented("write", " and ".join(why))
+    return Commented("read", "to check out the repository")
+
+
+def _job(plan: Plan, job: Job, tag_only: bool) -> dict[str, Any]:
     steps = _setup(plan, job) + _work(plan, job)
     if job.kind in ("build", "smoke", "snapshot"):
         steps.append(_upload(f"{PARTS_DIR}-{job.key}", PARTS_DIR))
     elif job.kind == "publish":
         steps.append(_upload(f"{PARTS_DIR}-{job.key}", PARTS_DIR, ON_TAG))
     out: dict[str, Any] = {"name": job.label}
+    if tag_only:  # a run by hand on a branch releases nothing and asks no one to approve
+        out["if"] = ON_TAG
     if job.needs:
         out["needs"] = list(job.needs)
     out["runs-on"] = plan.settings.runner(job.runs_on, job.arch, plan.runner)
+    environment = plan.environment(job)
+    if environment:
+        out["environment"] = environment
     out["timeout-minutes"] = plan.settings.timeout(job.timeout_kind)
-    pushes = job.kind in ("manifest", "promote") and plan.settings.push_manifest
-    writes = pushes or plan.makes_release(job)
-    out["permissions"] = {"contents": "write" if writes else "read"}
+    out["permissions"] = {"contents": _contents(plan, job)}
     if job.kind not in ("manifest", "promote") and not job.on_final:
         out["env"] = {"RELEASE_MANIFEST_DIR": PARTS_DIR, STATE_ENV: STATE, **job_env(plan, job)}
     out["steps"] = steps
@@ -200,16 +219,19 @@ def _workflow(name: str, tags: list[str], jobs: dict[str, Any], by_hand: bool) -
 
 def github_workflows(plan: Plan) -> list[dict[str, Any]]:
     """The rc workflow (``images``), then the final's (``promote``) where there is one."""
+    jobs = pipeline_jobs(plan.matrix)
+    tag_only = plan.on_tag_only(jobs)
     images = _workflow(
         "images",
         plan.tags.globs(BUILT),
-        {j.key: _job(plan, j) for j in pipeline_jobs(plan.matrix)},
+        {j.key: _job(plan, j, j.key in tag_only) for j in jobs},
         by_hand=True,
     )
     last = final_job(plan)
     if last is None:
         return [images]
-    final = _workflow("promote", plan.tags.globs(PROMOTED), {last.key: _job(plan, last)}, False)
+    final_jobs = {last.key: _job(plan, last, False)}  # its workflow runs on a final tag only
+    final = _workflow("promote", plan.tags.globs(PROMOTED), final_jobs, False)
     return [images, final]
 
 
@@ -237,5 +259,6 @@ def github_texts(plan: Plan) -> list[str]:
             what = ["Final tags: the GitHub release, with the final's notes; nothing is built."]
         if plan.github_release:
             what.append("On a tag, its GitHub release is made (the one job that may write).")
+        what.append("The jobs that release wait for the approval environment's reviewers.")
         texts.append(dump_yaml(workflow, [*header, *what]))
     return texts

@@ -22,6 +22,14 @@ runs on the tag makes it, after its own work (``release github-release "$TAG"``)
 of its own for final tags. Only that job may write (``contents: write``); its token is
 GitHub's job token in the step's ``env``, the Buildkite agent's ``GH_TOKEN``.
 
+**Approval.** The jobs that release (each publish, the promote, the job that records the
+manifest or makes the GitHub release: :meth:`Plan.approval`) wait for a person: on GitHub
+they run in the approval environment (``[tool.release.ci] environment``), whose required
+reviewers approve the run, on Buildkite after a ``block`` step. They and every job after
+them run on a tag only. Secrets are read only in jobs that have an environment: those, and
+the build, smoke and snapshot jobs that log in to the CI registry (``transfer-environment``,
+no reviewers), so an environment's secrets reach its own jobs and no other.
+
 **Between jobs** the images travel through a registry where one is configured
 (``ci-registry``, else ``<registry>/ci``; ``--registry``): ``release images.push`` after
 the build (which also moves the row's ``cache-<row>`` tag there: the next build job gets
@@ -45,7 +53,8 @@ expands ``${{ }}`` anywhere before the shell runs (``[tool.release]`` holds none
 :func:`release.core.config.refuse_expressions`); Buildkite interpolates ``$`` on upload,
 so its pipeline doubles every ``$``. Credentials come from the CI, never
 the file: the registry's from ``RELEASE_REGISTRY_USER`` and ``RELEASE_REGISTRY_PASSWORD``
-(GitHub: secrets of those names; Buildkite: the agent's environment), the push of a note
+(GitHub: secrets of those names in the job's environment; Buildkite: the agent's
+environment, scoped by its queue), the push of a note
 from GitHub's job token (``contents: write`` on that job only) or the Buildkite agent's own
 git credentials.
 """
@@ -159,6 +168,32 @@ class Plan:
     def makes_release(self, job: Job) -> bool:
         """Whether ``job`` makes the tag's GitHub release (and so may write)."""
         return self.github_release and job.kind in ("manifest", "promote", RELEASE_JOB)
+
+    def approval(self, job: Job) -> bool:
+        """Whether ``job`` waits for approval: it publishes or promotes images, records the
+        manifest (``push-manifest``) or makes the GitHub release."""
+        if job.kind in ("publish", "promote", RELEASE_JOB):
+            return True
+        return job.kind == "manifest" and (self.settings.push_manifest or self.makes_release(job))
+
+    def environment(self, job: Job) -> str | None:
+        """The GitHub environment ``job`` runs in: the approval one where it waits for
+        approval, the CI registry's where it logs in to push or pull, else none (and then
+        it reads no secret)."""
+        if self.approval(job):
+            return self.settings.environment
+        if uses_registry(self, job) and login_hosts(self):
+            return self.settings.transfer_environment
+        return None
+
+    def on_tag_only(self, jobs: list[Job]) -> set[str]:
+        """The keys of ``jobs`` that run on a tag only: those that wait for approval and
+        every job after one (a run by hand on a branch releases nothing, asks no one)."""
+        after: set[str] = set()
+        for job in jobs:  # in order: a job's needs come before it
+            if self.approval(job) or after.intersection(job.needs):
+                after.add(job.key)
+        return after
 
 
 def archive(row: str) -> str:

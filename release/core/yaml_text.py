@@ -5,7 +5,9 @@ escapes are YAML's), so no value is read as a boolean, a number or a null by any
 1.1 or 1.2 reader (``on``, ``yes``, ``12.9`` stay strings). Keys are plain only where
 that is unambiguous. A header comment stays one comment line each, whatever it carries: a
 character that is not printable (a newline, a carriage return, a Unicode line separator)
-is written escaped, so nothing in it can end the comment and start YAML. Pure.
+is written escaped, so nothing in it can end the comment and start YAML; so is the comment
+a :class:`Commented` string carries after its value (a ``permissions`` entry says why it is
+granted). Pure.
 """
 
 from __future__ import annotations
@@ -15,11 +17,26 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["dump_yaml"]
+__all__ = ["Commented", "dump_yaml"]
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 # words some YAML reader takes for a boolean or a null (YAML 1.1 is the wider set)
 _RESERVED = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
+
+
+class Commented(str):
+    """A string written with a comment after it on its line; equal to the plain string,
+    and read back as it."""
+
+    comment: str
+
+    def __new__(cls, value: str, comment: str) -> Commented:
+        made = super().__new__(cls, value)
+        made.comment = comment
+        return made
+
+    def __getnewargs__(self) -> tuple[str, str]:  # type: ignore[override]
+        return str(self), self.comment
 
 
 def _key(key: str) -> str:
@@ -35,6 +52,8 @@ def _scalar(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return json.dumps(value)
+    if isinstance(value, Commented):
+        return f"{json.dumps(str(value))}  # {_comment(value.comment)}"
     if isinstance(value, str):
         return json.dumps(value)
     raise TypeError(f"no YAML for {type(value).__name__}")
