@@ -25,7 +25,10 @@ Pure.
   that push or pull through a registry (default ``release-ci``): it holds the CI
   registry's credentials and needs no reviewers. Both are names, never code: one line of
   printable text, no ``${{``, at most 255 characters, and not the same name (GitHub's
-  names are not case sensitive), or every build would wait for a review.
+  names are not case sensitive), or every build would wait for a review;
+- ``image-signing-key``: the full fingerprint of the OpenPGP key the publish and promote
+  jobs sign the images by (:mod:`release.core.pipeline_signing`); its private half is the
+  ``RELEASE_IMAGE_SIGNING_SECRET`` secret of the approval environment. Unset: unsigned.
 """
 
 from __future__ import annotations
@@ -62,12 +65,14 @@ _KEYS = (
     "push-manifest",
     "environment",
     "transfer-environment",
+    "image-signing-key",
 )
 ENVIRONMENT = "release"  # the approval environment: reviewers, the release's secrets
 TRANSFER_ENVIRONMENT = "release-ci"  # the CI registry's secrets, no reviewers
 _ENVIRONMENT_LENGTH = 255  # GitHub's limit on an environment's name
 _RUNNER_KEY = re.compile(rf"^(?:default|(?:{'|'.join(JOB_KINDS)})(?:-[a-z0-9]+)?)$")
 _PYTHON = re.compile(r"^3\.\d{1,2}(?:\.\d{1,2})?$")
+_FINGERPRINT = re.compile(r"^[0-9A-F]{40}$")
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,7 @@ class CiSettings:
     requirements: str | None = None  # a hash-pinned requirements file, relative to the root
     environment: str = ENVIRONMENT
     transfer_environment: str = TRANSFER_ENVIRONMENT
+    image_signing_key: str | None = None  # the fingerprint publish and promote sign by
 
     def runner(self, kind: str, arch: str | None = None, fallback: str | None = None) -> str:
         """The label for a job of ``kind`` (on ``arch``): the most specific one given."""
@@ -194,6 +200,13 @@ def parse_ci(table: Any) -> CiSettings:
     if not isinstance(push, bool):
         raise ConfigError(f"{PREFIX} push-manifest: expected true or false, got {push!r}")
     approval, transfer = _environments(table)
+    key = table.get("image-signing-key")
+    if key is not None and (not isinstance(key, str) or not _FINGERPRINT.match(key)):
+        raise ConfigError(
+            f"{PREFIX} image-signing-key: expected the signing key's full fingerprint, 40 "
+            'hexadecimal digits in capitals (gpg --list-keys --with-colons: its "fpr" '
+            "line), got " + repr(key)
+        )
     return CiSettings(
-        python, install, dict(runners), timeouts, push, requirements, approval, transfer
+        python, install, dict(runners), timeouts, push, requirements, approval, transfer, key
     )

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from release.core.ci_triggers import BUILT, PROMOTED
+from release.core.pipeline_signing import SIGNATURES_DIR, signed, signing_env, signs
 from release.core.pipelines import (
     ARCHIVE_ENV,
     MANIFEST_FILE,
@@ -83,6 +84,8 @@ def _step_env(plan: Plan, job: Job) -> dict[str, str]:
     env |= install_env(plan.install) | job_env(plan, job)
     if uses_registry(plan, job):
         env |= login_env(plan)
+    if signs(plan, job):
+        env |= signing_env(plan)
     if plan.transfer or job.kind not in ("smoke", "snapshot", "publish"):
         return env
     if job.kind == "publish":
@@ -95,6 +98,9 @@ def _commands(plan: Plan, job: Job) -> tuple[list[str], list[str]]:
     """The step's commands after the set-up (the tag's GitHub release last, where the step
     makes it), and the artifacts it keeps."""
     lines, artifacts = _work(plan, job)
+    if signs(plan, job):  # the publish or promote, last of its lines, after the key's import
+        lines = [*lines[:-1], signed(lines[-1])]
+        artifacts = [*artifacts, f"{SIGNATURES_DIR}/**/*"]
     return [*lines, *([_RELEASE] if plan.makes_release(job) else [])], artifacts
 
 

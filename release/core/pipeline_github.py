@@ -14,6 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 from release.core.ci_triggers import BUILT, PROMOTED
+from release.core.pipeline_signing import (
+    SIGNATURES_DIR,
+    SIGNING_SECRET,
+    signatures_artifact,
+    signed,
+    signing_env,
+    signs,
+)
 from release.core.pipelines import (
     MANIFEST_FILE,
     NOT_RECORDED,
@@ -122,6 +130,19 @@ def _github_release() -> dict[str, Any]:
     return {"if": ON_TAG, **step}
 
 
+def _signing(plan: Plan, job: Job, step: dict[str, Any]) -> list[dict[str, Any]]:
+    """``step`` (the publish or the promote) signing the images by the configured key,
+    whose secret half only this step reads, then its signatures kept as an artifact."""
+    if not signs(plan, job):
+        return [step]
+    secret = {SIGNING_SECRET: f"${{{{ secrets.{SIGNING_SECRET} }}}}"}
+    command = step["run"].removeprefix(TOKEN_AUTH)  # the push's credentials stay first
+    run = step["run"][: len(step["run"]) - len(command)] + signed(command)
+    env = {**step.get("env", {}), **signing_env(plan), **secret}
+    kept = _upload(signatures_artifact(job), SIGNATURES_DIR, ON_TAG)
+    return [{**step, "run": run, "env": env}, kept]
+
+
 def _work(plan: Plan, job: Job) -> list[dict[str, Any]]:
     """The job's own steps, after the set-up."""
     transfer = plan.transfer
@@ -148,12 +169,14 @@ def _work(plan: Plan, job: Job) -> list[dict[str, Any]]:
             if not transfer:  # through a registry, nothing comes onto the runner
                 load = {"if": ON_TAG, "run": load_command(archive_var)}
                 steps += [_download_image(row, ON_TAG), load]
-        return [*steps, {"if": ON_TAG, "run": publish_command(bool(transfer))}]
+        publish = {"if": ON_TAG, "run": publish_command(bool(transfer))}
+        return [*steps, *_signing(plan, job, publish)]
     push = plan.settings.push_manifest
     made = [_github_release()] if plan.makes_release(job) else []
     if job.kind != "manifest":  # the final's: its promote, then its release
         run = promote_command("GITHUB_REF_NAME", push)
-        promoted = [_pushing(run) if push else {"run": run}] if job.kind == "promote" else []
+        promote = _pushing(run) if push else {"run": run}
+        promoted = _signing(plan, job, promote) if job.kind == "promote" else []
         return [*promoted, *made]
     merged = merge_command(push)
     return [
