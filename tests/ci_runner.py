@@ -327,9 +327,7 @@ class Runner:
 
     # -- Buildkite --------------------------------------------------------------------------
 
-    def buildkite(
-        self, pipeline: dict[str, Any], tag: str, branch: str, approve: Approve
-    ) -> CiRun:
+    def buildkite(self, pipeline: dict[str, Any], tag: str, branch: str, approve: Approve) -> CiRun:
         """The steps a build of ``tag`` (on ``branch``'s history) uploads, in order, a block
         step passed once ``approve`` approves it."""
         run = CiRun(tag, branch=branch)

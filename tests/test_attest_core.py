@@ -68,8 +68,12 @@ def test_an_sbom_that_is_not_spdx_is_refused_and_names_are_escaped() -> None:
 
 
 def test_normalized_sboms_of_one_image_are_the_same_bytes() -> None:
-    one = normalized({**spdx(), "creationInfo": {"created": "now"}, "documentNamespace": "r1"}, "x@" + D, 0)
-    two = normalized({**spdx(), "creationInfo": {"created": "later"}, "documentNamespace": "r2"}, "x@" + D, 0)
+    one = normalized(
+        {**spdx(), "creationInfo": {"created": "now"}, "documentNamespace": "r1"}, "x@" + D, 0
+    )
+    two = normalized(
+        {**spdx(), "creationInfo": {"created": "later"}, "documentNamespace": "r2"}, "x@" + D, 0
+    )
     assert one == two and one["creationInfo"]["created"] == "1970-01-01T00:00:00Z"
 
 
@@ -91,13 +95,18 @@ def test_the_statement_reads_back_as_its_materials_and_matches_its_build() -> No
 )
 def test_each_material_that_differs_is_drift(change: dict[str, Any], row: str) -> None:
     found = materials_of(envelope(statement(HEADER, "a", BUILD, PUBLISH)))
-    rows = {r.name: r.state for r in material_verdicts(found, subject=D, commit="c" * 40, rebuilt={**BUILD, **change})}
+    rows = {
+        r.name: r.state
+        for r in material_verdicts(found, subject=D, commit="c" * 40, rebuilt={**BUILD, **change})
+    }
     assert [name for name, state in rows.items() if state is State.DRIFT] == [row]
 
 
 def test_another_subject_or_commit_is_drift() -> None:
     found = materials_of(envelope(statement(HEADER, "a", BUILD, PUBLISH)))
-    rows = {r.name: r.state for r in material_verdicts(found, subject=E, commit="d" * 40, rebuilt=BUILD)}
+    rows = {
+        r.name: r.state for r in material_verdicts(found, subject=E, commit="d" * 40, rebuilt=BUILD)
+    }
     assert rows["provenance subject"] is State.DRIFT and rows["provenance commit"] is State.DRIFT
 
 
@@ -109,8 +118,20 @@ def test_an_envelope_that_is_not_a_provenance_is_refused() -> None:
         json.dumps({**good, "payloadType": "text/plain"}).encode(),
         json.dumps({**good, "payload": "!!"}).encode(),
         json.dumps({**good, "signatures": None}).encode(),
-        json.dumps({**good, "payload": base64.b64encode(json.dumps({**inner, "predicateType": "x"}).encode()).decode()}).encode(),
-        json.dumps({**good, "payload": base64.b64encode(json.dumps({**inner, "subject": []}).encode()).decode()}).encode(),
+        json.dumps(
+            {
+                **good,
+                "payload": base64.b64encode(
+                    json.dumps({**inner, "predicateType": "x"}).encode()
+                ).decode(),
+            }
+        ).encode(),
+        json.dumps(
+            {
+                **good,
+                "payload": base64.b64encode(json.dumps({**inner, "subject": []}).encode()).decode(),
+            }
+        ).encode(),
     ]
     for data in bad_payloads:
         with pytest.raises(ProvenanceError):
@@ -142,7 +163,10 @@ def test_a_signed_envelope_reads_back_its_signatures_over_the_pae_and_names_the_
     found = opened(data)
     assert found.signatures == (Signature("F" * 40, b"\x89sig"),)
     payload = payload_of(document)
-    assert found.signed_bytes == b"DSSEv1 28 " + PAYLOAD_TYPE.encode() + b" %d " % len(payload) + payload
+    assert (
+        found.signed_bytes
+        == b"DSSEv1 28 " + PAYLOAD_TYPE.encode() + b" %d " % len(payload) + payload
+    )
     assert materials_of(data).sbom == E and materials_of(data).signatures == 1
     assert materials_of(envelope(statement(HEADER, "a", BUILD, PUBLISH))).sbom is None
     # a sig that is not base64 is kept as no bytes (which no key verifies); shapes refused

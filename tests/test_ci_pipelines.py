@@ -18,7 +18,11 @@ they log in, the build jobs do not)."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,7 @@ from release import __version__
 from release.adapters.engine import ContainerEngine
 from release.adapters.registry import Registry
 from release.core.ci_config import ENVIRONMENT, TRANSFER_ENVIRONMENT
+from release.core.pipeline_signing import SIGNATURES_DIR, SIGNING_SECRET
 from release.sample import make_sample_engine
 from tests.ci_runner import (
     JOB_TOKEN,
@@ -41,6 +46,7 @@ from tests.conftest import run_cli
 from tests.docker_support import image_env, local_registry, purge, remove_repository, unique_name
 from tests.github_support import GhStandIn
 from tests.index_support import PackageIndex, decoys_in, dependencies
+from tests.test_image_signing import make_key, skopeo_accepts
 
 images = pytest.mark.images
 RC, FINAL, BRANCH = "v0.31.0rc1", "v0.31.0", "releases/v0.31.0"
@@ -58,10 +64,55 @@ def cached(local_index: PackageIndex, tmp_path_factory: pytest.TempPathFactory) 
     return dependencies(local_index, tmp_path_factory.mktemp("cached"))
 
 
+@dataclass(frozen=True)
+class SigningKey:
+    """The images' signing key of the CI: its fingerprint, its armoured secret half (the
+    approval environment's secret), its public half (as a tester pins it)."""
+
+    fpr: str
+    secret: str
+    public: Path
+    scratch: Path  # short: the jobs' TMPDIR (their GnuPG homes, whose agents are stopped)
+
+
+@pytest.fixture(scope="module")
+def signing_key() -> Iterator[SigningKey]:
+    root = Path(tempfile.mkdtemp(prefix="rel-cik-", dir="/tmp"))  # gpg-agent's socket path
+    try:
+        key = make_key(root, "ci")
+        secret = subprocess.run(
+            ["gpg", "--homedir", str(key.home), "--batch", "--armor", "--export-secret-keys",
+             key.fpr], check=True, capture_output=True, text=True,
+        ).stdout  # fmt: skip
+        (root / "jobs").mkdir()
+        yield SigningKey(key.fpr, secret, key.public, root / "jobs")
+    finally:
+        for home in [root / "gnupg-ci", *(root / "jobs").glob("tmp.*")]:
+            subprocess.run(["gpgconf", "--homedir", str(home), "--kill", "all"],
+                           check=False, capture_output=True)  # fmt: skip
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def signatures(runner: Runner, fmt: str, jobs: list[str], into: Path) -> Path:
+    """The lookaside store a maintainer serves: the signing jobs' artifacts, merged as the
+    README says (each job numbers its signatures from signature-1: a copy would lose some)."""
+    kept = []
+    for job in jobs:
+        store = runner.store / "github" / f"signatures-{job}"
+        if fmt == "buildkite":
+            store = runner.store / "buildkite" / job / SIGNATURES_DIR
+        assert any(p.is_file() for p in store.rglob("*")), f"{job} kept no signature"
+        kept += ["--merge", str(store)]
+    into.parent.mkdir(parents=True, exist_ok=True)
+    merged = run_cli(into.parent, "images.signatures", *kept, "--into", str(into))
+    assert merged.code == 0, merged.output
+    return into
+
+
 class Engine:
     """The sample engine with its remote, set up as a maintainer adopting the tool would."""
 
-    def __init__(self, root: Path, registry: str, fmt: str, install: str) -> None:
+    def __init__(self, root: Path, registry: str, fmt: str, install: str, signing: str) -> None:
         self.env = image_env(root / "home")
         self.name = unique_name()
         with pytest.MonkeyPatch.context() as mp:
@@ -83,6 +134,7 @@ class Engine:
             f'version-arg = "ENGINE_VERSION"\nregistry = "{self.registry}"\n',
         )
         text += f'\n[tool.release.ci]\ninstall = "{install}"\n'  # each job installs it so
+        text += f'image-signing-key = "{signing}"\n'  # publish and promote sign by it
         pyproject.write_text(text, encoding="utf-8")
         written = self.release("ci", "--format", fmt, "--write-noxfile")
         assert written.code == 0, written.output
@@ -175,7 +227,10 @@ def _cycle(
     docker: ContainerEngine,
     gh: GhStandIn,
     registry: str,
-) -> None:
+) -> str:
+    """rc1 held, approved and published, then the final promoted, then promoted again;
+    what every job printed."""
+
     def run(tag: str) -> Any:
         if fmt == "github":
             return runner.github(engine.files, tag, reviewers(True))
@@ -192,7 +247,10 @@ def _cycle(
     published = sorted([f"rel/ci/{engine.name}", f"rel/{engine.name}"])
     assert repositories(registry, engine.name) == published
     if fmt == "github":  # the approval environment's secrets: its jobs log in with them
-        assert [k for k in rc.jobs if LOGGED_IN in rc.output[k]] == ["publish-cu129", "publish-cu130"]
+        assert [k for k in rc.jobs if LOGGED_IN in rc.output[k]] == [
+            "publish-cu129",
+            "publish-cu130",
+        ]
     assert "release builds it as 0.31.0rc1" in rc.output["build-cu130"]
     manifest = engine.remote_note(RC)
     assert manifest["tag"] == RC and manifest["version"] == "0.31.0rc1"
@@ -252,6 +310,7 @@ def _cycle(
     assert ["release", "create"] not in [c[:2] for c in gh.calls()[-3:]]
     everything = "\n".join([*rc.output.values(), *final.output.values(), *again.output.values()])
     assert JOB_TOKEN not in everything and PUBLISHER["RELEASE_REGISTRY_PASSWORD"] not in everything
+    return everything
 
 
 @images
@@ -265,24 +324,54 @@ def test_rc_then_final_through_the_generated_pipeline(
     local_index: PackageIndex,
     cached: Path,
     gh_standin: GhStandIn,
+    signing_key: SigningKey,
 ) -> None:
     # this tool's own wheel, hash-checked, from an index that also serves decoys of its name
     install = f"release=={__version__} --hash=sha256:{local_index.sha256}"
-    engine = Engine(tmp_path, registry, fmt, install)
+    engine = Engine(tmp_path, registry, fmt, install, signing_key.fpr)
     engine.env = gh_standin.env(engine.env)  # the jobs' gh: the recording stand-in
     if fmt == "github":
         assert sorted(engine.files) == ["images.yml", "promote.yml"]
     else:
         assert sorted(engine.files) == ["pipeline.yml"]
+    secret = {SIGNING_SECRET: signing_key.secret}
+    jobs_env = {**engine.env, "TMPDIR": str(signing_key.scratch)}
+    if fmt == "buildkite":  # the publishing agents' own environment holds it
+        jobs_env |= secret
     runner = Runner(
-        engine.remote, tmp_path / "ci", engine.env,
+        engine.remote, tmp_path / "ci", jobs_env,
         lambda: remove_repository(docker, engine.name), local_index, cached,
-        secrets={ENVIRONMENT: PUBLISHER},  # the CI registry on loopback needs none
+        secrets={ENVIRONMENT: {**PUBLISHER, **secret}},  # the CI registry on loopback needs none
     )  # fmt: skip
     try:
-        _cycle(engine, runner, fmt, docker, gh_standin, registry)
+        printed = _cycle(engine, runner, fmt, docker, gh_standin, registry)
+        _signed(engine, runner, fmt, signing_key, tmp_path / "tester", printed)
     finally:
         purge(docker, engine.name)
+
+
+def _signed(
+    engine: Engine, runner: Runner, fmt: str, key: SigningKey, tester: Path, printed: str
+) -> None:
+    """The publish and promote jobs signed by the CI's key: a tester's skopeo, with the
+    public half and the signatures the jobs kept, accepts the rc's and the final's tags;
+    the manifests name the key; the secret was never printed."""
+    store = signatures(
+        runner, fmt, ["publish-cu129", "publish-cu130", "promote"], tester / "sigstore"
+    )
+    rc, final = engine.remote_note(RC), engine.remote_note(FINAL)
+    for variant in ("cu129", "cu130"):
+        assert key.fpr in json.dumps(rc["variants"][variant]["publish"]), variant
+        for ref in final["variants"][variant]["publish"]["index"]["tags"]:
+            if ref.endswith(":latest"):
+                continue  # a moving tag is not signed
+            accepted, why = skopeo_accepts(ref, key.public, store, tester)
+            assert accepted, f"{ref}: {why}"
+        ref = rc["variants"][variant]["publish"]["index"]["tags"][0]
+        accepted, why = skopeo_accepts(ref, key.public, store, tester)
+        assert accepted, f"{ref}: {why}"
+    body = key.secret.splitlines()[3]  # a line of the armoured key itself
+    assert body and body not in printed, "the secret key was printed"
 
 
 def test_github_tag_filters_and_buildkite_conditionals_choose_by_kind() -> None:

@@ -608,7 +608,10 @@ CASES = [
         _write("CHANGELOG.md", b"# Changelog\n\xff\n", commit=True),
     ),
     case(
-        "pick-huge-pr-number", ("pick", "#" + "9" * 5000), USAGE, "neither a commit sha, a #PR number"
+        "pick-huge-pr-number",
+        ("pick", "#" + "9" * 5000),
+        USAGE,
+        "neither a commit sha, a #PR number",
     ),
     case("pick-unicode-pr-number", ("pick", "#\u0661\u0660\u0669"), USAGE, "neither"),
     case("cut-unicode-digits", ("cut", "\u0660.\u0663\u0661.\u0660"), USAGE, "not a version"),

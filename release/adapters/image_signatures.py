@@ -24,6 +24,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -43,7 +44,7 @@ from release.core.references import IMAGE_REFERENCE, repository
 from release.core.terminal_text import escaped
 from release.errors import EngineError, UsageError
 
-__all__ = ["ImageSigner", "ImageVerifier", "SigningError", "lookaside_url"]
+__all__ = ["ImageSigner", "ImageVerifier", "SigningError", "lookaside_url", "merge_stores"]
 
 TIMEOUT = 300.0
 MAX_SIGNATURES = 64  # per manifest: far above identities x re-runs
@@ -310,3 +311,62 @@ class ImageVerifier:
                         return ImageCheck(what, ref, State.SIGNED, signer=key)
         detail = f"no signature by the key in {self.key_file.name} verifies for its tags"
         return ImageCheck(what, ref, State.BAD, detail=detail)
+
+
+# -- stores merged: the signatures several jobs made, in the one store that is served -----
+
+_STORE_DIR = re.compile(r"^(?:[a-z0-9][a-z0-9._-]*/)*[a-z0-9][a-z0-9._-]*@sha256=[0-9a-f]{64}$")
+_SIGNATURE = re.compile(r"^signature-[1-9][0-9]{0,3}$")
+MAX_SIGNATURE_BYTES = 1 << 16  # a simple signing signature is well under a kilobyte
+
+
+def _read_store(source: Path) -> dict[str, list[bytes]]:
+    """Every signature in the store at ``source``, by its directory, as a reader finds
+    them. A store is data from elsewhere (a CI job's artifact): anything but directories
+    of the store's layout holding ``signature-N`` files (a link, another file, a file too
+    large) is refused, naming it, before anything is written."""
+    if source.is_symlink() or not source.is_dir():
+        raise UsageError(f"{escaped(str(source))} is not a signature store's directory")
+    held: dict[str, list[bytes]] = {}
+    for path in sorted(source.rglob("*")):
+        rel = path.relative_to(source).as_posix()
+        if path.is_symlink():
+            raise UsageError(f"{escaped(str(source))}: {escaped(rel)} is a link; nothing merged")
+        if path.is_dir():
+            continue
+        where = path.parent.relative_to(source).as_posix()
+        if not (_STORE_DIR.match(where) and _SIGNATURE.match(path.name)):
+            raise UsageError(
+                f"{escaped(str(source))}: {escaped(rel)} is not a signature in a store's "
+                "layout (<repository path>@sha256=<hex>/signature-N); nothing merged"
+            )
+        if path.stat().st_size > MAX_SIGNATURE_BYTES:
+            raise UsageError(f"{escaped(str(source))}: {escaped(rel)} is too large for a signature")
+        held.setdefault(where, [])
+    for where in held:
+        held[where] = [p.read_bytes() for p in _signatures(source / where)]
+    return held
+
+
+def merge_stores(sources: list[Path], target: Path) -> list[str]:
+    """The signatures of each store in ``sources`` added to the store at ``target`` (made
+    where missing) under the next free ``signature-N`` of their directory, each once: one
+    the target holds already, byte for byte, is not added again, so a re-run adds nothing
+    and a run stopped part way is finished by the next. Every source is read and checked
+    before anything is written. The files written, relative to ``target``."""
+    read = [_read_store(source) for source in sources]
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        raise UsageError(f"{escaped(str(target))} is not a directory")
+    written = []
+    for held in read:
+        for where, signatures in held.items():
+            directory = target / where
+            there = {p.read_bytes() for p in _signatures(directory)}
+            for data in signatures:
+                if data in there:
+                    continue
+                directory.mkdir(parents=True, exist_ok=True)
+                path = ImageSigner._place(directory, data)
+                there.add(data)
+                written.append(path.relative_to(target).as_posix())
+    return written

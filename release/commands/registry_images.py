@@ -197,6 +197,34 @@ IMAGE_COMMANDS: tuple[Command, ...] = (
         "every copy reads back, and the key recorded in the final's manifest.",
     ),
     Command(
+        "images.signatures",
+        "Merge the image signatures the CI's publish and promote jobs kept into the store "
+        "served beside the registry.",
+        (
+            Option(
+                "merge",
+                "a store to merge (a job's signatures artifact, unpacked); repeatable",
+                Kind.MANY,
+                metavar="DIR",
+                required=True,
+            ),
+            Option(
+                "into",
+                "the store testers read (made where missing)",
+                Kind.TEXT,
+                metavar="DIR",
+                required=True,
+            ),
+            JSON,
+        ),
+        "release.commands.image_signatures:signatures",
+        "Each job's store numbers its signatures from signature-1, so stores are not merged "
+        "by copying: each signature is added under the next free number of its directory, "
+        "once (one there byte for byte is not added again: a re-run adds nothing). A store "
+        "holding anything but <repository path>@sha256=<hex>/signature-N files (a link, "
+        "another file) is refused (exit 2) before anything is written.",
+    ),
+    Command(
         "images.pull",
         "Pull this checkout's images from a registry, refused when they were built from "
         "another commit.",

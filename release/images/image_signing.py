@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from release.adapters.image_signatures import ImageSigner, ImageVerifier
+from release.adapters.image_signatures import ImageSigner, ImageVerifier, merge_stores
 from release.adapters.openpgp_bytes import BytesSigner
 from release.core.image_signing import ImageCheck, State, fingerprint
 from release.core.references import repository
@@ -196,3 +196,19 @@ def check_published(
             + (f" (and {len(failed) - 1} more)" if len(failed) > 1 else "")
         )
     return checks
+
+
+def merge_signatures(sources: Sequence[str], into: str, say: Say) -> list[str]:
+    """The stores at ``sources`` (the signing jobs' artifacts) merged into the store at
+    ``into``, the one served beside the registry: each signature once; the files added."""
+    if not sources:
+        raise UsageError("name a store to merge: --merge DIR (repeatable)")
+    added = merge_stores([Path(s) for s in sources], Path(into))
+    for rel in added:
+        say(f"added {escaped(rel)}")
+    say(
+        f"{len(added)} signature(s) added to {escaped(into)}"
+        if added
+        else "nothing to add: every signature is there"
+    )
+    return added
