@@ -53,11 +53,14 @@ class Runner:
         self.store = self.kept.store
         bin_dir = str(Path(sys.executable).parent)  # nox and release, as pip put them
         self.env = {**origin.env, "PATH": bin_dir + os.pathsep + os.environ["PATH"]}
+        self.tag = "v0.1.0rc1"  # the pushed tag the jobs run for
+        self.jobs: dict[str, Any] = {}
+        self.printed: dict[str, str] = {}  # job -> what its steps printed
 
     def run(self, job_id: str, job: dict[str, Any]) -> dict[str, tuple[int, int]]:
         """Run ``job``; what changed under its clone's ``.git`` (empty: nothing)."""
         remove_repository(self.engine, self.origin.name)  # a fresh runner has none of them
-        workspace = self.work / job_id / "repo"
+        workspace = self.work / self.tag / job_id / "repo"
         subprocess.run(
             ["git", "clone", "--quiet", str(self.origin.root), str(workspace)],
             env=self.origin.env,
@@ -71,7 +74,7 @@ class Runner:
                 for key, value in (job.get("env") or {}).items()
             },
         }
-        env |= {"GITHUB_REF_NAME": "v0.1.0rc1", "GITHUB_REF_TYPE": "tag"}  # an rc's push
+        env |= {"GITHUB_REF_NAME": self.tag, "GITHUB_REF_TYPE": "tag"}  # an rc's push
         for step in job["steps"][1:]:  # the first is actions/checkout: the clone above
             uses = step.get("uses", "")
             condition = step.get("if")
@@ -92,6 +95,7 @@ class Runner:
                     check=False,
                 )
                 assert proc.returncode == 0, f"{job_id}: {step['run']}\n{proc.stdout}{proc.stderr}"
+                self.printed[job_id] = self.printed.get(job_id, "") + proc.stdout + proc.stderr
             elif uses.startswith("actions/upload-artifact"):
                 self.kept.upload(workspace, step["with"])
             elif uses.startswith("actions/download-artifact"):
@@ -136,12 +140,14 @@ def run_workflow(repo: Repo, work: Path, engine: ContainerEngine, registry: str)
     jobs = workflow["jobs"]
     assert list(jobs) == ["build-one", "smoke-one", "manifest"]
     runner = Runner(repo, work, engine)
+    runner.jobs = jobs
     for job_id, job in jobs.items():
         changed = runner.run(job_id, job)
         assert changed == {}, f"{job_id} wrote under .git: {sorted(changed)}"
     # the logs and records went to RELEASE_STATE_DIR, beside the clone
-    assert (work / "build-one" / "release-state" / "logs" / "build-one.log").exists()
-    assert (work / "smoke-one" / "release-state" / "smoke" / "0.1.0rc1" / "one.json").exists()
+    jobs_of = work / "v0.1.0rc1"
+    assert (jobs_of / "build-one" / "release-state" / "logs" / "build-one.log").exists()
+    assert (jobs_of / "smoke-one" / "release-state" / "smoke" / "0.1.0rc1" / "one.json").exists()
     return runner
 
 
@@ -185,6 +191,21 @@ def test_the_workflow_with_the_image_through_a_registry(
         ["images", "--format", "{{.Repository}}", "--filter", f"reference={registry}/*/*"]
     )
     assert aliases.stdout.split() == []  # the registry aliases are dropped on both sides
+
+    # rc2 of the same sources, on a fresh runner: its build job builds from rc1's layers,
+    # read through the registry (the cache image rc1's push kept)
+    from tests.test_publish import served
+
+    engine_repo.git("tag", "v0.1.0rc2")
+    runner.tag = "v0.1.0rc2"
+    assert runner.run("build-one", runner.jobs["build-one"]) == {}
+    cache = f"{registry}/{engine_repo.name}:cache-one"
+    assert f"cache from {cache}" in runner.printed["build-one"], runner.printed["build-one"]
+    found = [served(f"{registry}/{engine_repo.name}:{tag}") for tag in ("v0.1.0rc1", "v0.1.0rc2")]
+    assert None not in found
+    rc1, rc2 = (manifest for _, manifest in found)  # type: ignore[misc]
+    assert rc1["config"] != rc2["config"]  # type: ignore[index]  # rc2's own image: its version
+    assert rc2["layers"] == rc1["layers"]  # type: ignore[index]  # every layer rc1's
 
 
 @images
