@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from release.commands.outcome import Report, Run
+from release.commands.outcome import JSONValue, Report, Run
 
 __all__ = ["SignaturesRequest", "signatures"]
 
@@ -22,4 +22,6 @@ def signatures(request: SignaturesRequest, run: Run) -> Report:
     from release.images.image_signing import merge_signatures
 
     added = merge_signatures(request.merge, request.into, run.say)
-    return Report((), {"into": request.into, "merged": list(request.merge), "added": added})
+    merged: list[JSONValue] = list(request.merge)
+    written: list[JSONValue] = list(added)
+    return Report((), {"into": request.into, "merged": merged, "added": written})
