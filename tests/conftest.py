@@ -22,6 +22,7 @@ import release
 from release import sample
 from release.adapters.git import GitRepo
 from release.sample import AFTER_CUT, SampleEngine, make_sample_engine
+from tests.signing_support import Key, make_key
 
 if TYPE_CHECKING:
     from tests.index_support import PackageIndex
@@ -381,3 +382,18 @@ def copied_engine(
     """:func:`copied` for a maker that returns only the engine."""
     engine, _ = copied(name, lambda root: (make(root), None), dest, tmp_path_factory)
     return engine
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Key]]:
+    """Two throwaway OpenPGP keys, the maintainer's and another's, each in a GnuPG home of
+    its own (their agents stopped at the end)."""
+    if shutil.which("gpg") is None:
+        pytest.skip("no gpg here (Debian package gpg)")
+    root = tmp_path_factory.mktemp("keys")
+    made = {who: make_key(root, who) for who in ("maintainer", "other")}
+    try:
+        yield made
+    finally:
+        for key in made.values():
+            subprocess.run(["gpgconf", "--homedir", str(key.home), "--kill", "all"], check=False)

@@ -29,7 +29,7 @@ from release.core.verdict import State
 from release.images.attest_check import attestation_verdicts
 from tests.conftest import repo_state
 from tests.docker_support import local_registry, purge
-from tests.test_image_signing import Key, make_key
+from tests.signing_support import Key
 from tests.test_images import BASE_1291, Repo, images, make_engine_repo
 from tests.test_publish import stopping_skopeo
 
@@ -346,17 +346,6 @@ def test_a_tag_that_holds_something_else_is_refused_and_nothing_is_pushed(
     repo2 = part(built, "publish")["tags"][0].rsplit(":", 1)[0]
     assert raw(f"{repo2}:sha256-{subject2.split(':')[1]}.sbom") is None
     assert not list(built.state.rglob("a.attest.json"))
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Key]]:
-    root = tmp_path_factory.mktemp("keys")
-    made = {who: make_key(root, who) for who in ("maintainer", "other")}
-    try:
-        yield made
-    finally:
-        for key in made.values():
-            subprocess.run(["gpgconf", "--homedir", str(key.home), "--kill", "all"], check=False)
 
 
 def gpg_verifies(public: Path, data: bytes, signature: bytes, where: Path) -> str:

@@ -46,7 +46,7 @@ from tests.conftest import run_cli
 from tests.docker_support import image_env, local_registry, purge, remove_repository, unique_name
 from tests.github_support import GhStandIn
 from tests.index_support import PackageIndex, decoys_in, dependencies
-from tests.test_image_signing import make_key, skopeo_accepts
+from tests.signing_support import make_key, skopeo_accepts
 
 images = pytest.mark.images
 RC, FINAL, BRANCH = "v0.31.0rc1", "v0.31.0", "releases/v0.31.0"

@@ -47,53 +47,11 @@ from release.sample import SampleEngine, make_sample_engine
 from tests.conftest import cut
 from tests.docker_support import local_registry
 from tests.oci_support import copy_in, oci_layout
+from tests.signing_support import Key, skopeo_accepts
 from tests.test_images import images
 from tests.test_reproduce_trust import NO_ENGINE, TAG, faithful, publish, reproduce
 
 NAME = "example/tinyengine"  # the sample's image name
-
-
-@dataclass(frozen=True)
-class Key:
-    home: Path
-    fpr: str
-    public: Path  # the exported public half, as a tester holds it
-
-    def env(self) -> dict[str, str]:
-        return {"GNUPGHOME": str(self.home)}
-
-
-def make_key(root: Path, who: str) -> Key:
-    home = root / f"gnupg-{who}"
-    home.mkdir(mode=0o700, parents=True)
-    gpg = ["gpg", "--homedir", str(home), "--batch"]
-    subprocess.run(
-        [*gpg, "--passphrase", "", "--quick-gen-key", f"{who} <{who}@example.invalid>",
-         "ed25519", "default", "never"],
-        check=True, capture_output=True, timeout=120,
-    )  # fmt: skip
-    listed = subprocess.run(
-        [*gpg, "--with-colons", "--list-secret-keys"], check=True, capture_output=True, text=True
-    ).stdout
-    fpr = next(line.split(":")[9] for line in listed.splitlines() if line.startswith("fpr:"))
-    public = root / f"{who}.pub"
-    public.write_bytes(
-        subprocess.run([*gpg, "--export", fpr], check=True, capture_output=True).stdout
-    )
-    return Key(home, fpr, public)
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Key]]:
-    if shutil.which("gpg") is None:
-        pytest.skip("no gpg here (Debian package gpg)")
-    root = tmp_path_factory.mktemp("keys")
-    made = {who: make_key(root, who) for who in ("maintainer", "other")}
-    try:
-        yield made
-    finally:
-        for key in made.values():
-            subprocess.run(["gpgconf", "--homedir", str(key.home), "--kill", "all"], check=False)
 
 
 @pytest.fixture(scope="module")
@@ -135,31 +93,6 @@ def sign_all(image: Published, key: Key, store: Path, monkeypatch: pytest.Monkey
     made = signer(key, store, monkeypatch)
     made.sign(image.repository, image.platform, (image.platform_tag, *image.index_tags))
     made.sign(image.repository, image.index, image.index_tags)
-
-
-def skopeo_accepts(ref: str, public: Path, store: Path, root: Path) -> tuple[bool, str]:
-    """skopeo, as a tester runs it: a ``signedBy`` policy written here and a
-    ``registries.d`` naming the store; whether a copy of ``ref`` is allowed, and why not."""
-    where = root / f"client-{len(list(root.glob('client-*')))}"
-    (where / "registries.d").mkdir(parents=True)
-    host = ref.split("/", 1)[0]
-    (where / "registries.d" / "store.yaml").write_text(
-        f"docker:\n  {host}:\n    sigstore: file://{store}\n"
-    )
-    policy = {
-        "default": [{"type": "reject"}],
-        "transports": {"docker": {host: [
-            {"type": "signedBy", "keyType": "GPGKeys", "keyPath": str(public)}
-        ]}},
-    }  # fmt: skip
-    (where / "policy.json").write_text(json.dumps(policy))
-    result = subprocess.run(
-        ["skopeo", "--policy", str(where / "policy.json"), "--registries.d",
-         str(where / "registries.d"), "copy", "--quiet", "--src-tls-verify=false",
-         f"docker://{ref}", f"dir:{where / 'image'}"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    return result.returncode == 0, result.stderr
 
 
 def blob_reads(registry: LocalRegistry) -> int:

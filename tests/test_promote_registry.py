@@ -31,7 +31,7 @@ from release.images.image_signing import ImageSigning
 from release.images.promote_registry import promote_in_registry
 from release.images.registry_check import registry_verdicts
 from tests.docker_support import local_registry, purge
-from tests.test_image_signing import Key, make_key, skopeo_accepts
+from tests.signing_support import Key, skopeo_accepts
 from tests.test_images import BASE_1291, Repo, images, make_engine_repo
 from tests.test_publish import served, stopping_skopeo
 
@@ -278,17 +278,6 @@ def test_manifest_show_and_git_notes_show_read_the_published_manifest(rc: Repo) 
     assert json.loads(notes.stdout) == manifest(rc, RC)
     missing = rc.release("manifest", "show", "v9.9.9")
     assert missing.code == 3 and "no tag v9.9.9 here" in missing.stderr
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Key]]:
-    root = tmp_path_factory.mktemp("keys")
-    made = {who: make_key(root, who) for who in ("maintainer", "other")}
-    try:
-        yield made
-    finally:
-        for key in made.values():
-            subprocess.run(["gpgconf", "--homedir", str(key.home), "--kill", "all"], check=False)
 
 
 @images

@@ -31,7 +31,8 @@ from release.images.image_signing import ImageSignatureError, ImageTrust
 from release.images.provenance_trust import check_provenance
 from release.sample import make_sample_engine
 from tests.conftest import cut
-from tests.test_image_signing import Key, Published, make_key, published, recorded
+from tests.signing_support import Key
+from tests.test_image_signing import Published, published, recorded
 from tests.test_images import images
 from tests.test_reproduce_trust import (
     NO_ENGINE,
@@ -43,17 +44,6 @@ from tests.test_reproduce_trust import (
 )
 
 SBOM = {"spdxVersion": "SPDX-2.3", "packages": [{"name": "base-files", "versionInfo": "12.4"}]}
-
-
-@pytest.fixture(scope="module")
-def keys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Key]]:
-    root = tmp_path_factory.mktemp("keys")
-    made = {who: make_key(root, who) for who in ("maintainer", "other")}
-    try:
-        yield made
-    finally:
-        for key in made.values():
-            subprocess.run(["gpgconf", "--homedir", str(key.home), "--kill", "all"], check=False)
 
 
 @pytest.fixture(scope="module")

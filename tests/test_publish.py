@@ -544,7 +544,8 @@ def test_published_images_are_signed_recorded_and_verified_by_skopeo(
     """``--signatures`` with the key from the environment, as a CI job has it: every
     platform image and index signed once, each tag a user pulls accepted by skopeo's
     ``signedBy`` policy, the key recorded; a re-run signs nothing."""
-    from tests.test_image_signing import make_key, signature_files, skopeo_accepts
+    from tests.signing_support import make_key, skopeo_accepts
+    from tests.test_image_signing import signature_files
 
     key = make_key(tmp_path, "maintainer")
     store = tmp_path / "store"
