@@ -396,4 +396,4 @@ def keys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Key]]:
         yield made
     finally:
         for key in made.values():
-            subprocess.run(["gpgconf", "--homedir", str(key.home), "--kill", "all"], check=False)
+            key.close()

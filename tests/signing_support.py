@@ -4,7 +4,9 @@ as a tester runs it: an independent client's ``signedBy`` policy over a lookasid
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,10 +22,17 @@ class Key:
     def env(self) -> dict[str, str]:
         return {"GNUPGHOME": str(self.home)}
 
+    def close(self) -> None:
+        """Its agent stopped and its GnuPG home removed."""
+        subprocess.run(["gpgconf", "--homedir", str(self.home), "--kill", "all"], check=False)
+        shutil.rmtree(self.home, ignore_errors=True)
+
 
 def make_key(root: Path, who: str) -> Key:
-    home = root / f"gnupg-{who}"
-    home.mkdir(mode=0o700, parents=True)
+    """A key for ``who``; its public half exported under ``root``. Its GnuPG home is a short
+    directory of its own (gpg-agent's socket path has a limit that a test's temporary
+    directory under parallel workers can pass): :meth:`Key.close` removes it."""
+    home = Path(tempfile.mkdtemp(prefix=f"rel-gpg-{who[:8]}-", dir="/tmp"))
     gpg = ["gpg", "--homedir", str(home), "--batch"]
     subprocess.run(
         [*gpg, "--passphrase", "", "--quick-gen-key", f"{who} <{who}@example.invalid>",

@@ -78,8 +78,8 @@ class SigningKey:
 @pytest.fixture(scope="module")
 def signing_key() -> Iterator[SigningKey]:
     root = Path(tempfile.mkdtemp(prefix="rel-cik-", dir="/tmp"))  # gpg-agent's socket path
+    key = make_key(root, "ci")
     try:
-        key = make_key(root, "ci")
         secret = subprocess.run(
             ["gpg", "--homedir", str(key.home), "--batch", "--armor", "--export-secret-keys",
              key.fpr], check=True, capture_output=True, text=True,
@@ -87,7 +87,8 @@ def signing_key() -> Iterator[SigningKey]:
         (root / "jobs").mkdir()
         yield SigningKey(key.fpr, secret, key.public, root / "jobs")
     finally:
-        for home in [root / "gnupg-ci", *(root / "jobs").glob("tmp.*")]:
+        key.close()
+        for home in (root / "jobs").glob("tmp.*"):  # the signing steps' own
             subprocess.run(["gpgconf", "--homedir", str(home), "--kill", "all"],
                            check=False, capture_output=True)  # fmt: skip
         shutil.rmtree(root, ignore_errors=True)

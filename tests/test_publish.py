@@ -548,6 +548,7 @@ def test_published_images_are_signed_recorded_and_verified_by_skopeo(
     from tests.test_image_signing import signature_files
 
     key = make_key(tmp_path, "maintainer")
+    made = [key]
     store = tmp_path / "store"
     store.mkdir()
     at = where(registry, "signed")
@@ -576,8 +577,9 @@ def test_published_images_are_signed_recorded_and_verified_by_skopeo(
         assert signature_files(store) == there
         # another key's public half does not accept them
         other = make_key(tmp_path, "other")
+        made.append(other)
         ok, said = skopeo_accepts(every_ref(built, at)[0], other.public, store, tmp_path)
         assert not ok and "rejected" in said, said
     finally:
-        for home in tmp_path.glob("gnupg-*"):
-            subprocess.run(["gpgconf", "--homedir", str(home), "--kill", "all"], check=False)
+        for made_key in made:
+            made_key.close()
