@@ -46,8 +46,9 @@ INDEX_TYPES = (
 )
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128}")
 _ABSENT = ("manifest unknown", "name unknown", "not found")
-_REFUSED = ("unauthorized", "authentication required", "denied", "401", "403")
+_REFUSED = re.compile(r"\b(unauthorized|authentication required|denied|401|403)\b")
 _UNREACHABLE = ("connection refused", "no such host", "i/o timeout", "dial tcp", "connection reset")
+_NAMES = re.compile(r"[\w.:-]+(?:/[\w.:@-]+)+")  # a reference or URL path: names, not words
 
 
 class RegistryError(EngineError):
@@ -118,13 +119,15 @@ def failure(ref: str, doing: str, said: str) -> RegistryError:
     """What a failed registry request says, one line: unreachable, refused, or as said."""
     host = repository(ref).split("/", 1)[0]
     text = escaped(process.last_line(said, "no output"))
-    lower = said.lower()
-    if any(word in lower for word in _REFUSED):
+    # the words are skopeo's and the registry's; the names in them (a repository called
+    # ``t4015...`` or ``denied``) say nothing, and a host that never answered refused nothing
+    lower = _NAMES.sub(" ", said.lower())
+    if any(word in lower for word in _UNREACHABLE):
+        return RegistryError(f"the registry {host} does not answer ({text}); is it running?")
+    if _REFUSED.search(lower):
         return RegistryError(
             f"{host} refused the credentials to {doing} ({text}); log in with docker login {host}"
         )
-    if any(word.lower() in lower for word in _UNREACHABLE):
-        return RegistryError(f"the registry {host} does not answer ({text}); is it running?")
     return RegistryError(f"cannot {doing}: {text}")
 
 
