@@ -67,6 +67,29 @@ def test_a_program_that_cannot_start_raises_the_adapters_error(tmp_path: Path) -
         process.run([str(tmp_path / "no-such-program")], error=GitError)
 
 
+def test_a_missing_program_says_what_it_is_for_and_one_that_cannot_start_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from release.adapters.image_signatures import SigningError
+    from release.adapters.openpgp_bytes import BytesSigner
+    from release.adapters.registry import Registry, RegistryError
+
+    absent = str(tmp_path / "no-such-program")
+    with pytest.raises(GitError, match=r"^no-such-program is not installed: it does x$"):
+        process.run(["no-such-program"], error=GitError, missing="it does x", cwd=tmp_path)
+    with pytest.raises(
+        RegistryError, match=r"is not installed: publishing .*\(apt-get install skopeo\)"
+    ):
+        Registry(absent).raw("127.0.0.1:5000/rel/x:rc")
+    monkeypatch.setenv("RELEASE_GPG", absent)
+    with pytest.raises(SigningError, match=r"no-such-program is not installed: provenance .*gpg\)"):
+        BytesSigner("0" * 40).sign(b"x")
+    unrunnable = tmp_path / "not-executable"
+    unrunnable.write_text("#!/bin/sh\n")  # there, but not executable: not "not installed"
+    with pytest.raises(GitError, match=r"^cannot run .*not-executable: Permission denied"):
+        process.run([str(unrunnable)], error=GitError, missing="it does x")
+
+
 def test_output_goes_to_the_log_when_asked(tmp_path: Path) -> None:
     log = tmp_path / "logs" / "out.log"
     code = "import sys; print('out'); print('err', file=sys.stderr)"

@@ -67,17 +67,15 @@ def _tool(name: str) -> str:
 
 
 def _run(argv: list[str], env: dict[str, str] | None = None) -> process.Result:
-    try:
-        return process.run(
-            argv, error=SigningError, env=env, timeout=TIMEOUT, errors="surrogateescape"
-        )
-    except SigningError as err:
-        if err.message.startswith("cannot run"):
-            raise SigningError(
-                f"{argv[0]} is not installed: image signatures are made and checked with "
-                "skopeo and gpg (apt-get install skopeo gpg)"
-            ) from None
-        raise
+    return process.run(
+        argv,
+        error=SigningError,
+        env=env,
+        timeout=TIMEOUT,
+        errors="surrogateescape",
+        missing="image signatures are made and checked with skopeo and gpg "
+        "(apt-get install skopeo gpg)",
+    )
 
 
 def _said(result: process.Result) -> str:

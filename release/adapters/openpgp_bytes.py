@@ -35,15 +35,13 @@ def _gpg() -> str:
 
 
 def _run(argv: list[str], env: dict[str, str]) -> process.Result:
-    try:
-        return process.run(argv, error=SigningError, env=env, timeout=TIMEOUT)
-    except SigningError as err:
-        if err.message.startswith("cannot run"):
-            raise SigningError(
-                f"{argv[0]} is not installed: provenance is signed and checked with gpg "
-                "(apt-get install gpg)"
-            ) from None
-        raise
+    return process.run(
+        argv,
+        error=SigningError,
+        env=env,
+        timeout=TIMEOUT,
+        missing="provenance is signed and checked with gpg (apt-get install gpg)",
+    )
 
 
 def _said(result: process.Result) -> str:

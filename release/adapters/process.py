@@ -142,6 +142,7 @@ def _spawned(
     stdout: int | IO[Any] = subprocess.PIPE,
     stderr: int | IO[Any] = subprocess.PIPE,
     own_group: bool = False,
+    missing: str | None = None,
 ) -> subprocess.Popen[bytes]:
     try:
         proc = spawn(
@@ -154,6 +155,8 @@ def _spawned(
             own_group=own_group,
         )
     except OSError as err:
+        if missing is not None and isinstance(err, FileNotFoundError):
+            raise error(f"{argv[0]} is not installed: {missing}") from None
         raise error(f"cannot run {argv[0]}: {err.strerror or err}") from None
     if own_group:
         with _grouped_lock:
@@ -216,10 +219,12 @@ def run(
     on_timeout: Callable[[], None] | None = None,
     errors: str = "replace",
     spawn: Spawn = popen,
+    missing: str | None = None,
 ) -> Result:
     """Run ``argv`` to the end (or ``timeout``). ``log``: stdout and stderr go to this file
     instead (the result's output is then empty). ``error``: the adapter's error class,
-    raised when the program cannot be started."""
+    raised when the program cannot be started; ``missing``: what the program is for and how
+    to install it, said as ``PROGRAM is not installed: MISSING`` when there is none."""
     started = time.perf_counter()
     handle = None
     if log is not None:
@@ -236,6 +241,7 @@ def run(
             stdout=handle or subprocess.PIPE,
             stderr=subprocess.STDOUT if handle else subprocess.PIPE,
             own_group=own_group,
+            missing=missing,
         )
         timed_out = False
         data = None if stdin is None else _encode(stdin)

@@ -142,21 +142,15 @@ class Registry:
         return [f"--{flag}=false"] if is_loopback(ref) else []
 
     def _run(self, argv: list[str], timeout: float) -> process.Result:
-        try:
-            return process.run(
-                [self.tool, *argv],
-                error=RegistryError,
-                timeout=timeout,
-                errors="surrogateescape",
-                own_group=True,
-            )
-        except RegistryError as err:  # it could not be started
-            if err.message.startswith(f"cannot run {self.tool}"):
-                raise RegistryError(
-                    f"{self.tool} is not installed: publishing reads and copies in the "
-                    "registry with skopeo (apt-get install skopeo)"
-                ) from None
-            raise
+        return process.run(
+            [self.tool, *argv],
+            error=RegistryError,
+            timeout=timeout,
+            errors="surrogateescape",
+            own_group=True,
+            missing="publishing reads and copies in the registry with skopeo "
+            "(apt-get install skopeo)",
+        )
 
     def raw(self, ref: str) -> bytes | None:
         """The manifest ``ref`` serves, as its bytes; None when there is none."""
