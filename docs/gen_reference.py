@@ -16,6 +16,7 @@ import inspect
 import json
 import pkgutil
 import re
+import textwrap
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +61,9 @@ def code(text: object) -> str:
 # ---------------------------------------------------------------- commands and options
 
 
+FLAG = re.compile(r"(?<![\w`-])(--[a-z][a-z0-9-]*)")  # a flag named in prose, shown as code
+
+
 def spelling(option: Option) -> str:
     """How an option is written on the command line: ``--out``, or ``NAME`` positional."""
     return option.name.upper() if option.positional else f"--{option.name}"
@@ -88,7 +92,12 @@ def option_row(option: Option) -> str:
 
 
 def command_section(command: Command) -> list[str]:
-    usage = " ".join(parser_of(command).format_usage().split())
+    usage = textwrap.fill(
+        " ".join(parser_of(command).format_usage().split()),
+        width=80,
+        subsequent_indent=" " * len(f"usage: release {command.name} "),
+        break_on_hyphens=False,
+    )
     lines = [
         f"## `release {command.name}`",
         "",
@@ -96,7 +105,7 @@ def command_section(command: Command) -> list[str]:
         "",
     ]
     if command.description:
-        lines += [command.description, ""]
+        lines += [FLAG.sub(r"`\1`", command.description), ""]
     lines += [
         "```text",
         usage,
