@@ -237,6 +237,39 @@ def test_an_error_with_a_new_exit_code_is_missing_from_the_page() -> None:
     assert missing_exit_codes(page, [EngineError, QuotaError]) == ["QuotaError (9)"]
 
 
+# ---------------------------------------------------------------- the written pages
+
+GLOBAL = {"main-branch", "config", "debug", "help", "completion", "version", "list"}
+COMMAND_LINE = re.compile(r"release ((?:images\.)?[a-z][a-z-]*)([^`#\n]*)")
+
+
+def unknown_flags(text: str, commands: Sequence[Command]) -> list[str]:
+    """``release TASK ... --flag`` spans of a page whose flag TASK does not take."""
+    offered = {c.name: {o.name for o in c.options if not o.positional} for c in commands}
+    unknown = []
+    for match in COMMAND_LINE.finditer(text):
+        task = match[1]
+        for flag in re.findall(r"(?<![\w-])--([a-z][a-z0-9-]*)", match[2]):
+            if task in offered and flag not in offered[task] | GLOBAL:
+                unknown.append(f"{task} --{flag}")
+    return unknown
+
+
+def test_the_written_pages_name_only_options_help_offers() -> None:
+    """Each ``release TASK ... --flag`` in the written pages (and the README) names an
+    option ``release TASK --help`` lists."""
+    pages = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    found = {p.name: unknown_flags(p.read_text(encoding="utf-8"), COMMANDS) for p in pages}
+    assert {name: flags for name, flags in found.items() if flags} == {}
+    seen = sum(len(COMMAND_LINE.findall(p.read_text(encoding="utf-8"))) for p in pages)
+    assert seen > 100  # the control: the pages are full of command lines
+
+
+def test_a_page_naming_an_option_a_task_lacks_is_caught() -> None:
+    text = "`release ci --format github --out-file x.yml` and `release tag --sign`"
+    assert unknown_flags(text, COMMANDS) == ["ci --out-file"]
+
+
 # ---------------------------------------------------------------- the site
 
 
