@@ -346,6 +346,8 @@ def exit_codes_page(classes: Iterable[type[ReleaseError]] | None = None) -> str:
         lines += [f"### Exit {number} {{ #exit-{number} }}", ""]
         if number == 130:
             lines.append("- `KeyboardInterrupt`: the run stops and cleans up as on SIGTERM")
+        if number == Terminated.exit_code:
+            lines.append(f"- `Terminated` (release.errors): {_first_paragraph(Terminated)}")
         for klass in by_code.get(number, []):
             about = _first_paragraph(klass)
             lines.append(
