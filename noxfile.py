@@ -80,9 +80,7 @@ def docs(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff over the package, tests and benchmarks."""
     session.install("ruff")
-    session.run(
-        "ruff", "check", "release", "tests", "benchmarks", "docs", "noxfile.py", "tasks.py"
-    )
+    session.run("ruff", "check", "release", "tests", "benchmarks", "docs", "noxfile.py", "tasks.py")
 
 
 @nox.session(default=False)
