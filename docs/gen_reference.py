@@ -58,9 +58,6 @@ def code(text: object) -> str:
     return f"{fence}{pad}{value}{pad}{fence}"
 
 
-# ---------------------------------------------------------------- commands and options
-
-
 FLAG = re.compile(r"(?<![\w`-])(--[a-z][a-z0-9-]*)")  # a flag named in prose, shown as code
 
 
@@ -160,9 +157,6 @@ def commands_page(commands: Sequence[Command] = COMMANDS) -> str:
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------- [tool.release]
-
-
 @dataclass(frozen=True)
 class Key:
     """One key of a table: its name, what it takes, and the schema's description."""
@@ -203,7 +197,7 @@ def _takes_value(node: Schema | bool, root: Schema) -> str:
         return code(json.dumps(node["const"]))
     if "enum" in node:
         return " or ".join(code(json.dumps(v)) for v in node["enum"])
-    if "oneOf" in node:
+    if "oneOf" in node and "type" not in node:
         return " or ".join(_takes_value(n, root) for n in node["oneOf"])
     kind = node.get("type", "any value")
     if kind == "array":
@@ -236,10 +230,14 @@ def config_tables(schema: Schema) -> list[Table]:
         children: list[tuple[Schema, str, bool]] = []
         for name, sub in node.get("properties", {}).items():
             described = sub.get("description") or _resolve(sub, schema).get("description", "")
-            keys.append(Key(name, _takes_value(sub, schema), described))
             opened = _subtable(sub, schema)
             if opened is not None:
-                children.append((opened[0], f"{path}.{name}", opened[1]))
+                table = Table(f"{path}.{name}", opened[1], ())
+                slug = re.sub(r"[^\w]", "", table.path)
+                see = f"[`{table.heading}`](#{slug})"
+                described = f"{described} (see {see})" if described else f"see {see}"
+                children.append((opened[0], table.path, opened[1]))
+            keys.append(Key(name, _takes_value(sub, schema), described))
         tables.append(Table(path, array, tuple(keys)))
         for child, child_path, child_array in children:
             walk(child, child_path, child_array)
@@ -267,9 +265,6 @@ def config_page(schema: Schema | None = None) -> str:
             lines.append(f"| {code(key.name)} | {cell(key.takes)} | {cell(key.description)} |")
         lines.append("")
     return "\n".join(lines)
-
-
-# ---------------------------------------------------------------- exit codes
 
 
 def _error_classes() -> list[type[ReleaseError]]:
@@ -359,9 +354,6 @@ def exit_codes_page(classes: Iterable[type[ReleaseError]] | None = None) -> str:
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------- the release manifest
-
-
 def _manifest_type(node: Schema | bool) -> str:
     if isinstance(node, bool):
         return "any value" if node else "nothing"
@@ -422,8 +414,6 @@ def manifest_page(schema: Schema | None = None) -> str:
     ]
     return "\n".join(lines)
 
-
-# ---------------------------------------------------------------- the mkdocs hook
 
 PAGES: Mapping[str, Any] = {
     "reference/commands.md": commands_page,
