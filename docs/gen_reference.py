@@ -378,19 +378,28 @@ def _manifest_type(node: Schema | bool) -> str:
 
 
 def _definitions(schema: Schema) -> Iterator[str]:
-    for name, node in schema.get("$defs", {}).items():
+    defs = schema.get("$defs", {})
+    first = [n for n in ("manifest", "part") if n in defs]  # the documents, then their fields
+    for name, node in [(n, defs[n]) for n in first] + [
+        (n, d) for n, d in defs.items() if n not in first
+    ]:
         yield from [f"## `{name}`", ""]
         if node.get("description"):
             yield from [cell(node["description"]), ""]
         properties = node.get("properties")
         if not properties:
-            yield from [f"A value: {cell(_manifest_type(node))}.", ""]
+            yield from [f"A value: {_manifest_type(node)}.", ""]
             continue
         required = set(node.get("required", ()))
+        bases = [str(b["$ref"]).rsplit("/", 1)[-1] for b in node.get("allOf", []) if "$ref" in b]
+        if bases:  # a field that is `true` here is described by the definition it takes in
+            yield from [f"Also holds the fields of {', '.join(f'[{b}](#{b})' for b in bases)}.", ""]
         yield from ["| field | type | required | meaning |", "|---|---|---|---|"]
         for field, sub in properties.items():
             needed = "yes" if field in required else ""
             meaning = sub.get("description", "") if isinstance(sub, Mapping) else ""
+            if sub is True and bases:
+                meaning = f"as in {', '.join(f'[{b}](#{b})' for b in bases)}"
             yield (f"| {code(field)} | {cell(_manifest_type(sub))} | {needed} | {cell(meaning)} |")
         yield ""
 
