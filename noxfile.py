@@ -1,4 +1,5 @@
-"""nox sessions: tests, fast, lint, typecheck, bench, rehearse, and the image matrix (see README).
+"""nox sessions: tests, fast, lint, typecheck, bench, rehearse, docs, and the image matrix
+(see README).
 
 The image sessions (build(<id>), smoke(<id>), snapshot(<id>)) come from this repository's
 [tool.release.images], which points at the bundled sample engine.
@@ -63,10 +64,23 @@ def fast(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+def docs(session: nox.Session) -> None:
+    """The manual: mkdocs build --strict into site/ (a broken link or anchor fails it).
+
+    The reference pages are made from the code during the build (docs/gen_reference.py,
+    an mkdocs hook) and kept in the built site only; nothing is fetched from the network."""
+    session.install("-e", ".[docs]")
+    session.run(
+        "mkdocs", "build", "--strict", "--site-dir", "site", *session.posargs,
+        env={"NO_MKDOCS_2_WARNING": "1"},
+    )
+
+
+@nox.session(default=False)
 def lint(session: nox.Session) -> None:
     """ruff over the package, tests and benchmarks."""
     session.install("ruff")
-    session.run("ruff", "check", "release", "tests", "benchmarks", "noxfile.py", "tasks.py")
+    session.run("ruff", "check", "release", "tests", "benchmarks", "docs", "noxfile.py", "tasks.py")
 
 
 @nox.session(default=False)

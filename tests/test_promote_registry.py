@@ -267,7 +267,7 @@ def test_manifest_show_and_git_notes_show_read_the_published_manifest(rc: Repo) 
     text = rc.release("manifest", "show", RC)
     assert text.code == 0 and f"manifest of 0.1.0rc1 {RC}" in text.stdout
     assert "linux/amd64 sha256:" in text.stdout
-    notes = subprocess.run(  # the README's command, as written
+    notes = subprocess.run(  # the manual's command, as written
         ["git", "notes", "--ref", f"release/{RC}", "show", RC],
         cwd=rc.root,
         capture_output=True,

@@ -617,12 +617,15 @@ def test_the_round_trip_fails_with_criu_3_17(
         docker.remove_image(image)
 
 
-def test_the_readme_s_image_configuration_is_valid() -> None:
-    """The README's [tool.release.images] example (serve check, round trip) loads as shown."""
+def test_the_manual_s_image_configuration_is_valid() -> None:
+    """The manual's [tool.release.images] example (serve check, round trip), on its page
+    about images, loads as shown."""
     import tomllib
 
-    readme = (SAMPLE_ENGINE.parents[2] / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"```toml\n(\[tool\.release\.images\]\n.*?)```", readme, re.DOTALL)
+    page = SAMPLE_ENGINE.parents[2] / "docs" / "explanation" / "images.md"
+    block = re.search(
+        r"```toml\n(\[tool\.release\.images\]\n.*?)```", page.read_text(encoding="utf-8"), re.DOTALL
+    )
     assert block is not None
     table = tomllib.loads(block[1])["tool"]["release"]["images"]
     table["default-variant"] = table["variants"][0]["id"]  # the example shows one variant
