@@ -529,3 +529,66 @@ def test_any_in_a_public_signature_is_caught() -> None:
     )
     assert public_any(source) == ["plan", "Status.tags", "Status.lines", "quoted"]
     assert public_any("def typed(x: Mapping[str, int]) -> Anything: ...\n") == []
+
+
+# -- one name, one thing ------------------------------------------------------------------
+# A public class or type alias (``Say = Callable[[str], None]``) is declared in one module
+# and imported everywhere else: two ``Plan``s or nine ``Say``s read alike at the call site
+# and drift apart. Every namesake is reported at once, with the modules that declare it.
+_ALIAS_NAME = re.compile(r"[A-Z][a-z]\w*")  # CapWords: a type, not a CONSTANT
+
+
+def _declared(tree: ast.Module) -> list[str]:
+    """The public classes and type aliases a module declares at its top level."""
+    names = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            names.append(node.name)
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and _ALIAS_NAME.fullmatch(node.targets[0].id)
+            and isinstance(node.value, ast.Subscript | ast.BinOp)
+        ):
+            names.append(node.targets[0].id)
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and "TypeAlias" in ast.unparse(node.annotation)
+        ):
+            names.append(node.target.id)
+    return [name for name in names if not name.startswith("_")]
+
+
+def namesakes(sources: dict[str, Path | str]) -> dict[str, list[str]]:
+    """Each public class or type-alias name declared by more than one module: the modules."""
+    where: dict[str, list[str]] = {}
+    for module, source in sorted(sources.items()):
+        for name in _declared(_tree(source)):
+            where.setdefault(name, []).append(module)
+    return {name: modules for name, modules in sorted(where.items()) if len(modules) > 1}
+
+
+def test_no_public_name_is_declared_twice() -> None:
+    found = namesakes(dict(MODULES))
+    assert not found, "declared more than once (rename one, or import it): " + "; ".join(
+        f"{name} in {', '.join(modules)}" for name, modules in found.items()
+    )
+
+
+def test_namesakes_are_caught_all_at_once() -> None:
+    found = namesakes(
+        {
+            "release.flows.pick": "from x import Callable\nSay = Callable[[str], None]\n",
+            "release.flows.cut": "Say = Callable[[str], None]\nclass Plan: ...\n",
+            "release.core.plan": "class Plan:\n    pass\nclass _Row: ...\n",
+            "release.core.pipelines": "class _Row: ...\nDEFAULT = dict[str, int]\nStep = int | None\n",
+            "release.core.steps": "from typing import TypeAlias\nStep: TypeAlias = 'int'\n",
+        }
+    )
+    assert found == {
+        "Plan": ["release.core.plan", "release.flows.cut"],
+        "Say": ["release.flows.cut", "release.flows.pick"],
+        "Step": ["release.core.pipelines", "release.core.steps"],
+    }

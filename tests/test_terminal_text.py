@@ -18,7 +18,7 @@ from release.core.terminal_text import escaped
 from release.core.verdict import compare_variant, dict_changes, table
 from release.errors import RefusedError
 from release.flows.pick_journal import Conflict
-from release.flows.pick_plan import Candidate, PickRequest, PickState, plan_pick
+from release.flows.pick_plan import Candidate, PickState, RequestedPick, plan_pick
 from release.flows.status import (
     DonePick,
     ImagesState,
@@ -216,7 +216,7 @@ def test_status_shows_names_subjects_reasons_paths_and_the_manifest_escaped() ->
 def test_a_pick_plan_shows_subjects_and_evidence_escaped_and_keeps_them_in_its_data() -> None:
     def candidate(digit: int, **changes: object) -> Candidate:
         fields = {"sha": str(digit) * 40, "subject": HOSTILE, "category": "Bug Fixes"}
-        return Candidate(PickRequest(f"#{digit}"), position=digit, **{**fields, **changes})
+        return Candidate(RequestedPick(f"#{digit}"), position=digit, **{**fields, **changes})
 
     state = PickState(
         "releases/v0.1.0",

@@ -23,7 +23,7 @@ __all__ = [
     "RECORD_END",
     "SUBJECT_FORMAT",
     "About",
-    "Message",
+    "CommitMessage",
     "Subject",
     "Trailer",
     "parse_about",
@@ -53,7 +53,7 @@ def trailer_format(key: str) -> str:
     return f"%H%x1f%(trailers:key={key},valueonly)"
 
 
-class Message(NamedTuple):
+class CommitMessage(NamedTuple):
     """A commit's sha, subject and body (trimmed of the newlines git puts around it)."""
 
     sha: str
@@ -105,14 +105,14 @@ def parse_log(
     return parse_records(text.split(RECORD_END), aliases, repo=repo)
 
 
-def parse_messages(text: str) -> list[Message]:
+def parse_messages(text: str) -> list[CommitMessage]:
     """``MESSAGE_FORMAT`` output, in git's order."""
-    found: list[Message] = []
+    found: list[CommitMessage] = []
     add, make = found.append, tuple.__new__  # a tuple made in C, as fast as unpacking
     for record in text.split(RECORD_END):
         parts = record.lstrip("\n").split(_FIELD, 2)
         if len(parts) == 3:
-            add(make(Message, (parts[0], parts[1], parts[2].strip("\n"))))
+            add(make(CommitMessage, (parts[0], parts[1], parts[2].strip("\n"))))
     return found
 
 

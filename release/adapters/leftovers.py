@@ -349,7 +349,7 @@ def sweep_dirs(root: Path, engine: Engine | None = None) -> list[Path]:
 # -- the engine --------------------------------------------------------------------------
 
 
-class Answer(Protocol):
+class ProcessAnswer(Protocol):
     @property
     def ok(self) -> bool: ...
 
@@ -362,7 +362,7 @@ class Engine(Protocol):
 
     def run(
         self, args: Sequence[str], *, timeout: float | None = None, check: bool = True
-    ) -> Answer: ...
+    ) -> ProcessAnswer: ...
 
     def remove_container(self, name: str) -> None: ...
 

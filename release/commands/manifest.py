@@ -67,13 +67,13 @@ def manifest(request: ManifestRequest, run: Run) -> Report:
     from release.core.manifest import missing, variant_rules
     from release.core.terminal_text import escaped
     from release.flows.signatures import record_signed
-    from release.images.manifest import Checkout, assemble, publish, push_manifest
+    from release.images.manifest import ManifestCheckout, assemble, publish, push_manifest
 
     if request.action or request.tag:  # invoke gives "" for one left out
         return show(request, run)
     if request.no_record and request.push:
         raise UsageError("--no-record and --push: a manifest not recorded cannot be pushed")
-    ws = Checkout.open(run.repo, request.version)
+    ws = ManifestCheckout.open(run.repo, request.version)
     target = output_path(Path(request.out), "--out", tree=ws.ctx.root) if request.out else None
     dirs = [Path(p) for p in (request.parts or "").split(",") if p]
     document = assemble(ws, dirs, partial=request.partial)

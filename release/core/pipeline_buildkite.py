@@ -25,7 +25,7 @@ from release.core.pipelines import (
     PARTS_DIR,
     STATE_ENV,
     Job,
-    Plan,
+    PipelinePlan,
     check_command,
     final_job,
     github_release_command,
@@ -76,7 +76,7 @@ def _download(archive_var: str, step_var: str) -> str:
     return f'buildkite-agent artifact download "${archive_var}" . --step "${step_var}"'
 
 
-def _step_env(plan: Plan, job: Job) -> dict[str, str]:
+def _step_env(plan: PipelinePlan, job: Job) -> dict[str, str]:
     """The values this step's commands read (:func:`job_env`), with the build step each
     image archive comes from."""
     own = job.kind not in ("manifest", "promote") and not job.on_final
@@ -94,7 +94,7 @@ def _step_env(plan: Plan, job: Job) -> dict[str, str]:
     return env | {STEP_ENV: job.needs[0]}
 
 
-def _commands(plan: Plan, job: Job) -> tuple[list[str], list[str]]:
+def _commands(plan: PipelinePlan, job: Job) -> tuple[list[str], list[str]]:
     """The step's commands after the set-up (the tag's GitHub release last, where the step
     makes it), and the artifacts it keeps."""
     lines, artifacts = _work(plan, job)
@@ -104,7 +104,7 @@ def _commands(plan: Plan, job: Job) -> tuple[list[str], list[str]]:
     return [*lines, *([_RELEASE] if plan.makes_release(job) else [])], artifacts
 
 
-def _work(plan: Plan, job: Job) -> tuple[list[str], list[str]]:
+def _work(plan: PipelinePlan, job: Job) -> tuple[list[str], list[str]]:
     transfer = plan.transfer
     parts = [f"{PARTS_DIR}/**/*"]
     if job.kind == "build":
@@ -145,7 +145,7 @@ def _uploaded(value: Any) -> Any:
     return value
 
 
-def _step(plan: Plan, job: Job, condition: str, block: str | None = None) -> dict[str, Any]:
+def _step(plan: PipelinePlan, job: Job, condition: str, block: str | None = None) -> dict[str, Any]:
     commands = [_TAGS, _VENV, install_command(plan.install), _check(job)]
     login = login_command(plan)
     if login and uses_registry(plan, job):
@@ -180,7 +180,7 @@ def _block(first: Job, key: str, tagged: str, waits: list[str]) -> dict[str, Any
     return dict(_uploaded(block | {"if": tagged} | ({"depends_on": waits} if waits else {})))
 
 
-def _gated(plan: Plan, jobs: list[Job], condition: str, tagged: str) -> list[dict[str, Any]]:
+def _gated(plan: PipelinePlan, jobs: list[Job], condition: str, tagged: str) -> list[dict[str, Any]]:
     """The steps of ``jobs`` (``condition``), with a block step before the first that
     releases: it waits for the steps they need; the steps that release depend on it, and
     they and every step after them run on a tag only (``tagged``)."""
@@ -197,7 +197,7 @@ def _gated(plan: Plan, jobs: list[Job], condition: str, tagged: str) -> list[dic
     return steps
 
 
-def buildkite_pipeline(plan: Plan) -> dict[str, Any]:
+def buildkite_pipeline(plan: PipelinePlan) -> dict[str, Any]:
     """The pipeline (``steps:``): the rc steps for a branch or a built tag (those that
     release on a tag only, after their block), the promote step for a final tag."""
     built = plan.tags.regex(BUILT)
@@ -214,7 +214,7 @@ def buildkite_pipeline(plan: Plan) -> dict[str, Any]:
     return {"steps": steps}
 
 
-def buildkite_text(plan: Plan) -> str:
+def buildkite_text(plan: PipelinePlan) -> str:
     header = [
         "Made from [tool.release.images] and [tool.release.ci].",
         "Make it again after the matrix changes; do not edit it by hand.",

@@ -29,7 +29,7 @@ from release.core.rc_page import (
     ReproduceState,
     Row,
     Smoke,
-    SmokeCheck,
+    SmokeResult,
     Snapshot,
 )
 from release.core.rc_page_evidence import attested_of
@@ -105,7 +105,7 @@ def _row(
         smoke=Smoke(
             entry["smoke"]["passed"],
             tuple(
-                SmokeCheck(c["name"], c["status"], c.get("reason", ""))
+                SmokeResult(c["name"], c["status"], c.get("reason", ""))
                 for c in entry["smoke"]["checks"]
             ),
         ),

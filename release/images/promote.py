@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +22,7 @@ from release.adapters.git_notes import notes_ref, write_note
 from release.core.manifest import ManifestError, check, missing, variant_rules
 from release.core.matrix import ImageMatrix
 from release.core.plan import Step, StepKind
+from release.core.say import Say
 from release.flows.context import ReleaseContext
 
 __all__ = [
@@ -29,8 +30,6 @@ __all__ = [
     "check_engine_promotion",
     "final_manifest",
 ]
-
-Say = Callable[[str], None]
 
 
 def final_manifest(

@@ -28,7 +28,7 @@ only what is not signed yet; the final's manifest records the key (``signed_by``
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -39,6 +39,7 @@ from release.core.manifest import ManifestError, check, missing, variant_rules
 from release.core.matrix import ImageMatrix
 from release.core.plan import Step, StepKind
 from release.core.references import repository
+from release.core.say import Say
 from release.errors import RefusedError
 from release.flows.context import ReleaseContext
 from release.images.image_signing import ImageSigning, sign_published
@@ -48,15 +49,13 @@ from release.images.transfer import registry_ref
 __all__ = [
     "Copy",
     "RegistryPromotion",
-    "Signed",
+    "SignedFinals",
     "Source",
     "check_registry_promotion",
     "is_published",
     "promote_in_registry",
     "rc_sources",
 ]
-
-Say = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -171,7 +170,7 @@ def _refuse_source(source: Source, found: Served | None, rc: str) -> None:
 
 
 @dataclass(frozen=True)
-class Signed:
+class SignedFinals:
     """A variant's final tags, as signing takes them: each platform image (its final tag,
     its digest) and the index (its digest, its final tags)."""
 
@@ -182,14 +181,14 @@ class Signed:
 
 def _final_signed(
     records: Mapping[str, Mapping[str, Any]], matrix: ImageMatrix
-) -> tuple[Signed, ...]:
+) -> tuple[SignedFinals, ...]:
     """What signing the final's own tags signs, per variant, from the final's publish
     records (the moving tags are not among them). Pure."""
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for row_id, record in records.items():
         groups.setdefault(matrix.variant(row_id).group, []).append(record)
     return tuple(
-        Signed(
+        SignedFinals(
             group,
             tuple((r["tags"][0], r["digest"]) for r in rows),
             (rows[0]["index"]["digest"], tuple(rows[0]["index"]["tags"])),
@@ -214,7 +213,7 @@ class RegistryPromotion:
     served: Mapping[str, Served | None]  # what each final tag served when checked
     note: str  # the final's manifest, as it is recorded
     signing: ImageSigning | None = None
-    signed: tuple[Signed, ...] = ()  # each variant's final tags, signed where a key is given
+    signed: tuple[SignedFinals, ...] = ()  # each variant's final tags, signed where a key is given
 
     def _there(self, c: Copy) -> bool:
         found = self.served[c.ref]

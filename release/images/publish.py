@@ -40,6 +40,7 @@ from release.adapters.process import last_line
 from release.adapters.registry import Registry, RegistryError, Served, is_loopback
 from release.core.matrix import Variant
 from release.core.references import repository as registry_repository
+from release.core.say import Say
 from release.core.terminal_text import escaped
 from release.errors import RefusedError, UsageError
 from release.images.image_signing import ImageSigning, sign_published
@@ -57,8 +58,6 @@ __all__ = [
     "publish_images",
     "release_registry",
 ]
-
-Say = Callable[[str], None]
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ import contextlib
 import os
 import secrets
 import shutil
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -67,6 +67,7 @@ from release.core.host_access import consent
 from release.core.image_signing import ImageCheck
 from release.core.manifest import ManifestError, omitted_snapshot, variant_rules
 from release.core.matrix import ImageMatrix, Variant
+from release.core.say import Say
 from release.core.tag_manifest import not_built, not_recorded
 from release.core.terminal_text import escaped
 from release.core.verdict import FieldVerdict, State, compare_variant, table
@@ -86,7 +87,6 @@ from release.images.source import BuildSource, read_source
 
 __all__ = ["Reproduction", "reproduce"]
 
-Say = Callable[[str], None]
 SUFFIX = "-reproduce"  # the rebuilt images' repository: NAME-reproduce-<run>:<tag>[-<variant>]
 
 

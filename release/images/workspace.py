@@ -11,7 +11,7 @@ runs, when an image they would have to build first is refused.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +21,7 @@ from release.adapters.files import atomic_write
 from release.adapters.state import image_state_dir
 from release.core.accelerator import accelerator_fields
 from release.core.matrix import ImageMatrix, Variant
+from release.core.say import Say
 from release.core.versions import image_tag_for
 from release.errors import ConfigError, RefusedError, ReleaseError
 from release.flows.context import ReleaseContext
@@ -41,8 +42,6 @@ __all__ = [
     "snapshot",
     "snapshot_plan",
 ]
-
-Say = Callable[[str], None]
 
 
 class ImagesFailed(ReleaseError):
