@@ -561,6 +561,7 @@ def test_an_inspect_ahead_raises_where_its_answer_is_taken(fake_cli: FakeCli) ->
 def test_only_a_workspace_for_an_image_task_asks_ahead(
     fake_cli: FakeCli, cut_engine_copy: SampleEngine
 ) -> None:
+    from release.flows.context import ReleaseContext
     from release.images.workspace import Workspace
 
     root = cut_engine_copy.root
@@ -568,9 +569,10 @@ def test_only_a_workspace_for_an_image_task_asks_ahead(
     def inspects() -> list[str]:
         return [c for c in fake_cli.calls() if c.startswith("image inspect")]
 
-    Workspace.open(root, "0.1.0rc1")  # push, pull, a dry run: no question to the engine
+    # push, pull, a dry run: no question to the engine
+    Workspace.open(ReleaseContext(root), "0.1.0rc1")
     assert inspects() == []
-    ws = Workspace.open(root, "0.1.0rc1", inspect=True)
+    ws = Workspace.open(ReleaseContext(root), "0.1.0rc1", inspect=True)
     tags = [ws.image(v) for v in ws.matrix.variants]
     bases = [v.base_image for v in ws.matrix.variants]
     assert ws.engine.inspect_images([*bases, *tags]) == dict.fromkeys([*bases, *tags])

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from release.commands.common import opened
 from release.commands.outcome import JSONValue, Run
 from release.core.doctor import Health, Item
 from release.errors import SignatureError, UsageError
@@ -106,13 +107,12 @@ def tag_item(run: Run, tag: str, job: str | None = None) -> Item:
     never rebuilt."""
     from release.core.doctor import ok, problem
     from release.core.terminal_text import escaped
-    from release.flows.context import ReleaseContext
     from release.images.source import read_source
 
     name = f"tag {escaped(tag)}"
     if not tag:
         return problem("tag", "none given (is the job running for a tag push?)")
-    ctx = ReleaseContext(run.repo)
+    ctx = opened(run)
     wanted = ctx.config.tag.parse_any(tag)
     if wanted is None:
         return problem(

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from release.commands.common import as_json, context
+from release.commands.common import as_json, context, opened
 from release.commands.outcome import Report, Run
 from release.errors import RefusedError, UsageError
 
@@ -73,7 +73,7 @@ def manifest(request: ManifestRequest, run: Run) -> Report:
         return show(request, run)
     if request.no_record and request.push:
         raise UsageError("--no-record and --push: a manifest not recorded cannot be pushed")
-    ws = ManifestCheckout.open(run.repo, request.version)
+    ws = ManifestCheckout.open(opened(run), request.version)
     target = output_path(Path(request.out), "--out", tree=ws.ctx.root) if request.out else None
     dirs = [Path(p) for p in (request.parts or "").split(",") if p]
     document = assemble(ws, dirs, partial=request.partial)

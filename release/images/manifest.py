@@ -82,8 +82,7 @@ class ManifestCheckout:
     source: BuildSource
 
     @classmethod
-    def open(cls, path: Path | str = ".", version: str | None = None) -> ManifestCheckout:
-        ctx = ReleaseContext(path)
+    def open(cls, ctx: ReleaseContext, version: str | None = None) -> ManifestCheckout:
         if ctx.config.matrix is None:
             raise ConfigError("[tool.release.images] is missing: this engine has no image matrix")
         return cls(ctx, ctx.config.matrix, read_source(ctx, version))

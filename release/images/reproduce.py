@@ -246,7 +246,7 @@ def _rebuilt(
 
 
 def reproduce(
-    path: Path | str,
+    ctx: ReleaseContext,
     tag: str,
     *,
     variants: Sequence[str] = (),
@@ -266,7 +266,6 @@ def reproduce(
     rebuild when stdout is a terminal."""
     allowed = consent(allow_host)
     trust = trust or Trusting()
-    ctx = ReleaseContext(path)
     remote = ctx.config.remote
     found = read_published(ctx.repo, remote, tag)
     outcome = Reproduction(tag)
@@ -285,7 +284,7 @@ def reproduce(
             raise ManifestError(
                 f"{notes_ref(tag)} has no note on {tag}'s commit {found.commit[:12]}"
             )
-        rebuild = _rebuild_of(ReleaseContext(clone.root), manifest, variants)
+        rebuild = _rebuild_of(ctx.elsewhere(clone.root), manifest, variants)
         notice = allowed_by(rebuild.matrix, rebuild.variants, tag, allowed, signer)
         if notice is not None:
             outcome.host_allowed_by = signer

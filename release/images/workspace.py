@@ -66,7 +66,7 @@ class Workspace:
     @classmethod
     def open(
         cls,
-        path: Path | str = ".",
+        ctx: ReleaseContext,
         version: str | None = None,
         *,
         allow_dirty: bool = False,
@@ -74,10 +74,11 @@ class Workspace:
         inspect: bool = False,
         engine: bool = True,
     ) -> Workspace:
-        """``inspect``: the task's first question to the engine is about the matrix's
-        bases and tags (build, smoke, snapshot): asked at once, answered while git reads.
-        ``engine`` false: no engine is looked for unless the task asks for one."""
-        ctx = ReleaseContext(path)
+        """The image workflows' view of ``ctx`` (the repository the command floor opened,
+        with the run's main branch and configuration). ``inspect``: the task's first
+        question to the engine is about the matrix's bases and tags (build, smoke,
+        snapshot): asked at once, answered while git reads. ``engine`` false: no engine is
+        looked for unless the task asks for one."""
         matrix = ctx.config.matrix
         if matrix is None:
             raise ConfigError("[tool.release.images] is missing: no image matrix to build")
