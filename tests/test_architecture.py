@@ -411,8 +411,7 @@ ANY_ALLOWED: dict[str, set[str]] = {
     },
     "release.core.tag_manifest": {"of_tag", "built_as", "not_built_so", "not_recorded"},
     "release.core.verdict": {"dict_changes", "compare_variant"},
-    "release.core.rc_page_input": {"page_of"},  # the checked manifest, made the page's values
-    "release.flows.manifest_store": {"read_parts", "PublishedManifest.document"},
+    "release.flows.manifest_store": {"read_parts"},
     "release.images.manifest": {
         "write_part", "build_data", "built_data", "smoke_data", "snapshot_data", "assemble",
         "publish",

@@ -169,7 +169,7 @@ def _rebuild_of(
     if absent:
         raise not_built(manifest.name, absent)
     source = read_source(here, manifest.built_as.pep440(), allow_shallow=True)
-    recorded: dict[str, Any] = manifest.document["variants"]
+    recorded = manifest.document_variants()
     unknown = [v for v in variants if v not in recorded]
     if unknown:
         raise UsageError(
