@@ -141,8 +141,8 @@ def _provenance(
     """The row's statement, naming the SBOM document ``sbom`` (its digest), in a DSSE
     envelope: signed over its PAE by ``signer``, else with no signature."""
     build, publish = parts["build"], parts["publish"]
-    data = ws.engine.inspect_image(publish["data"]["image_id"]) or {}
-    labels = dict((data.get("Config") or {}).get("Labels") or {})
+    data = ws.engine.inspect_image(publish["data"]["image_id"])
+    labels = dict(data.labels) if data else {}
     document = statement(
         parts["header"],
         row,

@@ -45,7 +45,6 @@ from release.core.terminal_text import escaped
 from release.errors import RefusedError, UsageError
 from release.images.image_signing import ImageSigning, sign_published
 from release.images.manifest import write_part
-from release.images.standin import platform_of
 from release.images.transfer import mismatch, registry_ref
 from release.images.workspace import Workspace
 
@@ -205,11 +204,10 @@ class EngineOrigin:
         data = self.ws.engine.inspect_image(local)
         if data is None:
             raise RefusedError(f"{local} is not here: build it first (release images.build)")
-        labels = dict((data.get("Config") or {}).get("Labels") or {})
-        wrong = mismatch(self.ws, row.id, labels)
+        wrong = mismatch(self.ws, row.id, dict(data.labels))
         if wrong:
             raise RefusedError(f"{local} is not this checkout's build: {wrong}")
-        return Located(str(data["Id"]), platform_of(data))
+        return Located(data.id, data.platform)
 
     def settle(self, refs: Sequence[str]) -> None:
         """A killed push's local aliases, removed (the images keep their own tags)."""
