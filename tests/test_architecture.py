@@ -410,7 +410,6 @@ ANY_ALLOWED: dict[str, set[str]] = {
         "missing", "variant_summary",
     },
     "release.core.tag_manifest": {"of_tag", "built_as", "not_built_so", "not_recorded"},
-    "release.core.verdict": {"dict_changes", "compare_variant"},
     "release.flows.manifest_store": {"read_parts"},
     "release.images.manifest": {
         "write_part", "build_data", "built_data", "smoke_data", "snapshot_data", "assemble",
@@ -435,10 +434,8 @@ ANY_ALLOWED: dict[str, set[str]] = {
     "release.images.snapshot": {"SnapshotReport.record", "diff_states"},
     "release.core.content_digest": {"ContentDigest.to_dict"},
     # documents written for other tools (YAML pipelines, the bake file) and --json shapes
-    "release.core.pipeline_buildkite": {"buildkite_pipeline"},
     "release.core.pipeline_github": {"github_workflows"},
     "release.core.yaml_text": {"dump_yaml"},
-    "release.images.bake": {"bake_document"},
     "release.core.plan": {"Step.data", "Step.to_dict", "Plan.info", "Plan.to_dict"},
     "release.flows.pick_journal": {"PickJournal.to_dict"},
     # file objects of either mode handed to a process; rich's objects, imported lazily
@@ -594,7 +591,7 @@ def test_namesakes_are_caught_all_at_once() -> None:
 # rare: counted as a name in code (not in strings or comments) over the package but the
 # bundled sample, per 1,000 lines. The ceiling only comes down: the figure measured when it
 # was set, rounded up; the target is 5, the goal 3.
-ANY_PER_KLOC_CEILING = 9.1
+ANY_PER_KLOC_CEILING = 8.3
 ANY_PER_KLOC_TARGET = 5.0
 
 

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from release.core.manifest_records import VariantEntry
 from release.core.terminal_text import escaped
 from release.core.verdict import compare_variant, dict_changes, table
 from release.errors import RefusedError
@@ -147,7 +148,9 @@ def test_a_check_name_cannot_forge_the_verdict_of_reproduce() -> None:
     rebuilt["build"]["base"] = {**recorded["build"]["base"], "ref": HOSTILE}
     rebuilt["build"]["base"]["content_digest"] = sha("5")
     outcome = Reproduction(f"v0.1.0rc1{CURSOR}")
-    outcome.verdicts[f"cu130{CURSOR}"] = compare_variant(recorded, rebuilt)
+    outcome.verdicts[f"cu130{CURSOR}"] = compare_variant(
+        VariantEntry.of(recorded), VariantEntry.of(rebuilt)
+    )
     lines = [*table(outcome.verdicts), outcome.summary()]
     assert_not_forged(lines)
     assert f"+ {SHOWN} passed" in [line.strip() for line in lines]

@@ -66,6 +66,7 @@ from release.adapters.git_notes import notes_ref
 from release.core.host_access import consent
 from release.core.image_signing import ImageCheck
 from release.core.manifest import ManifestError, omitted_snapshot, variant_rules
+from release.core.manifest_records import VariantEntry
 from release.core.matrix import ImageMatrix, Variant
 from release.core.say import Say
 from release.core.tag_manifest import not_built, not_recorded
@@ -359,8 +360,8 @@ def _verdicts(
             )
             outcome.verdicts[variant.id] = (
                 compare_variant(
-                    rebuild.recorded[variant.id],
-                    entry,
+                    VariantEntry.of(rebuild.recorded[variant.id]),
+                    VariantEntry.of(entry),
                     config_args=matrix.build_args_for(variant, source.version),
                 )
                 + registry_verdicts(
