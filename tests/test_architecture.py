@@ -415,15 +415,10 @@ ANY_ALLOWED: dict[str, set[str]] = {
         "write_part", "build_data", "built_data", "smoke_data", "snapshot_data", "assemble",
         "publish",
     },
-    "release.images.promote": {"final_manifest", "check_engine_promotion"},
     # an SBOM and a provenance statement: JSON made from, and compared with, manifest parts
     "release.core.sbom": {"normalized", "packages"},
     "release.core.provenance": {"envelope", "material_verdicts", "payload_of", "statement"},
     "release.images.attest_check": {"attestation_verdicts", "attached_document"},
-    "release.images.promote_registry": {
-        "final_copies", "is_published", "promote_in_registry", "check_registry_promotion",
-        "rc_sources",
-    },
     "release.images.registry_check": {"registry_verdicts"},
     "release.sample.rehearse_registry": {"registry_checks"},
     "release.sample.rehearse_report": {"manifest_of"},
@@ -591,7 +586,7 @@ def test_namesakes_are_caught_all_at_once() -> None:
 # rare: counted as a name in code (not in strings or comments) over the package but the
 # bundled sample, per 1,000 lines. The ceiling only comes down: the figure measured when it
 # was set, rounded up; the target is 5, the goal 3.
-ANY_PER_KLOC_CEILING = 8.3
+ANY_PER_KLOC_CEILING = 7.9
 ANY_PER_KLOC_TARGET = 5.0
 
 
