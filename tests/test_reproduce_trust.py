@@ -424,8 +424,8 @@ def test_a_final_is_rebuilt_as_the_rc_it_was_promoted_from(maintainer: SampleEng
     here = ReleaseContext(maintainer.root)
     assert here.config.matrix is not None
     rc = faithful(repo, TAG, "0.1.0rc1")
-    final = final_manifest(Manifest.of(rc), here.config.matrix, "v0.1.0", "0.1.0")
-    note(repo, "v0.1.0", json.dumps(final.document()))
+    final = final_manifest(Manifest.of(rc), here.config.matrix, "v0.1.0", "0.1.0").document()
+    note(repo, "v0.1.0", json.dumps(final))
     commit = str(repo.rev(TAG))
     for tag, version in (("v0.1.0", "0.1.0"), (TAG, "0.1.0rc1")):
         read = published_manifest(repo, tag, commit)
