@@ -208,7 +208,7 @@ def test_the_sbom_the_signed_statement_names_is_compared_with_the_sbom_attached(
     says who signed only as checked before building. No engine: the package rows say
     not compared."""
     from release.core.image_signing import ImageCheck
-    from release.core.image_signing import State as Signed
+    from release.core.image_signing import ImageSignatureState as Signed
     from release.core.verdict import State
     from release.images.attest_check import attestation_verdicts
 
