@@ -66,12 +66,13 @@ def _raw_build_argvs(root: Path) -> list[list[str]]:
 
     from release.adapters.engine import ContainerEngine
     from release.adapters.image_content import image_content_digest
+    from release.flows.context import ReleaseContext
     from release.images.inputs import DIGEST_LABEL, input_digest
     from release.images.labels import labels_for
     from release.images.standin import ensure_base
     from release.images.workspace import Workspace
 
-    ws = Workspace.open(root, VERSION)
+    ws = Workspace.open(ReleaseContext(root), VERSION)
     engine = ContainerEngine.detect()
     argvs = []
     for variant in ws.matrix.variants:

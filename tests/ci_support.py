@@ -15,7 +15,7 @@ from release.core.pipeline_buildkite import buildkite_pipeline as _buildkite
 from release.core.pipeline_files import pipeline_files
 from release.core.pipeline_files import pipeline_text as _text
 from release.core.pipeline_github import github_workflows
-from release.core.pipelines import Plan, transfer_registry
+from release.core.pipelines import PipelinePlan, transfer_registry
 from release.core.tool_pins import PinKind, ToolInstall
 from release.core.versions import TagTemplate
 
@@ -39,8 +39,8 @@ def plan_for(
     registry: str | None = None,
     tag: TagTemplate = TAG,
     github_release: bool = False,
-) -> Plan:
-    return Plan(
+) -> PipelinePlan:
+    return PipelinePlan(
         matrix,
         settings or CiSettings(),
         install,

@@ -115,9 +115,9 @@ def test_each_variant_builds_its_own_dockerfile_stage_and_context(
     assert run(f"{name}:{VERSION}-rocm", "cat", "/variant").startswith("rocm 6.4.1 ")
     assert run(f"{name}:{VERSION}-a2", "cat", "/marker.txt") == "in the ascend context only"
     assert run(f"{name}:{VERSION}-cpu", "cat", "/variant").startswith("cpu ")
-    labels = docker.inspect_image(f"{name}:{VERSION}-a2")["Config"]["Labels"]  # type: ignore[index]
+    labels = docker.inspect_image(f"{name}:{VERSION}-a2").labels  # type: ignore[union-attr]
     assert labels["org.release.cann"] == "8.1.rc1" and "org.release.cuda" not in labels
-    cpu = docker.inspect_image(f"{name}:{VERSION}-cpu")["Config"]["Labels"]  # type: ignore[index]
+    cpu = docker.inspect_image(f"{name}:{VERSION}-cpu").labels  # type: ignore[union-attr]
     assert cpu["org.release.cpu"] == "true"
     # the build parts record what was built from where
     parts = {p.name: json.loads(p.read_text())["data"] for p in family.state.rglob("*.build.json")}

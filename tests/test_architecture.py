@@ -410,40 +410,27 @@ ANY_ALLOWED: dict[str, set[str]] = {
         "missing", "variant_summary",
     },
     "release.core.tag_manifest": {"of_tag", "built_as", "not_built_so", "not_recorded"},
-    "release.core.verdict": {"dict_changes", "compare_variant"},
-    "release.core.rc_page_input": {"page_of"},  # the checked manifest, made the page's values
-    "release.flows.manifest_store": {"read_parts", "PublishedManifest.document"},
+    "release.flows.manifest_store": {"read_parts"},
     "release.images.manifest": {
         "write_part", "build_data", "built_data", "smoke_data", "snapshot_data", "assemble",
         "publish",
     },
-    "release.images.promote": {"final_manifest", "check_engine_promotion"},
     # an SBOM and a provenance statement: JSON made from, and compared with, manifest parts
     "release.core.sbom": {"normalized", "packages"},
     "release.core.provenance": {"envelope", "material_verdicts", "payload_of", "statement"},
     "release.images.attest_check": {"attestation_verdicts", "attached_document"},
-    "release.images.promote_registry": {
-        "final_copies", "is_published", "promote_in_registry", "check_registry_promotion",
-        "rc_sources",
-    },
     "release.images.registry_check": {"registry_verdicts"},
     "release.sample.rehearse_registry": {"registry_checks"},
     "release.sample.rehearse_report": {"manifest_of"},
     # docker's inspect documents and a runtime probe's record, as the engine gives them
-    "release.adapters.engine": {"ContainerEngine.inspect_image", "ContainerEngine.remove_if_dangling"},
-    "release.adapters.leftovers": {"Engine.inspect_image"},
     "release.images.inventory": {"probe_state", "inventory_of"},
-    "release.images.roundtrip": {"RoundTrip.to_dict", "image_command"},
-    "release.images.smoke": {"run_smoke"},
+    "release.images.roundtrip": {"RoundTrip.to_dict"},
     "release.images.smoke_checks": {"SmokeCheck.config", "SmokeReport.to_dict"},
-    "release.images.snapshot": {"SnapshotReport.record", "diff_states", "run_snapshot"},
-    "release.images.standin": {"registry_digest", "ensure_base", "platform_of"},
+    "release.images.snapshot": {"SnapshotReport.record", "diff_states"},
     "release.core.content_digest": {"ContentDigest.to_dict"},
     # documents written for other tools (YAML pipelines, the bake file) and --json shapes
-    "release.core.pipeline_buildkite": {"buildkite_pipeline"},
     "release.core.pipeline_github": {"github_workflows"},
     "release.core.yaml_text": {"dump_yaml"},
-    "release.images.bake": {"bake_document"},
     "release.core.plan": {"Step.data", "Step.to_dict", "Plan.info", "Plan.to_dict"},
     "release.flows.pick_journal": {"PickJournal.to_dict"},
     # file objects of either mode handed to a process; rich's objects, imported lazily
@@ -529,3 +516,126 @@ def test_any_in_a_public_signature_is_caught() -> None:
     )
     assert public_any(source) == ["plan", "Status.tags", "Status.lines", "quoted"]
     assert public_any("def typed(x: Mapping[str, int]) -> Anything: ...\n") == []
+
+
+# -- one name, one thing ------------------------------------------------------------------
+# A public class or type alias (``Say = Callable[[str], None]``) is declared in one module
+# and imported everywhere else: two ``Plan``s or nine ``Say``s read alike at the call site
+# and drift apart. Every namesake is reported at once, with the modules that declare it.
+_ALIAS_NAME = re.compile(r"[A-Z][a-z]\w*")  # CapWords: a type, not a CONSTANT
+
+
+def _declared(tree: ast.Module) -> list[str]:
+    """The public classes and type aliases a module declares at its top level."""
+    names = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            names.append(node.name)
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and _ALIAS_NAME.fullmatch(node.targets[0].id)
+            and isinstance(node.value, ast.Subscript | ast.BinOp)
+        ):
+            names.append(node.targets[0].id)
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and "TypeAlias" in ast.unparse(node.annotation)
+        ):
+            names.append(node.target.id)
+    return [name for name in names if not name.startswith("_")]
+
+
+def namesakes(sources: dict[str, Path | str]) -> dict[str, list[str]]:
+    """Each public class or type-alias name declared by more than one module: the modules."""
+    where: dict[str, list[str]] = {}
+    for module, source in sorted(sources.items()):
+        for name in _declared(_tree(source)):
+            where.setdefault(name, []).append(module)
+    return {name: modules for name, modules in sorted(where.items()) if len(modules) > 1}
+
+
+def test_no_public_name_is_declared_twice() -> None:
+    found = namesakes(dict(MODULES))
+    assert not found, "declared more than once (rename one, or import it): " + "; ".join(
+        f"{name} in {', '.join(modules)}" for name, modules in found.items()
+    )
+
+
+def test_namesakes_are_caught_all_at_once() -> None:
+    found = namesakes(
+        {
+            "release.flows.pick": "from x import Callable\nSay = Callable[[str], None]\n",
+            "release.flows.cut": "Say = Callable[[str], None]\nclass Plan: ...\n",
+            "release.core.plan": "class Plan:\n    pass\nclass _Row: ...\n",
+            "release.core.pipelines": "class _Row: ...\nDEFAULT = dict[str, int]\nStep = int | None\n",
+            "release.core.steps": "from typing import TypeAlias\nStep: TypeAlias = 'int'\n",
+        }
+    )
+    assert found == {
+        "Plan": ["release.core.plan", "release.flows.cut"],
+        "Say": ["release.flows.cut", "release.flows.pick"],
+        "Step": ["release.core.pipelines", "release.core.steps"],
+    }
+
+
+# -- Any, per 1,000 lines ---------------------------------------------------------------
+# Values travel whole (records, TypedDicts, JSONValue, ``object`` narrowed), so ``Any`` is
+# rare: counted as a name in code (not in strings or comments) over the package but the
+# bundled sample, per 1,000 lines. The ceiling only comes down: the figure measured when it
+# was set, rounded up; the target is 5, the goal 3.
+ANY_PER_KLOC_CEILING = 7.91
+ANY_PER_KLOC_TARGET = 5.0
+
+
+# a quoted annotation or cast ("dict[str, Any]", "Any | None"), not a sentence
+_ONE_TYPE = r"[\w.]+(?:\[[\w\[\]., |]*\])?"
+_TYPE_TEXT = re.compile(rf"{_ONE_TYPE}(?: ?\| ?{_ONE_TYPE})*")
+
+
+def any_uses(source: Path | str) -> int:
+    """How many times ``Any`` is named in code (an annotation, an import, a cast, a quoted
+    type), not in prose (a docstring, a message, a comment)."""
+    import io
+    import tokenize
+
+    count = 0
+    for token in tokenize.generate_tokens(io.StringIO(_text(source)).readline):
+        if token.type == tokenize.NAME and token.string == "Any":
+            count += 1
+        elif token.type == tokenize.STRING:
+            inner = token.string.strip("\"'")
+            if _TYPE_TEXT.fullmatch(inner):
+                count += len(re.findall(r"\bAny\b", inner))
+    return count
+
+
+def any_per_kloc(sources: dict[str, Path | str]) -> float:
+    counted = {m: s for m, s in sources.items() if not m.startswith("release.sample")}
+    lines = sum(len(_text(s).splitlines()) for s in counted.values())
+    return 1000 * sum(any_uses(s) for s in counted.values()) / max(lines, 1)
+
+
+def test_any_per_thousand_lines_stays_under_its_ceiling() -> None:
+    figure = any_per_kloc(dict(MODULES))
+    print(f"Any per 1,000 lines of release/ (sample aside): {figure:.2f} "
+          f"(ceiling {ANY_PER_KLOC_CEILING}, target {ANY_PER_KLOC_TARGET})")  # fmt: skip
+    assert figure <= ANY_PER_KLOC_CEILING, (
+        f"{figure:.2f} uses of Any per 1,000 lines, over the ceiling {ANY_PER_KLOC_CEILING}: "
+        "type the new code (a record, a TypedDict, JSONValue, object narrowed)"
+    )
+
+
+def test_any_is_counted_in_code_only() -> None:
+    source = (
+        "from typing import Any\n"
+        '"""Any in a docstring is prose."""\n'
+        "x: Any = cast(Any, y)  # Any in a comment too\n"
+        "def f(a: 'dict[str, Any]', b: Anything) -> None: ...\n"
+    )
+    assert any_uses(source) == 4  # the import, the two in code, the quoted annotation
+    heavy = {"release.core.a": "from typing import Any\nx: Any\n" + "y = 1\n" * 8}
+    assert any_per_kloc(heavy) == 200.0 > ANY_PER_KLOC_CEILING
+    assert any_per_kloc({**heavy, "release.sample.b": "Any\n"}) == 200.0  # the sample aside

@@ -369,7 +369,7 @@ def test_a_provenance_signed_by_the_image_key_verifies_with_gpg_and_names_the_sb
     built: Repo, registry: LocalRegistry, keys: dict[str, Key], tmp_path: Path
 ) -> None:
     from release.core.image_signing import ImageCheck
-    from release.core.image_signing import State as Signed
+    from release.core.image_signing import ImageSignatureState as Signed
 
     publish(built, f"{registry.address}/signed")
     maintainer, other = keys["maintainer"], keys["other"]

@@ -12,7 +12,7 @@ import pytest
 
 from release.core.oci_artifact import (
     AttachmentError,
-    Kind,
+    AttachmentKind,
     artifact_manifest,
     attachment_tag,
     layer_of,
@@ -139,19 +139,19 @@ def test_an_envelope_that_is_not_a_provenance_is_refused() -> None:
 
 
 def test_an_attachment_is_taken_only_for_its_subject_type_and_size() -> None:
-    art = artifact_manifest(Kind.SBOM, b"{}", D, 10, "application/vnd.oci.image.manifest.v1+json")
-    assert layer_of(art.manifest.data, Kind.SBOM, D) == (art.layer.digest, 2)
-    assert attachment_tag(D, Kind.SBOM) == "sha256-" + "a" * 64 + ".sbom"
+    art = artifact_manifest(AttachmentKind.SBOM, b"{}", D, 10, "application/vnd.oci.image.manifest.v1+json")
+    assert layer_of(art.manifest.data, AttachmentKind.SBOM, D) == (art.layer.digest, 2)
+    assert attachment_tag(D, AttachmentKind.SBOM) == "sha256-" + "a" * 64 + ".sbom"
     with pytest.raises(AttachmentError, match="not of image"):
-        layer_of(art.manifest.data, Kind.SBOM, E)
+        layer_of(art.manifest.data, AttachmentKind.SBOM, E)
     with pytest.raises(AttachmentError, match="holds no"):
-        layer_of(art.manifest.data, Kind.PROVENANCE, D)
+        layer_of(art.manifest.data, AttachmentKind.PROVENANCE, D)
     big = json.loads(art.manifest.data)
-    big["layers"][0]["size"] = Kind.SBOM.limit + 1
+    big["layers"][0]["size"] = AttachmentKind.SBOM.limit + 1
     with pytest.raises(AttachmentError, match="more than"):
-        layer_of(json.dumps(big).encode(), Kind.SBOM, D)
+        layer_of(json.dumps(big).encode(), AttachmentKind.SBOM, D)
     with pytest.raises(AttachmentError, match="too large"):
-        layer_of(b" " * 70000, Kind.SBOM, D)
+        layer_of(b" " * 70000, AttachmentKind.SBOM, D)
 
 
 def test_a_signed_envelope_reads_back_its_signatures_over_the_pae_and_names_the_sbom() -> None:

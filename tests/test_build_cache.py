@@ -62,7 +62,7 @@ def forget_locally(docker: ContainerEngine, repo: Repo, token: str) -> None:
 def layers(docker: ContainerEngine, ref: str) -> list[str]:
     data = docker.inspect_image(ref)
     assert data is not None, ref
-    return list(data["RootFS"]["Layers"])
+    return list(data.layers)
 
 
 def asked(registry: LocalRegistry, since: int) -> list[str]:

@@ -17,6 +17,7 @@ import pytest
 
 from release.adapters.engine import ContainerEngine
 from release.adapters.git import GitRepo
+from release.adapters.image_info import ImageInfo
 from release.core.accelerator import Accelerator
 from release.core.matrix import Variant
 from release.core.project_meta import project_meta
@@ -80,11 +81,14 @@ def test_base_name_is_the_fully_qualified_reference(ref: str, qualified: str) ->
 def test_registry_digest_prefers_the_base_s_own_repository() -> None:
     ref = "nvidia/cuda:12.9.1-base-ubuntu22.04"
     mirror, own = "sha256:" + "1" * 64, "sha256:" + "2" * 64
-    both = {"RepoDigests": [f"mirror.example.com/cuda@{mirror}", f"nvidia/cuda@{own}"]}
+    both = ImageInfo.of(
+        {"Id": "x", "RepoDigests": [f"mirror.example.com/cuda@{mirror}", f"nvidia/cuda@{own}"]}
+    )
     assert registry_digest(ref, both) == own
-    assert registry_digest(ref, {"RepoDigests": [f"mirror.example.com/cuda@{mirror}"]}) == mirror
-    assert registry_digest(ref, {"RepoDigests": []}) is None  # made here: a stand-in
-    assert registry_digest(ref, {}) is None
+    mirrored = ImageInfo("x", repo_digests=(f"mirror.example.com/cuda@{mirror}",))
+    assert registry_digest(ref, mirrored) == mirror
+    assert registry_digest(ref, ImageInfo.of({"RepoDigests": None})) is None  # a stand-in
+    assert registry_digest(ref, ImageInfo.of({})) is None
 
 
 def test_base_identity_is_its_digest_else_its_image_id() -> None:

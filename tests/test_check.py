@@ -11,7 +11,7 @@ import pytest
 from release.adapters.git import GitRepo
 from release.commands.check import CheckOutcome, CheckRequest, check
 from release.commands.outcome import Run
-from release.core.doctor import Status, git_version_item
+from release.core.doctor import Health, git_version_item
 from release.errors import EngineError
 from release.flows import doctor
 from release.sample import make_engine_repo
@@ -37,7 +37,7 @@ def run_check(path: Path) -> CheckOutcome:
     return check(CheckRequest(), Run(path, lambda _: None))
 
 
-def status(outcome: CheckOutcome, name: str) -> tuple[Status, str]:
+def status(outcome: CheckOutcome, name: str) -> tuple[Health, str]:
     (item,) = [i for i in outcome.items if i.name == name]
     return item.status, item.detail
 
@@ -59,11 +59,11 @@ def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
 def test_a_fresh_repository_without_commits(tmp_path: Path) -> None:
     repo_at(tmp_path, commit=False)
     outcome = run_check(tmp_path)
-    assert status(outcome, "repository")[0] is Status.OK
+    assert status(outcome, "repository")[0] is Health.OK
     assert status(outcome, "configuration") == (
-        Status.OK, "no pyproject.toml: the defaults (release init writes one)",
+        Health.OK, "no pyproject.toml: the defaults (release init writes one)",
     )  # fmt: skip
-    assert status(outcome, "noxfile.py") == (Status.NOT_CHECKED, "no [tool.release.images]")
+    assert status(outcome, "noxfile.py") == (Health.NOT_CHECKED, "no [tool.release.images]")
     lines = list(outcome.text())
     assert len(lines) == len(outcome.items) + 1
     assert all(
@@ -78,10 +78,10 @@ def test_the_sample_engine_checks_out(engine: GitRepo) -> None:
     outcome = run_check(engine.root)
     for name in ("configuration", "schema", "history", "git state", "noxfile.py",
                  "snapshot privileges", "registry login docker.io"):  # fmt: skip
-        assert status(outcome, name)[0] is Status.OK, status(outcome, name)
+        assert status(outcome, name)[0] is Health.OK, status(outcome, name)
     criu = status(outcome, "CRIU")
-    assert criu[0] is Status.NOT_CHECKED and "cu130" in criu[1]
-    assert all(i.status is not Status.PROBLEM or i.name == "Docker Engine" for i in outcome.items)
+    assert criu[0] is Health.NOT_CHECKED and "cu130" in criu[1]
+    assert all(i.status is not Health.PROBLEM or i.name == "Docker Engine" for i in outcome.items)
 
 
 def test_a_pytorch_style_repository(tmp_path: Path) -> None:
@@ -90,8 +90,8 @@ def test_a_pytorch_style_repository(tmp_path: Path) -> None:
     repo.run("tag", "v2.5.0-rc1")
     (tmp_path / "pyproject.toml").write_text('[tool.release]\nbranch = "release/{major}.{minor}"\n')
     outcome = run_check(tmp_path)
-    assert status(outcome, "configuration") == (Status.OK, "[tool.release] loads")
-    assert status(outcome, "schema")[0] is Status.OK
+    assert status(outcome, "configuration") == (Health.OK, "[tool.release] loads")
+    assert status(outcome, "schema")[0] is Health.OK
 
 
 def test_a_configuration_that_fails_to_load_is_a_problem(tmp_path: Path) -> None:
@@ -99,7 +99,7 @@ def test_a_configuration_that_fails_to_load_is_a_problem(tmp_path: Path) -> None
     (tmp_path / "pyproject.toml").write_text('[tool.release]\nmain_branch = "main"\n')
     outcome = run_check(tmp_path)
     assert status(outcome, "configuration") == (
-        Status.PROBLEM,
+        Health.PROBLEM,
         "[tool.release] unknown key 'main_branch'; did you mean 'main-branch'?; fix it there",
     )
     assert outcome.exit_code == 1
@@ -109,7 +109,7 @@ def test_a_table_the_schema_refuses_is_a_problem(tmp_path: Path) -> None:
     repo_at(tmp_path)
     (tmp_path / "pyproject.toml").write_text("[tool.release]\nfirst-rc = 2\n")
     outcome = run_check(tmp_path)
-    assert status(outcome, "schema")[0] is Status.PROBLEM
+    assert status(outcome, "schema")[0] is Health.PROBLEM
     assert status(outcome, "schema")[1].startswith("[tool.release] first-rc: 2 is not one of")
 
 
@@ -118,7 +118,7 @@ def test_a_misspelt_table_is_a_problem(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.releases]\ntag = "v{version}"\n')
     outcome = run_check(tmp_path)
     assert status(outcome, "table names") == (
-        Status.PROBLEM,
+        Health.PROBLEM,
         "[tool.releases] in pyproject.toml is not read; did you mean [tool.release]? (rename it)",
     )
     assert outcome.exit_code == 1
@@ -126,17 +126,17 @@ def test_a_misspelt_table_is_a_problem(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("answer", "expected"),
-    [("git version 2.30.9", Status.PROBLEM), (None, Status.PROBLEM),
-     ("git version 2.31.0", Status.OK), ("git version 2.47.1.windows.1", Status.OK)],
+    [("git version 2.30.9", Health.PROBLEM), (None, Health.PROBLEM),
+     ("git version 2.31.0", Health.OK), ("git version 2.47.1.windows.1", Health.OK)],
 )  # fmt: skip
-def test_an_old_or_missing_git_is_a_problem(answer: str | None, expected: Status) -> None:
+def test_an_old_or_missing_git_is_a_problem(answer: str | None, expected: Health) -> None:
     assert git_version_item(answer).status is expected
 
 
 def test_not_a_repository_is_a_problem(tmp_path: Path) -> None:
     outcome = run_check(tmp_path)
-    assert status(outcome, "repository")[0] is Status.PROBLEM
-    assert status(outcome, "history") == (Status.NOT_CHECKED, "no repository")
+    assert status(outcome, "repository")[0] is Health.PROBLEM
+    assert status(outcome, "history") == (Health.NOT_CHECKED, "no repository")
 
 
 def test_a_shallow_clone_is_a_problem(tmp_path: Path) -> None:
@@ -144,7 +144,7 @@ def test_a_shallow_clone_is_a_problem(tmp_path: Path) -> None:
     source.run("commit", "--quiet", "--allow-empty", "-m", "two")
     clone = tmp_path / "clone"
     source.run("clone", "--quiet", "--depth", "1", f"file://{source.root}", str(clone))
-    assert status(run_check(clone), "history")[0] is Status.PROBLEM
+    assert status(run_check(clone), "history")[0] is Health.PROBLEM
 
 
 def test_a_merge_in_progress_is_a_problem(tmp_path: Path) -> None:
@@ -161,7 +161,7 @@ def test_a_merge_in_progress_is_a_problem(tmp_path: Path) -> None:
     repo.run("merge", "other", check=False)
     found = status(run_check(tmp_path), "git state")
     assert found == (
-        Status.PROBLEM, "git is in the middle of a merge; git commit to finish it, or git merge --abort",
+        Health.PROBLEM, "git is in the middle of a merge; git commit to finish it, or git merge --abort",
     )  # fmt: skip
 
 
@@ -174,8 +174,8 @@ def test_no_docker_cli_that_builds_is_a_problem(
     monkeypatch.setattr(doctor, "choose_cli", none)
     repo_at(tmp_path)
     outcome = run_check(tmp_path)
-    assert status(outcome, "docker CLI") == (Status.PROBLEM, "no docker CLI found; install one")
-    assert status(outcome, "Docker Engine")[0] is Status.NOT_CHECKED
+    assert status(outcome, "docker CLI") == (Health.PROBLEM, "no docker CLI found; install one")
+    assert status(outcome, "Docker Engine")[0] is Health.NOT_CHECKED
 
 
 def test_an_engine_that_does_not_answer_is_a_problem(
@@ -186,15 +186,15 @@ def test_an_engine_that_does_not_answer_is_a_problem(
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/nothing.sock")
     repo_at(tmp_path / "repo")
     found = status(run_check(tmp_path / "repo"), "Docker Engine")
-    assert found[0] is Status.PROBLEM and "no Docker Engine is reachable" in found[1]
+    assert found[0] is Health.PROBLEM and "no Docker Engine is reachable" in found[1]
 
 
 def test_a_noxfile_missing_or_without_the_image_sessions_is_a_problem(engine: GitRepo) -> None:
     (engine.root / "noxfile.py").write_text("import nox\n")
-    assert status(run_check(engine.root), "noxfile.py")[0] is Status.PROBLEM
+    assert status(run_check(engine.root), "noxfile.py")[0] is Health.PROBLEM
     (engine.root / "noxfile.py").unlink()
     found = status(run_check(engine.root), "noxfile.py")
-    assert found[0] is Status.PROBLEM and found[1].startswith("none; the image sessions need")
+    assert found[0] is Health.PROBLEM and found[1].startswith("none; the image sessions need")
 
 
 @pytest.mark.parametrize(
@@ -209,7 +209,7 @@ def test_snapshot_privileges_criu_lacks_are_a_problem(engine: GitRepo, options: 
     end = text.index("]\n", start) + 2
     pyproject.write_text(text[:start] + f"run-options = {options}\n" + text[end:])
     found = status(run_check(engine.root), "snapshot privileges")
-    assert found[0] is Status.PROBLEM and found[1].startswith("CRIU needs ")
+    assert found[0] is Health.PROBLEM and found[1].startswith("CRIU needs ")
 
 
 LOGINS = pytest.mark.parametrize(
@@ -233,12 +233,12 @@ def test_a_registry_base_images_come_from_needs_no_login(engine: GitRepo, config
     with_logins(config)
     outcome = run_check(engine.root)
     found = status(outcome, "registry login docker.io")
-    assert found[0] is Status.NOTE, found
+    assert found[0] is Health.NOTE, found
     assert (
         "none is needed to pull public base images (nvidia/cuda:12.8.1-base-ubuntu22.04" in found[1]
     )
     assert found[1].endswith("needs docker login docker.io (release pushes nothing there)")
-    assert all(i.status is not Status.PROBLEM or i.name == "Docker Engine" for i in outcome.items)
+    assert all(i.status is not Health.PROBLEM or i.name == "Docker Engine" for i in outcome.items)
     assert "1 note(s)" in list(outcome.text())[-1]
 
 
@@ -257,7 +257,7 @@ def test_a_registry_release_pushes_to_without_a_login_is_a_problem(
     with_logins(config)
     outcome = run_check(engine.root)
     found = status(outcome, "registry login docker.io")
-    assert found[0] is Status.PROBLEM
+    assert found[0] is Health.PROBLEM
     assert found[1].endswith("; release pushes images there: docker login docker.io")
     assert outcome.exit_code == 1
 
@@ -266,7 +266,7 @@ def test_a_credential_helper_is_not_checked(engine: GitRepo) -> None:
     path = Path.home() / ".docker" / "config.json"
     path.write_text(json.dumps({"credHelpers": {"docker.io": "pass"}}))
     found = status(run_check(engine.root), "registry login docker.io")
-    assert found == (Status.NOT_CHECKED, "docker-credential-pass keeps it; not asked")
+    assert found == (Health.NOT_CHECKED, "docker-credential-pass keeps it; not asked")
 
 
 def test_a_registry_on_this_machine_is_not_checked(engine: GitRepo) -> None:
@@ -279,8 +279,8 @@ def test_a_registry_on_this_machine_is_not_checked(engine: GitRepo) -> None:
         )
     )
     outcome = run_check(engine.root)
-    assert status(outcome, "registry login 127.0.0.1:5000")[0] is Status.NOT_CHECKED
-    assert status(outcome, "registry login docker.io")[0] is Status.OK
+    assert status(outcome, "registry login 127.0.0.1:5000")[0] is Health.NOT_CHECKED
+    assert status(outcome, "registry login docker.io")[0] is Health.OK
 
 
 def test_a_release_registry_needs_skopeo_and_a_foreign_platform_emulation(
@@ -301,15 +301,15 @@ def test_a_release_registry_needs_skopeo_and_a_foreign_platform_emulation(
     )
     monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
     outcome = run_check(engine.root)
-    assert status(outcome, "skopeo")[0] is Status.PROBLEM
+    assert status(outcome, "skopeo")[0] is Health.PROBLEM
     assert "apt-get install skopeo" in status(outcome, "skopeo")[1]
-    assert status(outcome, "platform linux/amd64")[0] is Status.OK
+    assert status(outcome, "platform linux/amd64")[0] is Health.OK
     assert status(outcome, "platform linux/s390x") == (
-        Status.NOT_CHECKED,
+        Health.NOT_CHECKED,
         "not emulated here: no handler; build it on a linux/s390x runner",
     )
     login = status(outcome, "registry login registry.example.com")
-    assert login[0] is Status.PROBLEM and "docker login registry.example.com" in login[1]
+    assert login[0] is Health.PROBLEM and "docker login registry.example.com" in login[1]
     assert outcome.exit_code == 1
 
 
@@ -363,25 +363,25 @@ def test_a_tag_template_that_reads_none_of_the_release_tags_is_a_problem(tmp_pat
     (tmp_path / "pyproject.toml").write_text('[tool.release]\ntag = "{version}"\n')
     found = status(run_check(tmp_path), "tag template")
     assert found == (
-        Status.OK, 'tag = "{version}" reads 3 of the 3 release tags here'
+        Health.OK, 'tag = "{version}" reads 3 of the 3 release tags here'
     )  # fmt: skip
 
 
 @pytest.mark.parametrize(
     ("tags", "config", "expected"),
     [
-        ((), "", (Status.OK, 'tag = "v{version}"; no release tags here yet')),
-        (("latest", "ciflow/xpu/4046", "nightly"), "", (Status.OK,
+        ((), "", (Health.OK, 'tag = "v{version}"; no release tags here yet')),
+        (("latest", "ciflow/xpu/4046", "nightly"), "", (Health.OK,
          'tag = "v{version}"; no release tags here yet')),
-        (("v0.1", "v0.18.0-rc1", "v0.18.0"), 'rc-spelling = "-rc{n}"', (Status.OK,
+        (("v0.1", "v0.18.0-rc1", "v0.18.0"), 'rc-spelling = "-rc{n}"', (Health.OK,
          'tag = "v{version}" reads 2 of the 3 release tags here (not: v0.1)')),
-        (("v0.1.0rc1", "engine-0.2.0"), 'tag = "release-{version}"', (Status.PROBLEM,
+        (("v0.1.0rc1", "engine-0.2.0"), 'tag = "release-{version}"', (Health.PROBLEM,
          'tag = "release-{version}" reads none of the 2 release tags here (engine-0.2.0, '
          'v0.1.0rc1); tag = "engine-{version}" would read 1 of them: set it in [tool.release]')),
-        (("0.10.0.1", "0.10.0.2"), "", (Status.PROBLEM,
+        (("0.10.0.1", "0.10.0.2"), "", (Health.PROBLEM,
          'tag = "v{version}" reads none of the 2 release tags here (0.10.0.1, 0.10.0.2); '
          'tag = "{version}" would read 2 of them: set it in [tool.release]')),
-        (("v0.10.0.0", "v0.10"), "", (Status.PROBLEM,
+        (("v0.10.0.0", "v0.10"), "", (Health.PROBLEM,
          'tag = "v{version}" reads none of the 2 release tags here (v0.10, v0.10.0.0); no '
          "PREFIX{version} template reads them (release reads X.Y.Z, X.Y.ZrcN, X.Y.Z.postN, "
          "X.Y.Z.N)")),
@@ -389,7 +389,7 @@ def test_a_tag_template_that_reads_none_of_the_release_tags_is_a_problem(tmp_pat
     ids=["no tags", "no release tags", "most read", "another prefix", "four-part", "none readable"],
 )  # fmt: skip
 def test_the_tag_template_against_the_tags_here(
-    tmp_path: Path, tags: tuple[str, ...], config: str, expected: tuple[Status, str]
+    tmp_path: Path, tags: tuple[str, ...], config: str, expected: tuple[Health, str]
 ) -> None:
     tagged(tmp_path, *tags, config=config)
     assert status(run_check(tmp_path), "tag template") == expected

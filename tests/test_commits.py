@@ -9,8 +9,15 @@ import sys
 
 import pytest
 
-from release.adapters.git_log import LOG_FORMAT, parse_log, parse_records
-from release.core.commits import Commit, Person, make_commit, parse_subject
+from release.adapters.git_log import LOG_FORMAT, LOGGED_FIELDS, parse_log, parse_records
+from release.core.commits import (
+    FIELDS,
+    Commit,
+    Person,
+    assemble_commit,
+    make_commit,
+    parse_subject,
+)
 from release.core.config import Config, config_from_mapping
 from release.core.messages import with_pick_line
 
@@ -472,3 +479,22 @@ def test_a_lazy_pattern_compiles_at_its_first_use_and_answers_as_re_does() -> No
     broken = lazy_pattern(r"(unclosed")
     with pytest.raises(re.error):
         broken.search("x")
+
+
+def test_commit_is_declared_once() -> None:
+    """The fast constructor, the cache's records and the log's format follow Commit's own
+    fields: a commit made either way is the same, and a field too many or too few is
+    refused rather than shifted into the next."""
+    values = (
+        SHA_A, Person("Ann", "ann@example.com"), "[Bugfix] x (#7)", "body", "Bug Fixes",
+        "x", 7, (Person("Eve", "eve@example.com"),), (SHA_B,), "needed", "y", SHA_B,
+        "v1", ("Bugfix",),
+    )  # fmt: skip
+    assert tuple(f.name for f in dataclasses.fields(Commit)) == FIELDS
+    assert assemble_commit(*values) == Commit(*values)  # type: ignore[arg-type]
+    assert repr(assemble_commit(*values)) == repr(Commit(*values))  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        assemble_commit(*values[:-1])
+    with pytest.raises(ValueError):
+        assemble_commit(*values, "one more")
+    assert set(LOGGED_FIELDS) <= set(FIELDS)

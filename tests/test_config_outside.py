@@ -101,3 +101,33 @@ def test_a_configuration_that_reads_the_tags_otherwise_is_refused(
     agreed = run_cli(engine.root, "--config", str(spelled), "tag")
     assert agreed.code == 0, agreed.output
     assert "tagged v0.1.0-rc2" in agreed.stdout
+
+
+def test_the_run_carries_main_branch_and_config_to_the_image_workflows(
+    cut_engine: SampleEngine, tmp_path: Path, monkeypatch
+) -> None:
+    """``--main-branch`` and ``--config`` are the run's (not the environment's): the
+    repository the command floor opens is the one the image workflows and a tag's clone
+    are read with."""
+    from release.commands.common import opened
+    from release.commands.outcome import Run
+    from release.images.manifest import ManifestCheckout
+    from release.images.workspace import Workspace
+
+    monkeypatch.delenv("RELEASE_CONFIG", raising=False)
+    monkeypatch.delenv("RELEASE_MAIN_BRANCH", raising=False)
+    text = (cut_engine.root / "pyproject.toml").read_text(encoding="utf-8")
+    tried = tmp_path / "renamed.toml"
+    tried.write_text(text.replace('name = "example/tinyengine"', 'name = "tried/engine"'))
+    assert tried.read_text() != text  # the image name the test looks for is there to change
+    run = Run(cut_engine.root, lambda _: None, main_branch="trunk", config=tried)
+    ctx = opened(run)
+    ws = Workspace.open(ctx, "0.1.0rc1", engine=False)
+    checkout = ManifestCheckout.open(opened(run), "0.1.0rc1")
+    for seen in (ws.ctx, checkout.ctx, ctx.elsewhere(cut_engine.root)):
+        assert seen.config.main_branch == "trunk"
+        assert seen.config.matrix is not None and seen.config.matrix.name == "tried/engine"
+        assert seen.config_file == tried
+    own = opened(Run(cut_engine.root, lambda _: None))
+    assert own.config.main_branch == "main" and own.config_file is None
+    assert own.config.matrix is not None and own.config.matrix.name != "tried/engine"

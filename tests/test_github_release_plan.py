@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from release.core import gh_commands
-from release.core.github import GitHubRepo, Release
+from release.core.github import GitHubRelease, GitHubRepo
 from release.core.github_release import (
     NOTES_FILE,
     Action,
@@ -26,9 +26,9 @@ RC = GitHubReleasePlan(REPO, "v0.31.0rc1", "v0.31.0rc1", NOTES, prerelease=True,
 FINAL = GitHubReleasePlan(REPO, "v0.31.0", "v0.31.0", NOTES, prerelease=False)
 
 
-def found(plan: GitHubReleasePlan, **changes: object) -> Release:
+def found(plan: GitHubReleasePlan, **changes: object) -> GitHubRelease:
     """The release ``plan`` makes, as ``gh release view`` reads it back."""
-    made = Release(
+    made = GitHubRelease(
         plan.tag,
         plan.title,
         plan.notes,

@@ -29,7 +29,7 @@ import pytest
 from release.adapters.image_signatures import ImageSigner, ImageVerifier
 from release.adapters.registry_server import LocalRegistry
 from release.core.image_signing import (
-    State,
+    ImageSignatureState,
     fingerprint,
     policy_document,
     registries_d,
@@ -235,10 +235,10 @@ def test_skopeo_accepts_the_signed_image_and_refuses_unsigned_another_key_or_cha
             for name, image in (("signed", signed), ("unsigned", unsigned), ("resigned", resigned), ("changed", changed))
         }  # fmt: skip
     assert states == {
-        "signed": (State.SIGNED, State.SIGNED),
-        "unsigned": (State.UNSIGNED, State.UNSIGNED),
-        "resigned": (State.BAD, State.BAD),
-        "changed": (State.BAD, State.SIGNED),  # only the platform image's were changed
+        "signed": (ImageSignatureState.SIGNED, ImageSignatureState.SIGNED),
+        "unsigned": (ImageSignatureState.UNSIGNED, ImageSignatureState.UNSIGNED),
+        "resigned": (ImageSignatureState.BAD, ImageSignatureState.BAD),
+        "changed": (ImageSignatureState.BAD, ImageSignatureState.SIGNED),  # only the platform image's were changed
     }
     assert blob_reads(registry) == blobs_read
     # an unsigned image is said, and refused where the tester requires signatures
@@ -248,7 +248,7 @@ def test_skopeo_accepts_the_signed_image_and_refuses_unsigned_another_key_or_cha
     }}}  # fmt: skip
     said: list[str] = []
     checks = check_published(recorded, ImageTrust(public, str(store)), said.append)
-    assert [c.state for c in checks] == [State.UNSIGNED, State.UNSIGNED] and len(said) == 2
+    assert [c.state for c in checks] == [ImageSignatureState.UNSIGNED, ImageSignatureState.UNSIGNED] and len(said) == 2
     with pytest.raises(ImageSignatureError, match="image cu130: unsigned"):
         check_published(recorded, ImageTrust(public, str(store), require_signed=True), print)
 
@@ -272,11 +272,11 @@ def test_a_final_verifies_by_the_rcs_signatures_of_its_repository_only(
     monkeypatch.delenv("GNUPGHOME")
     with ImageVerifier(keys["maintainer"].public, str(store)) as verifier:
         final = verifier.check("final", rc.repository, rc.index, final_tags, index=True)
-        assert (final.state, final.signer) == (State.SIGNED, keys["maintainer"].fpr)
+        assert (final.state, final.signer) == (ImageSignatureState.SIGNED, keys["maintainer"].fpr)
         other = (f"{elsewhere.repository}:v0.1.0",)
         assert (
             verifier.check("o", elsewhere.repository, elsewhere.index, other, index=True).state
-            is State.BAD
+            is ImageSignatureState.BAD
         )
     assert (store / signature_dir(elsewhere.repository, elsewhere.index) / "signature-1").is_file()
 

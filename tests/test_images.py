@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 
 from release.adapters.engine import ContainerEngine
+from release.adapters.image_info import ImageInfo
 from release.errors import EngineError
 from release.images.inputs import context_files
 from release.sample import SampleEngine, make_sample_engine
@@ -93,14 +94,14 @@ class Repo:
 def labels(engine: ContainerEngine, ref: str) -> dict[str, str]:
     data = engine.inspect_image(ref)
     assert data is not None, f"{ref} does not exist"
-    return dict((data.get("Config") or {}).get("Labels") or {})
+    return dict(data.labels)
 
 
 def base_digest(engine: ContainerEngine, ref: str) -> str | None:
     """The digest a registry gave ``ref`` (None for a base made here, as a stand-in is)."""
     data = engine.inspect_image(ref)
     assert data is not None, f"{ref} does not exist"
-    digests = [entry.split("@", 1)[1] for entry in data.get("RepoDigests") or ()]
+    digests = [entry.split("@", 1)[1] for entry in data.repo_digests]
     return digests[0] if digests else None
 
 
@@ -491,14 +492,15 @@ def test_one_inspect_answers_for_every_ref(fake_cli: FakeCli) -> None:
         "odd:1",
     ]
     found = engine.inspect_images(refs)
+    base_info, built_info, odd_info = ImageInfo.of(base), ImageInfo.of(built), ImageInfo.of(odd)
     assert found == {
-        "docker.io/nvidia/cuda:12.9.1-base-ubuntu22.04": base,
-        "org/engine:v1": built,
+        "docker.io/nvidia/cuda:12.9.1-base-ubuntu22.04": base_info,
+        "org/engine:v1": built_info,
         "org/engine:v2": None,
-        "org/engine": built,
-        built["Id"]: built,
-        "b" * 12: built,
-        "odd:1": odd,
+        "org/engine": built_info,
+        built["Id"]: built_info,
+        "b" * 12: built_info,
+        "odd:1": odd_info,
     }
     inspects = [c for c in fake_cli.calls() if c.startswith("image inspect")]
     assert inspects == [
@@ -525,12 +527,12 @@ def test_an_inspect_asked_ahead_answers_the_next_one_once(fake_cli: FakeCli) -> 
     asked = [c for c in fake_cli.calls() if c.startswith("image inspect")]
     assert engine.inspect_images(["org/engine:v2", "org/engine:v1"]) == {
         "org/engine:v2": None,
-        "org/engine:v1": built,
+        "org/engine:v1": ImageInfo.of(built),
     }
     rebuilt = {"Id": "sha256:" + "c" * 64, "RepoTags": ["org/engine:v2"]}
     fake_cli.state(images={"org/engine:v1": built, "org/engine:v2": rebuilt})
     # used once: the next call asks the engine again, and sees what changed
-    assert engine.inspect_images(["org/engine:v2"]) == {"org/engine:v2": rebuilt}
+    assert engine.inspect_images(["org/engine:v2"]) == {"org/engine:v2": ImageInfo.of(rebuilt)}
     inspects = [c for c in fake_cli.calls() if c.startswith("image inspect")]
     assert inspects == [
         "image inspect org/engine:v1 org/engine:v2 base:1",
@@ -561,6 +563,7 @@ def test_an_inspect_ahead_raises_where_its_answer_is_taken(fake_cli: FakeCli) ->
 def test_only_a_workspace_for_an_image_task_asks_ahead(
     fake_cli: FakeCli, cut_engine_copy: SampleEngine
 ) -> None:
+    from release.flows.context import ReleaseContext
     from release.images.workspace import Workspace
 
     root = cut_engine_copy.root
@@ -568,9 +571,10 @@ def test_only_a_workspace_for_an_image_task_asks_ahead(
     def inspects() -> list[str]:
         return [c for c in fake_cli.calls() if c.startswith("image inspect")]
 
-    Workspace.open(root, "0.1.0rc1")  # push, pull, a dry run: no question to the engine
+    # push, pull, a dry run: no question to the engine
+    Workspace.open(ReleaseContext(root), "0.1.0rc1")
     assert inspects() == []
-    ws = Workspace.open(root, "0.1.0rc1", inspect=True)
+    ws = Workspace.open(ReleaseContext(root), "0.1.0rc1", inspect=True)
     tags = [ws.image(v) for v in ws.matrix.variants]
     bases = [v.base_image for v in ws.matrix.variants]
     assert ws.engine.inspect_images([*bases, *tags]) == dict.fromkeys([*bases, *tags])
@@ -983,7 +987,7 @@ def test_one_inspect_against_the_engine(
         for ref in refs:
             if ref != f"{name}:missing":
                 assert found[ref] == docker.inspect_image(ref), ref
-                assert (found[ref] or {}).get("Id") == image
+                assert (found[ref] or ImageInfo("")).id == image
         monkeypatch.setenv("DOCKER_HOST", NO_ENGINE)
         with pytest.raises(EngineError) as info:
             docker.inspect_images(refs)
@@ -1033,11 +1037,11 @@ def test_a_rebuilt_tag_leaves_no_old_image_behind(docker: ContainerEngine, tmp_p
         ).stdout.strip()
         third = rebuild()
         kept = docker.inspect_image(second)  # a (stopped) container uses it: kept
-        assert kept is not None and not kept.get("RepoTags")
+        assert kept is not None and not kept.repo_tags
         docker.tag(third, [f"{repo.name}:pinned"])
         rebuild()
         kept = docker.inspect_image(third)  # another tag points at it: kept
-        assert kept is not None and kept.get("RepoTags") == [f"{repo.name}:pinned"]
+        assert kept is not None and kept.repo_tags == (f"{repo.name}:pinned",)
     finally:
         if user:
             docker.remove_container(user)

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ import pytest
 
 from release.adapters import leftovers
 from release.adapters.engine import ContainerEngine
+from release.adapters.image_info import ImageInfo
 from release.adapters.leftovers import (
     KEPT,
     OWNER_LABEL,
@@ -264,9 +265,9 @@ class RecordingEngine:
     def remove_container(self, name: str) -> None:
         self.removed.append(f"container {name}")
 
-    def inspect_image(self, ref: str) -> Mapping[str, Any] | None:
+    def inspect_image(self, ref: str) -> ImageInfo | None:
         labels = self.images.get(ref)
-        return None if labels is None else {"Id": ref, "Config": {"Labels": labels}}
+        return None if labels is None else ImageInfo(ref, labels=labels)
 
 
 MANAGED = {"org.release.managed": "true"}

@@ -235,6 +235,7 @@ def test_the_probe_counts_each_library_once_on_a_merged_usr(tmp_path, monkeypatc
 
 
 def test_the_finals_manifest_is_the_rcs_with_final_tags_and_where_it_came_from() -> None:
+    from release.core.manifest_records import Manifest
     from release.core.matrix import parse_images
     from release.images.promote import final_manifest
 
@@ -251,7 +252,7 @@ def test_the_finals_manifest_is_the_rcs_with_final_tags_and_where_it_came_from()
     )
     assert matrix is not None
     rc = merge(complete_parts(), RULES)
-    final = final_manifest(rc, matrix, "v0.31.0", "0.31.0")
+    final = final_manifest(Manifest.of(rc), matrix, "v0.31.0", "0.31.0").document()
     assert (final["tag"], final["version"], final["commit"]) == ("v0.31.0", "0.31.0", COMMIT)
     assert final["promoted_from"] == {
         "tag": "v0.31.0rc1",
@@ -271,9 +272,8 @@ def test_the_finals_manifest_is_the_rcs_with_final_tags_and_where_it_came_from()
     ]  # untouched
     no_moving = parse_images({**_table(matrix), "moving-tag": ""})
     assert no_moving is not None and no_moving.moving_tag == ""
-    assert final_manifest(rc, no_moving, "v0.31.0", "0.31.0")["variants"]["cu130"]["build"][
-        "tags"
-    ] == ["example/tinyengine:v0.31.0"]
+    no_moving_final = final_manifest(Manifest.of(rc), no_moving, "v0.31.0", "0.31.0")
+    assert no_moving_final.entry("cu130").build.tags == ("example/tinyengine:v0.31.0",)  # type: ignore[union-attr]
 
 
 def _table(matrix) -> dict[str, Any]:

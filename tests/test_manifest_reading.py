@@ -19,6 +19,7 @@ import pytest
 
 from release.adapters.config_file import CONFIG_ENV
 from release.core.manifest import MAX_DEPTH, ManifestError
+from release.core.manifest_records import Manifest
 from release.errors import UsageError
 from release.flows.context import ReleaseContext
 from release.flows.manifest_store import published_manifest
@@ -197,7 +198,7 @@ def test_a_final_promoted_from_the_rc_is_read_as_the_rc_build(
     engine.repo.run("tag", "-a", FINAL, "-m", FINAL)
     matrix = ReleaseContext(engine.root).config.matrix
     assert matrix is not None
-    publish(engine, FINAL, json.dumps(final_manifest(rc, matrix, FINAL, "0.1.0")) + "\n")
+    publish(engine, FINAL, json.dumps(final_manifest(Manifest.of(rc), matrix, FINAL, "0.1.0").document()) + "\n")
     state = json.loads(run_cli(engine.root, "status", "--offline", "--json").stdout)["images"]
     assert (state["tag"], state["manifest"], state["missing"]) == (FINAL, "published", [])
     shown = run_cli(engine.root, "manifest", "show", FINAL)

@@ -22,7 +22,7 @@ from release.flows.candidates import commits_by_pr
 from release.flows.context import TagInfo
 from release.flows.cut import CutState, plan_cut
 from release.flows.next_version import choose_version
-from release.flows.pick_plan import Candidate, PickRequest, PickState, parse_requests, plan_pick
+from release.flows.pick_plan import Candidate, PickState, RequestedPick, parse_requests, plan_pick
 from release.flows.push import plan_push
 
 
@@ -156,7 +156,7 @@ def test_plan_cut_refuses(changes: dict, message: str) -> None:
 
 
 def cand(digit: int, position: int, **changes) -> Candidate:
-    request = PickRequest(changes.pop("ref", f"#{100 + digit}"), changes.pop("reason", None))
+    request = RequestedPick(changes.pop("ref", f"#{100 + digit}"), changes.pop("reason", None))
     fields = dict(sha=sha(digit), subject=f"fix {digit}", category="Bug Fixes")
     return Candidate(request, position=position, **{**fields, **changes})
 
@@ -269,7 +269,7 @@ def test_plan_pick_refuses(candidates: list, kind: type[ReleaseError], message: 
     assert refusal(kind, plan_pick, pick_state(*candidates)) == message
 
 
-R = PickRequest
+R = RequestedPick
 
 
 @pytest.mark.parametrize(

@@ -22,8 +22,8 @@ from release.errors import UsageError
 from release.flows.branch_picks import FromGitHub, PendingPick
 from release.flows.pick_plan import (
     Candidate,
-    PickRequest,
     PickState,
+    RequestedPick,
     parse_picks,
     parse_requests,
     plan_pick,
@@ -305,7 +305,7 @@ def _state(candidates: tuple[Candidate, ...], refused: tuple[NotPickable, ...]) 
 
 
 def test_the_plan_lists_what_is_not_pickable_after_the_picks() -> None:
-    request = PickRequest(C1745, pr=1745, via='milestone "v0.11.1"')
+    request = RequestedPick(C1745, pr=1745, via='milestone "v0.11.1"')
     candidate = Candidate(request, C1745, T1745, "Bugfix", 3)
     refused = NotPickable(
         1750, "Add FP8 KV cache\x1b[2J", "open: not merged yet", request.via or ""

@@ -25,7 +25,7 @@ import pytest
 from release.adapters.registry_artifacts import ArtifactRegistry
 from release.adapters.registry_server import LocalRegistry
 from release.core.dsse import pae
-from release.core.oci_artifact import Kind, artifact_manifest, attachment_tag
+from release.core.oci_artifact import AttachmentKind, artifact_manifest, attachment_tag
 from release.core.provenance import PREDICATE_TYPE, statement
 from release.images.image_signing import ImageSignatureError, ImageTrust
 from release.images.provenance_trust import check_provenance
@@ -81,7 +81,7 @@ def envelope_of(payload: bytes, signatures: list[tuple[str, bytes]]) -> bytes:
     }).encode()  # fmt: skip
 
 
-def attach(image: Published, kind: Kind, document: bytes) -> dict[str, str]:
+def attach(image: Published, kind: AttachmentKind, document: bytes) -> dict[str, str]:
     """``document`` attached to the platform image under cosign's tag; its record."""
     reg = ArtifactRegistry()
     raw = reg.raw(f"{image.repository}@{image.platform}")
@@ -129,9 +129,9 @@ def attested_manifest(
     document = faithful(repo, TAG, "0.1.0rc1")
     row = document["variants"]["cu130"]
     row["publish"] = recorded(image) | {"image_id": row["build"]["image_id"]}
-    sbom = attach(image, Kind.SBOM, json.dumps(SBOM).encode())
+    sbom = attach(image, AttachmentKind.SBOM, json.dumps(SBOM).encode())
     envelope = provenance_case(case, keys, image, document, tmp_path)
-    provenance = attach(image, Kind.PROVENANCE, envelope)
+    provenance = attach(image, AttachmentKind.PROVENANCE, envelope)
     row["attest"] = {
         "image_id": row["build"]["image_id"],
         "subject": image.platform,
@@ -208,7 +208,7 @@ def test_the_sbom_the_signed_statement_names_is_compared_with_the_sbom_attached(
     says who signed only as checked before building. No engine: the package rows say
     not compared."""
     from release.core.image_signing import ImageCheck
-    from release.core.image_signing import State as Signed
+    from release.core.image_signing import ImageSignatureState as Signed
     from release.core.verdict import State
     from release.images.attest_check import attestation_verdicts
 
@@ -235,7 +235,7 @@ def test_the_sbom_the_signed_statement_names_is_compared_with_the_sbom_attached(
     image = Published(
         image_repo, row["publish"]["digest"], row["publish"]["index"]["digest"], "", ()
     )
-    row["attest"]["sbom"] |= attach(image, Kind.SBOM, other)
+    row["attest"]["sbom"] |= attach(image, AttachmentKind.SBOM, other)
     unchecked = {
         r.name: r
         for r in attestation_verdicts(

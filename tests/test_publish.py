@@ -509,7 +509,7 @@ def test_a_published_multi_arch_base_is_pulled_aside_for_a_foreign_platform(
 ) -> None:
     """A base the registry serves for both platforms: the arm64 image is pulled and kept
     under the base's local arm64 name; the base's own name names what it named before."""
-    from release.images.standin import ensure_base, platform_alias, platform_of
+    from release.images.standin import ensure_base, platform_alias
 
     at = where(registry, "bases")
     clear_parts(built)
@@ -523,7 +523,7 @@ def test_a_published_multi_arch_base_is_pulled_aside_for_a_foreign_platform(
         )
         assert (base.build_ref, base.how) == (alias, "pulled")  # its labels say stand-in: ours is
         data = docker.inspect_image(alias)
-        assert data is not None and platform_of(data) == "linux/arm64"
+        assert data is not None and data.platform == "linux/arm64"
         assert docker.image_id(ref) is None  # it named nothing before, and names nothing now
         amd = docker.image_id(f"{built.name}:{VERSION}-amd64")
         docker.tag(str(amd), [ref])  # the engine's own platform's image under the name

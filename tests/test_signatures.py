@@ -22,7 +22,7 @@ import pytest
 
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import SIGNATURE_FILE, note_bytes, notes_ref, read_signature
-from release.core.signatures import State, TagTrust, Verification, split_tag
+from release.core.signatures import SignatureState, TagTrust, Verification, split_tag
 from release.flows.signatures import sign_manifest
 from release.sample import SampleEngine, make_sample_engine
 from release.sample.rehearse_signing import Keys, tampered_note_refused
@@ -433,9 +433,9 @@ def test_a_refused_reproduce_creates_no_image_and_no_container(
 
 
 def test_the_verdicts_refuse_bad_always_and_unverified_only_when_required() -> None:
-    good = Verification("tag t", State.SIGNED, "a")
-    bad = Verification("manifest of t", State.BAD, detail="changed")
-    plain = Verification("manifest of t", State.UNSIGNED)
+    good = Verification("tag t", SignatureState.SIGNED, "a")
+    bad = Verification("manifest of t", SignatureState.BAD, detail="changed")
+    plain = Verification("manifest of t", SignatureState.UNSIGNED)
     assert TagTrust(good, None).refusal(True) is None
     assert TagTrust(good, plain).refusal(False) is None
     assert TagTrust(good, plain).refusal(True) == (
@@ -444,7 +444,7 @@ def test_the_verdicts_refuse_bad_always_and_unverified_only_when_required() -> N
     assert TagTrust(good, bad).refusal(False) == (
         "manifest of t: signature does not verify (changed): nothing was built"
     )
-    assert TagTrust(Verification("tag t", State.UNVERIFIED), None).signer() is None
+    assert TagTrust(Verification("tag t", SignatureState.UNVERIFIED), None).signer() is None
     assert TagTrust(good, bad).signer() == "a"
 
 

@@ -14,11 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from release.core.manifest_records import VariantEntry
 from release.core.terminal_text import escaped
 from release.core.verdict import compare_variant, dict_changes, table
 from release.errors import RefusedError
 from release.flows.pick_journal import Conflict
-from release.flows.pick_plan import Candidate, PickRequest, PickState, plan_pick
+from release.flows.pick_plan import Candidate, PickState, RequestedPick, plan_pick
 from release.flows.status import (
     DonePick,
     ImagesState,
@@ -147,7 +148,9 @@ def test_a_check_name_cannot_forge_the_verdict_of_reproduce() -> None:
     rebuilt["build"]["base"] = {**recorded["build"]["base"], "ref": HOSTILE}
     rebuilt["build"]["base"]["content_digest"] = sha("5")
     outcome = Reproduction(f"v0.1.0rc1{CURSOR}")
-    outcome.verdicts[f"cu130{CURSOR}"] = compare_variant(recorded, rebuilt)
+    outcome.verdicts[f"cu130{CURSOR}"] = compare_variant(
+        VariantEntry.of(recorded), VariantEntry.of(rebuilt)
+    )
     lines = [*table(outcome.verdicts), outcome.summary()]
     assert_not_forged(lines)
     assert f"+ {SHOWN} passed" in [line.strip() for line in lines]
@@ -216,7 +219,7 @@ def test_status_shows_names_subjects_reasons_paths_and_the_manifest_escaped() ->
 def test_a_pick_plan_shows_subjects_and_evidence_escaped_and_keeps_them_in_its_data() -> None:
     def candidate(digit: int, **changes: object) -> Candidate:
         fields = {"sha": str(digit) * 40, "subject": HOSTILE, "category": "Bug Fixes"}
-        return Candidate(PickRequest(f"#{digit}"), position=digit, **{**fields, **changes})
+        return Candidate(RequestedPick(f"#{digit}"), position=digit, **{**fields, **changes})
 
     state = PickState(
         "releases/v0.1.0",

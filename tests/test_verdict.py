@@ -5,12 +5,25 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from release.core.verdict import IMAGE_ID_NOTE, State, compare_variant, dict_changes, table
+from release.core.manifest_records import VariantEntry
+from release.core.verdict import (
+    IMAGE_ID_NOTE,
+    FieldVerdict,
+    State,
+    compare_variant,
+    dict_changes,
+    table,
+)
 from tests.test_manifest import build, sha, smoke, snapshot
 
 
 def entry(image: str) -> dict[str, Any]:
     return {"build": build(image), "smoke": smoke(image), "snapshot": snapshot(image)}
+
+
+def compare(old: dict[str, Any], new: dict[str, Any], **options: Any) -> list[FieldVerdict]:
+    """The verdict of a manifest's row against a rebuild's, each read as records."""
+    return compare_variant(VariantEntry.of(old), VariantEntry.of(new), **options)
 
 
 def states(fields) -> dict[str, str]:
@@ -19,7 +32,7 @@ def states(fields) -> dict[str, str]:
 
 def test_the_same_sources_rebuilt_match_and_a_new_image_id_is_expected() -> None:
     old = entry(sha("1"))
-    fields = compare_variant(old, entry(sha("2")), config_args=old["build"]["build_args"])
+    fields = compare(old, entry(sha("2")), config_args=old["build"]["build_args"])
     assert states(fields) == {
         "base": "match",
         "build args": "match",
@@ -34,7 +47,7 @@ def test_the_same_sources_rebuilt_match_and_a_new_image_id_is_expected() -> None
     }
     assert not any(f.drift for f in fields)
     assert next(f for f in fields if f.name == "image id").differences == (IMAGE_ID_NOTE,)
-    reproducible = compare_variant(entry(sha("1")), entry(sha("2")), ids_reproducible=True)
+    reproducible = compare(entry(sha("1")), entry(sha("2")), ids_reproducible=True)
     assert states(reproducible)["image id"] == "drift"
 
 
@@ -48,7 +61,7 @@ def test_drift_is_reported_field_by_field_with_the_differences() -> None:
     new["build"]["inventory"]["python_packages"] = {"numpy": "2.1.0"}
     new["build"]["inventory"]["cuda"] = "13.0.2"
     new["smoke"]["checks"][0]["status"] = "failed"
-    fields = compare_variant(old, new)
+    fields = compare(old, new)
     got = {f.name: f for f in fields}
     assert got["content digest"].state is State.DRIFT
     assert got["content digest"].differences == (
@@ -69,7 +82,7 @@ def test_a_changed_base_and_args_the_config_no_longer_gives_are_drift() -> None:
     old, new = entry(sha("1")), entry(sha("2"))
     new["build"]["base"] = {**old["build"]["base"], "content_digest": sha("5"), "standin": False}
     args = {**old["build"]["build_args"], "CUDA_VERSION": "13.0.2"}
-    got = {f.name: f for f in compare_variant(old, new, config_args=args)}
+    got = {f.name: f for f in compare(old, new, config_args=args)}
     assert got["base"].state is State.DRIFT
     assert got["base"].differences[0].endswith("rebuilt 555555555555")
     ref = old["build"]["base"]["ref"]
@@ -77,16 +90,16 @@ def test_a_changed_base_and_args_the_config_no_longer_gives_are_drift() -> None:
     assert got["build args"].differences == (
         f"~ CUDA_VERSION {old['build']['build_args']['CUDA_VERSION']} -> 13.0.2",
     )
-    assert states(compare_variant(old, new))["build args"] == "not compared"
+    assert states(compare(old, new))["build args"] == "not compared"
 
 
 def test_a_snapshot_omitted_on_both_sides_matches() -> None:
     omitted = {"status": "omitted", "reason": "CUDA 12.8.1, rule `!=12.*`"}
     old, new = entry(sha("1")), entry(sha("2"))
     old["snapshot"] = new["snapshot"] = copy.deepcopy(omitted)
-    assert states(compare_variant(old, new))["snapshot"] == "match"
+    assert states(compare(old, new))["snapshot"] == "match"
     del new["snapshot"]
-    assert states(compare_variant(old, new))["snapshot"] == "not compared"
+    assert states(compare(old, new))["snapshot"] == "not compared"
 
 
 def test_dict_changes_is_bounded() -> None:
@@ -98,6 +111,6 @@ def test_dict_changes_is_bounded() -> None:
 def test_a_snapshot_the_rc_passed_and_the_rebuild_failed_is_drift() -> None:
     old, new = entry(sha("1")), entry(sha("2"))
     new["snapshot"] = {**new["snapshot"], "status": "failed"}
-    got = {f.name: f for f in compare_variant(old, new)}
+    got = {f.name: f for f in compare(old, new)}
     assert got["snapshot"].state is State.DRIFT
     assert got["snapshot"].differences == ("recorded passed, rebuilt failed",)

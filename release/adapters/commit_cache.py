@@ -35,7 +35,7 @@ from typing import Any
 
 from release.adapters.cache_file import ENV, cache_policy, digest_of, read_payload, write_payload
 from release.core import categories, commits, config, pull_requests
-from release.core.commits import Commit, Person, assemble_commit
+from release.core.commits import FIELDS, Commit, Person, commit_of
 from release.core.pull_requests import RepoIdentity
 
 __all__ = ["ENV", "CommitCache", "cache_key", "cache_path", "cache_policy"]
@@ -63,8 +63,9 @@ def cache_key(aliases: Mapping[str, str], mailmap: str, repo: RepoIdentity | Non
 
 
 # A record: author and co-authors as indexes into the people, then the other fields in
-# Commit's order.
+# Commit's order (the sha is the record's key).
 _Record = tuple[Any, ...]
+_RECORDED = tuple(name for name in FIELDS if name not in ("sha", "author", "co_authors"))
 
 
 class CommitCache:
@@ -140,19 +141,7 @@ class CommitCache:
                 numbers.append(number)
             fields = commit.__dict__
             records[commit.sha] = (
-                numbers[0],
-                tuple(numbers[1:]),
-                fields["subject"],
-                fields["body"],
-                fields["category"],
-                fields["title"],
-                fields["pr"],
-                fields["picked_from"],
-                fields["pick_reason"],
-                fields["reverts_subject"],
-                fields["reverts_sha"],
-                fields["changelog_for"],
-                fields["raw_categories"],
+                numbers[0], tuple(numbers[1:]), *[fields[name] for name in _RECORDED]
             )
             self.changed = True
         self._persons = None
@@ -178,21 +167,11 @@ class CommitCache:
 
 def _commit(sha: str, record: _Record, persons: list[Person]) -> Commit:
     """The commit a record holds, built as parsing builds it."""
-    (author, co_authors, subject, body, category, title, pr, picked_from, pick_reason,
-     reverts_subject, reverts_sha, changelog_for, raw_categories) = record  # fmt: skip
-    return assemble_commit(
-        sha,
-        persons[author],
-        subject,
-        body,
-        category,
-        title,
-        pr,
-        tuple([persons[n] for n in co_authors]) if co_authors else (),
-        picked_from,
-        pick_reason,
-        reverts_subject,
-        reverts_sha,
-        changelog_for,
-        raw_categories,
+    author, co_authors, *rest = record
+    values = dict(zip(_RECORDED, rest, strict=True))
+    values.update(
+        sha=sha,
+        author=persons[author],
+        co_authors=tuple([persons[n] for n in co_authors]) if co_authors else (),
     )
+    return commit_of(values)

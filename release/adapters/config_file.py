@@ -53,10 +53,12 @@ def load_config(root: Path) -> Config:
     return read_config(root)[0]
 
 
-def read_config(root: Path) -> tuple[Config, tuple[str, ...]]:
+def read_config(root: Path, given: Path | None = None) -> tuple[Config, tuple[str, ...]]:
     """:func:`load_config`, and what a run should say about how the file was read: a table
-    under ``[tool]`` one edit away from ``release`` is not read (``[tool.relase]``)."""
-    given = outside_file()
+    under ``[tool]`` one edit away from ``release`` is not read (``[tool.relase]``).
+    ``given``: the run's configuration from outside the tree (``--config``); None: the
+    one ``$RELEASE_CONFIG`` names, if any."""
+    given = given if given is not None else outside_file()
     if given is not None:
         return _outside(given)
     found = read_tree_text(root, CONFIG_FILE, CONFIG_FILE, error=ConfigError)

@@ -27,6 +27,7 @@ from typing import IO, Any, TypeVar
 
 from release.adapters import leftovers, process
 from release.adapters.engine_cli import START_HINT, choose_cli
+from release.adapters.image_info import ImageInfo
 from release.adapters.leftovers import MANAGED_LABEL
 from release.adapters.process import Result
 from release.errors import EngineError
@@ -34,7 +35,7 @@ from release.errors import EngineError
 __all__ = ["MANAGED_LABEL", "ContainerEngine", "RunResult", "gpu_present"]
 
 RunResult = Result  # what every engine command answers
-_Inspected = dict[str, dict[str, Any] | None]  # ref -> docker's data, None where missing
+_Inspected = dict[str, ImageInfo | None]  # ref -> what docker says of it, None where missing
 _T = TypeVar("_T")
 
 
@@ -128,7 +129,7 @@ class ContainerEngine:
             self._platform = said.stdout.strip()
         return self._platform
 
-    def inspect_image(self, ref: str) -> dict[str, Any] | None:
+    def inspect_image(self, ref: str) -> ImageInfo | None:
         result = self.run(["image", "inspect", ref], check=False, timeout=60)
         if not result.ok:
             if "No such image" in result.stderr or "No such object" in result.stderr:
@@ -136,8 +137,8 @@ class ContainerEngine:
             if "Cannot connect" in result.stderr:
                 raise EngineError(self._failure(["image"], result, None))
             return None
-        data: list[dict[str, Any]] = json.loads(result.stdout)
-        return data[0] if data else None
+        data = json.loads(result.stdout)
+        return ImageInfo.of(data[0]) if isinstance(data, list) and data and isinstance(data[0], dict) else None
 
     def inspect_ahead(self, refs: Sequence[str]) -> None:
         """Start :meth:`inspect_images` of ``refs`` in the background, for the next call to
@@ -189,17 +190,17 @@ class ContainerEngine:
         found: list[dict[str, Any]] = [
             d for d in (parsed if isinstance(parsed, list) else []) if isinstance(d, dict)
         ]
-        out: dict[str, dict[str, Any] | None] = {}
+        out: dict[str, ImageInfo | None] = {}
         for ref in unique:
             if ref in missing:
                 out[ref] = None
                 continue
             match = next((data for data in found if _names(data, ref)), None)
-            out[ref] = match if match is not None else self.inspect_image(ref)
+            out[ref] = ImageInfo.of(match) if match is not None else self.inspect_image(ref)
         return out
 
     def image_id(self, ref: str) -> str | None:
-        return str(data["Id"]) if (data := self.inspect_image(ref)) else None
+        return data.id if (data := self.inspect_image(ref)) else None
 
     def gpu_usable(self) -> bool:
         """Whether a container can be given a GPU here: a device and the ``nvidia`` runtime."""
@@ -301,19 +302,18 @@ class ContainerEngine:
     def remove_image(self, ref: str) -> None:
         self.run(["image", "rm", "--force", ref], check=False, timeout=60)
 
-    def remove_if_dangling(self, image_id: str, data: Mapping[str, Any] | None = None) -> bool:
+    def remove_if_dangling(self, image_id: str, data: ImageInfo | None = None) -> bool:
         """Remove a project image (``org.release.managed``) that no tag points at and no
         container uses, e.g. the one a rebuilt tag pointed at before. ``data``: its inspect
         data when already at hand. Anything else is left alone; True when removed."""
         if data is None:
             data = self.inspect_image(image_id)
-        if data is None or data.get("RepoTags"):
+        if data is None or data.repo_tags:
             return False
-        labels = (data.get("Config") or {}).get("Labels") or {}
-        if labels.get(MANAGED_LABEL) != "true" or self.containers_of(str(data["Id"])):
+        if data.labels.get(MANAGED_LABEL) != "true" or self.containers_of(data.id):
             return False
         # not --force: docker itself refuses if a tag or a container appeared meanwhile
-        return self.run(["image", "rm", str(data["Id"])], check=False, timeout=60).ok
+        return self.run(["image", "rm", data.id], check=False, timeout=60).ok
 
     def new_container(self) -> tuple[str, list[str]]:
         """A name for a container about to be made and its ``--name`` and ``--label`` options

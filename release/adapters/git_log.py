@@ -17,13 +17,14 @@ from release.core.pull_requests import RepoIdentity
 
 __all__ = [
     "ABOUT_FORMAT",
+    "LOGGED_FIELDS",
     "LOG_FORMAT",
     "MESSAGE_FORMAT",
     "PEOPLE_FORMAT",
     "RECORD_END",
     "SUBJECT_FORMAT",
     "About",
-    "Message",
+    "CommitMessage",
     "Subject",
     "Trailer",
     "parse_about",
@@ -36,8 +37,12 @@ __all__ = [
     "trailer_format",
 ]
 
+# What git gives of a Commit, by its field (the author as .mailmap says: %aN, %aE); parsing
+# works out the other fields from these.
+LOGGED_FIELDS = {"sha": "%H", "author": "%aN%x1f%aE", "subject": "%s", "body": "%b"}
 # One record per commit: fields split by US (0x1f); records end with RS (0x1e).
-LOG_FORMAT = "%H%x1f%aN%x1f%aE%x1f%s%x1f%b%x1e"  # %aN %aE: the author as .mailmap says
+LOG_FORMAT = "%x1f".join(LOGGED_FIELDS.values()) + "%x1e"
+_LOG_PARTS = LOG_FORMAT.count("%x1f") + 1  # what a record splits into
 RECORD_END = "\x1e"
 _FIELD = "\x1f"
 _GROUP = "\x1d"
@@ -53,7 +58,7 @@ def trailer_format(key: str) -> str:
     return f"%H%x1f%(trailers:key={key},valueonly)"
 
 
-class Message(NamedTuple):
+class CommitMessage(NamedTuple):
     """A commit's sha, subject and body (trimmed of the newlines git puts around it)."""
 
     sha: str
@@ -91,8 +96,8 @@ def parse_records(
     of the repository ``repo`` (None: unknown; it decides which PRs they name)."""
     commit = commit_maker(aliases, repo)
     for record in records:
-        parts = record.split(_FIELD, 4)  # git puts a newline before every record but the first
-        if len(parts) < 5:
+        parts = record.split(_FIELD, _LOG_PARTS - 1)  # a newline before all records but the first
+        if len(parts) < _LOG_PARTS:
             continue
         sha, name, email, subject, body = parts
         yield commit(sha.lstrip("\n"), name, email, subject, body.strip("\n"))
@@ -105,14 +110,14 @@ def parse_log(
     return parse_records(text.split(RECORD_END), aliases, repo=repo)
 
 
-def parse_messages(text: str) -> list[Message]:
+def parse_messages(text: str) -> list[CommitMessage]:
     """``MESSAGE_FORMAT`` output, in git's order."""
-    found: list[Message] = []
+    found: list[CommitMessage] = []
     add, make = found.append, tuple.__new__  # a tuple made in C, as fast as unpacking
     for record in text.split(RECORD_END):
         parts = record.lstrip("\n").split(_FIELD, 2)
         if len(parts) == 3:
-            add(make(Message, (parts[0], parts[1], parts[2].strip("\n"))))
+            add(make(CommitMessage, (parts[0], parts[1], parts[2].strip("\n"))))
     return found
 
 

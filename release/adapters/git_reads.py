@@ -24,7 +24,7 @@ from release.adapters.git_log import (
     PEOPLE_FORMAT,
     RECORD_END,
     SUBJECT_FORMAT,
-    Message,
+    CommitMessage,
     Trailer,
     parse_log,
     parse_messages,
@@ -84,7 +84,7 @@ class History:
 
     def messages(
         self, *, since: str | None, until: str, containing: str | None = None
-    ) -> list[Message]:
+    ) -> list[CommitMessage]:
         """Each commit's sha, subject and body, newest first; with ``containing``, only
         the commits whose message holds that text (git looks, as a fixed string)."""
         grep = ("--fixed-strings", f"--grep={containing}") if containing else ()

@@ -28,9 +28,9 @@ from release.adapters import process
 from release.adapters.known_secrets import remember
 from release.core import gh_commands as commands
 from release.core.github import (
+    GitHubRelease,
     GitHubRepo,
     PullRequest,
-    Release,
     pull_request_of,
     release_of,
     repo_of_url,
@@ -136,7 +136,7 @@ class Gh:
             raise GitHubError(f"gh pr list answered with {type(found).__name__}, not a list")
         return [pull_request_of(item) for item in found]
 
-    def release(self, tag: str) -> Release | None:
+    def release(self, tag: str) -> GitHubRelease | None:
         """The release of ``tag``; None where there is none."""
         result = self._run(commands.release_view(self.repo, tag), missing="release not found")
         return None if result is None else release_of(self._json(result))

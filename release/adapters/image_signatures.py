@@ -34,7 +34,7 @@ from release.adapters.files import atomic_write
 from release.adapters.registry import is_loopback
 from release.core.image_signing import (
     ImageCheck,
-    State,
+    ImageSignatureState,
     identities,
     policy_document,
     registries_d,
@@ -258,13 +258,13 @@ class ImageVerifier:
             result = _run(argv, self.env)
             said = _said(result)
             if _NO_SIGNATURE_STORE in said:  # past the policy: accepted
-                return ImageCheck(what, ref, State.SIGNED, signer=key)
+                return ImageCheck(what, ref, ImageSignatureState.SIGNED, signer=key)
             if _UNSIGNED in said:
-                return ImageCheck(what, ref, State.UNSIGNED)
+                return ImageCheck(what, ref, ImageSignatureState.UNSIGNED)
             if result.ok or "rejected" not in said.lower():
                 raise SigningError(f"cannot read {ref} and its signatures: {said}")
             refused = _rejected(said)
-        return ImageCheck(what, ref, State.BAD, detail=refused)
+        return ImageCheck(what, ref, ImageSignatureState.BAD, detail=refused)
 
     def _index(self, what: str, ref: str, names: tuple[str, ...]) -> ImageCheck:
         """The index and its signatures copied (``index-only``: no image, no layer), each
@@ -298,17 +298,17 @@ class ImageVerifier:
     def _signer(self, what: str, ref: str, out: Path, names: tuple[str, ...]) -> ImageCheck:
         manifest = out / "manifest.json"
         if "sha256:" + hashlib.sha256(manifest.read_bytes()).hexdigest() != ref.rsplit("@", 1)[1]:
-            return ImageCheck(what, ref, State.BAD, detail="the manifest is not true to its digest")
+            return ImageCheck(what, ref, ImageSignatureState.BAD, detail="the manifest is not true to its digest")
         found = _signatures(out)
         if not found:
-            return ImageCheck(what, ref, State.UNSIGNED)
+            return ImageCheck(what, ref, ImageSignatureState.UNSIGNED)
         for signature in found:
             for key in self.keys:
                 for name in (*names, *self._claimed(signature, ref)):
                     if _verifies(manifest, name, key, signature, self.env):
-                        return ImageCheck(what, ref, State.SIGNED, signer=key)
+                        return ImageCheck(what, ref, ImageSignatureState.SIGNED, signer=key)
         detail = f"no signature by the key in {self.key_file.name} verifies for its tags"
-        return ImageCheck(what, ref, State.BAD, detail=detail)
+        return ImageCheck(what, ref, ImageSignatureState.BAD, detail=detail)
 
 
 # -- stores merged: the signatures several jobs made, in the one store that is served -----

@@ -54,11 +54,12 @@ import signal
 import stat
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from release.adapters.image_info import ImageInfo
 from release.errors import ReleaseError
 
 __all__ = [
@@ -349,7 +350,7 @@ def sweep_dirs(root: Path, engine: Engine | None = None) -> list[Path]:
 # -- the engine --------------------------------------------------------------------------
 
 
-class Answer(Protocol):
+class ProcessAnswer(Protocol):
     @property
     def ok(self) -> bool: ...
 
@@ -362,11 +363,11 @@ class Engine(Protocol):
 
     def run(
         self, args: Sequence[str], *, timeout: float | None = None, check: bool = True
-    ) -> Answer: ...
+    ) -> ProcessAnswer: ...
 
     def remove_container(self, name: str) -> None: ...
 
-    def inspect_image(self, ref: str) -> Mapping[str, Any] | None: ...
+    def inspect_image(self, ref: str) -> ImageInfo | None: ...
 
 
 def _remove_images(engine: Engine, refs: Sequence[str]) -> None:
@@ -374,8 +375,7 @@ def _remove_images(engine: Engine, refs: Sequence[str]) -> None:
     is a managed image or a tag that names its owner."""
     for ref in refs:
         data = engine.inspect_image(ref)
-        labels = ((data or {}).get("Config") or {}).get("Labels") or {}
-        if data is not None and (labels.get(MANAGED_LABEL) == "true" or _owned_by(ref)):
+        if data is not None and (data.labels.get(MANAGED_LABEL) == "true" or _owned_by(ref)):
             engine.run(["image", "rm", ref], check=False, timeout=60)
 
 

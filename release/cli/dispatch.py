@@ -14,6 +14,7 @@ import typing
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from release.adapters.config_file import CONFIG_ENV
 from release.adapters.known_secrets import shown, shown_document
 from release.cli.console import error, printable, say
 from release.cli.entry import INTERRUPTED, TERMINATED, sigterm_stops
@@ -101,13 +102,23 @@ def dispatch(
     values: Mapping[str, object],
     *,
     main_branch: str | None = None,
+    config: str | None = None,
     debug: bool = False,
 ) -> int:
-    """Run ``command`` with its option values (by dest); the exit code."""
+    """Run ``command`` with its option values (by dest); the exit code. ``main_branch``,
+    ``config``: the global options (else ``$RELEASE_MAIN_BRANCH``, ``$RELEASE_CONFIG``)."""
     as_json = bool(values.get("json"))
     if main_branch is None:
         main_branch = os.environ.get(MAIN_ENV)
-    run = Run(repo_path(), _to_stderr if as_json else say, main_branch, as_json, live=not as_json)
+    config = config or os.environ.get(CONFIG_ENV) or None
+    run = Run(
+        repo_path(),
+        _to_stderr if as_json else say,
+        main_branch,
+        as_json,
+        live=not as_json,
+        config=Path(config) if config else None,
+    )
     try:
         with sigterm_stops():
             module, _, name = command.target.partition(":")

@@ -100,6 +100,7 @@ def run(argv: Sequence[str]) -> int:
     """Parse ``argv`` (without the program name), run it; the exit code."""
     words = list(argv)
     main_branch: str | None = None
+    config: str | None = None
     debug = False
     wants_help = False
     i = 0
@@ -124,8 +125,10 @@ def run(argv: Sequence[str]) -> int:
                 raise Refused("--config takes a file")
             import os
 
-            # the environment carries it to what this run starts (nox sessions, their release)
-            os.environ["RELEASE_CONFIG"] = os.path.abspath(given)
+            config = os.path.abspath(given)
+            # the run takes it; the environment carries it to what this run starts (nox
+            # sessions, their release)
+            os.environ["RELEASE_CONFIG"] = config
         elif flag == "--completion":
             shell, i = _global_value(words, i, flag)
             from release.cli.completion import script
@@ -171,7 +174,7 @@ def run(argv: Sequence[str]) -> int:
         raise Refused(str(refused), refused.usage) from None
     from release.cli.dispatch import dispatch
 
-    return dispatch(command, vars(parsed), main_branch=main_branch, debug=debug)
+    return dispatch(command, vars(parsed), main_branch=main_branch, config=config, debug=debug)
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from release.commands.common import ids
+from release.commands.common import ids, opened
 from release.commands.outcome import Report, Run
 
 __all__ = ["AttestRequest", "attest"]
@@ -27,7 +27,7 @@ def attest(request: AttestRequest, run: Run) -> Report:
     from release.images.workspace import Workspace
 
     signer = provenance_signer(request.sign_with)
-    ws = Workspace.open(run.repo, request.version)
+    ws = Workspace.open(opened(run), request.version)
     done = attest_images(
         ws, ids(request.variant), dry_run=request.dry_run, say=run.say, signer=signer
     )

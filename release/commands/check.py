@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from release.commands.common import opened
 from release.commands.outcome import JSONValue, Run
-from release.core.doctor import Item, Status
+from release.core.doctor import Health, Item
 from release.errors import SignatureError, UsageError
 from release.flows.doctor import check_items
 
@@ -34,7 +35,7 @@ class CheckOutcome:
 
     @property
     def problems(self) -> list[Item]:
-        return [i for i in self.items if i.status is Status.PROBLEM]
+        return [i for i in self.items if i.status is Health.PROBLEM]
 
     @property
     def exit_code(self) -> int:
@@ -42,8 +43,8 @@ class CheckOutcome:
 
     def text(self) -> Iterable[str]:
         yield from (item.line() for item in self.items)
-        unchecked = sum(i.status is Status.NOT_CHECKED for i in self.items)
-        notes = sum(i.status is Status.NOTE for i in self.items)
+        unchecked = sum(i.status is Health.NOT_CHECKED for i in self.items)
+        notes = sum(i.status is Health.NOTE for i in self.items)
         more = f", {notes} note(s)" if notes else ""
         yield (
             f"{len(self.problems)} problem(s), {unchecked} not checked{more}"
@@ -74,7 +75,7 @@ def signature_items(run: Run, request: CheckRequest) -> list[Item]:
     :class:`SignatureError` where the run must stop."""
     from release.adapters.git import GitRepo
     from release.core.doctor import note, ok
-    from release.core.signatures import State
+    from release.core.signatures import SignatureState
     from release.core.terminal_text import escaped
     from release.flows.signatures import trust_roots, verify_tag
 
@@ -91,7 +92,7 @@ def signature_items(run: Run, request: CheckRequest) -> list[Item]:
         raise SignatureError(escaped(refused))
     names = ("tag signature", "manifest signature")
     return [
-        (ok if v.state is State.SIGNED else note)(name, escaped(v.line()))
+        (ok if v.state is SignatureState.SIGNED else note)(name, escaped(v.line()))
         for name, v in zip(names, found.verdicts, strict=False)
     ]
 
@@ -106,13 +107,12 @@ def tag_item(run: Run, tag: str, job: str | None = None) -> Item:
     never rebuilt."""
     from release.core.doctor import ok, problem
     from release.core.terminal_text import escaped
-    from release.flows.context import ReleaseContext
     from release.images.source import read_source
 
     name = f"tag {escaped(tag)}"
     if not tag:
         return problem("tag", "none given (is the job running for a tag push?)")
-    ctx = ReleaseContext(run.repo)
+    ctx = opened(run)
     wanted = ctx.config.tag.parse_any(tag)
     if wanted is None:
         return problem(

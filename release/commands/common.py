@@ -18,20 +18,29 @@ __all__ = [
     "forced_lines",
     "ids",
     "notices",
+    "opened",
     "plan_report",
     "registry_option",
 ]
 
 
+def opened(run: Run) -> ReleaseContext:
+    """The repository and its config, read with the run's settings (``--main-branch``,
+    ``--config``); what reading noticed stays in ``ctx.notices``, for the command to say."""
+    from release.flows.context import ReleaseContext
+
+    return ReleaseContext(run.repo, main_branch=run.main_branch, config_file=run.config)
+
+
 def context(run: Run) -> ReleaseContext:
-    """The repository and its config; what reading the config noticed (a table under
-    ``[tool]`` one edit away from ``release``) is said at once, as a warning on stderr."""
+    """The repository and its config (:func:`opened`); what reading the config noticed (a
+    table under ``[tool]`` one edit away from ``release``) is said at once, as a warning on
+    stderr."""
     import sys
 
     from release.core.terminal_text import escaped
-    from release.flows.context import ReleaseContext
 
-    ctx = ReleaseContext(run.repo, main_branch=run.main_branch)
+    ctx = opened(run)
     for notice in ctx.notices:
         print(f"warning: {escaped(notice)}", file=sys.stderr, flush=True)
     ctx.notices.clear()

@@ -174,7 +174,7 @@ def ci(request: CiRequest, run: Run) -> Report:
     from release.core.pipeline_files import pipeline_files
     from release.core.pipelines import (
         FORMATS,
-        Plan,
+        PipelinePlan,
         final_job,
         pipeline_jobs,
         runner_label,
@@ -201,7 +201,7 @@ def ci(request: CiRequest, run: Run) -> Report:
     made += ["--runner", runner] if runner else []
     made += ["--registry", registry] if registry is not None else []
     install = _install(ctx, request.install, settings)
-    plan = Plan(
+    plan = PipelinePlan(
         matrix,
         settings,
         install,

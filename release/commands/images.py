@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from release.commands.common import as_json, context, ids, registry_option
+from release.commands.common import as_json, context, ids, opened, registry_option
 from release.commands.outcome import JSONValue, Report, Run
 from release.errors import ReleaseError, UsageError
 
@@ -44,7 +44,7 @@ def _workspace(
     from release.images.workspace import Workspace
 
     return Workspace.open(
-        run.repo,
+        opened(run),
         version,
         allow_dirty=allow_dirty,
         allow_shallow=allow_shallow,
@@ -222,7 +222,7 @@ def publish(request: PublishRequest, run: Run) -> Report:
     if source:  # images from the registry they travelled through: no engine is asked
         from release.images.publish_registry import RegistryOrigin
 
-        ws = Workspace.open(run.repo, request.version, engine=False)
+        ws = Workspace.open(opened(run), request.version, engine=False)
         origin = RegistryOrigin(ws, source, reg)
     else:
         ws = _workspace(run, request.version)
@@ -326,7 +326,7 @@ def reproduce(request: ReproduceRequest, run: Run) -> Report:
     from release.images.reproduce_trust import Trusting
 
     found = rebuild(
-        run.repo,
+        opened(run),
         request.tag,
         variants=[v for v in (request.variant or "").split(",") if v],
         standin=request.standin,

@@ -8,10 +8,9 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from release.commands.common import as_json, context
-from release.commands.outcome import Report, Run
+from release.commands.common import as_json, context, opened
+from release.commands.outcome import JSONValue, Report, Run
 from release.errors import RefusedError, UsageError
 
 __all__ = ["ManifestRequest", "manifest", "show"]
@@ -19,29 +18,31 @@ __all__ = ["ManifestRequest", "manifest", "show"]
 ACTIONS = ("show",)
 
 
-def _summary(document: Mapping[str, Any]) -> list[str]:
-    """A manifest in a few lines, its fields escaped (parts and notes come from elsewhere)."""
+def _summary(document: Mapping[str, JSONValue]) -> list[str]:
+    """A manifest in a few lines, its fields escaped (parts and notes come from elsewhere):
+    read as records once."""
     from release.core.manifest import variant_summary
+    from release.core.manifest_records import Manifest
     from release.core.terminal_text import escaped
 
-    tag = document.get("tag") or "(untagged)"
-    of, at = escaped(str(document["version"])), escaped(str(document["commit"])[:10])
+    manifest = Manifest.of(document)
+    tag = manifest.tag or "(untagged)"
+    of, at = escaped(manifest.version), escaped(manifest.commit[:10])
     lines = [f"manifest of {of} {escaped(tag)} at {at}"]
-    came = document.get("promoted_from")
-    if came:
-        lines.append(f"  promoted from {escaped(str(came['tag']))}")
-    for variant, entry in document["variants"].items():
+    if manifest.promoted_from:
+        lines.append(f"  promoted from {escaped(manifest.promoted_from.tag)}")
+    for variant, entry in manifest.variants.items():
         row = {k: escaped(v) for k, v in variant_summary(entry).items()}
         lines.append(
             f"  {escaped(variant)}: built {row['built']}, smoke {row['smoked']}, "
             f"snapshot {row['snapshot']}"
         )
-        published = entry.get("publish")
+        published = entry.publish
         if published:
             lines.append(
-                f"    {escaped(published['platform'])} {escaped(published['digest'])}, index "
-                f"{escaped(published['index']['digest'])}: "
-                + ", ".join(escaped(t) for t in published["index"]["tags"])
+                f"    {escaped(published.platform)} {escaped(published.digest)}, index "
+                f"{escaped(published.index.digest)}: "
+                + ", ".join(escaped(t) for t in published.index.tags)
             )
     return lines
 
@@ -67,13 +68,13 @@ def manifest(request: ManifestRequest, run: Run) -> Report:
     from release.core.manifest import missing, variant_rules
     from release.core.terminal_text import escaped
     from release.flows.signatures import record_signed
-    from release.images.manifest import Checkout, assemble, publish, push_manifest
+    from release.images.manifest import ManifestCheckout, assemble, publish, push_manifest
 
     if request.action or request.tag:  # invoke gives "" for one left out
         return show(request, run)
     if request.no_record and request.push:
         raise UsageError("--no-record and --push: a manifest not recorded cannot be pushed")
-    ws = Checkout.open(run.repo, request.version)
+    ws = ManifestCheckout.open(opened(run), request.version)
     target = output_path(Path(request.out), "--out", tree=ws.ctx.root) if request.out else None
     dirs = [Path(p) for p in (request.parts or "").split(",") if p]
     document = assemble(ws, dirs, partial=request.partial)

@@ -23,7 +23,8 @@ def schema_of(command: str) -> str:
 class Run:
     """Where and how a command runs: the repository (``$RELEASE_REPO`` or the current
     directory), the main branch for this run (``--main-branch`` / ``$RELEASE_MAIN_BRANCH``;
-    ``None``: the config's), whether the output is a JSON document, and where progress
+    ``None``: the config's), the configuration file from outside the tree (``--config`` /
+    ``$RELEASE_CONFIG``; ``None``: the tree's ``[tool.release]``), whether the output is a JSON document, and where progress
     goes while it works (stdout for text; stderr under ``--json``, so stdout holds only the
     document). ``live``: progress may draw live lines (a build's line per variant) when
     stdout is a terminal; the CLI sets it for text output, nox and ``--json`` leave it off."""
@@ -33,6 +34,7 @@ class Run:
     main_branch: str | None = None
     json: bool = False
     live: bool = False
+    config: Path | None = None
 
 
 class Outcome(Protocol):

@@ -76,7 +76,7 @@ def pick(request: PickRequest, run: Run) -> Report:
     from release.adapters.files import read_text
     from release.flows import pick as flow
     from release.flows.pick_github import github_repo
-    from release.flows.pick_plan import PickRequest as Wanted
+    from release.flows.pick_plan import RequestedPick as Wanted
     from release.flows.pick_plan import parse_picks
 
     ctx = context(run)

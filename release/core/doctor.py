@@ -27,9 +27,9 @@ from release.core.versions import TagTemplate
 
 __all__ = [
     "MIN_GIT",
+    "Health",
     "Item",
     "RegistryUse",
-    "Status",
     "git_version_item",
     "registry_uses",
     "snapshot_privileges",
@@ -40,7 +40,7 @@ __all__ = [
 MIN_GIT = (2, 31)
 
 
-class Status(enum.Enum):
+class Health(enum.Enum):
     OK = "ok"
     PROBLEM = "problem"
     NOT_CHECKED = "not checked"
@@ -53,7 +53,7 @@ class Item:
     to do about it."""
 
     name: str
-    status: Status
+    status: Health
     detail: str
 
     def line(self) -> str:
@@ -61,19 +61,19 @@ class Item:
 
 
 def ok(name: str, detail: str) -> Item:
-    return Item(name, Status.OK, detail)
+    return Item(name, Health.OK, detail)
 
 
 def problem(name: str, detail: str) -> Item:
-    return Item(name, Status.PROBLEM, detail)
+    return Item(name, Health.PROBLEM, detail)
 
 
 def not_checked(name: str, why: str) -> Item:
-    return Item(name, Status.NOT_CHECKED, why)
+    return Item(name, Health.NOT_CHECKED, why)
 
 
 def note(name: str, detail: str) -> Item:
-    return Item(name, Status.NOTE, detail)
+    return Item(name, Health.NOTE, detail)
 
 
 def git_version_item(answer: str | None) -> Item:

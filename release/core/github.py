@@ -28,9 +28,9 @@ __all__ = [
     "PR_FIELDS",
     "PR_STATES",
     "RELEASE_FIELDS",
+    "GitHubRelease",
     "GitHubRepo",
     "PullRequest",
-    "Release",
     "parse_repo_spec",
     "pr_link",
     "pull_request_of",
@@ -210,7 +210,7 @@ class PullRequest:
 
 
 @dataclass(frozen=True)
-class Release:
+class GitHubRelease:
     tag: str
     name: str
     body: str
@@ -313,11 +313,11 @@ def pull_request_of(obj: object) -> PullRequest:
     )
 
 
-def release_of(obj: object) -> Release:
+def release_of(obj: object) -> GitHubRelease:
     """A release from ``gh release view --json`` (:data:`RELEASE_FIELDS`), every field checked."""
     tag = obj.get("tagName") if isinstance(obj, dict) else None
     fields = _Fields(obj, f"release {tag}" if isinstance(tag, str) else "a release", RELEASE_FIELDS)
-    return Release(
+    return GitHubRelease(
         tag=fields.text("tagName", line=True),
         name=fields.text("name"),
         body=fields.text("body"),

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from release.core import gh_commands
-from release.core.github import GitHubRepo, Release
+from release.core.github import GitHubRelease, GitHubRepo
 from release.core.json_text import JSONValue
 from release.core.terminal_text import escaped
 
@@ -90,7 +90,7 @@ class GitHubReleasePlan:
     def kind(self) -> str:
         return "a pre-release" if self.prerelease else "a release, marked latest"
 
-    def differences(self, found: Release) -> list[str]:
+    def differences(self, found: GitHubRelease) -> list[str]:
         """What of ``found`` differs from the plan. Whether a release is latest cannot be
         read back (``gh release view`` does not say), so a final's is always set again."""
         said = [
@@ -100,7 +100,7 @@ class GitHubReleasePlan:
         ]
         return said + (["latest"] if self.latest else [])
 
-    def actions(self, found: Release | None) -> tuple[Action, ...]:
+    def actions(self, found: GitHubRelease | None) -> tuple[Action, ...]:
         """Made with its assets where there is none; else edited where it differs, and its
         assets uploaded again (``--clobber``)."""
         if found is None:

@@ -26,7 +26,7 @@ from release.errors import UsageError
 
 __all__ = [
     "ImageCheck",
-    "State",
+    "ImageSignatureState",
     "fingerprint",
     "identities",
     "policy_document",
@@ -38,7 +38,7 @@ _FINGERPRINT = re.compile(r"[0-9A-Fa-f]{40}|[0-9A-Fa-f]{64}")  # OpenPGP v4, v5
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 
 
-class State(enum.Enum):
+class ImageSignatureState(enum.Enum):
     SIGNED = "signed by"
     UNSIGNED = "unsigned"
     BAD = "signature does not verify"
@@ -50,15 +50,15 @@ class ImageCheck:
 
     what: str  # the row (``cu129-amd64``) or the index (``cu129 index``)
     ref: str  # REPOSITORY@DIGEST
-    state: State
+    state: ImageSignatureState
     signer: str = ""  # the key's fingerprint, when signed by it
     detail: str = ""  # why it does not verify: the verifier's words
     kind: str = "image"  # what is signed: an image, or a row's provenance
 
     def line(self) -> str:
-        if self.state is State.SIGNED:
+        if self.state is ImageSignatureState.SIGNED:
             return f"{self.kind} {self.what}: signed by {self.signer}"
-        if self.state is State.UNSIGNED:
+        if self.state is ImageSignatureState.UNSIGNED:
             return f"{self.kind} {self.what}: unsigned ({self.ref})"
         return f"{self.kind} {self.what}: signature does not verify ({self.ref}: {self.detail})"
 

@@ -11,13 +11,17 @@ far below the interpreter's limit, so nothing after the read meets it either.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["JSONValue", "TooDeep", "parse_json"]
+__all__ = ["JSONOut", "JSONValue", "TooDeep", "parse_json"]
 
 # A JSON document as Python holds it (what json.loads gives, what json.dumps takes).
 JSONValue = str | int | float | bool | None | list["JSONValue"] | dict[str, "JSONValue"]
+# A document being made to be written (a pipeline, a bake file): its containers read-only
+# in the type, so a list of steps or a table of strings is one as it is (JSONValue's list
+# and dict are invariant: a ``list[str]`` is not a ``list[JSONValue]``).
+JSONOut = str | int | float | bool | None | Sequence["JSONOut"] | Mapping[str, "JSONOut"]
 
 
 class TooDeep(ValueError):

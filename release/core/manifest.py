@@ -22,6 +22,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from release.core.json_text import TooDeep, parse_json
+from release.core.manifest_records import Manifest, VariantEntry
 from release.errors import ReleaseError
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ __all__ = [
     "missing",
     "omitted_snapshot",
     "part_document",
+    "read_manifest",
     "variant_rules",
     "variant_summary",
 ]
@@ -165,6 +167,14 @@ def loads(text: str, what: str) -> dict[str, Any]:
     except ValueError as err:
         raise ManifestError(f"{what}: not JSON ({err})") from None
     return check(document, what)
+
+
+def read_manifest(text: str, what: str) -> Manifest:
+    """A manifest (not a part) read back (:func:`loads`) and made records, once."""
+    document = loads(text, what)
+    if document.get("schema") != MANIFEST_SCHEMA:
+        raise ManifestError(f"{what}: a part of a release manifest, not a manifest")
+    return Manifest.of(document)
 
 
 def part_document(
@@ -299,18 +309,17 @@ def missing(manifest: Mapping[str, Any], rules: Sequence[VariantRule]) -> list[s
     return out
 
 
-def variant_summary(entry: Mapping[str, Any] | None) -> dict[str, str]:
+def variant_summary(entry: Mapping[str, Any] | VariantEntry | None) -> dict[str, str]:
     """Built / smoked / snapshot, each as a short word, for ``status`` and the rehearsal."""
-    entry = entry or {}
-    build = entry.get("build")
-    smoke = entry.get("smoke")
-    snap = entry.get("snapshot")
+    if not isinstance(entry, VariantEntry):
+        entry = VariantEntry.of(entry or {})
+    build, smoke, snap = entry.build, entry.smoke, entry.snapshot
     return {
-        "built": f"yes ({build['image_id'][7:19]})" if build else "no",
-        "smoked": ("passed" if smoke["passed"] else "FAILED") if smoke else "no",
+        "built": f"yes ({build.image_id[7:19]})" if build else "no",
+        "smoked": ("passed" if smoke.passed else "FAILED") if smoke else "no",
         "snapshot": (
-            f"omitted ({snap['reason']})"
-            if snap and snap["status"] == "omitted"
-            else (snap["status"] if snap else "no")
+            f"omitted ({snap.reason})"
+            if snap and snap.status == "omitted"
+            else (snap.status if snap else "no")
         ),
     }

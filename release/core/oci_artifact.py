@@ -33,8 +33,8 @@ __all__ = [
     "MANIFEST_MEDIA_TYPE",
     "Artifact",
     "AttachmentError",
+    "AttachmentKind",
     "Blob",
-    "Kind",
     "artifact_manifest",
     "attachment_tag",
     "layer_of",
@@ -52,7 +52,7 @@ class AttachmentError(ReleaseError):
     exit_code = 7
 
 
-class Kind(enum.Enum):
+class AttachmentKind(enum.Enum):
     """What an attachment holds; its value is cosign's tag suffix."""
 
     PROVENANCE = "att"
@@ -60,12 +60,12 @@ class Kind(enum.Enum):
 
     @property
     def media_type(self) -> str:
-        return ENVELOPE_MEDIA_TYPE if self is Kind.PROVENANCE else SBOM_MEDIA_TYPE
+        return ENVELOPE_MEDIA_TYPE if self is AttachmentKind.PROVENANCE else SBOM_MEDIA_TYPE
 
     @property
     def limit(self) -> int:
         """The most bytes its document may have when read back."""
-        return 64 * 1024 * 1024 if self is Kind.SBOM else 1024 * 1024
+        return 64 * 1024 * 1024 if self is AttachmentKind.SBOM else 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -84,24 +84,24 @@ class Blob:
 class Artifact:
     """An attachment as pushed: its manifest's bytes and the blobs it names."""
 
-    kind: Kind
+    kind: AttachmentKind
     manifest: Blob
     layer: Blob
     config: Blob = Blob(EMPTY_CONFIG)
 
 
-def attachment_tag(subject: str, kind: Kind) -> str:
+def attachment_tag(subject: str, kind: AttachmentKind) -> str:
     """cosign's tag for ``kind`` of the image ``subject`` (``sha256:<hex>``)."""
     algorithm, hexdigest = subject.split(":", 1)
     return f"{algorithm}-{hexdigest}.{kind.value}"
 
 
 def artifact_manifest(
-    kind: Kind, document: bytes, subject: str, subject_size: int, subject_type: str
+    kind: AttachmentKind, document: bytes, subject: str, subject_size: int, subject_type: str
 ) -> Artifact:
     """The attachment of ``document`` to the image manifest ``subject``."""
     layer, config = Blob(document), Blob(EMPTY_CONFIG)
-    annotations = {"predicateType": PREDICATE_TYPE} if kind is Kind.PROVENANCE else {}
+    annotations = {"predicateType": PREDICATE_TYPE} if kind is AttachmentKind.PROVENANCE else {}
     manifest = {
         "schemaVersion": 2,
         "mediaType": MANIFEST_MEDIA_TYPE,
@@ -128,7 +128,7 @@ def _digest_of(entry: Any) -> str | None:
     return None
 
 
-def layer_of(raw: bytes, kind: Kind, subject: str) -> tuple[str, int]:
+def layer_of(raw: bytes, kind: AttachmentKind, subject: str) -> tuple[str, int]:
     """The digest and size of the document an attachment's manifest (``raw``, as read)
     names; refused when it is not ``kind`` attached to ``subject``, or is too large."""
     if len(raw) > MAX_MANIFEST:

@@ -14,9 +14,8 @@ step after them run on a tag only. Pure.
 
 from __future__ import annotations
 
-from typing import Any
-
 from release.core.ci_triggers import BUILT, PROMOTED
+from release.core.json_text import JSONOut
 from release.core.pipeline_signing import SIGNATURES_DIR, signed, signing_env, signs
 from release.core.pipelines import (
     ARCHIVE_ENV,
@@ -25,7 +24,7 @@ from release.core.pipelines import (
     PARTS_DIR,
     STATE_ENV,
     Job,
-    Plan,
+    PipelinePlan,
     check_command,
     final_job,
     github_release_command,
@@ -76,7 +75,7 @@ def _download(archive_var: str, step_var: str) -> str:
     return f'buildkite-agent artifact download "${archive_var}" . --step "${step_var}"'
 
 
-def _step_env(plan: Plan, job: Job) -> dict[str, str]:
+def _step_env(plan: PipelinePlan, job: Job) -> dict[str, str]:
     """The values this step's commands read (:func:`job_env`), with the build step each
     image archive comes from."""
     own = job.kind not in ("manifest", "promote") and not job.on_final
@@ -94,7 +93,7 @@ def _step_env(plan: Plan, job: Job) -> dict[str, str]:
     return env | {STEP_ENV: job.needs[0]}
 
 
-def _commands(plan: Plan, job: Job) -> tuple[list[str], list[str]]:
+def _commands(plan: PipelinePlan, job: Job) -> tuple[list[str], list[str]]:
     """The step's commands after the set-up (the tag's GitHub release last, where the step
     makes it), and the artifacts it keeps."""
     lines, artifacts = _work(plan, job)
@@ -104,7 +103,7 @@ def _commands(plan: Plan, job: Job) -> tuple[list[str], list[str]]:
     return [*lines, *([_RELEASE] if plan.makes_release(job) else [])], artifacts
 
 
-def _work(plan: Plan, job: Job) -> tuple[list[str], list[str]]:
+def _work(plan: PipelinePlan, job: Job) -> tuple[list[str], list[str]]:
     transfer = plan.transfer
     parts = [f"{PARTS_DIR}/**/*"]
     if job.kind == "build":
@@ -134,18 +133,22 @@ def _work(plan: Plan, job: Job) -> tuple[list[str], list[str]]:
     return lines, [MANIFEST_FILE]
 
 
-def _uploaded(value: Any) -> Any:
+def _uploaded(value: JSONOut) -> JSONOut:
     """``value`` with every ``$`` doubled, as the upload's interpolation gives it back."""
     if isinstance(value, str):
         return value.replace("$", "$$")
     if isinstance(value, dict):
-        return {_uploaded(k): _uploaded(v) for k, v in value.items()}
+        return _uploaded_table(value)
     if isinstance(value, list):
         return [_uploaded(v) for v in value]
     return value
 
 
-def _step(plan: Plan, job: Job, condition: str, block: str | None = None) -> dict[str, Any]:
+def _uploaded_table(table: dict[str, JSONOut]) -> dict[str, JSONOut]:
+    return {k.replace("$", "$$"): _uploaded(v) for k, v in table.items()}
+
+
+def _step(plan: PipelinePlan, job: Job, condition: str, block: str | None = None) -> dict[str, JSONOut]:
     commands = [_TAGS, _VENV, install_command(plan.install), _check(job)]
     login = login_command(plan)
     if login and uses_registry(plan, job):
@@ -153,7 +156,7 @@ def _step(plan: Plan, job: Job, condition: str, block: str | None = None) -> dic
     if job.kind not in ("manifest", "promote") and not job.on_final:
         commands.append(_STATE)
     work, artifacts = _commands(plan, job)
-    step: dict[str, Any] = {
+    step: dict[str, JSONOut] = {
         "label": job.label,
         "key": job.key,
         "if": condition,
@@ -170,17 +173,17 @@ def _step(plan: Plan, job: Job, condition: str, block: str | None = None) -> dic
     if queue:
         step["agents"] = {"queue": queue}
     # "$$" is a "$" at run time: Buildkite interpolates the pipeline when it is uploaded
-    return dict(_uploaded(step))
+    return _uploaded_table(step)
 
 
-def _block(first: Job, key: str, tagged: str, waits: list[str]) -> dict[str, Any]:
+def _block(first: Job, key: str, tagged: str, waits: list[str]) -> dict[str, JSONOut]:
     """The block step before ``first``, the first step that releases: on a tag only, after
     the steps ``waits`` names."""
     block = {"block": _BLOCKS.get(first.kind, _BLOCK), "prompt": _PROMPT, "key": key}
-    return dict(_uploaded(block | {"if": tagged} | ({"depends_on": waits} if waits else {})))
+    return _uploaded_table(block | {"if": tagged} | ({"depends_on": waits} if waits else {}))
 
 
-def _gated(plan: Plan, jobs: list[Job], condition: str, tagged: str) -> list[dict[str, Any]]:
+def _gated(plan: PipelinePlan, jobs: list[Job], condition: str, tagged: str) -> list[dict[str, JSONOut]]:
     """The steps of ``jobs`` (``condition``), with a block step before the first that
     releases: it waits for the steps they need; the steps that release depend on it, and
     they and every step after them run on a tag only (``tagged``)."""
@@ -188,7 +191,7 @@ def _gated(plan: Plan, jobs: list[Job], condition: str, tagged: str) -> list[dic
     first = [j for j in jobs if j.key in tag_only and not tag_only.intersection(j.needs)]
     key = f"approve-{first[0].kind}" if first else ""
     needed = {n for j in first for n in j.needs}
-    steps: list[dict[str, Any]] = []
+    steps: list[dict[str, JSONOut]] = []
     for job in jobs:
         if first and job is first[0]:
             steps.append(_block(job, key, tagged, [j.key for j in jobs if j.key in needed]))
@@ -197,7 +200,7 @@ def _gated(plan: Plan, jobs: list[Job], condition: str, tagged: str) -> list[dic
     return steps
 
 
-def buildkite_pipeline(plan: Plan) -> dict[str, Any]:
+def buildkite_pipeline(plan: PipelinePlan) -> dict[str, JSONOut]:
     """The pipeline (``steps:``): the rc steps for a branch or a built tag (those that
     release on a tag only, after their block), the promote step for a final tag."""
     built = plan.tags.regex(BUILT)
@@ -214,7 +217,7 @@ def buildkite_pipeline(plan: Plan) -> dict[str, Any]:
     return {"steps": steps}
 
 
-def buildkite_text(plan: Plan) -> str:
+def buildkite_text(plan: PipelinePlan) -> str:
     header = [
         "Made from [tool.release.images] and [tool.release.ci].",
         "Make it again after the matrix changes; do not edit it by hand.",

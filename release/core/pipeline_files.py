@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from release.core.pipeline_buildkite import buildkite_text
 from release.core.pipeline_github import github_texts
-from release.core.pipelines import FORMATS, Plan
+from release.core.pipelines import FORMATS, PipelinePlan
 from release.errors import ConfigError
 
 __all__ = ["pipeline_files", "pipeline_text"]
 
 
-def pipeline_files(plan: Plan, fmt: str) -> dict[str, str]:
+def pipeline_files(plan: PipelinePlan, fmt: str) -> dict[str, str]:
     """The files ``release ci --format fmt`` writes, by name: Buildkite's one pipeline,
     GitHub's rc workflow and, where the final is promoted in CI, its promote workflow."""
     if fmt not in FORMATS:
@@ -22,6 +22,6 @@ def pipeline_files(plan: Plan, fmt: str) -> dict[str, str]:
     return dict(zip(FORMATS[fmt], github_texts(plan), strict=False))
 
 
-def pipeline_text(plan: Plan, fmt: str) -> str:
+def pipeline_text(plan: PipelinePlan, fmt: str) -> str:
     """The rc pipeline's file of ``fmt``."""
     return pipeline_files(plan, fmt)[FORMATS.get(fmt, ("",))[0]]

@@ -30,7 +30,7 @@ from release.core.pipelines import (
     REGISTRY_USER,
     STATE_ENV,
     Job,
-    Plan,
+    PipelinePlan,
     check_command,
     final_job,
     github_release_command,
@@ -98,7 +98,7 @@ def _download_image(row: str, condition: str | None = None) -> dict[str, Any]:
     return step
 
 
-def _setup(plan: Plan, job: Job) -> list[dict[str, Any]]:
+def _setup(plan: PipelinePlan, job: Job) -> list[dict[str, Any]]:
     steps: list[dict[str, Any]] = [
         # the whole history and its tags (a build reads its version from them); no
         # credentials left in the checkout for a later step or an artifact to carry
@@ -130,7 +130,7 @@ def _github_release() -> dict[str, Any]:
     return {"if": ON_TAG, **step}
 
 
-def _signing(plan: Plan, job: Job, step: dict[str, Any]) -> list[dict[str, Any]]:
+def _signing(plan: PipelinePlan, job: Job, step: dict[str, Any]) -> list[dict[str, Any]]:
     """``step`` (the publish or the promote) signing the images by the configured key,
     whose secret half only this step reads, then its signatures kept as an artifact."""
     if not signs(plan, job):
@@ -143,7 +143,7 @@ def _signing(plan: Plan, job: Job, step: dict[str, Any]) -> list[dict[str, Any]]
     return [{**step, "run": run, "env": env}, kept]
 
 
-def _work(plan: Plan, job: Job) -> list[dict[str, Any]]:
+def _work(plan: PipelinePlan, job: Job) -> list[dict[str, Any]]:
     """The job's own steps, after the set-up."""
     transfer = plan.transfer
     if job.kind == "build":
@@ -191,7 +191,7 @@ def _work(plan: Plan, job: Job) -> list[dict[str, Any]]:
     ]
 
 
-def _contents(plan: Plan, job: Job) -> Commented:
+def _contents(plan: PipelinePlan, job: Job) -> Commented:
     """The job's ``contents`` permission, and why."""
     pushes = job.kind in ("manifest", "promote") and plan.settings.push_manifest
     why = [
@@ -203,7 +203,7 @@ def _contents(plan: Plan, job: Job) -> Commented:
     return Commented("read", "to check out the repository")
 
 
-def _job(plan: Plan, job: Job, tag_only: bool) -> dict[str, Any]:
+def _job(plan: PipelinePlan, job: Job, tag_only: bool) -> dict[str, Any]:
     steps = _setup(plan, job) + _work(plan, job)
     if job.kind in ("build", "smoke", "snapshot"):
         steps.append(_upload(f"{PARTS_DIR}-{job.key}", PARTS_DIR))
@@ -240,7 +240,7 @@ def _workflow(name: str, tags: list[str], jobs: dict[str, Any], by_hand: bool) -
     }
 
 
-def github_workflows(plan: Plan) -> list[dict[str, Any]]:
+def github_workflows(plan: PipelinePlan) -> list[dict[str, Any]]:
     """The rc workflow (``images``), then the final's (``promote``) where there is one."""
     jobs = pipeline_jobs(plan.matrix)
     tag_only = plan.on_tag_only(jobs)
@@ -258,7 +258,7 @@ def github_workflows(plan: Plan) -> list[dict[str, Any]]:
     return [images, final]
 
 
-def github_texts(plan: Plan) -> list[str]:
+def github_texts(plan: PipelinePlan) -> list[str]:
     pinned = [f"{repo} {version}" for repo, _, version in ACTIONS.values()]
     header = [
         "Made from [tool.release.images] and [tool.release.ci].",

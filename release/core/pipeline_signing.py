@@ -15,7 +15,7 @@ Where the secret is missing, the import fails and nothing is published unsigned.
 
 from __future__ import annotations
 
-from release.core.pipelines import Job, Plan
+from release.core.pipelines import Job, PipelinePlan
 
 __all__ = [
     "SIGNATURES_DIR",
@@ -38,12 +38,12 @@ _SETUP = (
 )
 
 
-def signs(plan: Plan, job: Job) -> bool:
+def signs(plan: PipelinePlan, job: Job) -> bool:
     """Whether ``job`` signs images: a publish or a promote, where a key is configured."""
     return bool(plan.settings.image_signing_key) and job.kind in ("publish", "promote")
 
 
-def signing_env(plan: Plan) -> dict[str, str]:
+def signing_env(plan: PipelinePlan) -> dict[str, str]:
     """What the signing command reads besides the secret: the key's fingerprint and the
     store's directory, literal strings."""
     return {KEY_ENV: plan.settings.image_signing_key or "", STORE_ENV: SIGNATURES_DIR}

@@ -76,7 +76,7 @@ __all__ = [
     "REVISION_LABEL",
     "VARIANT_LABEL",
     "Job",
-    "Plan",
+    "PipelinePlan",
     "final_job",
     "github_release_command",
     "install_command",
@@ -152,7 +152,7 @@ class Job:
 
 
 @dataclass(frozen=True)
-class Plan:
+class PipelinePlan:
     """What a pipeline is made of: the matrix, the settings, how the jobs install this
     tool (pinned), where images travel between jobs, and which tags are built or
     promoted."""
@@ -261,7 +261,7 @@ def promote_job(matrix: ImageMatrix) -> Job | None:
     return Job("promote", "promote", "promote", None) if matrix.registry else None
 
 
-def final_job(plan: Plan) -> Job | None:
+def final_job(plan: PipelinePlan) -> Job | None:
     """The job a final tag runs: the promote job, else (no registry) one that only makes
     the GitHub release, where one is made; None when there is neither."""
     promote = promote_job(plan.matrix)
@@ -321,17 +321,17 @@ def check_command(tag: str, job: Job) -> str:
     return f"release check --tag {_var(tag)} --job {which}"
 
 
-def login_hosts(plan: Plan) -> list[str]:
+def login_hosts(plan: PipelinePlan) -> list[str]:
     """The registries' hosts the pipeline logs in to: where images travel, where they are
     published."""
     return list(dict.fromkeys(r.split("/")[0] for r in (plan.transfer, plan.matrix.registry) if r))
 
 
-def login_env(plan: Plan) -> dict[str, str]:
+def login_env(plan: PipelinePlan) -> dict[str, str]:
     return {f"{LOGIN_ENV}_{n}": host for n, host in enumerate(login_hosts(plan), 1)}
 
 
-def login_command(plan: Plan) -> str | None:
+def login_command(plan: PipelinePlan) -> str | None:
     """``docker login`` to each registry the pipeline uses, where the CI gives the
     credentials (none given: the runner's own login is used)."""
     logins = "; ".join(
@@ -342,14 +342,14 @@ def login_command(plan: Plan) -> str | None:
     return f'if [ -n "${{{REGISTRY_USER}:-}}" ]; then {logins}; fi' if logins else None
 
 
-def uses_registry(plan: Plan, job: Job) -> bool:
+def uses_registry(plan: PipelinePlan, job: Job) -> bool:
     """Whether ``job`` pushes to or pulls from a registry (and so logs in first)."""
     if job.kind in ("publish", "promote"):
         return True
     return bool(plan.transfer) and job.kind in ("build", "smoke", "snapshot")
 
 
-def job_env(plan: Plan, job: Job) -> dict[str, str]:
+def job_env(plan: PipelinePlan, job: Job) -> dict[str, str]:
     """The values the job's lines read: its session, its variant (a publish job's rows,
     numbered), the registry images travel through or the archives they travel as."""
     env: dict[str, str] = {}

@@ -41,7 +41,7 @@ __all__ = [
     "Reproduced",
     "Row",
     "Smoke",
-    "SmokeCheck",
+    "SmokeResult",
     "Snapshot",
     "render",
 ]
@@ -50,7 +50,7 @@ ENGINES_OWN = "engine's own"  # a row built for the platform of the engine that 
 
 
 @dataclass(frozen=True)
-class SmokeCheck:
+class SmokeResult:
     name: str
     status: str  # passed, failed, timed out, not run
     reason: str = ""
@@ -59,7 +59,7 @@ class SmokeCheck:
 @dataclass(frozen=True)
 class Smoke:
     passed: bool
-    checks: tuple[SmokeCheck, ...] = ()
+    checks: tuple[SmokeResult, ...] = ()
 
     def count(self, status: str) -> int:
         return sum(1 for c in self.checks if c.status == status)

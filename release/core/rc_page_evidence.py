@@ -12,10 +12,10 @@ attached.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from release.core.html_text import text
+from release.core.manifest_records import AttestRecord
 
 __all__ = ["Attested", "attested_of", "data_attrs", "evidence", "signer"]
 
@@ -30,19 +30,16 @@ class Attested:
     provenance_signed_by: str | None = None
 
 
-def attested_of(attest: Mapping[str, object] | None) -> Attested | None:
+def attested_of(attest: AttestRecord | None) -> Attested | None:
     """The ``attest`` part (checked against the manifest's schema) as the page shows it."""
     if attest is None:
         return None
-    sbom, provenance = attest.get("sbom"), attest.get("provenance")
-    assert isinstance(sbom, Mapping) and isinstance(provenance, Mapping)  # the schema's
-    packages = sbom.get("packages")
-    signer = provenance.get("signed_by")
+    provenance = attest.provenance
     return Attested(
-        str(sbom["digest"]),
-        packages if isinstance(packages, int) else None,
-        str(provenance["digest"]),
-        signer if isinstance(signer, str) and provenance.get("signed") else None,
+        attest.sbom.digest,
+        attest.sbom.packages,
+        provenance.digest,
+        provenance.signed_by if provenance.signed else None,
     )
 
 

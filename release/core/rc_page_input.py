@@ -17,9 +17,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from release.core.accelerator import accelerator_of
+from release.core.accelerator import Accelerator
+from release.core.manifest_records import Manifest, PublishRecord, VariantEntry
 from release.core.rc_page import (
     NOT_REPRODUCED,
     Figure,
@@ -29,7 +30,7 @@ from release.core.rc_page import (
     ReproduceState,
     Row,
     Smoke,
-    SmokeCheck,
+    SmokeResult,
     Snapshot,
 )
 from release.core.rc_page_evidence import attested_of
@@ -50,7 +51,7 @@ class ReproduceRecord:
 
 
 def page_of(
-    manifest: Mapping[str, Any],
+    manifest: Manifest,
     *,
     matrix: ImageMatrix | None = None,
     notes: str | None = None,
@@ -58,7 +59,7 @@ def page_of(
     notices: Sequence[str] = (),
 ) -> RcPage:
     """The page of the tag whose (checked) ``manifest`` this is."""
-    variants: Mapping[str, Any] = manifest["variants"]
+    variants = manifest.variants
     known = [i for i in (matrix.ids if matrix else ()) if i in variants]
     order = [*known, *sorted(set(variants) - set(known))]
     verdicts = reproduce.rows if reproduce else {}
@@ -66,19 +67,19 @@ def page_of(
         _row(row_id, variants[row_id], _configured(matrix, row_id), verdicts.get(row_id))
         for row_id in order
     )
-    came = manifest.get("promoted_from")
+    came = manifest.promoted_from
     return RcPage(
-        image=manifest["image"],
-        tag=manifest["tag"] or "",
-        version=manifest["version"],
-        commit=manifest["commit"],
-        source_date_epoch=manifest["source_date_epoch"],
+        image=manifest.image,
+        tag=manifest.tag or "",
+        version=manifest.version,
+        commit=manifest.commit,
+        source_date_epoch=manifest.source_date_epoch,
         rows=rows,
-        promoted_from=came["tag"] if came else None,
+        promoted_from=came.tag if came else None,
         notes=notes,
         reproduced=reproduce is not None,
         notices=(*(reproduce.notices if reproduce else ()), *notices),
-        tool_version=manifest["tool"]["version"],
+        tool_version=manifest.tool_version,
     )
 
 
@@ -88,48 +89,39 @@ def _configured(matrix: ImageMatrix | None, row_id: str) -> Variant | None:
 
 def _row(
     row_id: str,
-    entry: Mapping[str, Any],
+    entry: VariantEntry,
     configured: Variant | None,
     verdict: Reproduced | None,
 ) -> Row:
-    build, publish = entry["build"], entry.get("publish")
+    build, publish, smoke, snapshot = entry.build, entry.publish, entry.smoke, entry.snapshot
+    assert build is not None and smoke is not None and snapshot is not None  # a manifest's
     platform = configured.platform if configured else None
     return Row(
         id=row_id,
         group=configured.group if configured else row_id,
-        platform=platform or (publish["platform"] if publish else None),
-        accelerator=accelerator_of(build).label,
-        image_id=build["image_id"],
-        base_ref=build["base"]["ref"],
-        standin_base=bool(build["base"]["standin"]),
-        smoke=Smoke(
-            entry["smoke"]["passed"],
-            tuple(
-                SmokeCheck(c["name"], c["status"], c.get("reason", ""))
-                for c in entry["smoke"]["checks"]
-            ),
-        ),
-        snapshot=Snapshot(
-            entry["snapshot"]["status"],
-            entry["snapshot"].get("reason", ""),
-            _figures(entry["snapshot"].get("record")),
-        ),
+        platform=platform or (publish.platform if publish else None),
+        accelerator=(build.accelerator or Accelerator("cuda", build.cuda or "")).label,
+        image_id=build.image_id,
+        base_ref=build.base.ref,
+        standin_base=build.base.standin,
+        smoke=Smoke(smoke.passed, tuple(SmokeResult(c.name, c.status, c.reason) for c in smoke.checks)),
+        snapshot=Snapshot(snapshot.status, snapshot.reason, _figures(snapshot.record)),
         publish=_published(publish) if publish else None,
         reproduce=verdict or NOT_REPRODUCED,
-        attest=attested_of(entry.get("attest")),
+        attest=attested_of(entry.attest),
     )
 
 
-def _published(publish: Mapping[str, Any]) -> Published:
+def _published(publish: PublishRecord) -> Published:
     return Published(
-        registry=publish["registry"],
-        platform=publish["platform"],
-        digest=publish["digest"],
-        tags=tuple(publish["tags"]),
-        index_digest=publish["index"]["digest"],
-        index_tags=tuple(publish["index"]["tags"]),
-        signed_by=publish.get("signed_by"),
-        index_signed_by=publish["index"].get("signed_by"),
+        registry=publish.registry,
+        platform=publish.platform,
+        digest=publish.digest,
+        tags=publish.tags,
+        index_digest=publish.index.digest,
+        index_tags=publish.index.tags,
+        signed_by=publish.signed_by,
+        index_signed_by=publish.index.signed_by,
     )
 
 

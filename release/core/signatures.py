@@ -26,8 +26,8 @@ __all__ = [
     "GIT_NAMESPACE",
     "MANIFEST_NAMESPACE",
     "SignatureKind",
+    "SignatureState",
     "Signed",
-    "State",
     "TagTrust",
     "Verification",
     "kind_of",
@@ -52,7 +52,7 @@ class SignatureKind(enum.Enum):
     X509 = "x509"
 
 
-class State(enum.Enum):
+class SignatureState(enum.Enum):
     SIGNED = "signed by"
     UNSIGNED = "unsigned"
     UNVERIFIED = "signed, not verified"
@@ -98,12 +98,12 @@ class Verification:
     v0.1.0rc1``), its state, the signer where it verifies, and why where it does not."""
 
     what: str
-    state: State
+    state: SignatureState
     signer: str | None = None
     detail: str = ""
 
     def line(self) -> str:
-        if self.state is State.SIGNED:
+        if self.state is SignatureState.SIGNED:
             return f"{self.what}: signed by {self.signer}"
         return f"{self.what}: {self.state.value}" + (f" ({self.detail})" if self.detail else "")
 
@@ -126,18 +126,18 @@ class TagTrust:
     def refusal(self, require_signed: bool) -> str | None:
         """Why the run stops here, if it does: a signature that does not verify always;
         with ``require_signed``, anything not verified too."""
-        bad = [v for v in self.verdicts if v.state is State.BAD]
+        bad = [v for v in self.verdicts if v.state is SignatureState.BAD]
         if not bad and require_signed:
-            bad = [v for v in self.verdicts if v.state is not State.SIGNED]
+            bad = [v for v in self.verdicts if v.state is not SignatureState.SIGNED]
         if not bad:
             return None
         why = "; ".join(v.line() for v in bad)
-        more = "" if any(v.state is State.BAD for v in bad) else " (--require-signed)"
+        more = "" if any(v.state is SignatureState.BAD for v in bad) else " (--require-signed)"
         return f"{why}{more}: nothing was built"
 
     def signer(self) -> str | None:
         """Who signed the tag, where it verifies: its configuration is that signer's."""
-        return self.tag.signer if self.tag.state is State.SIGNED else None
+        return self.tag.signer if self.tag.state is SignatureState.SIGNED else None
 
     def lines(self) -> list[str]:
         return [v.line() for v in self.verdicts]

@@ -16,8 +16,9 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from release.core.json_text import JSONValue
+from release.core.manifest_records import Base, SmokeRecord, SnapshotRecord, VariantEntry
 from release.core.terminal_text import escaped
 
 __all__ = ["IMAGE_ID_NOTE", "FieldVerdict", "State", "compare_variant", "dict_changes", "table"]
@@ -46,7 +47,7 @@ class FieldVerdict:
         return self.state is State.DRIFT
 
 
-def dict_changes(old: Mapping[str, Any], new: Mapping[str, Any], limit: int = 12) -> list[str]:
+def dict_changes(old: Mapping[str, object], new: Mapping[str, object], limit: int = 12) -> list[str]:
     """``+ key value``, ``- key value`` and ``~ key old -> new``, sorted by key, at most
     ``limit`` lines (then how many more)."""
     lines = []
@@ -62,46 +63,49 @@ def dict_changes(old: Mapping[str, Any], new: Mapping[str, Any], limit: int = 12
     return lines
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     text = escaped(str(value))
     if text.startswith("sha256:"):
         return text[7:19]
     return text[:12] if len(text) == 64 and all(c in "0123456789abcdef" for c in text) else text
 
 
-def _equal(name: str, old: Any, new: Any) -> FieldVerdict:
+def _equal(name: str, old: object, new: object) -> FieldVerdict:
     if old == new:
         return FieldVerdict(name, State.MATCH)
     return FieldVerdict(name, State.DRIFT, (f"recorded {_short(old)}, rebuilt {_short(new)}",))
 
 
-def _mapping(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> FieldVerdict:
+def _mapping(name: str, old: Mapping[str, object], new: Mapping[str, object]) -> FieldVerdict:
     changes = dict_changes(old, new)
     return FieldVerdict(name, State.DRIFT if changes else State.MATCH, tuple(changes))
 
 
 def _check_runs(
-    name: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None
+    name: str,
+    old: SmokeRecord | SnapshotRecord | None,
+    new: SmokeRecord | SnapshotRecord | None,
 ) -> FieldVerdict:
     """Smoke and snapshot: the rebuild must do as well as the rc did (a check the rc passed
     and the rebuild failed is drift; one not run on either side is said)."""
     if old is None or new is None:
         return FieldVerdict(name, State.NOT_COMPARED, ("not run on the rebuild",) if old else ())
-    if "checks" in old:  # smoke
-        before = {c["name"]: c["status"] for c in old["checks"]}
-        after = {c["name"]: c["status"] for c in new["checks"]}
+    if isinstance(old, SmokeRecord) and isinstance(new, SmokeRecord):
+        before = {c.name: c.status for c in old.checks}
+        after = {c.name: c.status for c in new.checks}
         return _mapping(name, before, after)
-    return _equal(name, old["status"], new["status"])
+    assert isinstance(old, SnapshotRecord) and isinstance(new, SnapshotRecord)
+    return _equal(name, old.status, new.status)
 
 
-def _base(old: Mapping[str, Any], new: Mapping[str, Any]) -> FieldVerdict:
+def _base(old: Base, new: Base) -> FieldVerdict:
     """The base, by content: what the rc was built on against what the rebuild used."""
-    verdict = _equal("base", old["content_digest"], new["content_digest"])
+    verdict = _equal("base", old.content_digest, new.content_digest)
     if not verdict.drift:
         return verdict
 
-    def said(base: Mapping[str, Any]) -> str:
-        return f"{escaped(str(base['ref']))}{' (stand-in)' if base['standin'] else ''}"
+    def said(base: Base) -> str:
+        return f"{escaped(base.ref)}{' (stand-in)' if base.standin else ''}"
 
     if said(old) == said(new):
         return verdict
@@ -110,9 +114,14 @@ def _base(old: Mapping[str, Any], new: Mapping[str, Any]) -> FieldVerdict:
     )
 
 
+def _table(inventory: Mapping[str, JSONValue], key: str) -> Mapping[str, object]:
+    found = inventory.get(key)
+    return found if isinstance(found, dict) else {}
+
+
 def compare_variant(
-    recorded: Mapping[str, Any],
-    rebuilt: Mapping[str, Any],
+    recorded: VariantEntry,
+    rebuilt: VariantEntry,
     *,
     ids_reproducible: bool = False,
     config_args: Mapping[str, str] | None = None,
@@ -120,34 +129,32 @@ def compare_variant(
     """Field by field: the base (by content), build args (recorded, against what the tag's
     configuration gives: ``config_args``), input digest, content digest (by part), Python
     packages, shared libraries, CUDA version, image id, then smoke and snapshot results."""
-    old, new = recorded["build"], rebuilt["build"]
+    old, new = recorded.build, rebuilt.build
+    assert old is not None and new is not None  # a manifest's row, and a build's
     args = (
-        _mapping("build args", old["build_args"], config_args)
+        _mapping("build args", old.build_args, config_args)
         if config_args is not None
         else FieldVerdict("build args", State.NOT_COMPARED)
     )
-    content = _equal("content digest", old["content"]["digest"], new["content"]["digest"])
+    content = _equal("content digest", old.content.digest, new.content.digest)
     if content.drift:
-        parts = dict_changes(old["content"]["parts"], new["content"]["parts"])
+        parts = dict_changes(old.content.parts, new.content.parts)
         content = FieldVerdict(content.name, State.DRIFT, (*content.differences, *parts))
-    image = _equal("image id", old["image_id"], new["image_id"])
+    image = _equal("image id", old.image_id, new.image_id)
     if image.drift and not ids_reproducible:
         image = FieldVerdict("image id", State.EXPECTED, (IMAGE_ID_NOTE,))
+    was, now = old.inventory, new.inventory
     return [
-        _base(old["base"], new["base"]),
+        _base(old.base, new.base),
         args,
-        _equal("input digest", old["input_digest"], new["input_digest"]),
+        _equal("input digest", old.input_digest, new.input_digest),
         content,
-        _mapping(
-            "Python packages",
-            old["inventory"]["python_packages"],
-            new["inventory"]["python_packages"],
-        ),
-        _mapping("shared libraries", old["inventory"]["libraries"], new["inventory"]["libraries"]),
-        _equal("CUDA version", old["inventory"]["cuda"], new["inventory"]["cuda"]),
+        _mapping("Python packages", _table(was, "python_packages"), _table(now, "python_packages")),
+        _mapping("shared libraries", _table(was, "libraries"), _table(now, "libraries")),
+        _equal("CUDA version", was.get("cuda"), now.get("cuda")),
         image,
-        _check_runs("smoke", recorded.get("smoke"), rebuilt.get("smoke")),
-        _check_runs("snapshot", recorded.get("snapshot"), rebuilt.get("snapshot")),
+        _check_runs("smoke", recorded.smoke, rebuilt.smoke),
+        _check_runs("snapshot", recorded.snapshot, rebuilt.snapshot),
     ]
 
 

@@ -15,7 +15,7 @@ from release.errors import RefusedError, UsageError
 from release.flows.branch import ReleaseBranch
 from release.flows.context import ReleaseContext
 from release.flows.landed import commits_by_pr
-from release.flows.pick_plan import PR_REF, SHA_REF, Candidate, PickRequest
+from release.flows.pick_plan import PR_REF, SHA_REF, Candidate, RequestedPick
 
 __all__ = ["commits_by_pr", "resolve_candidates"]
 
@@ -52,7 +52,7 @@ def _refuse_ambiguous(ctx: ReleaseContext, prefix: str, what: str) -> None:
 
 
 def resolve_candidates(
-    ctx: ReleaseContext, requests: Iterable[PickRequest], info: ReleaseBranch
+    ctx: ReleaseContext, requests: Iterable[RequestedPick], info: ReleaseBranch
 ) -> list[Candidate]:
     requests = list(requests)
     if not requests:
@@ -79,7 +79,7 @@ def resolve_candidates(
         )
     )
     answers = dict(zip(asked, ctx.repo.revs(asked), strict=True))
-    resolved: list[tuple[PickRequest, str]] = []
+    resolved: list[tuple[RequestedPick, str]] = []
     for request in requests:
         pr_match = PR_REF.match(request.ref)
         if pr_match:

@@ -68,13 +68,18 @@ class ReleaseContext:
         *,
         config: Config | None = None,
         main_branch: str | None = None,
+        config_file: Path | None = None,
     ) -> None:
         """``main_branch`` overrides the config's ``main-branch`` for this run (the CLI's
-        ``--main-branch`` or ``$RELEASE_MAIN_BRANCH``)."""
+        ``--main-branch`` or ``$RELEASE_MAIN_BRANCH``); ``config_file``: the run's
+        configuration from outside the tree (``--config``; None: ``$RELEASE_CONFIG``'s,
+        if any), read instead of the tree's ``[tool.release]``."""
         self.repo = GitRepo(path)
+        self.main_branch_given = main_branch
+        self.config_file = config_file if config_file is not None else outside_file()
         notices: tuple[str, ...] = ()
         if config is None:
-            config, notices = read_config(self.repo.root)
+            config, notices = read_config(self.repo.root, self.config_file)
         self.config = config
         if main_branch is not None:
             if not main_branch.strip() or ref_format_problem(main_branch):
@@ -90,6 +95,11 @@ class ReleaseContext:
     @property
     def root(self) -> Path:
         return self.repo.root
+
+    def elsewhere(self, path: Path | str) -> ReleaseContext:
+        """Another checkout (a tag's clone) read with this run's settings: its main branch
+        and its configuration file from outside the tree."""
+        return ReleaseContext(path, main_branch=self.main_branch_given, config_file=self.config_file)
 
     def _check_path(self, key: str, rel: str, *, writes: bool) -> None:
         """``rel`` must resolve inside the work tree, outside the git directory, to a regular
@@ -188,7 +198,7 @@ class ReleaseContext:
         ``[tool.release]`` names, otherwise than that table does: what a tag recorded (its
         version, its release) would be read as something else, and the next tag numbered
         or placed by that."""
-        given = outside_file()
+        given = self.config_file
         own = tree_config(self.root) if given is not None else None
         if given is None or own is None:
             return

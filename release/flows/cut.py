@@ -6,11 +6,11 @@ by the next run, a failed one leaves main and the branches as they were."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from release.adapters.lock import repo_lock
 from release.core.plan import Plan, Step, StepKind, short
+from release.core.say import Say
 from release.core.version_files import VersionEdit, set_version
 from release.core.versions import ReleaseVersion, parse_version
 from release.errors import GitError, RefusedError, ReleaseError, UsageError
@@ -19,7 +19,6 @@ from release.flows.task_journal import TaskJournal, TaskJournals
 
 __all__ = ["CutState", "cut", "plan_cut"]
 
-Say = Callable[[str], None]
 BUMP_TRAILER = "Release-version"  # on main's commit that sets its version files after a cut
 
 

@@ -26,8 +26,9 @@ from release.adapters.files import read_regular
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref, read_note
 from release.adapters.state import image_state_dir
-from release.core.json_text import parse_json
+from release.core.json_text import JSONValue, parse_json
 from release.core.manifest import PART_SCHEMA, ManifestError, check, loads
+from release.core.manifest_records import Manifest
 from release.core.tag_manifest import built_as, not_built, not_built_so, of_tag
 from release.errors import UsageError
 
@@ -101,7 +102,16 @@ class PublishedManifest:
     version: ReleaseVersion  # the tag's
     built_as: ReleaseVersion  # its images': the tag's, or a final's rc's
     matrix: ImageMatrix  # the tag's configuration's, which it was judged against
-    document: dict[str, Any]  # the manifest itself, checked against the schema
+    manifest: Manifest  # the manifest itself, checked against the schema, as records
+
+    @property
+    def document(self) -> dict[str, JSONValue]:
+        """The manifest as the JSON document it was read from."""
+        return self.manifest.document()
+
+    def document_variants(self) -> dict[str, dict[str, JSONValue]]:
+        """The manifest's variants as their JSON documents, by row id."""
+        return {k: v.document() for k, v in self.manifest.variants.items()}
 
     @property
     def name(self) -> str:
@@ -131,7 +141,7 @@ def published_manifest(repo: GitRepo, tag: str, commit: str) -> PublishedManifes
     )
     if disagree:
         raise not_built(what, disagree)
-    return PublishedManifest(tag, commit, version, images, matrix, document)
+    return PublishedManifest(tag, commit, version, images, matrix, Manifest.of(document))
 
 
 def _name(tag: str) -> str:

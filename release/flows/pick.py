@@ -15,7 +15,7 @@ escaped (:mod:`release.core.terminal_text`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import NoReturn
 
 from release.adapters.git_process import cause
@@ -25,6 +25,7 @@ from release.core.commits import REASON_TRAILER
 from release.core.messages import is_pick_of, with_pick_line, with_trailer
 from release.core.plan import Plan, StepKind, short
 from release.core.pr_picks import PrQuery
+from release.core.say import Say
 from release.core.terminal_text import escaped
 from release.errors import ConflictError, RefusedError, ReleaseError
 from release.flows.branch import ReleaseBranch
@@ -38,16 +39,14 @@ from release.flows.pick_journal import (
     PickJournal,
     QueuedPick,
 )
-from release.flows.pick_plan import PickRequest, PickState, plan_pick, reported
+from release.flows.pick_plan import PickState, RequestedPick, plan_pick, reported
 
 __all__ = ["abort_pick", "continue_pick", "pick", "read_pick_state"]
-
-Say = Callable[[str], None]
 
 
 def read_pick_state(
     ctx: ReleaseContext,
-    requests: list[PickRequest],
+    requests: list[RequestedPick],
     allow_feature: bool,
     repick: Sequence[str] = (),
     *,
@@ -65,7 +64,7 @@ def read_pick_state(
     from_prs, not_pickable = pr_requests(ctx, listed, info)
     requests = [*requests, *from_prs]
     asked = {r.ref for r in requests}
-    extra = [PickRequest(ref) for ref in dict.fromkeys(repick) if ref not in asked]
+    extra = [RequestedPick(ref) for ref in dict.fromkeys(repick) if ref not in asked]
     candidates = resolve_candidates(ctx, [*requests, *extra], info)
     wanted = set(repick)
     state = PickState(
@@ -308,7 +307,7 @@ def _refuse_if_stopped(journal: PickJournal | None) -> None:
 
 def pick(
     ctx: ReleaseContext,
-    requests: list[PickRequest],
+    requests: list[RequestedPick],
     *,
     allow_feature: bool = False,
     repick: Sequence[str] = (),

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from release.core.pr_picks import NotPickable, PrQuery, map_pull_requests, wanting_subjects
 from release.errors import UsageError
 from release.flows.context import ReleaseContext
-from release.flows.pick_plan import PickRequest
+from release.flows.pick_plan import RequestedPick
 
 if TYPE_CHECKING:
     from release.core.github import GitHubRepo, PullRequest
@@ -70,7 +70,7 @@ def _on_main(ctx: ReleaseContext, info: ReleaseBranch, oids: list[str]) -> dict[
 
 def pr_requests(
     ctx: ReleaseContext, listed: Listed, info: ReleaseBranch
-) -> tuple[list[PickRequest], list[NotPickable]]:
+) -> tuple[list[RequestedPick], list[NotPickable]]:
     """The listed PRs as pick requests of their commits on main, and those not pickable."""
     if not listed:
         return [], []
@@ -93,7 +93,7 @@ def pr_requests(
     picks, refused = map_pull_requests(
         listed, main_branch=ctx.config.main_branch, on_main=on_main, by_subject=by_subject
     )
-    requests = [PickRequest(p.sha, p.reason, pr=p.number, via=p.via) for p in picks]
+    requests = [RequestedPick(p.sha, p.reason, pr=p.number, via=p.via) for p in picks]
     return requests, refused
 
 

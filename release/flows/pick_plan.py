@@ -30,8 +30,8 @@ __all__ = [
     "SHA_REF",
     "Candidate",
     "PickAsk",
-    "PickRequest",
     "PickState",
+    "RequestedPick",
     "parse_picks",
     "parse_requests",
     "plan_pick",
@@ -48,7 +48,7 @@ _WORD = re.compile(r"^\S+")
 
 
 @dataclass(frozen=True)
-class PickRequest:
+class RequestedPick:
     ref: str
     reason: str | None = None
     link: GitHubRepo | None = None  # a PR's address named this repository (ref: "#N")
@@ -59,7 +59,7 @@ class PickRequest:
 
 @dataclass(frozen=True)
 class Candidate:
-    request: PickRequest
+    request: RequestedPick
     sha: str
     subject: str
     category: str
@@ -110,7 +110,7 @@ def _reason_checked(reason: str | None, where: str) -> str | None:
     return reason
 
 
-def _link(ref: str) -> PickRequest | None:
+def _link(ref: str) -> RequestedPick | None:
     """A PR's web address as ``#N``, remembering the repository it named."""
     if "://" not in ref:
         return None
@@ -120,7 +120,7 @@ def _link(ref: str) -> PickRequest | None:
     if found is None:
         return None
     repo, number = found
-    return PickRequest(f"#{number}", link=repo, asked=ref)
+    return RequestedPick(f"#{number}", link=repo, asked=ref)
 
 
 @dataclass(frozen=True)
@@ -128,11 +128,11 @@ class PickAsk:
     """What ``pick`` is asked for: commits (sha, ``#PR``, a PR's address) and the
     milestones and labels whose PRs are picked (:mod:`release.core.pr_picks`)."""
 
-    requests: tuple[PickRequest, ...] = ()
+    requests: tuple[RequestedPick, ...] = ()
     queries: tuple[PrQuery, ...] = ()
 
     @property
-    def links(self) -> tuple[PickRequest, ...]:
+    def links(self) -> tuple[RequestedPick, ...]:
         return tuple(r for r in self.requests if r.link is not None)
 
     def own(self, repo: GitHubRepo | None) -> PickAsk:
@@ -180,7 +180,7 @@ def parse_picks(
     """
     _reason_checked(reason, "--")
     tokens = commits.replace(",", " ").split() if isinstance(commits, str) else list(commits)
-    requests = [_link(t) or PickRequest(t, reason) for t in tokens]
+    requests = [_link(t) or RequestedPick(t, reason) for t in tokens]
     requests = [replace(r, reason=reason) if r.link else r for r in requests]
     queries = [
         replace(query_name(kind, name, f"--{kind}"), reason=reason)
@@ -209,7 +209,7 @@ def parse_picks(
         _reason_checked(line_reason, f"picks file line {number}: ")
         link = _link(parts[0])
         requests.append(
-            replace(link, reason=line_reason) if link else PickRequest(parts[0], line_reason)
+            replace(link, reason=line_reason) if link else RequestedPick(parts[0], line_reason)
         )
     for request in requests:
         if not (PR_REF.match(request.ref) or SHA_REF.match(request.ref)):
@@ -226,7 +226,7 @@ def parse_requests(
     reason: str | None = None,
     *,
     repo: GitHubRepo | None = None,
-) -> list[PickRequest]:
+) -> list[RequestedPick]:
     """The commits asked for (:func:`parse_picks`), PR addresses checked against ``repo``;
     a milestone or label is refused here (only ``pick`` and ``status`` ask GitHub)."""
     ask = parse_picks(commits, file_text, reason)

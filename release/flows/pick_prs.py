@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from release.core.pick_pr import PickedCommit, pick_branch_scope, pick_pr_body, pick_pr_title
 from release.core.plan import Step, StepKind, short
+from release.core.say import Say
 from release.core.terminal_text import escaped
 from release.errors import GitError, RefusedError
 from release.flows.context import ReleaseContext
@@ -34,7 +35,6 @@ __all__ = [
     "pick_branches",
 ]
 
-Say = Callable[[str], None]
 BODY_FILE = "<body.md>"  # what --dry-run shows for the body's file: its text follows
 _NOT_A_PICK = "-"  # an original for a commit with no -x line: matches no main commit
 

@@ -19,7 +19,7 @@ branch and opens its PR; a PR that exists is said, never made twice.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from release.adapters.lock import repo_lock
@@ -27,6 +27,7 @@ from release.core.pick_pr import PICK_BRANCH_ROOT, pick_branch_names
 from release.core.pick_pr import pick_branch_scope as scope_of
 from release.core.plan import Plan, Step, StepKind, short
 from release.core.pr_picks import PrQuery
+from release.core.say import Say
 from release.core.terminal_text import escaped
 from release.errors import RefusedError, ReleaseError
 from release.flows import pick as direct
@@ -34,7 +35,7 @@ from release.flows.branch import ReleaseBranch
 from release.flows.context import ReleaseContext
 from release.flows.pick_github import list_pull_requests
 from release.flows.pick_journal import Journal, PickJournal, QueuedPick
-from release.flows.pick_plan import PickRequest, plan_pick, reported
+from release.flows.pick_plan import RequestedPick, plan_pick, reported
 from release.flows.pick_prs import (
     PickBranch,
     deliver,
@@ -44,8 +45,6 @@ from release.flows.pick_prs import (
 )
 
 __all__ = ["Route", "abort_pick", "choose_route", "continue_pick", "pick"]
-
-Say = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -208,7 +207,7 @@ def _pick_onto(ctx: ReleaseContext, route: Route, picker: direct.Picker) -> list
 
 def pick(
     ctx: ReleaseContext,
-    requests: list[PickRequest],
+    requests: list[RequestedPick],
     *,
     allow_feature: bool = False,
     repick: Sequence[str] = (),

@@ -56,7 +56,7 @@ def gather(ctx: ReleaseContext, tag: str) -> RcPage:
     notices: list[str] = []
     record = _reproduce(reproduce_record_path(ctx.repo.git_dir, tag), tag, notices)
     return page_of(
-        manifest.document,
+        manifest.manifest,
         matrix=manifest.matrix,
         notes=_notes(found),
         reproduce=record,

@@ -34,8 +34,8 @@ from release.core.signatures import (
     GIT_NAMESPACE,
     MANIFEST_NAMESPACE,
     SignatureKind,
+    SignatureState,
     Signed,
-    State,
     TagTrust,
     Verification,
     kind_of,
@@ -122,14 +122,14 @@ def verify_tag(repo: GitRepo, tag: str, commit: str, roots: TrustRoots) -> TagTr
     kind = kind_of(signature) if signature else None
     what = f"manifest of {tag}"
     if signature and kind is None:
-        return TagTrust(tag_verdict, Verification(what, State.BAD, detail="not a signature"))
+        return TagTrust(tag_verdict, Verification(what, SignatureState.BAD, detail="not a signature"))
     note_signed = Signed(note, signature, kind) if signature and kind else None
     return TagTrust(tag_verdict, _judge(what, note_signed, MANIFEST_NAMESPACE, roots))
 
 
 def _judge(what: str, signed: Signed | None, namespace: str, roots: TrustRoots) -> Verification:
     if signed is None:
-        return Verification(what, State.UNSIGNED)
+        return Verification(what, SignatureState.UNSIGNED)
     root = roots.of(signed.kind)
     if root is None:
         hint = (
@@ -137,11 +137,11 @@ def _judge(what: str, signed: Signed | None, namespace: str, roots: TrustRoots) 
             if signed.kind is SignatureKind.SSH
             else "name the keyring you trust with --trust FILE (gpg --export KEY > FILE)"
         )
-        return Verification(what, State.UNVERIFIED, detail=f"{signed.kind.value}: {hint}")
+        return Verification(what, SignatureState.UNVERIFIED, detail=f"{signed.kind.value}: {hint}")
     checked = verify(signed.kind, signed.payload, signed.signature, namespace, root)
     if not checked.ok:
-        return Verification(what, State.BAD, detail=checked.detail)
-    return Verification(what, State.SIGNED, escaped(checked.signer or "?"))
+        return Verification(what, SignatureState.BAD, detail=checked.detail)
+    return Verification(what, SignatureState.SIGNED, escaped(checked.signer or "?"))
 
 
 def sign_manifest(repo: GitRepo, tag: str, commit: str, *, written: bool) -> str | None:

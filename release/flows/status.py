@@ -387,18 +387,19 @@ def _images(ctx: ReleaseContext, tags: list[TagInfo], notes: list[str]) -> Image
     rules = variant_rules(matrix)
     try:
         found = published_manifest(ctx.repo, tag.name, tag.commit)
-        manifest, source = (
-            (found.document, "published") if found else _parts_manifest(ctx, tag, rules)
-        )
+        if found:
+            gaps, source, entries = missing(found.document, rules), "published", found.manifest.variants
+        else:
+            merged, source = _parts_manifest(ctx, tag, rules)
+            gaps, entries = missing(merged, rules), merged["variants"]
     except (ConfigError, ManifestError, UsageError) as err:
         notes.append(err.one_line())
         return None
-    variants = manifest.get("variants", {})
     return ImagesState(
         tag.name,
         source,
-        {r.id: variant_summary(variants.get(r.id)) for r in rules},
-        missing(manifest, rules),
+        {r.id: variant_summary(entries.get(r.id)) for r in rules},
+        gaps,
     )
 
 

@@ -33,15 +33,15 @@ from release.adapters.files import atomic_write
 from release.adapters.lock import repo_lock
 from release.core.commits import CHANGELOG_TRAILER
 from release.core.plan import Plan, Step, StepKind, short
+from release.core.say import Say
 from release.core.versions import ReleaseVersion
 from release.errors import RefusedError, ReleaseError
 from release.flows.context import ReleaseContext
 from release.flows.task_journal import TaskJournal, TaskJournals
 
-__all__ = ["ImageSide", "ImagesFor", "ImagesPending", "Promotion", "TagRequest", "run_journaled"]
+__all__ = ["ImageSide", "ImagesFor", "ImagesPending", "NewTag", "Promotion", "run_journaled"]
 
-Say = Callable[[str], None]
-Build = Callable[[], tuple[Plan, "TagRequest | None"]]
+Build = Callable[[], tuple[Plan, "NewTag | None"]]
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ class ImagesPending(ReleaseError):
 
 
 @dataclass(frozen=True)
-class TagRequest:
+class NewTag:
     version: ReleaseVersion
     name: str
     target: str
@@ -166,7 +166,7 @@ def _drop_new_changelog(ctx: ReleaseContext, text: str | None) -> None:
 
 
 def _execute(
-    ctx: ReleaseContext, plan: Plan, request: TagRequest, say: Callable[[str], None]
+    ctx: ReleaseContext, plan: Plan, request: NewTag, say: Callable[[str], None]
 ) -> None:
     repo = ctx.repo
     orig = repo.head()

@@ -23,7 +23,7 @@ from release.flows.context import ReleaseContext, TagInfo
 from release.flows.history import notes_for_range
 from release.flows.next_version import choose_version, same_version_tag
 from release.flows.notes_range import NotesRange, range_for_version
-from release.flows.tag_apply import ImagesFor, Promotion, TagRequest, run_journaled
+from release.flows.tag_apply import ImagesFor, NewTag, Promotion, run_journaled
 from release.flows.tag_due import tag_due
 
 __all__ = ["promote", "tag"]
@@ -59,13 +59,13 @@ def _message(name: str, notes: Notes, repo_url: str, rng: NotesRange) -> str:
     return f"{name}\n\nChanges {changes}:\n\n{body}"
 
 
-def _commit_name(request: TagRequest) -> str:
+def _commit_name(request: NewTag) -> str:
     return "the release commit" if request.versions else "the changelog commit"
 
 
 def _plan(
     command: str,
-    request: TagRequest,
+    request: NewTag,
     *,
     changelog_first: bool,
     notes: Notes,
@@ -169,7 +169,7 @@ def tag(
         parse_version(version, first_rc=ctx.config.first_rc) if version is not None else None
     )
 
-    def build() -> tuple[Plan, TagRequest | None]:
+    def build() -> tuple[Plan, NewTag | None]:
         ctx.require_settled()
         branch, named = ctx.current_release()
         ctx.require_full_history("tag")
@@ -204,7 +204,7 @@ def tag(
         notes = notes_for_range(ctx, rng)
         label = chosen.spelled(ctx.config.version_scheme)
         body = render_markdown(notes, repo_url=ctx.repo_url, heading_level=3)
-        request = TagRequest(
+        request = NewTag(
             chosen,
             name,
             head,
@@ -243,7 +243,7 @@ def promote(
         parse_version(version, first_rc=ctx.config.first_rc) if version is not None else None
     )
 
-    def build() -> tuple[Plan, TagRequest]:
+    def build() -> tuple[Plan, NewTag]:
         ctx.require_settled()
         branch, named = ctx.current_release()
         if requested is not None and (
@@ -294,7 +294,7 @@ def promote(
         rc_labels = tuple(t.version.spelled(ctx.config.version_scheme) for t in rcs)
         body = render_markdown(notes, repo_url=ctx.repo_url, heading_level=3)
         promotion = Promotion(name, str(final), last.name, last.commit)
-        request = TagRequest(
+        request = NewTag(
             final,
             name,
             last.commit,

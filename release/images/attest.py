@@ -34,7 +34,7 @@ The rules, as ``images.publish``'s:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,8 +49,8 @@ from release.core.oci_artifact import (
     MANIFEST_MEDIA_TYPE,
     Artifact,
     AttachmentError,
+    AttachmentKind,
     Blob,
-    Kind,
     artifact_manifest,
     attachment_tag,
     layer_of,
@@ -64,6 +64,7 @@ from release.core.provenance import (
     statement,
 )
 from release.core.references import repository
+from release.core.say import Say
 from release.core.sbom import SBOM_MEDIA_TYPE, normalized, packages
 from release.errors import RefusedError, ReleaseError
 from release.images.inputs import SOURCE_LABEL
@@ -72,8 +73,6 @@ from release.images.manifest import part_path, write_part
 from release.images.workspace import Workspace
 
 __all__ = ["Attached", "attest_images"]
-
-Say = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -109,7 +108,7 @@ def _subject(reg: ArtifactRegistry, repo: str, publish: Mapping[str, Any]) -> tu
     return len(raw), str(media)
 
 
-def _existing(reg: ArtifactRegistry, ref: str, kind: Kind, subject: str) -> str | None:
+def _existing(reg: ArtifactRegistry, ref: str, kind: AttachmentKind, subject: str) -> str | None:
     """The digest of the attachment ``ref`` serves (None: none), refused when it is not
     ``kind`` attached to ``subject``."""
     raw = reg.raw(ref)
@@ -142,8 +141,8 @@ def _provenance(
     """The row's statement, naming the SBOM document ``sbom`` (its digest), in a DSSE
     envelope: signed over its PAE by ``signer``, else with no signature."""
     build, publish = parts["build"], parts["publish"]
-    data = ws.engine.inspect_image(publish["data"]["image_id"]) or {}
-    labels = dict((data.get("Config") or {}).get("Labels") or {})
+    data = ws.engine.inspect_image(publish["data"]["image_id"])
+    labels = dict(data.labels) if data else {}
     document = statement(
         parts["header"],
         row,
@@ -193,14 +192,14 @@ def _record(
             "image_id": publish["image_id"],
             "subject": done.subject,
             "sbom": {
-                "tag": f"{repo}:{attachment_tag(done.subject, Kind.SBOM)}",
+                "tag": f"{repo}:{attachment_tag(done.subject, AttachmentKind.SBOM)}",
                 "digest": done.sbom,
                 "media_type": SBOM_MEDIA_TYPE,
                 "packages": done.packages,
                 "tool": tool,
             },
             "provenance": {
-                "tag": f"{repo}:{attachment_tag(done.subject, Kind.PROVENANCE)}",
+                "tag": f"{repo}:{attachment_tag(done.subject, AttachmentKind.PROVENANCE)}",
                 "digest": done.provenance,
                 "predicate_type": PREDICATE_TYPE,
                 "signed": done.signed_by is not None,
@@ -225,8 +224,8 @@ class _Row:
     subject: str
     size: int
     media: str
-    refs: Mapping[Kind, str]
-    found: Mapping[Kind, str | None]
+    refs: Mapping[AttachmentKind, str]
+    found: Mapping[AttachmentKind, str | None]
     recorded: Mapping[str, Any] | None
 
     @property
@@ -237,11 +236,11 @@ class _Row:
     def settled(self) -> bool:
         """The part records what the registry serves: nothing to do."""
         return self.recorded is not None and all(
-            self.found[kind] == self.recorded[_KEY[kind]]["digest"] for kind in Kind
+            self.found[kind] == self.recorded[_KEY[kind]]["digest"] for kind in AttachmentKind
         )
 
 
-_KEY = {Kind.SBOM: "sbom", Kind.PROVENANCE: "provenance"}
+_KEY = {AttachmentKind.SBOM: "sbom", AttachmentKind.PROVENANCE: "provenance"}
 
 
 def _read_row(ws: Workspace, reg: ArtifactRegistry, row: str) -> _Row | None:
@@ -253,12 +252,12 @@ def _read_row(ws: Workspace, reg: ArtifactRegistry, row: str) -> _Row | None:
     pub = publish["data"]
     repo, subject = repository(pub["tags"][0]), pub["digest"]
     size, media = _subject(reg, repo, pub)
-    refs = {kind: f"{repo}:{attachment_tag(subject, kind)}" for kind in Kind}
-    found = {kind: _existing(reg, refs[kind], kind, subject) for kind in Kind}
+    refs = {kind: f"{repo}:{attachment_tag(subject, kind)}" for kind in AttachmentKind}
+    found = {kind: _existing(reg, refs[kind], kind, subject) for kind in AttachmentKind}
     return _Row(row, build, publish, subject, size, media, refs, found, _recorded(ws, row, subject))
 
 
-def _kept(reg: ArtifactRegistry, it: _Row, kind: Kind) -> bytes:
+def _kept(reg: ArtifactRegistry, it: _Row, kind: AttachmentKind) -> bytes:
     """A document attached already (a run stopped after attaching it), read back by
     digest."""
     ref, digest = it.refs[kind], str(it.found[kind])
@@ -266,7 +265,7 @@ def _kept(reg: ArtifactRegistry, it: _Row, kind: Kind) -> bytes:
     return reg.blob(ref, digest, layer_of(raw, kind, it.subject)[0])
 
 
-_ORDER = (Kind.SBOM, Kind.PROVENANCE)  # the provenance names the SBOM: it comes after
+_ORDER = (AttachmentKind.SBOM, AttachmentKind.PROVENANCE)  # the provenance names the SBOM: it comes after
 
 
 def _attest_row(
@@ -276,8 +275,8 @@ def _attest_row(
 
     pub = it.publish["data"]
     missing = tuple(it.refs[kind] for kind in _ORDER if it.found[kind] is None)
-    kept = it.found[Kind.SBOM] is not None
-    sbom = _kept(reg, it, Kind.SBOM) if kept else _sbom(ws, pub, it.repository)
+    kept = it.found[AttachmentKind.SBOM] is not None
+    sbom = _kept(reg, it, AttachmentKind.SBOM) if kept else _sbom(ws, pub, it.repository)
     count = len(packages(json.loads(sbom)))
     digests = dict(it.found)
     parts = {"header": it.publish, "build": it.build, "publish": it.publish}
@@ -285,18 +284,18 @@ def _attest_row(
     for kind in _ORDER:
         if digests[kind] is not None:
             say(f"attest({it.row}): {it.refs[kind]} is there: {digests[kind]}")
-            if kind is Kind.PROVENANCE:
+            if kind is AttachmentKind.PROVENANCE:
                 signed_by = _signer_of(_kept(reg, it, kind))
             continue
         document = (
-            sbom if kind is Kind.SBOM else _provenance(ws, parts, it.row, Blob(sbom).digest, signer)
+            sbom if kind is AttachmentKind.SBOM else _provenance(ws, parts, it.row, Blob(sbom).digest, signer)
         )
         artifact = artifact_manifest(kind, document, it.subject, it.size, it.media)
         digests[kind] = _push(reg, it.refs[kind], artifact)
-        said = f" (signed by {signer.key})" if signer and kind is Kind.PROVENANCE else ""
+        said = f" (signed by {signer.key})" if signer and kind is AttachmentKind.PROVENANCE else ""
         say(f"attest({it.row}): attached {it.refs[kind]}: {digests[kind]}{said}")
     done = Attached(
-        it.row, it.subject, it.repository, digests[Kind.SBOM], digests[Kind.PROVENANCE], count,
+        it.row, it.subject, it.repository, digests[AttachmentKind.SBOM], digests[AttachmentKind.PROVENANCE], count,
         missing, signed_by,
     )  # fmt: skip
     _record(ws, it.row, pub, done, it.repository, syft_version())
@@ -308,10 +307,10 @@ def _as_is(it: _Row, dry_run: bool, signer: BytesSigner | None) -> Attached:
     count = recorded.get("sbom", {}).get("packages") if it.settled else None
     missing = tuple(it.refs[kind] for kind in _ORDER if it.found[kind] is None)
     signed_by = recorded.get("provenance", {}).get("signed_by") if it.settled else None
-    if dry_run and it.found[Kind.PROVENANCE] is None and signer is not None:
+    if dry_run and it.found[AttachmentKind.PROVENANCE] is None and signer is not None:
         signed_by = signer.key
     return Attached(
-        it.row, it.subject, it.repository, it.found[Kind.SBOM], it.found[Kind.PROVENANCE],
+        it.row, it.subject, it.repository, it.found[AttachmentKind.SBOM], it.found[AttachmentKind.PROVENANCE],
         count, missing if dry_run else (), signed_by,
     )  # fmt: skip
 

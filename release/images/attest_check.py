@@ -29,8 +29,8 @@ from typing import Any
 
 from release.adapters.registry_artifacts import ArtifactRegistry
 from release.core.image_signing import ImageCheck
-from release.core.image_signing import State as Signed
-from release.core.oci_artifact import AttachmentError, Kind, layer_of
+from release.core.image_signing import ImageSignatureState as Signed
+from release.core.oci_artifact import AttachmentError, AttachmentKind, layer_of
 from release.core.provenance import ProvenanceError, material_verdicts, materials_of
 from release.core.references import repository
 from release.core.sbom import SbomError, package_changes, packages
@@ -57,7 +57,7 @@ class NotAsRecorded(Exception):
     """What was read is not what the manifest records."""
 
 
-def _layer(reg: ArtifactRegistry, record: Mapping[str, Any], kind: Kind, subject: str) -> str:
+def _layer(reg: ArtifactRegistry, record: Mapping[str, Any], kind: AttachmentKind, subject: str) -> str:
     """The digest of the document the attachment ``record`` names, read by its digest."""
     repo = repository(record["tag"])
     raw = reg.raw(f"{repo}@{record['digest']}")
@@ -70,7 +70,7 @@ def _layer(reg: ArtifactRegistry, record: Mapping[str, Any], kind: Kind, subject
 
 
 def attached_document(
-    reg: ArtifactRegistry, record: Mapping[str, Any], kind: Kind, subject: str
+    reg: ArtifactRegistry, record: Mapping[str, Any], kind: AttachmentKind, subject: str
 ) -> bytes:
     """The document of the attachment ``record`` (a manifest's ``attest`` entry) of the
     image ``subject``, read by the digests recorded; :class:`NotAsRecorded` (or an
@@ -85,7 +85,7 @@ def _sbom_verdict(
     from release.adapters.syft import syft_sbom
 
     try:
-        recorded = packages(json.loads(attached_document(reg, attest["sbom"], Kind.SBOM, subject)))
+        recorded = packages(json.loads(attached_document(reg, attest["sbom"], AttachmentKind.SBOM, subject)))
     except (NotAsRecorded, AttachmentError, SbomError, ValueError) as err:
         return FieldVerdict(SBOM_FIELD, State.DRIFT, (f"the attached SBOM: {_said(err)}",))
     except ReleaseError as err:
@@ -122,7 +122,7 @@ def _sbom_named(
         why = "the provenance names no SBOM (attested before provenance named one)"
         return FieldVerdict(SBOM_NAMED_FIELD, State.NOT_COMPARED, (why,))
     try:
-        attached = _layer(reg, attest["sbom"], Kind.SBOM, subject)
+        attached = _layer(reg, attest["sbom"], AttachmentKind.SBOM, subject)
     except (NotAsRecorded, AttachmentError) as err:
         return FieldVerdict(SBOM_NAMED_FIELD, State.DRIFT, (f"the attached SBOM: {_said(err)}",))
     except ReleaseError as err:
@@ -144,7 +144,7 @@ def _provenance_verdicts(
     checked: ImageCheck | None,
 ) -> list[FieldVerdict]:
     try:
-        document = attached_document(reg, attest["provenance"], Kind.PROVENANCE, subject)
+        document = attached_document(reg, attest["provenance"], AttachmentKind.PROVENANCE, subject)
         found = materials_of(document)
     except (NotAsRecorded, AttachmentError, ProvenanceError) as err:
         return [FieldVerdict(PROVENANCE_FIELD, State.DRIFT, (_said(err),))]

@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from typing import Any
 
+from release.core.json_text import JSONOut
 from release.core.matrix import ImageMatrix, Variant
 from release.errors import ConfigError
 from release.images.labels import BASE_DIGEST_LABEL, BASE_NAME_LABEL, labels_for
@@ -47,8 +47,8 @@ def _dockerfile(matrix: ImageMatrix, variant: Variant) -> str:
     )
 
 
-def _target(matrix: ImageMatrix, variant: Variant, source: BuildSource) -> dict[str, Any]:
-    target: dict[str, Any] = {
+def _target(matrix: ImageMatrix, variant: Variant, source: BuildSource) -> dict[str, JSONOut]:
+    target: dict[str, JSONOut] = {
         "context": matrix.context_of(variant),
         "dockerfile": _dockerfile(matrix, variant),
         "args": matrix.build_args_for(variant, source.version),
@@ -62,9 +62,9 @@ def _target(matrix: ImageMatrix, variant: Variant, source: BuildSource) -> dict[
     return target
 
 
-def bake_document(matrix: ImageMatrix, source: BuildSource) -> dict[str, Any]:
+def bake_document(matrix: ImageMatrix, source: BuildSource) -> dict[str, JSONOut]:
     """The bake file as data: ``group.default.targets`` and a ``target`` per variant."""
-    targets: dict[str, Any] = {}
+    targets: dict[str, JSONOut] = {}
     for variant in matrix.variants:
         name = target_name(variant)
         if name in targets:

@@ -25,11 +25,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from release.adapters.emulation import emulation_problem
 from release.adapters.engine import ContainerEngine
 from release.adapters.image_content import image_content_digest
+from release.adapters.image_info import ImageInfo
 from release.adapters.leftovers import left_by_dead, owned_name
 from release.adapters.process import last_line
 from release.adapters.registry import Registry
@@ -106,14 +106,14 @@ class _Run:
     no_cache: bool = False
     cache: str | None = None  # REGISTRY/PATH of the layer cache (build_cache)
     keep_going: bool = False
-    inspected: Mapping[str, dict[str, Any] | None] = field(default_factory=dict)
+    inspected: Mapping[str, ImageInfo | None] = field(default_factory=dict)
     hashes: HashCache | None = None
     build_seconds: dict[str, float] = field(default_factory=dict)
     stop: threading.Event = field(default_factory=threading.Event)
     interrupted: threading.Event = field(default_factory=threading.Event)
     after_failed: list[Exception] = field(default_factory=list)  # what ``after`` raised
 
-    def image(self, ref: str) -> dict[str, Any] | None:
+    def image(self, ref: str) -> ImageInfo | None:
         """``ref``'s inspect data from the up-front query, else asked now."""
         if ref in self.inspected:
             return self.inspected[ref]
@@ -169,15 +169,15 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
             target=target,
         )
         existing = run.image(tags[0])
-        _discard_killed(engine, run.logs, variant, (existing or {}).get("Id"))
+        _discard_killed(engine, run.logs, variant, existing.id if existing else None)
         if existing and not run.force:
-            have = ((existing.get("Config") or {}).get("Labels") or {}).get(DIGEST_LABEL)
+            have = existing.labels.get(DIGEST_LABEL)
             if have == digest:
                 result = BuildResult(
                     variant.id,
                     BuildStatus.UNCHANGED,
                     tags,
-                    existing["Id"],
+                    existing.id,
                     digest,
                     time.perf_counter() - started,
                     base.standin,
@@ -222,9 +222,9 @@ def _build_one(run: _Run, variant: Variant) -> BuildResult:
         run.check_interrupted()  # a build that finished as Ctrl-C came is discarded, not tagged
         engine.tag(image_id, tags)
         iid.unlink()  # tagged: no longer a build to discard
-        previous = str(existing["Id"]) if existing and existing.get("Id") != image_id else None
+        previous = existing.id if existing and existing.id != image_id else None
         now = engine.inspect_images([tags[0], *([previous] if previous else [])])
-        if (now.get(tags[0]) or {}).get("Id") != image_id:
+        if (found := now.get(tags[0])) is None or found.id != image_id:
             raise EngineError(f"{tags[0]} does not point at the image just built")
         if previous:  # the tag moved: its old image is left untagged unless something uses it
             engine.remove_if_dangling(previous, now.get(previous))
@@ -405,7 +405,7 @@ def _discard_untagged(engine: ContainerEngine, logs: Path, variants: Sequence[Va
         if iid.exists():
             image = iid.read_text().strip()
             data = engine.inspect_image(image)
-            if data is not None and not data.get("RepoTags"):
+            if data is not None and not data.repo_tags:
                 engine.remove_image(image)
             iid.unlink(missing_ok=True)
 

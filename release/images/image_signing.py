@@ -20,15 +20,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from release.adapters.image_signatures import ImageSigner, ImageVerifier, merge_stores
 from release.adapters.openpgp_bytes import BytesSigner
-from release.core.image_signing import ImageCheck, State, fingerprint
+from release.core.image_signing import ImageCheck, ImageSignatureState, fingerprint
 from release.core.references import repository
+from release.core.say import Say
 from release.core.terminal_text import escaped
 from release.errors import SignatureError, UsageError
 
@@ -42,7 +43,6 @@ __all__ = [
     "sign_published",
 ]
 
-Say = Callable[[str], None]
 KEY_ENV = "RELEASE_IMAGE_SIGNING_KEY"
 STORE_ENV = "RELEASE_IMAGE_SIGNATURES"
 
@@ -187,7 +187,7 @@ def check_published(
             checks.append(verifier.check(f"index {tags[0]}", at, digest, tags, index=True))
     for check in checks:
         say(escaped(check.line()))
-    refused = (State.BAD, State.UNSIGNED) if trust.require_signed else (State.BAD,)
+    refused = (ImageSignatureState.BAD, ImageSignatureState.UNSIGNED) if trust.require_signed else (ImageSignatureState.BAD,)
     failed = [c for c in checks if c.state in refused]
     if failed:
         first = failed[0]

@@ -43,8 +43,8 @@ if TYPE_CHECKING:  # the reports are made where smoke and snapshot run
 
 
 __all__ = [
-    "Checkout",
-    "Workspace",
+    "ManifestCheckout",
+    "ManifestSource",
     "assemble",
     "build_data",
     "part_path",
@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 
-class Workspace(Protocol):
+class ManifestSource(Protocol):
     """What the manifest needs of a checkout: :class:`Checkout`, or the image workflows'
     :class:`release.images.workspace.Workspace`."""
 
@@ -73,7 +73,7 @@ class Workspace(Protocol):
 
 
 @dataclass(frozen=True)
-class Checkout:
+class ManifestCheckout:
     """A checkout with an image matrix, as ``release manifest`` reads it: no container
     engine needed (the job that merges CI's parts may have none)."""
 
@@ -82,19 +82,18 @@ class Checkout:
     source: BuildSource
 
     @classmethod
-    def open(cls, path: Path | str = ".", version: str | None = None) -> Checkout:
-        ctx = ReleaseContext(path)
+    def open(cls, ctx: ReleaseContext, version: str | None = None) -> ManifestCheckout:
         if ctx.config.matrix is None:
             raise ConfigError("[tool.release.images] is missing: this engine has no image matrix")
         return cls(ctx, ctx.config.matrix, read_source(ctx, version))
 
 
-def parts_dir(ws: Workspace) -> Path:
+def parts_dir(ws: ManifestSource) -> Path:
     """Where this checkout writes its parts (``$RELEASE_MANIFEST_DIR`` or under ``.git``)."""
     return parts_root(ws.ctx.repo.git_dir)
 
 
-def tag_at_head(ws: Workspace) -> str | None:
+def tag_at_head(ws: ManifestSource) -> str | None:
     """The release tag on the commit being built whose version is the build's; None for
     an untagged build (or a ``--version`` no tag carries)."""
     for tag in ws.ctx.tags(remote=False):
@@ -103,18 +102,18 @@ def tag_at_head(ws: Workspace) -> str | None:
     return None
 
 
-def release_of(ws: Workspace) -> Release:
+def release_of(ws: ManifestSource) -> Release:
     source = ws.source
     return Release(
         source.version, tag_at_head(ws), source.revision, source.epoch, ws.matrix.name, __version__
     )
 
 
-def part_path(ws: Workspace, variant: str, part: str) -> Path:
+def part_path(ws: ManifestSource, variant: str, part: str) -> Path:
     return parts_dir(ws) / ws.source.version / f"{variant}.{part}.json"
 
 
-def write_part(ws: Workspace, variant: str, part: str, data: Mapping[str, Any]) -> Path:
+def write_part(ws: ManifestSource, variant: str, part: str, data: Mapping[str, Any]) -> Path:
     """One variant's part, checked, written atomically (a re-run replaces it)."""
     document = part_document(release_of(ws), variant, part, data)
     path = part_path(ws, variant, part)
@@ -170,7 +169,7 @@ def _recorded_image(path: Path) -> str | None:
 
 
 def record_builds(
-    ws: Workspace, engine: ContainerEngine, results: Sequence[BuildResult]
+    ws: ManifestSource, engine: ContainerEngine, results: Sequence[BuildResult]
 ) -> list[Path]:
     """The build part of each variant built (or found unchanged); a part that records the
     same image already is kept as it is, so an unchanged re-run asks the engine nothing."""
@@ -219,7 +218,7 @@ def snapshot_data(report: SnapshotReport) -> dict[str, Any]:
     }
 
 
-def assemble(ws: Workspace, dirs: Sequence[Path] = (), *, partial: bool = False) -> dict[str, Any]:
+def assemble(ws: ManifestSource, dirs: Sequence[Path] = (), *, partial: bool = False) -> dict[str, Any]:
     """The manifest of the build's version from its parts (here, and in ``dirs``)."""
     root = parts_dir(ws)
     sources = [*dirs] or [root]
@@ -236,7 +235,7 @@ def assemble(ws: Workspace, dirs: Sequence[Path] = (), *, partial: bool = False)
     return merge(parts, variant_rules(ws.matrix), partial=partial)
 
 
-def publish(ws: Workspace, manifest: Mapping[str, Any]) -> bool:
+def publish(ws: ManifestSource, manifest: Mapping[str, Any]) -> bool:
     """The manifest as its tag's note on the tagged commit; False when it was already."""
     tag = manifest.get("tag")
     if not tag:

@@ -10,18 +10,20 @@ same again: tags already on the image stay, the manifest already recorded is lef
 
 from __future__ import annotations
 
-import copy
 import json
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import cast
 
 from release.adapters.engine import ContainerEngine
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref, write_note
+from release.core.json_text import JSONValue
 from release.core.manifest import ManifestError, check, missing, variant_rules
+from release.core.manifest_records import Manifest, PromotedFrom
 from release.core.matrix import ImageMatrix
 from release.core.plan import Step, StepKind
+from release.core.say import Say
 from release.flows.context import ReleaseContext
 
 __all__ = [
@@ -30,27 +32,25 @@ __all__ = [
     "final_manifest",
 ]
 
-Say = Callable[[str], None]
 
-
-def final_manifest(
-    rc_manifest: dict[str, Any], matrix: ImageMatrix, final_tag: str, final_version: str
-) -> dict[str, Any]:
+def final_manifest(rc: Manifest, matrix: ImageMatrix, final_tag: str, final_version: str) -> Manifest:
     """The final's manifest: the rc's, as the final, with each variant's final tags and
-    where it came from. Pure."""
-    out = copy.deepcopy(rc_manifest)
-    out["version"], out["tag"] = final_version, final_tag
+    where it came from (checked against the schema). Pure."""
+    variants = dict(rc.variants)
     image_ids: dict[str, str] = {}
     for variant in matrix.variants:
-        build = out["variants"][variant.id]["build"]
-        build["tags"] = final_tags(matrix, variant.id, final_tag)
-        image_ids[variant.id] = build["image_id"]
-    out["promoted_from"] = {
-        "tag": rc_manifest["tag"],
-        "commit": rc_manifest["commit"],
-        "image_ids": image_ids,
-    }
-    return check(out, f"the manifest of {final_tag}")
+        entry = variants[variant.id]
+        if entry.build is None:
+            raise ManifestError(f"the manifest of {rc.tag} has no build of {variant.id}")
+        tags = tuple(final_tags(matrix, variant.id, final_tag))
+        variants[variant.id] = replace(entry, build=replace(entry.build, tags=tags))
+        image_ids[variant.id] = entry.build.image_id
+    came = PromotedFrom(cast(str, rc.tag), rc.commit, image_ids)
+    final = replace(
+        rc, version=final_version, tag=final_tag, variants=variants, promoted_from=came
+    )
+    check(final.document(), f"the manifest of {final_tag}")
+    return final
 
 
 def final_tags(matrix: ImageMatrix, variant_id: str, final_tag: str) -> list[str]:
@@ -104,7 +104,7 @@ class EnginePromotion:
 def check_engine_promotion(
     ctx: ReleaseContext,
     engine: ContainerEngine,
-    rc_manifest: dict[str, Any],
+    rc_manifest: Mapping[str, JSONValue],
     *,
     final_tag: str,
     final_version: str,
@@ -119,8 +119,9 @@ def check_engine_promotion(
     gaps = missing(rc_manifest, variant_rules(matrix))
     if gaps:
         raise ManifestError(f"the manifest of {rc_tag} is incomplete: " + "; ".join(gaps))
-    final = final_manifest(rc_manifest, matrix, final_tag, final_version)
-    ids: dict[str, str] = final["promoted_from"]["image_ids"]
+    final = final_manifest(Manifest.of(rc_manifest), matrix, final_tag, final_version)
+    assert final.promoted_from is not None
+    ids = dict(final.promoted_from.image_ids)
     found = engine.inspect_images(list(ids.values()))
     absent = [v for v, image in ids.items() if found.get(image) is None]
     if absent:
@@ -128,6 +129,6 @@ def check_engine_promotion(
             f"the images of {rc_tag} for {', '.join(absent)} are not in this engine "
             f"({', '.join(ids[v][7:19] for v in absent)}); promote where they are"
         )
-    tags = {v: list(final["variants"][v]["build"]["tags"]) for v in ids}
-    text = json.dumps(final, indent=2, sort_keys=True) + "\n"
+    tags = {v: list(built.tags) for v in ids if (built := final.entry(v).build) is not None}
+    text = json.dumps(final.document(), indent=2, sort_keys=True) + "\n"
     return EnginePromotion(engine, ctx.repo, rc_tag, final_tag, commit, tags, ids, text)

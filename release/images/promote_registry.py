@@ -28,17 +28,19 @@ only what is not signed yet; the final's manifest records the key (``signed_by``
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref, write_note
 from release.adapters.registry import Registry, RegistryError, Served
+from release.core.json_text import JSONValue
 from release.core.manifest import ManifestError, check, missing, variant_rules
+from release.core.manifest_records import Index, Manifest, PublishRecord
 from release.core.matrix import ImageMatrix
 from release.core.plan import Step, StepKind
 from release.core.references import repository
+from release.core.say import Say
 from release.errors import RefusedError
 from release.flows.context import ReleaseContext
 from release.images.image_signing import ImageSigning, sign_published
@@ -48,15 +50,13 @@ from release.images.transfer import registry_ref
 __all__ = [
     "Copy",
     "RegistryPromotion",
-    "Signed",
+    "SignedFinals",
     "Source",
     "check_registry_promotion",
     "is_published",
     "promote_in_registry",
     "rc_sources",
 ]
-
-Say = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -68,39 +68,37 @@ class Copy:
     moving: bool = False  # a moving tag (``latest``): it may serve another digest before
 
 
-def is_published(manifest: Mapping[str, Any]) -> bool:
+def is_published(manifest: Mapping[str, JSONValue]) -> bool:
     """Whether a manifest's images were published to a registry (its rows have digests)."""
-    return any("publish" in entry for entry in manifest["variants"].values())
+    return any(entry.publish for entry in Manifest.of(manifest).variants.values())
 
 
 def final_copies(
-    manifest: Mapping[str, Any], matrix: ImageMatrix, final_tag: str
-) -> tuple[list[Copy], dict[str, dict[str, Any]]]:
+    manifest: Manifest, matrix: ImageMatrix, final_tag: str
+) -> tuple[list[Copy], dict[str, PublishRecord]]:
     """Every final tag with the digest it gets (platform images first, then indexes, then
     the moving tags), and each row's publish record as the final's manifest holds it. Pure."""
     platform_copies: list[Copy] = []
-    records: dict[str, dict[str, Any]] = {}
+    records: dict[str, PublishRecord] = {}
     indexes: dict[str, tuple[str, str]] = {}  # variant -> (registry, index digest)
-    for row_id, entry in manifest["variants"].items():
-        published = entry.get("publish")
+    for row_id, entry in manifest.variants.items():
+        published = entry.publish
         if published is None:
             raise ManifestError(
-                f"{row_id} of {manifest['tag']} was not published (release images.publish "
+                f"{row_id} of {manifest.tag} was not published (release images.publish "
                 "at the rc, then release manifest)"
             )
         row = matrix.variant(row_id)
-        registry, digest = published["registry"], published["index"]["digest"]
+        registry, digest = published.registry, published.index.digest
         platform_ref = registry_ref(
-            registry, matrix.platform_tag(row, final_tag, published["platform"])
+            registry, matrix.platform_tag(row, final_tag, published.platform)
         )
-        platform_copies.append(Copy(platform_ref, published["digest"]))
+        platform_copies.append(Copy(platform_ref, published.digest))
         indexes.setdefault(row.group, (registry, digest))
         index_refs = [registry_ref(registry, t) for t in matrix.index_tags(row.group, final_tag)]
-        records[row_id] = {
-            **published,
-            "tags": [platform_ref],
-            "index": {"digest": digest, "tags": index_refs},
-        }
+        records[row_id] = replace(
+            published, tags=(platform_ref,), index=Index(digest, tuple(index_refs))
+        )
     index_copies, moving = [], []
     for group, (registry, digest) in indexes.items():
         for tag in matrix.index_tags(group, final_tag):
@@ -121,24 +119,24 @@ class Source:
     lists: tuple[str, ...] = ()  # an index: the platform digests it must list
 
 
-def rc_sources(manifest: Mapping[str, Any], copies: list[Copy]) -> list[Source]:
+def rc_sources(manifest: Manifest, copies: list[Copy]) -> list[Source]:
     """Every manifest the final's tags are copied from, with what the rc's manifest says
-    it is. Pure."""
-    by_digest: dict[str, list[Mapping[str, Any]]] = {}
-    for entry in manifest["variants"].values():
-        by_digest.setdefault(entry["publish"]["index"]["digest"], []).append(entry["publish"])
+    it is (every row published: :func:`final_copies` refused one that is not). Pure."""
+    published = {k: e.publish for k, e in manifest.variants.items() if e.publish is not None}
+    by_digest: dict[str, list[PublishRecord]] = {}
+    for record in published.values():
+        by_digest.setdefault(record.index.digest, []).append(record)
     sources: dict[str, Source] = {}
-    for row_id, entry in manifest["variants"].items():
-        published = entry["publish"]
-        platform = next(c for c in copies if c.digest == published["digest"] and not c.moving)
-        ref = f"{repository(platform.ref)}@{published['digest']}"
-        what = f"the platform image of {row_id} ({published['platform']})"
-        sources.setdefault(ref, Source(ref, what, config=published["image_id"]))
+    for row_id, record in published.items():
+        platform = next(c for c in copies if c.digest == record.digest and not c.moving)
+        ref = f"{repository(platform.ref)}@{record.digest}"
+        what = f"the platform image of {row_id} ({record.platform})"
+        sources.setdefault(ref, Source(ref, what, config=record.image_id))
     for c in copies:
         rows = by_digest.get(c.digest)
         ref = f"{repository(c.ref)}@{c.digest}"
         if rows is not None and ref not in sources:
-            listed = tuple(dict.fromkeys(r["digest"] for r in rows))
+            listed = tuple(dict.fromkeys(r.digest for r in rows))
             sources[ref] = Source(ref, "an index of its platform images", lists=listed)
     return list(sources.values())
 
@@ -171,7 +169,7 @@ def _refuse_source(source: Source, found: Served | None, rc: str) -> None:
 
 
 @dataclass(frozen=True)
-class Signed:
+class SignedFinals:
     """A variant's final tags, as signing takes them: each platform image (its final tag,
     its digest) and the index (its digest, its final tags)."""
 
@@ -181,18 +179,18 @@ class Signed:
 
 
 def _final_signed(
-    records: Mapping[str, Mapping[str, Any]], matrix: ImageMatrix
-) -> tuple[Signed, ...]:
+    records: Mapping[str, PublishRecord], matrix: ImageMatrix
+) -> tuple[SignedFinals, ...]:
     """What signing the final's own tags signs, per variant, from the final's publish
     records (the moving tags are not among them). Pure."""
-    groups: dict[str, list[Mapping[str, Any]]] = {}
+    groups: dict[str, list[PublishRecord]] = {}
     for row_id, record in records.items():
         groups.setdefault(matrix.variant(row_id).group, []).append(record)
     return tuple(
-        Signed(
+        SignedFinals(
             group,
-            tuple((r["tags"][0], r["digest"]) for r in rows),
-            (rows[0]["index"]["digest"], tuple(rows[0]["index"]["tags"])),
+            tuple((r.tags[0], r.digest) for r in rows),
+            (rows[0].index.digest, rows[0].index.tags),
         )
         for group, rows in groups.items()
     )
@@ -214,7 +212,7 @@ class RegistryPromotion:
     served: Mapping[str, Served | None]  # what each final tag served when checked
     note: str  # the final's manifest, as it is recorded
     signing: ImageSigning | None = None
-    signed: tuple[Signed, ...] = ()  # each variant's final tags, signed where a key is given
+    signed: tuple[SignedFinals, ...] = ()  # each variant's final tags, signed where a key is given
 
     def _there(self, c: Copy) -> bool:
         found = self.served[c.ref]
@@ -272,7 +270,7 @@ class RegistryPromotion:
 
 def check_registry_promotion(
     ctx: ReleaseContext,
-    rc_manifest: Mapping[str, Any],
+    rc_manifest: Mapping[str, JSONValue],
     *,
     final_tag: str,
     final_version: str,
@@ -294,10 +292,11 @@ def check_registry_promotion(
             f"the manifest of {rc_manifest['tag']} is incomplete: " + "; ".join(gaps)
         )
     reg = reg or Registry()
-    copies, records = final_copies(rc_manifest, matrix, final_tag)
-    sources = rc_sources(rc_manifest, copies)
+    rc_records = Manifest.of(rc_manifest)
+    copies, records = final_copies(rc_records, matrix, final_tag)
+    sources = rc_sources(rc_records, copies)
     served = reg.served_all([c.ref for c in copies] + [s.ref for s in sources])
-    rc = str(rc_manifest["tag"])
+    rc = str(rc_records.tag)
     for source in sources:
         _refuse_source(source, served[source.ref], rc)
     for c in copies:
@@ -307,12 +306,20 @@ def check_registry_promotion(
                 f"{c.ref} is published already with another image: the registry serves "
                 f"{found.digest}, the rc's is {c.digest}; a published tag is not moved"
             )
-    final = final_manifest(dict(rc_manifest), matrix, final_tag, final_version)
+    final = final_manifest(rc_records, matrix, final_tag, final_version)
+    if signing is not None:
+        key = signing.key
+        records = {
+            row: replace(r, signed_by=key, index=replace(r.index, signed_by=key))
+            for row, r in records.items()
+        }
+    variants = {**final.variants}
     for row_id, record in records.items():
-        if signing is not None:
-            record["signed_by"] = record["index"]["signed_by"] = signing.key
-        final["variants"][row_id]["publish"] = record
-    text = json.dumps(check(final, f"the manifest of {final_tag}"), indent=2, sort_keys=True)
+        variants[row_id] = replace(variants[row_id], publish=record)
+    final = replace(final, variants=variants)
+    text = json.dumps(
+        check(final.document(), f"the manifest of {final_tag}"), indent=2, sort_keys=True
+    )
     return RegistryPromotion(
         ctx.repo,
         reg,
@@ -329,7 +336,7 @@ def check_registry_promotion(
 
 def promote_in_registry(
     ctx: ReleaseContext,
-    rc_manifest: Mapping[str, Any],
+    rc_manifest: Mapping[str, JSONValue],
     *,
     final_tag: str,
     final_version: str,

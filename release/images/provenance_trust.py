@@ -20,22 +20,22 @@ fields trusted and compared (:mod:`release.images.attest_check`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from release.adapters.openpgp_bytes import BytesVerifier
 from release.adapters.registry_artifacts import ArtifactRegistry
-from release.core.image_signing import ImageCheck, State
-from release.core.oci_artifact import AttachmentError, Kind
+from release.core.image_signing import ImageCheck, ImageSignatureState
+from release.core.oci_artifact import AttachmentError, AttachmentKind
 from release.core.provenance import ProvenanceError, opened
 from release.core.references import repository
+from release.core.say import Say
 from release.core.terminal_text import escaped
 from release.images.attest_check import NotAsRecorded, attached_document
 from release.images.image_signing import ImageSignatureError, ImageTrust
 
 __all__ = ["check_provenance"]
 
-Say = Callable[[str], None]
 KIND = "provenance"
 
 
@@ -43,16 +43,16 @@ def _judge(verifier: BytesVerifier, row: str, ref: str, document: bytes) -> Imag
     try:
         found = opened(document)
     except ProvenanceError as err:
-        return ImageCheck(row, ref, State.BAD, detail=err.one_line(), kind=KIND)
+        return ImageCheck(row, ref, ImageSignatureState.BAD, detail=err.one_line(), kind=KIND)
     if not found.signatures:
-        return ImageCheck(row, ref, State.UNSIGNED, kind=KIND)
+        return ImageCheck(row, ref, ImageSignatureState.UNSIGNED, kind=KIND)
     details = []
     for signature in found.signatures:
         checked = verifier.verify(found.signed_bytes, signature.sig)
         if checked.signer is not None:
-            return ImageCheck(row, ref, State.SIGNED, signer=checked.signer, kind=KIND)
+            return ImageCheck(row, ref, ImageSignatureState.SIGNED, signer=checked.signer, kind=KIND)
         details.append(checked.detail)
-    return ImageCheck(row, ref, State.BAD, detail=details[0], kind=KIND)
+    return ImageCheck(row, ref, ImageSignatureState.BAD, detail=details[0], kind=KIND)
 
 
 def _check_row(
@@ -62,11 +62,11 @@ def _check_row(
     ref = f"{repository(record['tag'])}@{record['digest']}"
     if entry["attest"]["subject"] != subject:
         detail = "it is attached to another image than the one published"
-        return ImageCheck(row, ref, State.BAD, detail=detail, kind=KIND)
+        return ImageCheck(row, ref, ImageSignatureState.BAD, detail=detail, kind=KIND)
     try:
-        document = attached_document(reg, record, Kind.PROVENANCE, subject)
+        document = attached_document(reg, record, AttachmentKind.PROVENANCE, subject)
     except (NotAsRecorded, AttachmentError) as err:
-        return ImageCheck(row, ref, State.BAD, detail=str(err), kind=KIND)
+        return ImageCheck(row, ref, ImageSignatureState.BAD, detail=str(err), kind=KIND)
     return _judge(verifier, row, ref, document)
 
 
@@ -91,7 +91,7 @@ def check_provenance(
             checks[row] = _check_row(verifier, reg, row, entry)
     for check in checks.values():
         say(escaped(check.line()))
-    refused = (State.BAD, State.UNSIGNED) if trust.require_signed else (State.BAD,)
+    refused = (ImageSignatureState.BAD, ImageSignatureState.UNSIGNED) if trust.require_signed else (ImageSignatureState.BAD,)
     failed = [c for c in checks.values() if c.state in refused]
     if failed:
         more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""

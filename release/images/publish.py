@@ -40,11 +40,11 @@ from release.adapters.process import last_line
 from release.adapters.registry import Registry, RegistryError, Served, is_loopback
 from release.core.matrix import Variant
 from release.core.references import repository as registry_repository
+from release.core.say import Say
 from release.core.terminal_text import escaped
 from release.errors import RefusedError, UsageError
 from release.images.image_signing import ImageSigning, sign_published
 from release.images.manifest import write_part
-from release.images.standin import platform_of
 from release.images.transfer import mismatch, registry_ref
 from release.images.workspace import Workspace
 
@@ -57,8 +57,6 @@ __all__ = [
     "publish_images",
     "release_registry",
 ]
-
-Say = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -206,11 +204,10 @@ class EngineOrigin:
         data = self.ws.engine.inspect_image(local)
         if data is None:
             raise RefusedError(f"{local} is not here: build it first (release images.build)")
-        labels = dict((data.get("Config") or {}).get("Labels") or {})
-        wrong = mismatch(self.ws, row.id, labels)
+        wrong = mismatch(self.ws, row.id, dict(data.labels))
         if wrong:
             raise RefusedError(f"{local} is not this checkout's build: {wrong}")
-        return Located(str(data["Id"]), platform_of(data))
+        return Located(data.id, data.platform)
 
     def settle(self, refs: Sequence[str]) -> None:
         """A killed push's local aliases, removed (the images keep their own tags)."""

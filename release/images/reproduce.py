@@ -53,7 +53,7 @@ import contextlib
 import os
 import secrets
 import shutil
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -66,7 +66,9 @@ from release.adapters.git_notes import notes_ref
 from release.core.host_access import consent
 from release.core.image_signing import ImageCheck
 from release.core.manifest import ManifestError, omitted_snapshot, variant_rules
+from release.core.manifest_records import VariantEntry
 from release.core.matrix import ImageMatrix, Variant
+from release.core.say import Say
 from release.core.tag_manifest import not_built, not_recorded
 from release.core.terminal_text import escaped
 from release.core.verdict import FieldVerdict, State, compare_variant, table
@@ -86,7 +88,6 @@ from release.images.source import BuildSource, read_source
 
 __all__ = ["Reproduction", "reproduce"]
 
-Say = Callable[[str], None]
 SUFFIX = "-reproduce"  # the rebuilt images' repository: NAME-reproduce-<run>:<tag>[-<variant>]
 
 
@@ -169,7 +170,7 @@ def _rebuild_of(
     if absent:
         raise not_built(manifest.name, absent)
     source = read_source(here, manifest.built_as.pep440(), allow_shallow=True)
-    recorded: dict[str, Any] = manifest.document["variants"]
+    recorded = manifest.document_variants()
     unknown = [v for v in variants if v not in recorded]
     if unknown:
         raise UsageError(
@@ -246,7 +247,7 @@ def _rebuilt(
 
 
 def reproduce(
-    path: Path | str,
+    ctx: ReleaseContext,
     tag: str,
     *,
     variants: Sequence[str] = (),
@@ -266,7 +267,6 @@ def reproduce(
     rebuild when stdout is a terminal."""
     allowed = consent(allow_host)
     trust = trust or Trusting()
-    ctx = ReleaseContext(path)
     remote = ctx.config.remote
     found = read_published(ctx.repo, remote, tag)
     outcome = Reproduction(tag)
@@ -285,7 +285,7 @@ def reproduce(
             raise ManifestError(
                 f"{notes_ref(tag)} has no note on {tag}'s commit {found.commit[:12]}"
             )
-        rebuild = _rebuild_of(ReleaseContext(clone.root), manifest, variants)
+        rebuild = _rebuild_of(ctx.elsewhere(clone.root), manifest, variants)
         notice = allowed_by(rebuild.matrix, rebuild.variants, tag, allowed, signer)
         if notice is not None:
             outcome.host_allowed_by = signer
@@ -360,8 +360,8 @@ def _verdicts(
             )
             outcome.verdicts[variant.id] = (
                 compare_variant(
-                    rebuild.recorded[variant.id],
-                    entry,
+                    VariantEntry.of(rebuild.recorded[variant.id]),
+                    VariantEntry.of(entry),
                     config_args=matrix.build_args_for(variant, source.version),
                 )
                 + registry_verdicts(

@@ -5,7 +5,7 @@ the signer they trust for it)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from release.adapters.devices import devices_here
@@ -13,14 +13,13 @@ from release.adapters.engine import gpu_present
 from release.adapters.git import GitRepo
 from release.core.host_access import asked_by, spelt
 from release.core.matrix import ImageMatrix, Variant
+from release.core.say import Say
 from release.core.terminal_text import escaped
 from release.errors import RefusedError, SignatureError
 from release.flows.context import ReleaseContext
 from release.flows.published_tag import PublishedTag
 
 __all__ = ["Trusting", "allowed_by", "verified"]
-
-Say = Callable[[str], None]
 
 
 @dataclass(frozen=True)

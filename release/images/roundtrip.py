@@ -35,7 +35,7 @@ from release.core.matrix import SnapshotRule
 from release.errors import EngineError
 from release.images.serve_check import LOG_LINES, Failure, ask_all, healthy, start_argv
 
-__all__ = ["CHECKPOINT_DIR", "RoundTrip", "image_command", "plan_lines", "round_trip"]
+__all__ = ["CHECKPOINT_DIR", "RoundTrip", "plan_lines", "round_trip"]
 
 CHECKPOINT_DIR = "/tmp/release-checkpoint"  # in the containers
 
@@ -54,12 +54,6 @@ class RoundTrip:
             "figures": {k: round(v, 4) for k, v in self.figures.items()},
             **({"log": list(self.log)} if self.log else {}),
         }
-
-
-def image_command(inspected: Mapping[str, Any] | None) -> list[str]:
-    """What the image runs when started as it is: its entrypoint, then its command."""
-    config = (inspected or {}).get("Config") or {}
-    return [*(config.get("Entrypoint") or ()), *(config.get("Cmd") or ())]
 
 
 def _step(box: ServedContainer, argv: Sequence[str], what: str, deadline: float) -> RunResult:

@@ -23,6 +23,7 @@ from typing import Any
 
 from release.adapters.devices import DeviceAccess, device_access
 from release.adapters.engine import ContainerEngine, RunResult
+from release.adapters.image_info import ImageInfo
 from release.adapters.leftovers import owned_ref, record_images, scratch
 from release.adapters.process import last_line
 from release.adapters.structure_test import structure_test
@@ -40,7 +41,7 @@ from release.images.smoke_checks import (
     smoke_checks,
 )
 from release.images.source import BuildSource
-from release.images.standin import STANDIN_LABEL, platform_of
+from release.images.standin import STANDIN_LABEL
 
 __all__ = ["run_check", "run_shared", "run_smoke"]
 
@@ -166,22 +167,22 @@ def _remove_new(engine: ContainerEngine, image: str, before: tuple[set[str], set
     parent = image if image.startswith("sha256:") else engine.image_id(image)  # a tag: its id
     for candidate in images - before[1]:
         data = engine.inspect_image(candidate)
-        if data is not None and data.get("Parent") == parent and not data.get("RepoTags"):
+        if data is not None and data.parent == parent and not data.repo_tags:
             engine.remove_image(candidate)
 
 
 @contextlib.contextmanager
-def _owned(engine: ContainerEngine, data: Mapping[str, Any], tmp: Path) -> Iterator[str]:
+def _owned(engine: ContainerEngine, data: ImageInfo, tmp: Path) -> Iterator[str]:
     """The image as container-structure-test is given it: a tag that names this process,
     so the containers it makes say whose they are (a killed run's are removed by the next,
     with the tag, recorded in the scratch dir ``tmp``); the id where this process is no
     owner or the image has no tag of its own (untagging the last would remove it)."""
-    ref = owned_ref(str(data["Id"]))
-    if ref is None or not data.get("RepoTags"):
-        yield str(data["Id"])
+    ref = owned_ref(data.id)
+    if ref is None or not data.repo_tags:
+        yield data.id
         return
     record_images(tmp, [ref])
-    engine.tag(str(data["Id"]), [ref])
+    engine.tag(data.id, [ref])
     try:
         yield ref
     finally:
@@ -196,7 +197,7 @@ def run_smoke(
     image: str,
     *,
     say: Callable[[str], None] = print,
-    inspected: Mapping[str, Any] | None = None,
+    inspected: ImageInfo | None = None,
     live: bool = False,
 ) -> SmokeReport:
     """``inspected``: the image's inspect data when the caller has it already. ``live``: a
@@ -204,15 +205,14 @@ def run_smoke(
     data = inspected if inspected is not None else engine.inspect_image(image)
     if data is None:
         raise EngineError(f"image {image} does not exist; build it first")
-    config = data.get("Config") or {}
-    labels = config.get("Labels") or {}
-    checks = smoke_checks(matrix, variant, source, tuple(config.get("Entrypoint") or ()))
+    labels = data.labels
+    checks = smoke_checks(matrix, variant, source, data.entrypoint)
     kind = variant.accelerator.kind
     device = device_access(engine, kind, device_of(kind, matrix.smoke.gpu_command))
     results: dict[int, CheckResult] = {}
     standin = labels.get(STANDIN_LABEL) == "true"
-    platform = platform_of(data)  # container-structure-test's default is linux/amd64
-    say(SmokeReport(variant.id, image, data["Id"], standin, (), variant.accelerator).head())
+    platform = data.platform  # container-structure-test's default is linux/amd64
+    say(SmokeReport(variant.id, image, data.id, standin, (), variant.accelerator).head())
 
     def done(at: int, result: CheckResult) -> None:  # each check is told as it finishes
         results[at] = result
@@ -232,10 +232,10 @@ def run_smoke(
                 done(index, CheckResult(check.name, CheckStatus.NOT_RUN, 0.0, device.reason))
             else:
                 with live_step(f"smoke({variant.id}): {check.name}", live=live):
-                    result = _run_one(engine, data["Id"], tested, check, tmp, platform, device)
+                    result = _run_one(engine, data.id, tested, check, tmp, platform, device)
                 done(index, result)
     ordered = tuple(results[i] for i in sorted(results))
-    return SmokeReport(variant.id, image, data["Id"], standin, ordered, variant.accelerator)
+    return SmokeReport(variant.id, image, data.id, standin, ordered, variant.accelerator)
 
 
 def _run_one(

@@ -22,6 +22,7 @@ from packaging.version import InvalidVersion, Version
 
 from release.adapters.engine import ContainerEngine
 from release.adapters.files import atomic_write
+from release.adapters.image_info import ImageInfo
 from release.core.accelerator import accelerator_fields
 from release.core.json_text import parse_json
 from release.core.matrix import ImageMatrix, Variant
@@ -29,7 +30,7 @@ from release.core.terminal_text import escaped
 from release.errors import EngineError, UsageError
 from release.images.inventory import probe_state
 from release.images.progress import live_step
-from release.images.roundtrip import RoundTrip, image_command, round_trip
+from release.images.roundtrip import RoundTrip, round_trip
 from release.images.source import BuildSource
 from release.images.standin import STANDIN_LABEL
 
@@ -144,7 +145,7 @@ def run_snapshot(
     store: Path,
     baseline: Path | None = None,
     say: Callable[[str], None] = print,
-    inspected: Mapping[str, Any] | None = None,
+    inspected: ImageInfo | None = None,
     live: bool = False,
 ) -> SnapshotReport:
     """``inspected``: the image's inspect data when the caller has it already. ``live``: a
@@ -164,31 +165,33 @@ def run_snapshot(
             f"emulated platform ({variant.platform} on {engine.platform()}: CRIU does not "
             "run under qemu-user; the round trip runs where the platform is native)"
         )
-        record = {"variant": variant.id, "image": image, "image_id": data["Id"], "not_run": why}
+        record: dict[str, object] = {
+            "variant": variant.id, "image": image, "image_id": data.id, "not_run": why,
+        }  # fmt: skip
         return SnapshotReport(variant.id, record, Path(), RoundTrip(False, why), not_run=why)
     say(f"snapshot({variant.id}): {image}: serve, warm, checkpoint, restore in a fresh container")
     with live_step(f"snapshot({variant.id}): round trip", live=live):
         trip = round_trip(
             engine,
-            data["Id"],
+            data.id,
             rule,
-            default_command=image_command(data),
+            default_command=data.command,
             labels={"org.release.snapshot": variant.id},
         )
     state = probe_state(
         engine,
-        data["Id"],
+        data.id,
         timeout=rule.timeout,
         labels={"org.release.snapshot": variant.id},
         what=image,
     )
-    labels = (data.get("Config") or {}).get("Labels") or {}
+    labels = data.labels
     record = {
         "schema": 1,
         "variant": variant.id,
         **accelerator_fields(variant.accelerator),
         "image": image,
-        "image_id": data["Id"],
+        "image_id": data.id,
         "version": source.version,
         "revision": source.revision,
         "standin_base": labels.get(STANDIN_LABEL) == "true",

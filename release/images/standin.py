@@ -25,13 +25,13 @@ import json
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from release.adapters.cache import file_lock, user_cache_dir
 from release.adapters.engine import MANAGED_LABEL, ContainerEngine
+from release.adapters.image_info import ImageInfo
 from release.adapters.leftovers import scratch
 from release.adapters.process import last_line
 from release.adapters.rootfs import rootfs_tarball
@@ -44,7 +44,6 @@ __all__ = [
     "BaseImage",
     "ensure_base",
     "platform_alias",
-    "platform_of",
     "registry_digest",
     "standin_dockerfile",
 ]
@@ -91,11 +90,11 @@ class BaseImage:
         return self.digest or self.content or self.id
 
 
-def registry_digest(ref: str, data: Mapping[str, Any]) -> str | None:
-    """The manifest digest a registry gave the image ``ref`` names (``RepoDigests`` of its
-    inspect data: ``nvidia/cuda@sha256:...``), that of ``ref``'s own repository first;
-    None for an image no registry gave."""
-    entries = (str(entry).partition("@") for entry in data.get("RepoDigests") or ())
+def registry_digest(ref: str, data: ImageInfo) -> str | None:
+    """The manifest digest a registry gave the image ``ref`` names (its repo digests:
+    ``nvidia/cuda@sha256:...``), that of ``ref``'s own repository first; None for an image
+    no registry gave."""
+    entries = (entry.partition("@") for entry in data.repo_digests)
     found = [(name, digest) for name, _, digest in entries if digest]
     ranked = [d for name, d in found if repository(name) == repository(ref)] + [d for _, d in found]
     return ranked[0] if ranked else None
@@ -113,13 +112,6 @@ _DEBIAN_ARCH = {
     "linux/s390x": "s390x",
     "linux/riscv64": "riscv64",
 }
-
-
-def platform_of(data: Mapping[str, Any]) -> str:
-    """``os/arch[/variant]`` of an image, from its inspect data."""
-    return "/".join(
-        str(p) for p in (data.get("Os"), data.get("Architecture"), data.get("Variant")) if p
-    )
 
 
 def platform_alias(ref: str, platform: str) -> str:
@@ -157,7 +149,7 @@ def _foreign_rootfs(engine: ContainerEngine, say: Callable[[str], None], platfor
     ``release-standin-rootfs:...-linux-arm64``."""
     name = f"{ROOTFS_IMAGE}-{platform.replace('/', '-')}"
     existing = engine.inspect_image(name)
-    if existing is not None and platform_of(existing) == platform:
+    if existing is not None and existing.platform == platform:
         return name
     arch = _DEBIAN_ARCH.get(platform)
     if arch is None:
@@ -295,17 +287,16 @@ def _label_text(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def _current(data: Mapping[str, Any]) -> bool:
+def _current(data: ImageInfo) -> bool:
     """Whether an image found under a base's name may be used: any image but a stand-in
     made by an older recipe."""
-    labels = (data.get("Config") or {}).get("Labels") or {}
+    labels = data.labels
     return labels.get(STANDIN_LABEL) != "true" or labels.get(RECIPE_LABEL) == ROOTFS_VERSION
 
 
-def _present(ref: str, data: Mapping[str, Any], how: str = "present") -> BaseImage:
-    labels = (data.get("Config") or {}).get("Labels") or {}
-    standin = labels.get(STANDIN_LABEL) == "true"
-    return BaseImage(ref, str(data["Id"]), standin, how, registry_digest(ref, data))
+def _present(ref: str, data: ImageInfo, how: str = "present") -> BaseImage:
+    standin = data.labels.get(STANDIN_LABEL) == "true"
+    return BaseImage(ref, data.id, standin, how, registry_digest(ref, data))
 
 
 def ensure_base(
@@ -315,7 +306,7 @@ def ensure_base(
     say: Callable[[str], None],
     *,
     pull: bool = True,
-    inspected: Mapping[str, Any] | None = None,
+    inspected: ImageInfo | None = None,
     platform: str | None = None,
 ) -> BaseImage:
     """The base image for a variant: present, pulled, or a stand-in made now.
@@ -369,7 +360,7 @@ def _foreign_base(
     with _making():
         for name in (ref, alias):
             data = engine.inspect_image(name)
-            if data is not None and platform_of(data) == platform and _current(data):
+            if data is not None and data.platform == platform and _current(data):
                 return replace(_present(ref, data), build_ref=None if name == ref else alias)
         if pull and not os.environ.get("RELEASE_NO_PULL"):
             pulled = _pull_aside(engine, ref, platform, alias)
@@ -397,9 +388,9 @@ def _pull_aside(engine: ContainerEngine, ref: str, platform: str, alias: str) ->
         return None
     pulled = engine.inspect_image(ref)
     try:
-        if pulled is None or platform_of(pulled) != platform:
+        if pulled is None or pulled.platform != platform:
             return None
-        engine.tag(str(pulled["Id"]), [alias])
+        engine.tag(pulled.id, [alias])
         return replace(_present(ref, pulled, "pulled"), build_ref=alias)
     finally:
         if before is not None:

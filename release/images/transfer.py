@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
+from release.adapters.image_info import ImageInfo
 from release.adapters.process import last_line
 from release.core.matrix import Variant
 from release.core.pipelines import REVISION_LABEL, VARIANT_LABEL
@@ -68,12 +69,11 @@ def push_images(
             raise RefusedError(
                 f"{image} is not here: build it first (nox -s 'build({variant.id})')"
             )
-        labels = dict((data.get("Config") or {}).get("Labels") or {})
-        wrong = mismatch(ws, variant.id, labels)
+        wrong = mismatch(ws, variant.id, dict(data.labels))
         if wrong:
             raise RefusedError(f"{image} is not this checkout's build: {wrong}")
         cache = registry_ref(_registry(ws, registry), ws.matrix.cache_tag(variant))
-        ws.engine.tag(str(data["Id"]), [remote, cache])
+        ws.engine.tag(data.id, [remote, cache])
         try:
             for ref in (remote, cache):  # the cache tag second: its layers are there by then
                 result = ws.engine.push(ref)
@@ -104,12 +104,11 @@ def pull_images(
                 "registry refused (is this runner logged in?)"
             )
         try:
-            data = ws.engine.inspect_image(remote) or {}
-            labels = dict((data.get("Config") or {}).get("Labels") or {})
-            wrong = mismatch(ws, variant.id, labels)
+            data = ws.engine.inspect_image(remote) or ImageInfo("")
+            wrong = mismatch(ws, variant.id, dict(data.labels))
             if wrong:
                 raise RefusedError(f"{remote} is not this checkout's build: {wrong}; not used")
-            ws.engine.tag(str(data["Id"]), [image])
+            ws.engine.tag(data.id, [image])
         finally:
             ws.engine.remove_image(remote)  # the alias only, once the image has its own tag
         say(f"pull({variant.id}): {remote} -> {image}")

@@ -11,16 +11,18 @@ runs, when an image they would have to build first is refused.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from release.adapters.engine import ContainerEngine
 from release.adapters.files import atomic_write
+from release.adapters.image_info import ImageInfo
 from release.adapters.state import image_state_dir
 from release.core.accelerator import accelerator_fields
 from release.core.matrix import ImageMatrix, Variant
+from release.core.say import Say
 from release.core.versions import image_tag_for
 from release.errors import ConfigError, RefusedError, ReleaseError
 from release.flows.context import ReleaseContext
@@ -41,8 +43,6 @@ __all__ = [
     "snapshot",
     "snapshot_plan",
 ]
-
-Say = Callable[[str], None]
 
 
 class ImagesFailed(ReleaseError):
@@ -67,7 +67,7 @@ class Workspace:
     @classmethod
     def open(
         cls,
-        path: Path | str = ".",
+        ctx: ReleaseContext,
         version: str | None = None,
         *,
         allow_dirty: bool = False,
@@ -75,10 +75,11 @@ class Workspace:
         inspect: bool = False,
         engine: bool = True,
     ) -> Workspace:
-        """``inspect``: the task's first question to the engine is about the matrix's
-        bases and tags (build, smoke, snapshot): asked at once, answered while git reads.
-        ``engine`` false: no engine is looked for unless the task asks for one."""
-        ctx = ReleaseContext(path)
+        """The image workflows' view of ``ctx`` (the repository the command floor opened,
+        with the run's main branch and configuration). ``inspect``: the task's first
+        question to the engine is about the matrix's bases and tags (build, smoke,
+        snapshot): asked at once, answered while git reads. ``engine`` false: no engine is
+        looked for unless the task asks for one."""
         matrix = ctx.config.matrix
         if matrix is None:
             raise ConfigError("[tool.release.images] is missing: no image matrix to build")
@@ -154,7 +155,7 @@ def build(
     return results
 
 
-def _inspect(ws: Workspace, variants: Sequence[Variant]) -> dict[str, dict[str, Any] | None]:
+def _inspect(ws: Workspace, variants: Sequence[Variant]) -> dict[str, ImageInfo | None]:
     """Every variant's image in one query (also the check that an engine answers)."""
     return ws.engine.inspect_images([ws.image(v) for v in variants])
 
@@ -166,8 +167,8 @@ def _refuse_building(ws: Workspace, missing: Sequence[str]) -> None:
 
 
 def _ensure_built(
-    ws: Workspace, variant: Variant, say: Say, inspected: dict[str, Any] | None
-) -> dict[str, Any] | None:
+    ws: Workspace, variant: Variant, say: Say, inspected: ImageInfo | None
+) -> ImageInfo | None:
     """The image's inspect data (None once built here: look it up again)."""
     if inspected is None:
         say(f"{ws.image(variant)} is missing; building it first")
@@ -272,7 +273,7 @@ def snapshot(
 
 def snapshot_plan(ws: Workspace, ids: Sequence[str] | None = None, *, say: Say = print) -> None:
     """What ``snapshot`` would do for each variant: nothing is built or run."""
-    from release.images.roundtrip import image_command, plan_lines
+    from release.images.roundtrip import plan_lines
 
     rule = ws.matrix.snapshot
     variants = ws.variants(ids)
@@ -286,7 +287,8 @@ def snapshot_plan(ws: Workspace, ids: Sequence[str] | None = None, *, say: Say =
             continue
         built = "" if found[image] is not None else " (not built yet: it would be built first)"
         say(f"snapshot({variant.id}): {image}{built}")
-        for line in plan_lines(rule, image, image_command(found[image])):
+        known = found[image]
+        for line in plan_lines(rule, image, known.command if known else []):
             say(line)
 
 

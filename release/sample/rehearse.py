@@ -51,6 +51,7 @@ from pathlib import Path
 
 from release.adapters.emulation import emulation_problem
 from release.core.accelerator import Accelerator
+from release.core.say import Say
 from release.errors import ReleaseError
 from release.sample.rehearse_attest import attest_args, attest_note
 from release.sample.rehearse_base import DRIFT_CUDA, DRIFT_VARIANT, SAMPLE_DRIFT_BASE
@@ -66,7 +67,7 @@ from release.sample.rehearse_report import (
     verify,
 )
 from release.sample.rehearse_signing import make_keys
-from release.sample.rehearse_terminal import Say, StepFailed, not_run_reasons, shown
+from release.sample.rehearse_terminal import StepFailed, not_run_reasons, shown
 from release.sample.rehearse_tester import TAGS, TesterSide
 from release.sample.story import (
     AFTER_CUT,

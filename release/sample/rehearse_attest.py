@@ -21,7 +21,7 @@ from pathlib import Path
 from release.adapters.syft import SyftError, syft_binary
 from release.sample.rehearse_image_keys import ImageKeys
 from release.sample.rehearse_registry import RegistrySide
-from release.sample.rehearse_terminal import Outcome, Terminal
+from release.sample.rehearse_terminal import StepOutcome, Terminal
 
 __all__ = ["ATTESTED", "attest_args", "attest_note", "page_evidence", "provenance_checks"]
 
@@ -67,7 +67,7 @@ def _rows(output: str, row: str) -> dict[str, str]:
     return found
 
 
-def provenance_checks(t: Terminal, keys: ImageKeys, reproduced: Outcome | None, step: str) -> None:
+def provenance_checks(t: Terminal, keys: ImageKeys, reproduced: StepOutcome | None, step: str) -> None:
     """The tester's reproduce of rc1 verified the row's provenance as signed by the image
     key, and matched its statement and SBOM with the rebuild."""
     signed = f"provenance {ATTESTED}: signed by {keys.fpr}"

@@ -11,13 +11,14 @@ from release.adapters.config_file import load_config
 from release.adapters.git import GitRepo
 from release.core.host_access import asked_by, spelt
 from release.core.matrix import ImageMatrix
+from release.core.say import Say
 from release.errors import ConfigError
 from release.sample import SampleEngine
 from release.sample.rehearse_image_keys import ImageKeys
 from release.sample.rehearse_images import DockerSide
 from release.sample.rehearse_registry import RegistrySide
 from release.sample.rehearse_report import Ledger, manifest_of, parse_verdicts
-from release.sample.rehearse_terminal import Outcome, Say, Terminal
+from release.sample.rehearse_terminal import StepOutcome, Terminal
 from release.sample.story import OwnNames
 
 __all__ = ["DRIFT_CUDA", "DRIFT_VARIANT", "SAMPLE_DRIFT_BASE", "Sandbox"]
@@ -74,7 +75,7 @@ class Sandbox:
         blocked: str = "",
         expect: int = 0,
         env: Mapping[str, str] | None = None,
-    ) -> Outcome | None:
+    ) -> StepOutcome | None:
         """``release ARGS`` when an engine answers and nothing it needs failed; its outcome
         when it exits ``expect``, else None (the failure recorded)."""
         docker = self.ledger.docker
@@ -109,7 +110,7 @@ class Sandbox:
             return f"{tag} has no manifest (an image step before failed)"
         return ""
 
-    def verdicts(self, outcome: Outcome | None, ids: tuple[str, ...], key: str) -> dict[str, str]:
+    def verdicts(self, outcome: StepOutcome | None, ids: tuple[str, ...], key: str) -> dict[str, str]:
         said = self.ledger.steps.get(key, "not run")
         if outcome is None:
             return dict.fromkeys(ids, "not run" if said.startswith("not run") else said)

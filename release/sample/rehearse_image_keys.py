@@ -18,7 +18,7 @@ from release.adapters import process
 from release.adapters.image_signatures import ImageSigner
 from release.errors import ReleaseError
 from release.sample.rehearse_registry import RegistrySide
-from release.sample.rehearse_terminal import Outcome, Terminal
+from release.sample.rehearse_terminal import StepOutcome, Terminal
 
 __all__ = ["ImageKeys", "image_checks"]
 
@@ -122,7 +122,7 @@ def _key(home: Path, uid: str) -> tuple[Path, str]:
 def image_checks(
     t: Terminal,
     keys: ImageKeys,
-    reproduced: Outcome | None,
+    reproduced: StepOutcome | None,
     tester: Path,
     tag: str,
     registry: str,
@@ -164,7 +164,7 @@ def _resigned_refused(
     repository = f"{registry.split('/', 1)[0]}/{path}"
     other.sign(repository, digest, (f"{repository}:{tag}",))
     t.note(f"someone re-signs {repository}@{digest[:19]}... with {OTHER} in a copy of the store")
-    refused: Outcome = t.release(
+    refused: StepOutcome = t.release(
         tester, "reproduce", tag, "--allow-host", allow_host, *keys.tester_args(store), expect=None
     )
     t.check(

@@ -192,8 +192,7 @@ class DockerSide:
         if self.engine is None:
             return False
         data = self.engine.inspect_image(ref)
-        labels = ((data or {}).get("Config") or {}).get("Labels") or {}
-        if labels.get(DRIFT_LABEL) != "drift":
+        if data is None or data.labels.get(DRIFT_LABEL) != "drift":
             return False
         self.engine.remove_image(ref)
         return True

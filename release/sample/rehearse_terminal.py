@@ -21,14 +21,14 @@ from pathlib import Path
 
 from release.adapters import process
 from release.adapters.git import GitRepo
+from release.core.say import Say
 from release.core.terminal_text import escaped
 from release.errors import ReleaseError
 
 __all__ = [
-    "Check",
-    "Outcome",
-    "Say",
+    "RehearsalCheck",
     "StepFailed",
+    "StepOutcome",
     "StepTime",
     "Terminal",
     "clock_text",
@@ -36,7 +36,6 @@ __all__ = [
     "shown",
 ]
 
-Say = Callable[[str], None]
 
 # Settings that would point a command outside the sandbox, or change what it builds.
 _OUTSIDE = ("RELEASE_DEBUG", "RELEASE_MANIFEST_DIR", "RELEASE_MAIN_BRANCH", "SOURCE_DATE_EPOCH")
@@ -48,7 +47,7 @@ class StepFailed(Exception):
 
 
 @dataclass(frozen=True)
-class Outcome:
+class StepOutcome:
     code: int
     stdout: str
     stderr: str
@@ -59,7 +58,7 @@ class Outcome:
 
 
 @dataclass(frozen=True)
-class Check:
+class RehearsalCheck:
     what: str
     ok: bool | None  # None: not run (``why`` says why)
     why: str = ""
@@ -85,7 +84,7 @@ class Terminal:
     say: Say
     sandbox: Path
     clock: Callable[[], float] = time.monotonic
-    checks: list[Check] = field(default_factory=list)
+    checks: list[RehearsalCheck] = field(default_factory=list)
     steps: list[StepTime] = field(default_factory=list)
     start: float = 0.0
 
@@ -115,7 +114,7 @@ class Terminal:
     # -- commands ----------------------------------------------------------------
     def release(
         self, where: Path, *args: str, expect: int | None = 0, env: Mapping[str, str] | None = None
-    ) -> Outcome:
+    ) -> StepOutcome:
         """``release ARGS`` typed in ``where``, with ``env`` set before it (as typed);
         ``expect=None`` takes any exit code, otherwise another one stops the story
         (:class:`StepFailed`)."""
@@ -131,7 +130,7 @@ class Terminal:
             env=env,
             timeout=COMMAND_TIMEOUT,
         )
-        outcome = Outcome(result.status, result.stdout, result.stderr)
+        outcome = StepOutcome(result.status, result.stdout, result.stderr)
         for line in outcome.output.rstrip().splitlines():
             self.say("    " + line)
         if result.timed_out:
@@ -165,7 +164,7 @@ class Terminal:
     # -- checks ------------------------------------------------------------------
     def check(self, what: str, ok: bool | None, why: str = "") -> None:
         """``ok``/``FAIL`` (with why), or ``--`` for a check that could not run."""
-        self.checks.append(Check(what, ok, why))
+        self.checks.append(RehearsalCheck(what, ok, why))
         if ok is None:
             self.say(f"--   {what} (not run: {why})")
         else:
@@ -177,7 +176,7 @@ def clock_text(seconds: float) -> str:
     return f"{minutes}m{rest:02d}s" if minutes else f"{seconds:.1f}s"
 
 
-def not_run_reasons(checks: Sequence[Check]) -> str:
+def not_run_reasons(checks: Sequence[RehearsalCheck]) -> str:
     """Each reason the checks that did not run gave, as they gave it; with how many gave
     each when there are several."""
     reasons = Counter(c.why or "no reason given" for c in checks if c.ok is None)
