@@ -222,9 +222,8 @@ def run(
     missing: str | None = None,
 ) -> Result:
     """Run ``argv`` to the end (or ``timeout``). ``log``: stdout and stderr go to this file
-    instead (the result's output is then empty). ``error``: the adapter's error class,
-    raised when the program cannot be started; ``missing``: what the program is for and how
-    to install it, said as ``PROGRAM is not installed: MISSING`` when there is none."""
+    instead (the result's output is then empty). ``error``: the adapter's error class, raised
+    when the program cannot start (``PROGRAM is not installed: MISSING`` when it is absent)."""
     started = time.perf_counter()
     handle = None
     if log is not None:
@@ -433,9 +432,6 @@ start = Started  # start(argv, error=...): begun now, collected in the backgroun
 stream = Stream  # stream(argv, sep, error=...): read as it is written
 
 
-# -- what a failure says ---------------------------------------------------------------
-
-
 def _lines(text: str) -> list[str]:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     useful = [line for line in lines if not line.startswith("hint:")]
@@ -443,7 +439,7 @@ def _lines(text: str) -> list[str]:
 
 
 def first_line(text: str, default: str = "") -> str:
-    """The first line that says something (git's ``hint:`` lines skipped)."""
+    """The first line that says something (git's ``hint:`` lines skipped): a failure's."""
     lines = _lines(text)
     return shown(lines[0]) if lines else default
 
