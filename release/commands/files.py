@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from release.commands.common import context, forced_lines, registry_option
 from release.commands.outcome import Report, Run
-from release.errors import ConfigError, RefusedError
+from release.errors import ConfigError, ExitCode, RefusedError
 
 if TYPE_CHECKING:
     from release.core.ci_config import CiSettings
@@ -278,4 +278,4 @@ def rehearse(request: RehearseRequest, run: Run) -> Report:
     from release.sample.rehearse import rehearse as story
 
     ok = story(keep=request.keep, workdir=request.workdir, say=run.say)
-    return Report((), {"passed": ok}, 0 if ok else 1)
+    return Report((), {"passed": ok}, ExitCode.OK if ok else ExitCode.FAILED)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from release.commands.common import as_json, context, ids, registry_option
 from release.commands.outcome import JSONValue, Report, Run
-from release.errors import ReleaseError, UsageError
+from release.errors import ExitCode, ReleaseError, UsageError
 
 if TYPE_CHECKING:
     from release.images.workspace import Workspace
@@ -358,7 +358,7 @@ def reproduce(request: ReproduceRequest, run: Run) -> Report:
         },
     }
     _keep_verdict(run, found.tag, data)
-    return Report((found.summary(),), data, 1 if found.drifted else 0)
+    return Report((found.summary(),), data, ExitCode.FAILED if found.drifted else ExitCode.OK)
 
 
 def _keep_verdict(run: Run, tag: str, data: dict[str, JSONValue]) -> None:

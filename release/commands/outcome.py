@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Protocol
 
 from release.core.json_text import JSONValue
+from release.errors import ExitCode
 
 __all__ = ["SCHEMA_PREFIX", "JSONValue", "Outcome", "Report", "Run", "schema_of"]
 
@@ -39,7 +40,7 @@ class Outcome(Protocol):
     """A command's result: lines for a person, a document for a program, an exit code."""
 
     @property
-    def exit_code(self) -> int: ...
+    def exit_code(self) -> ExitCode: ...
 
     def text(self) -> Iterable[str]: ...
 
@@ -53,7 +54,7 @@ class Report:
 
     lines: tuple[str, ...] = ()
     data: Mapping[str, JSONValue] = field(default_factory=dict)
-    exit_code: int = 0
+    exit_code: ExitCode = ExitCode.OK
     error: str | None = None  # said as ``error: ...`` on stderr, after the document
 
     def text(self) -> Iterable[str]:

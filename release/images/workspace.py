@@ -22,7 +22,7 @@ from release.adapters.state import image_state_dir
 from release.core.accelerator import accelerator_fields
 from release.core.matrix import ImageMatrix, Variant
 from release.core.versions import image_tag_for
-from release.errors import ConfigError, RefusedError, ReleaseError
+from release.errors import ConfigError, ExitCode, RefusedError, ReleaseError
 from release.flows.context import ReleaseContext
 from release.images.build import BuildResult, BuildStatus, build_images
 from release.images.manifest import record_builds, smoke_data, snapshot_data, write_part
@@ -46,7 +46,7 @@ Say = Callable[[str], None]
 
 
 class ImagesFailed(ReleaseError):
-    exit_code = 1
+    exit_code = ExitCode.FAILED
 
 
 @dataclass
