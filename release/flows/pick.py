@@ -37,6 +37,7 @@ from release.flows.pick_journal import (
     JournalStatus,
     PickJournal,
     QueuedPick,
+    QueueRun,
 )
 from release.flows.pick_plan import PickRequest, PickState, plan_pick, reported
 
@@ -168,10 +169,11 @@ class Picker:
             form is not None and len(data) < len(form) and form.startswith(data) for form in forms
         )
 
-    def run_queue(self, journal: PickJournal) -> list[str]:
-        """Apply the queued commits; returns the lines that report them."""
+    def run_queue(self, journal: PickJournal) -> QueueRun:
+        """Apply the queued commits; the lines that report them, and those found empty."""
         queue = journal.queue
         report: list[str] = []
+        emptied: set[str] = set()
         while queue:
             reason = queue[0].reason
             group: list[
@@ -203,9 +205,10 @@ class Picker:
                     self.say(line)
                 raise
             report.append(skipped)
+            emptied.add(queue[0].sha)
             queue = queue[1:]
         self.journal.clear()
-        return report
+        return QueueRun(tuple(report), frozenset(emptied))
 
     def _applied(self, group: Sequence[QueuedPick]) -> int:
         """How many of ``group`` git picked before it gave up: the newest commits on the
@@ -340,15 +343,10 @@ def pick(
         queue = _queue(plan)
         report = [reported(s) for s in plan.steps if not s.action.acts]
         if queue:
-            report += picker.run_queue(PickJournal(state.branch, state.head, queue))
-            empty = _became_empty(report)
-            _confirm(info, [i.sha for i in queue if short(i.sha) not in empty])
+            done = picker.run_queue(PickJournal(state.branch, state.head, queue))
+            report += done.lines
+            _confirm(info, [i.sha for i in queue if i.sha not in done.emptied])
         return plan, report
-
-
-def _became_empty(report: list[str]) -> set[str]:
-    """The short shas of the picks the report says were skipped (their change was there)."""
-    return {line.split(" ", 2)[1] for line in report if line.startswith("skipped ")}
 
 
 def continue_pick(ctx: ReleaseContext, *, say: Say = print) -> list[str]:
@@ -360,7 +358,7 @@ def continue_pick(ctx: ReleaseContext, *, say: Say = print) -> list[str]:
             info = ReleaseBranch(ctx, journal.branch, ctx.main_sha())
             there = info.already_there(i.sha for i in journal.queue)
             left = tuple(i for i in journal.queue if there[i.sha] is None)
-            return picker.run_queue(journal.advanced(left))
+            return list(picker.run_queue(journal.advanced(left)).lines)
         return _finish_conflict(ctx, picker, journal, journal.conflict)
 
 
@@ -395,7 +393,7 @@ def _finish_conflict(
         )
     ctx.require_clean()
     report = [f"picked {short(sha)} {escaped(conflict.subject)} (resolved by hand)"]
-    return report + picker.run_queue(journal.advanced(journal.queue[1:]))
+    return report + list(picker.run_queue(journal.advanced(journal.queue[1:])).lines)
 
 
 def _ensure_pick_message(ctx: ReleaseContext, sha: str, reason: str | None) -> None:

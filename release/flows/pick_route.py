@@ -179,15 +179,10 @@ def release_of(ctx: ReleaseContext, pick_branch: str) -> str:
     return found[0]
 
 
-def _confirm(ctx: ReleaseContext, branch: str, picked: Sequence[str], report: list[str]) -> None:
+def _confirm(ctx: ReleaseContext, branch: str, picked: Sequence[str]) -> None:
     """Every pick made must read as on the pick branch (by ``-x`` or patch)."""
-    skipped = {line.split(" ", 2)[1] for line in report if line.startswith("skipped ")}
     info = ReleaseBranch(ctx, branch, ctx.main_sha())
-    missing = [
-        sha
-        for sha, why in info.already_there(s for s in picked if short(s) not in skipped).items()
-        if why is None
-    ]
+    missing = [sha for sha, why in info.already_there(picked).items() if why is None]
     if missing:
         raise RefusedError(
             f"after picking, {', '.join(short(s) for s in missing)} is not on {branch}; "
@@ -200,10 +195,10 @@ def _pick_onto(ctx: ReleaseContext, route: Route, picker: direct.Picker) -> list
     if route.new:
         ctx.repo.create_branch(route.branch, route.base)
     ctx.repo.switch(route.branch)
-    report = picker.run_queue(PickJournal(route.branch, route.base, route.queue))
-    _confirm(ctx, route.branch, [q.sha for q in route.queue], report)
+    done = picker.run_queue(PickJournal(route.branch, route.base, route.queue))
+    _confirm(ctx, route.branch, [q.sha for q in route.queue if q.sha not in done.emptied])
     ctx.repo.switch(route.release)
-    return report
+    return list(done.lines)
 
 
 def pick(
