@@ -12,7 +12,7 @@ from typing import cast
 
 from release.commands.common import as_json, plan_lines
 from release.commands.outcome import JSONValue
-from release.core.plan import Plan
+from release.core.plan import Plan, PlanInfo
 from release.errors import ExitCode
 
 __all__ = [
@@ -26,7 +26,7 @@ __all__ = [
 
 
 def _plan_text(
-    plan: Plan, dry_run: bool, report: tuple[str, ...] | None, before: tuple[str, ...]
+    plan: Plan[PlanInfo], dry_run: bool, report: tuple[str, ...] | None, before: tuple[str, ...]
 ) -> tuple[str, ...]:
     lines = list(before)
     if dry_run or not report:
@@ -35,7 +35,7 @@ def _plan_text(
 
 
 def _plan_document(
-    plan: Plan, dry_run: bool, report: tuple[str, ...] | None
+    plan: Plan[PlanInfo], dry_run: bool, report: tuple[str, ...] | None
 ) -> dict[str, JSONValue]:
     data: dict[str, JSONValue] = {
         k: as_json(v) for k, v in cast(Mapping[str, object], plan.to_dict()).items()
@@ -52,7 +52,7 @@ class PlanOutcome:
     run); ``before``: notices said ahead of the plan; ``after``: lines that end a dry run's
     text (the version files' diff, the tag's message)."""
 
-    plan: Plan
+    plan: Plan[PlanInfo]
     dry_run: bool
     report: tuple[str, ...] | None = None
     before: tuple[str, ...] = ()
@@ -95,7 +95,7 @@ class PickOutcome:
     ``--abort``, a ``--reverts`` that found nothing to pick), only what was done.
     ``reverts``: the shas ``--reverts`` added (None: not asked)."""
 
-    plan: Plan | None
+    plan: Plan[PlanInfo] | None
     dry_run: bool = False
     report: tuple[str, ...] | None = None
     before: tuple[str, ...] = ()

@@ -43,13 +43,13 @@ def cut(request: CutRequest, run: Run) -> CutOutcome:
         dry_run=request.dry_run,
         say=run.say,
     )
-    done = [f"created {plan.info['branch']} at {plan.info['at'][:10]}"]
+    done = [f"created {plan.info.branch} at {plan.info.at[:10]}"]
     done += [
         f"switched to {s.data['branch']}" if s.action is StepKind.SWITCH else s.detail
         for s in plan.steps
         if s.action in (StepKind.SWITCH, StepKind.SKIP, StepKind.BUMP_VERSION)
     ]
-    diff = tuple(plan.info.get("version_diff") or ()) if request.dry_run else ()
+    diff = (plan.info.version_diff or ()) if request.dry_run else ()
     return CutOutcome(
         plan,
         request.dry_run,

@@ -14,7 +14,7 @@ from release.commands.plan_outcome import PromoteOutcome, PushOutcome, TagOutcom
 if TYPE_CHECKING:
     from release.core.plan import Plan, Step
     from release.flows.context import ReleaseContext
-    from release.flows.tag_apply import ImagesFor
+    from release.flows.tag_apply import ImagesFor, TagPlanInfo
     from release.images.image_signing import ImageSigning
 
 __all__ = [
@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-def _made(plan: Plan, done: str) -> tuple[str, ...]:
+def _made(plan: Plan[TagPlanInfo], done: str) -> tuple[str, ...]:
     """What a tag run reports: the tag made, or why nothing was."""
     if not plan.steps:
         return (plan.summary,)
@@ -55,11 +55,10 @@ def tag(request: TagRequest, run: Run) -> TagOutcome:
         dry_run=request.dry_run,
         say=run.say,
     )
-    done = None if request.dry_run else _made(plan, f"tagged {plan.info.get('tag')}")
+    done = None if request.dry_run else _made(plan, f"tagged {plan.info.tag}")
     after: tuple[str, ...] = ()
-    if request.dry_run and "message" in plan.info:
-        diff = tuple(plan.info.get("version_diff") or ())
-        after = (*diff, "", plan.info["message"])
+    if request.dry_run and plan.info.message is not None:
+        after = (*(plan.info.version_diff or ()), "", plan.info.message)
     return TagOutcome(plan, request.dry_run, report=done, after=after)
 
 
@@ -93,14 +92,14 @@ def promote(request: PromoteRequest, run: Run) -> PromoteOutcome:
     )
     if request.dry_run:
         return PromoteOutcome(plan, True)
-    finished = bool(plan.info.get("finished"))
+    finished = plan.info.finished
     if not plan.steps and not finished:
         return PromoteOutcome(plan, False, report=(plan.summary,))
     done = [plan.summary] if finished else []
     if request.no_images and ctx.config.matrix is not None:
         done.append(
             f"images: not promoted (--no-images): release images.promote --tag "
-            f"{plan.info.get('tag')}, in a checkout of it, gives them"
+            f"{plan.info.tag}, in a checkout of it, gives them"
         )
     return PromoteOutcome(plan, False, report=(*done, "next: release push"))
 
@@ -178,7 +177,7 @@ def push(request: PushRequest, run: Run) -> PushOutcome:
         None
         if request.dry_run
         else (
-            (f"pushed {len(plan.steps)} ref(s) to {plan.info['remote']}",)
+            (f"pushed {len(plan.steps)} ref(s) to {plan.info.remote}",)
             if plan.steps
             else (plan.summary,)
         )

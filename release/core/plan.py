@@ -1,7 +1,9 @@
 """Plans: frozen values a workflow computes before it acts.
 
 A plan prints (the exact steps ``--dry-run`` shows), serializes (``--json``) and is
-tested without git. Executing it is the workflow's job; afterwards the workflow
+tested without git. What a plan knows beyond its steps is a record of its workflow's own
+(``Plan[CutInfo]``, ``Plan[PushInfo]``, ...), read by attribute, serialized by its
+``to_dict()`` into the plan's document. Executing it is the workflow's job; afterwards the workflow
 re-reads the repository and confirms.
 """
 
@@ -11,9 +13,9 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
-__all__ = ["Plan", "Step", "StepKind", "short"]
+__all__ = ["NoInfo", "Plan", "PlanInfo", "Step", "StepKind", "short"]
 
 
 class StepKind(StrEnum):
@@ -58,12 +60,29 @@ class Step:
         return {"action": self.action.value, "detail": self.detail, **dict(self.data)}
 
 
+class PlanInfo(Protocol):
+    """What a plan knows beyond its steps: the fields its document adds after them."""
+
+    def to_dict(self) -> Mapping[str, object]: ...
+
+
+InfoT = TypeVar("InfoT", bound=PlanInfo, covariant=True)
+
+
 @dataclass(frozen=True)
-class Plan:
+class NoInfo:
+    """A plan that knows nothing beyond its steps."""
+
+    def to_dict(self) -> dict[str, object]:
+        return {}
+
+
+@dataclass(frozen=True)
+class Plan(Generic[InfoT]):
     command: str
     summary: str
-    steps: tuple[Step, ...] = ()
-    info: Mapping[str, Any] = field(default_factory=dict)
+    steps: tuple[Step, ...]
+    info: InfoT
 
     @property
     def actions(self) -> tuple[Step, ...]:
@@ -75,7 +94,7 @@ class Plan:
             "command": self.command,
             "summary": self.summary,
             "steps": [s.to_dict() for s in self.steps],
-            **dict(self.info),
+            **self.info.to_dict(),
         }
 
     def to_json(self) -> str:

@@ -17,10 +17,29 @@ from release.errors import GitError, RefusedError, ReleaseError, UsageError
 from release.flows.context import ReleaseContext
 from release.flows.task_journal import TaskJournal, TaskJournals
 
-__all__ = ["CutState", "cut", "plan_cut"]
+__all__ = ["CutInfo", "CutState", "cut", "plan_cut"]
 
 Say = Callable[[str], None]
 BUMP_TRAILER = "Release-version"  # on main's commit that sets its version files after a cut
+
+
+@dataclass(frozen=True)
+class CutInfo:
+    """What a cut's plan knows: the branch and the commit it is made at; a new cut also the
+    version, and (where main's version files are bumped) their diff."""
+
+    branch: str
+    at: str
+    version: str | None = None  # None: a killed cut, finished
+    version_diff: tuple[str, ...] | None = None  # None: no bump of main's version files
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            **({"version": self.version} if self.version is not None else {}),
+            "branch": self.branch,
+            "at": self.at,
+            **({"version_diff": list(self.version_diff)} if self.version_diff is not None else {}),
+        }
 
 
 @dataclass(frozen=True)
@@ -57,7 +76,7 @@ class MainBump:
         )
 
 
-def plan_cut(state: CutState) -> Plan:
+def plan_cut(state: CutState) -> Plan[CutInfo]:
     patch = state.line and state.version.patch > 0
     if state.exists_locally or state.exists_remotely:
         where = "here" if state.exists_locally else "on the remote"
@@ -119,12 +138,12 @@ def plan_cut(state: CutState) -> Plan:
         "cut",
         f"cut {state.branch} for {state.version} at {short(state.at)}",
         tuple(steps),
-        {
-            "version": str(state.version),
-            "branch": state.branch,
-            "at": state.at,
-            **({"version_diff": [ln for e in bump.edits for ln in e.diff()]} if bump else {}),
-        },
+        CutInfo(
+            state.branch,
+            state.at,
+            str(state.version),
+            tuple(ln for e in bump.edits for ln in e.diff()) if bump else None,
+        ),
     )
 
 
@@ -251,7 +270,7 @@ def read_cut_state(
 
 def _resume(
     ctx: ReleaseContext, journals: TaskJournals, journal: TaskJournal, say: Say
-) -> Plan | None:
+) -> Plan[CutInfo] | None:
     """A killed cut: finish it (the branch exists where it was going) or forget it (no
     branch yet); a branch somewhere else is not ours to touch."""
     journals.release_locks(journal, say)
@@ -277,8 +296,7 @@ def _resume(
         steps.append(Step(StepKind.SWITCH, f"switch to {branch}", {"branch": branch}))
     journals.clear()
     say(f"finished the interrupted cut of {branch}")
-    return Plan("cut", f"cut {branch} at {short(at)}: finished", tuple(steps),
-                {"branch": branch, "at": at})  # fmt: skip
+    return Plan("cut", f"cut {branch} at {short(at)}: finished", tuple(steps), CutInfo(branch, at))
 
 
 def _finish_bump(ctx: ReleaseContext, journal: TaskJournal, branch: str, say: Say) -> None:
@@ -313,7 +331,7 @@ def cut(
     offline: bool = False,
     dry_run: bool = False,
     say: Say = print,
-) -> Plan:
+) -> Plan[CutInfo]:
     journals = TaskJournals(ctx.repo, "cut")
     if journals.read() is None or dry_run:
         plan = plan_cut(read_cut_state(ctx, version, at, switch, offline))  # refuse before locking
@@ -326,12 +344,12 @@ def cut(
             return finished
         state = read_cut_state(ctx, version, at, switch, offline)
         plan = plan_cut(state)
-        branch = plan.info["branch"]
+        branch = plan.info.branch
         switching = any(s.action is StepKind.SWITCH for s in plan.steps)
         bump = state.bump if state.bump is not None and state.bump.edits else None
         journals.write(
             TaskJournal("cut", f"refs/heads/{branch}", ctx.repo.rev("HEAD") or "",
-                        plan.info["at"], switch=switching,
+                        plan.info.at, switch=switching,
                         version=str(bump.version) if bump else "", main=bump.at if bump else "")
         )  # fmt: skip
         created, bumped = False, ""
@@ -352,6 +370,6 @@ def cut(
             journals.clear()
             raise
         journals.clear()
-        if ctx.repo.rev(f"refs/heads/{branch}") != plan.info["at"]:
-            raise RefusedError(f"branch {branch} was not created at {short(plan.info['at'])}")
+        if ctx.repo.rev(f"refs/heads/{branch}") != plan.info.at:
+            raise RefusedError(f"branch {branch} was not created at {short(plan.info.at)}")
     return plan

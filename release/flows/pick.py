@@ -39,7 +39,7 @@ from release.flows.pick_journal import (
     QueuedPick,
     QueueRun,
 )
-from release.flows.pick_plan import PickRequest, PickState, plan_pick, reported
+from release.flows.pick_plan import PickInfo, PickRequest, PickState, plan_pick, reported
 
 __all__ = ["abort_pick", "continue_pick", "pick", "read_pick_state"]
 
@@ -282,7 +282,7 @@ class Picker:
         )
 
 
-def _queue(plan: Plan) -> tuple[QueuedPick, ...]:
+def _queue(plan: Plan[PickInfo]) -> tuple[QueuedPick, ...]:
     return tuple(
         QueuedPick(s.data["sha"], s.data["subject"], s.data["reason"])
         for s in plan.steps
@@ -318,7 +318,7 @@ def pick(
     queries: Sequence[PrQuery] = (),
     dry_run: bool = False,
     say: Say = print,
-) -> tuple[Plan, list[str]]:
+) -> tuple[Plan[PickInfo], list[str]]:
     """``queries``: milestones and labels whose PRs are picked; GitHub is asked before
     anything here changes."""
     journal = Journal(ctx.repo.git_dir).read()

@@ -30,6 +30,7 @@ __all__ = [
     "SHA_REF",
     "Candidate",
     "PickAsk",
+    "PickInfo",
     "PickRequest",
     "PickState",
     "parse_picks",
@@ -235,7 +236,24 @@ def parse_requests(
     return list(ask.own(repo).requests if ask.links else ask.requests)
 
 
-def plan_pick(state: PickState) -> Plan:
+@dataclass(frozen=True)
+class PickInfo:
+    """What a pick's plan knows: the release branch and its head; where the branch is
+    protected (``routed``), the pick branch the picks go onto (None: none this run) and
+    the pick branches whose pull requests this run sees to."""
+
+    branch: str
+    head: str
+    routed: bool = False
+    pick_branch: str | None = None
+    pull_requests: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        routed = {"pick_branch": self.pick_branch, "pull_requests": list(self.pull_requests)}
+        return {"branch": self.branch, "head": self.head, **(routed if self.routed else {})}
+
+
+def plan_pick(state: PickState) -> Plan[PickInfo]:
     """Order by main, skip what is there, refuse what must not be picked. Pure."""
     if not state.candidates and not state.not_pickable:
         raise UsageError(
@@ -317,7 +335,7 @@ def plan_pick(state: PickState) -> Plan:
         f"pick onto {state.branch} (at {short(state.head)}): {counts[StepKind.CHERRY_PICK]} to pick, "
         f"{counts[StepKind.SKIP]} already there{held_said}",
         tuple(steps),
-        {"branch": state.branch, "head": state.head},
+        PickInfo(state.branch, state.head),
     )
 
 

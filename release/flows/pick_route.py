@@ -20,7 +20,7 @@ branch and opens its PR; a PR that exists is said, never made twice.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from release.adapters.lock import repo_lock
 from release.core.pick_pr import PICK_BRANCH_ROOT, pick_branch_names
@@ -34,7 +34,7 @@ from release.flows.branch import ReleaseBranch
 from release.flows.context import ReleaseContext
 from release.flows.pick_github import list_pull_requests
 from release.flows.pick_journal import Journal, PickJournal, QueuedPick
-from release.flows.pick_plan import PickRequest, plan_pick, reported
+from release.flows.pick_plan import PickInfo, PickRequest, plan_pick, reported
 from release.flows.pick_prs import (
     PickBranch,
     deliver,
@@ -68,7 +68,7 @@ class Route:
         return (*(b.name for b in self.carried), *own)
 
 
-def _queue(plan: Plan) -> tuple[QueuedPick, ...]:
+def _queue(plan: Plan[PickInfo]) -> tuple[QueuedPick, ...]:
     return tuple(
         QueuedPick(s.data["sha"], s.data["subject"], s.data["reason"])
         for s in plan.steps
@@ -105,7 +105,7 @@ def choose_route(
     )
 
 
-def _routed(plan: Plan, route: Route, delivery: Sequence[Step]) -> Plan:
+def _routed(plan: Plan[PickInfo], route: Route, delivery: Sequence[Step]) -> Plan[PickInfo]:
     """The pick plan with the route's own steps: the pick branch, the picks onto it, then
     each branch's push and PR. A pick a pushed pick branch carries is a skip."""
     queued = {q.sha for q in route.queue}
@@ -140,7 +140,7 @@ def _routed(plan: Plan, route: Route, delivery: Sequence[Step]) -> Plan:
         )
     steps += [s for s in plan.steps if s.action is StepKind.CHERRY_PICK and s.data["sha"] in queued]
     steps += delivery
-    info = {**dict(plan.info), "pick_branch": route.branch, "pull_requests": list(route.delivered)}
+    info = replace(plan.info, routed=True, pick_branch=route.branch, pull_requests=route.delivered)
     summary = plan.summary
     if route.branch:
         summary = summary.replace(f"onto {route.release} ", f"onto {route.branch} ", 1)
@@ -210,7 +210,7 @@ def pick(
     queries: Sequence[PrQuery] = (),
     dry_run: bool = False,
     say: Say = print,
-) -> tuple[Plan, list[str]]:
+) -> tuple[Plan[PickInfo], list[str]]:
     """``release pick`` by pull request; the same answer as :func:`release.flows.pick.pick`
     (the plan, what was done), with the route's steps in the plan. The PR names the
     milestone where the picks came from one (``queries``)."""

@@ -291,9 +291,7 @@ def matrix_json(matrix: ImageMatrix, image_version: str = "v{version}") -> str:
     return json.dumps(matrix_document(matrix, image_version), indent=2)
 
 
-def matrix_document(
-    matrix: ImageMatrix, image_version: str = "v{version}"
-) -> dict[str, JSONValue]:
+def matrix_document(matrix: ImageMatrix, image_version: str = "v{version}") -> dict[str, JSONValue]:
     """The matrix as data: one row per variant, its sessions as nox and the CI pipelines
     have them (:meth:`ImageMatrix.session_ids`)."""
     sessions = matrix.session_ids()
