@@ -444,7 +444,6 @@ ANY_ALLOWED: dict[str, set[str]] = {
     "release.core.pipeline_github": {"github_workflows"},
     "release.core.yaml_text": {"dump_yaml"},
     "release.images.bake": {"bake_document"},
-    "release.core.plan": {"Step.data", "Step.to_dict", "Plan.to_dict"},
     "release.flows.pick_journal": {"PickJournal.to_dict"},
     # file objects of either mode handed to a process; rich's objects, imported lazily
     "release.adapters.process": {"Spawn.__call__", "popen"},

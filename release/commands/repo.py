@@ -31,6 +31,7 @@ class CutRequest:
 
 def cut(request: CutRequest, run: Run) -> CutOutcome:
     from release.core.plan import StepKind
+    from release.core.plan_steps import SwitchTo
     from release.flows.cut import cut as make
 
     ctx = context(run)
@@ -45,7 +46,7 @@ def cut(request: CutRequest, run: Run) -> CutOutcome:
     )
     done = [f"created {plan.info.branch} at {plan.info.at[:10]}"]
     done += [
-        f"switched to {s.data['branch']}" if s.action is StepKind.SWITCH else s.detail
+        f"switched to {s.data_of(SwitchTo).branch}" if s.action is StepKind.SWITCH else s.detail
         for s in plan.steps
         if s.action in (StepKind.SWITCH, StepKind.SKIP, StepKind.BUMP_VERSION)
     ]

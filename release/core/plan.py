@@ -13,9 +13,9 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
-__all__ = ["NoInfo", "Plan", "PlanInfo", "Step", "StepKind", "short"]
+__all__ = ["NoData", "NoInfo", "Plan", "PlanInfo", "Step", "StepData", "StepKind", "short"]
 
 
 class StepKind(StrEnum):
@@ -47,17 +47,42 @@ def short(sha: str) -> str:
     return sha[:10]
 
 
+class StepData(Protocol):
+    """What a step carries (:mod:`release.core.plan_steps`): the fields its document adds
+    after ``action`` and ``detail``."""
+
+    def to_dict(self) -> Mapping[str, object]: ...
+
+
+DataT = TypeVar("DataT", bound=StepData)
+
+
+@dataclass(frozen=True)
+class NoData:
+    """A step that carries nothing (a skip said only by its detail)."""
+
+    def to_dict(self) -> dict[str, object]:
+        return {}
+
+
 @dataclass(frozen=True)
 class Step:
     action: StepKind
     detail: str
-    data: Mapping[str, Any] = field(default_factory=dict)
+    data: StepData = field(default_factory=NoData)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "action", StepKind(self.action))  # an unknown kind: ValueError
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"action": self.action.value, "detail": self.detail, **dict(self.data)}
+    def data_of(self, kind: type[DataT]) -> DataT:
+        """The record this step carries, as ``kind``: what its action carries (TypeError
+        where it carries another, a plan made wrong)."""
+        if not isinstance(self.data, kind):
+            raise TypeError(f"a {self.action.value} step carries {type(self.data).__name__}")
+        return self.data
+
+    def to_dict(self) -> dict[str, object]:
+        return {"action": self.action.value, "detail": self.detail, **self.data.to_dict()}
 
 
 class PlanInfo(Protocol):
@@ -89,7 +114,7 @@ class Plan(Generic[InfoT]):
         """Steps that change something (``skip`` and ``hold`` steps only report)."""
         return tuple(s for s in self.steps if s.action.acts)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "command": self.command,
             "summary": self.summary,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from release.adapters.lock import repo_lock
 from release.core.plan import Plan, Step, StepKind, short
+from release.core.plan_steps import BranchAt, SwitchTo, VersionBump
 from release.core.version_files import VersionEdit, set_version
 from release.core.versions import ReleaseVersion, parse_version
 from release.errors import GitError, RefusedError, ReleaseError, UsageError
@@ -105,11 +106,11 @@ def plan_cut(state: CutState) -> Plan[CutInfo]:
         Step(
             StepKind.CREATE_BRANCH,
             f"create branch {state.branch} at {short(state.at)} ({state.at_label})",
-            {"branch": state.branch, "at": state.at},
+            BranchAt(state.branch, state.at),
         )
     ]
     if state.switch and not state.dirty:
-        steps.append(Step(StepKind.SWITCH, f"switch to {state.branch}", {"branch": state.branch}))
+        steps.append(Step(StepKind.SWITCH, f"switch to {state.branch}", SwitchTo(state.branch)))
     elif state.switch:
         steps.append(
             Step(
@@ -126,8 +127,8 @@ def plan_cut(state: CutState) -> Plan[CutInfo]:
             Step(
                 StepKind.BUMP_VERSION,
                 f"commit on {bump.branch}: set {files} to {bump.version} (after the cut)",
-                {"branch": bump.branch, "at": bump.at, "version": str(bump.version),
-                 "files": [e.path for e in bump.edits]},
+                VersionBump(bump.branch, bump.at, str(bump.version),
+                            tuple(e.path for e in bump.edits)),
             ),
         )  # fmt: skip
     elif bump is not None and bump.note:
@@ -293,7 +294,7 @@ def _resume(
         and not ctx.repo.worktree.dirty_paths()
     ):
         ctx.repo.switch(branch)
-        steps.append(Step(StepKind.SWITCH, f"switch to {branch}", {"branch": branch}))
+        steps.append(Step(StepKind.SWITCH, f"switch to {branch}", SwitchTo(branch)))
     journals.clear()
     say(f"finished the interrupted cut of {branch}")
     return Plan("cut", f"cut {branch} at {short(at)}: finished", tuple(steps), CutInfo(branch, at))
@@ -356,12 +357,13 @@ def cut(
         try:
             for step in plan.steps:
                 if step.action is StepKind.CREATE_BRANCH:
-                    ctx.repo.create_branch(step.data["branch"], step.data["at"])
+                    made = step.data_of(BranchAt)
+                    ctx.repo.create_branch(made.branch, made.at)
                     created = True
                 elif step.action is StepKind.BUMP_VERSION and bump is not None:
                     bumped = _apply_bump(ctx, bump, str(state.version))
                 elif step.action is StepKind.SWITCH:
-                    ctx.repo.switch(step.data["branch"])
+                    ctx.repo.switch(step.data_of(SwitchTo).branch)
         except ReleaseError:
             if bumped and bump is not None:
                 _undo_bump(ctx, bump, bumped)

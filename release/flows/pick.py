@@ -24,6 +24,7 @@ from release.adapters.process import last_line
 from release.core.commits import REASON_TRAILER
 from release.core.messages import is_pick_of, with_pick_line, with_trailer
 from release.core.plan import Plan, StepKind, short
+from release.core.plan_steps import PickData
 from release.core.pr_picks import PrQuery
 from release.core.terminal_text import escaped
 from release.errors import ConflictError, RefusedError, ReleaseError
@@ -283,11 +284,8 @@ class Picker:
 
 
 def _queue(plan: Plan[PickInfo]) -> tuple[QueuedPick, ...]:
-    return tuple(
-        QueuedPick(s.data["sha"], s.data["subject"], s.data["reason"])
-        for s in plan.steps
-        if s.action is StepKind.CHERRY_PICK
-    )
+    picks = [s.data_of(PickData) for s in plan.steps if s.action is StepKind.CHERRY_PICK]
+    return tuple(QueuedPick(d.sha, d.subject, d.reason) for d in picks)
 
 
 def _confirm(info: ReleaseBranch, shas: Iterable[str]) -> None:

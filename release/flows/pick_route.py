@@ -26,6 +26,7 @@ from release.adapters.lock import repo_lock
 from release.core.pick_pr import PICK_BRANCH_ROOT, pick_branch_names
 from release.core.pick_pr import pick_branch_scope as scope_of
 from release.core.plan import Plan, Step, StepKind, short
+from release.core.plan_steps import BranchAt, PickData, SwitchTo
 from release.core.pr_picks import PrQuery
 from release.core.terminal_text import escaped
 from release.errors import RefusedError, ReleaseError
@@ -69,11 +70,8 @@ class Route:
 
 
 def _queue(plan: Plan[PickInfo]) -> tuple[QueuedPick, ...]:
-    return tuple(
-        QueuedPick(s.data["sha"], s.data["subject"], s.data["reason"])
-        for s in plan.steps
-        if s.action is StepKind.CHERRY_PICK
-    )
+    picks = [s.data_of(PickData) for s in plan.steps if s.action is StepKind.CHERRY_PICK]
+    return tuple(QueuedPick(d.sha, d.subject, d.reason) for d in picks)
 
 
 def choose_route(
@@ -111,15 +109,16 @@ def _routed(plan: Plan[PickInfo], route: Route, delivery: Sequence[Step]) -> Pla
     queued = {q.sha for q in route.queue}
     carried = {sha: b.name for b in route.carried for sha in b.originals}
     steps = [s for s in plan.steps if s.action is not StepKind.CHERRY_PICK]
+    picks = [s.data_of(PickData) for s in plan.steps if s.action is StepKind.CHERRY_PICK]
     steps += [
         Step(
             StepKind.SKIP,
-            f"skip {short(s.data['sha'])} {escaped(s.data['subject'])} "
-            f"(on {carried[s.data['sha']]}, pushed: it goes by that branch's pull request)",
-            {**dict(s.data), "why": f"on {carried[s.data['sha']]}"},
+            f"skip {short(d.sha)} {escaped(d.subject)} "
+            f"(on {carried[d.sha]}, pushed: it goes by that branch's pull request)",
+            replace(d, why=f"on {carried[d.sha]}"),
         )
-        for s in plan.steps
-        if s.action is StepKind.CHERRY_PICK and s.data["sha"] in carried
+        for d in picks
+        if d.sha in carried
     ]
     if route.branch and route.new:
         steps.append(
@@ -127,7 +126,7 @@ def _routed(plan: Plan[PickInfo], route: Route, delivery: Sequence[Step]) -> Pla
                 StepKind.CREATE_BRANCH,
                 f"create {route.branch} at {short(route.base)} ({route.release} is protected: "
                 "its picks go by pull request)",
-                {"branch": route.branch, "at": route.base},
+                BranchAt(route.branch, route.base),
             )
         )
     if route.branch and route.queue:
@@ -135,10 +134,14 @@ def _routed(plan: Plan[PickInfo], route: Route, delivery: Sequence[Step]) -> Pla
             Step(
                 StepKind.SWITCH,
                 f"switch to {route.branch}, pick there, then back to {route.release}",
-                {"branch": route.branch},
+                SwitchTo(route.branch),
             )
         )
-    steps += [s for s in plan.steps if s.action is StepKind.CHERRY_PICK and s.data["sha"] in queued]
+    steps += [
+        s
+        for s in plan.steps
+        if s.action is StepKind.CHERRY_PICK and s.data_of(PickData).sha in queued
+    ]
     steps += delivery
     info = replace(plan.info, routed=True, pick_branch=route.branch, pull_requests=route.delivered)
     summary = plan.summary

@@ -20,6 +20,7 @@ from release.adapters.git_remotes import RefRecord
 from release.adapters.lock import repo_lock
 from release.core.pick_pr import protected_refusal
 from release.core.plan import Plan, Step, StepKind, short
+from release.core.plan_steps import RefAt
 from release.errors import GitError, RefusedError
 from release.flows.context import ReleaseContext
 
@@ -63,16 +64,14 @@ def plan_push(
             detail = (
                 f"update {branch} on {remote} from {short(remote_branch)} to {short(local_branch)}"
             )
-        steps.append(
-            Step(StepKind.PUSH_REF, detail, {"ref": f"refs/heads/{branch}", "sha": local_branch})
-        )
+        steps.append(Step(StepKind.PUSH_REF, detail, RefAt(f"refs/heads/{branch}", local_branch)))
     for name, sha in sorted(local_tags.items()):
         if name not in remote_tags:
             steps.append(
                 Step(
                     StepKind.PUSH_REF,
                     f"push tag {name} ({short(sha)})",
-                    {"ref": f"refs/tags/{name}", "sha": sha},
+                    RefAt(f"refs/tags/{name}", sha),
                 )
             )
     for name, sha in sorted((manifests or {}).items()):
@@ -80,7 +79,7 @@ def plan_push(
             Step(
                 StepKind.PUSH_REF,
                 f"push the manifest of {name} ({NOTES_PREFIX}{name})",
-                {"ref": f"{NOTES_PREFIX}{name}", "sha": sha},
+                RefAt(f"{NOTES_PREFIX}{name}", sha),
             )
         )
     summary = (
@@ -166,7 +165,8 @@ def push(
 
 
 def _send(ctx: ReleaseContext, plan: Plan[PushInfo]) -> None:
-    refspecs = [f"{s.data['ref']}:{s.data['ref']}" for s in plan.steps]
+    refs = [s.data_of(RefAt).ref for s in plan.steps]
+    refspecs = [f"{ref}:{ref}" for ref in refs]
     result = ctx.repo.remotes.push_atomic(plan.info.remote, refspecs)
     if not result.ok:
         said = result.stdout + "\n" + result.stderr

@@ -17,6 +17,7 @@ from dataclasses import replace
 from release.core import changelog as changelog_mod
 from release.core.notes import Notes, render_markdown
 from release.core.plan import Plan, Step, StepKind, short
+from release.core.plan_steps import ChangelogCommit, TagCreation
 from release.core.version_files import VersionEdit, file_version, set_version
 from release.core.versions import PatchStyle, ReleaseVersion, parse_version
 from release.errors import RefusedError, UsageError
@@ -76,7 +77,7 @@ def _plan(
         StepKind.CREATE_TAG,
         f"create {'signed' if request.sign else 'annotated'} tag {request.name} at "
         f"{_commit_name(request) if changelog_first and request.commits else short(request.target)}",
-        {"tag": request.name, "target": request.target, "sign": request.sign},
+        TagCreation(request.name, request.target, request.sign),
     )
     steps = [tag_step]
     if request.commits:
@@ -87,11 +88,11 @@ def _plan(
         log_step = Step(
             StepKind.COMMIT_CHANGELOG,
             f"{edits[0]} and commit it" if len(edits) == 1 else f"{', '.join(edits)}; commit them",
-            {
-                "path": info.changelog if request.changelog_text is not None else None,
-                "label": request.changelog_label,
-                "version_files": [path for path, _ in request.versions],
-            },
+            ChangelogCommit(
+                info.changelog if request.changelog_text is not None else None,
+                request.changelog_label,
+                tuple(path for path, _ in request.versions),
+            ),
         )
         steps = [log_step, tag_step] if changelog_first else [tag_step, log_step]
     if request.images is not None:

@@ -22,6 +22,7 @@ from release.adapters.git_notes import notes_ref, write_note
 from release.core.manifest import ManifestError, check, missing, variant_rules
 from release.core.matrix import ImageMatrix
 from release.core.plan import Step, StepKind
+from release.core.plan_steps import ImageTagging, RefData
 from release.flows.context import ReleaseContext
 
 __all__ = [
@@ -82,12 +83,12 @@ class EnginePromotion:
             Step(
                 StepKind.TAG_IMAGE,
                 f"tag {variant}'s image {self.image_ids[variant][7:19]} as {', '.join(tags)}",
-                {"variant": variant, "image_id": self.image_ids[variant], "tags": list(tags)},
+                ImageTagging(variant, self.image_ids[variant], tuple(tags)),
             )
             for variant, tags in self.tags.items()
         )
         record = f"record the manifest of {self.final} ({notes_ref(self.final)})"
-        return (*tagged, Step(StepKind.RECORD_MANIFEST, record, {"ref": notes_ref(self.final)}))
+        return (*tagged, Step(StepKind.RECORD_MANIFEST, record, RefData(notes_ref(self.final))))
 
     def apply(self, say: Say) -> None:
         say(f"images of {self.rc} as {self.final}, by image id (no rebuild):")
