@@ -6,10 +6,13 @@ Entry points catch :class:`ReleaseError`, print ``error: <message>`` and exit wi
 
 from __future__ import annotations
 
+import enum
+
 __all__ = [
     "ConfigError",
     "ConflictError",
     "EngineError",
+    "ExitCode",
     "GitError",
     "GitHubError",
     "LockedError",
@@ -22,10 +25,25 @@ __all__ = [
 ]
 
 
+class ExitCode(enum.IntEnum):
+    """Every exit code ``release`` gives, in one place (README's table of them)."""
+
+    OK = 0
+    FAILED = 1  # a failure the user can act on; a check with a problem; a reproduce's drift
+    USAGE = 2  # bad arguments or config
+    REFUSED = 3  # the repository is in a state where the command must not run
+    CONFLICT = 4  # a cherry-pick stopped on a conflict
+    GIT = 5  # git failed unexpectedly
+    ENGINE = 6  # the container engine (or skopeo, a registry) is missing or failed
+    EVIDENCE = 7  # a signature, manifest, SBOM or provenance is refused
+    INTERRUPTED = 130  # Ctrl-C
+    TERMINATED = 143  # SIGTERM
+
+
 class ReleaseError(Exception):
     """Base class: a failure the user can act on."""
 
-    exit_code = 1
+    exit_code: ExitCode = ExitCode.FAILED
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         self.message = " ".join(message.split()) if "\n" not in message else message
@@ -40,7 +58,7 @@ class ReleaseError(Exception):
 class UsageError(ReleaseError):
     """Bad arguments: a value the command cannot use."""
 
-    exit_code = 2
+    exit_code = ExitCode.USAGE
 
 
 class ConfigError(UsageError):
@@ -54,7 +72,7 @@ class VersionError(UsageError):
 class RefusedError(ReleaseError):
     """The repository is in a state where the command must not run (nothing changed)."""
 
-    exit_code = 3
+    exit_code = ExitCode.REFUSED
 
 
 class LockedError(RefusedError):
@@ -64,13 +82,13 @@ class LockedError(RefusedError):
 class ConflictError(ReleaseError):
     """A cherry-pick stopped on a conflict; the branch is as it was before that commit."""
 
-    exit_code = 4
+    exit_code = ExitCode.CONFLICT
 
 
 class GitError(ReleaseError):
     """A git command failed in a way the workflow did not expect."""
 
-    exit_code = 5
+    exit_code = ExitCode.GIT
 
 
 class GitHubError(ReleaseError):
@@ -81,7 +99,7 @@ class GitHubError(ReleaseError):
 class EngineError(ReleaseError):
     """The container engine is missing, unreachable or failed; the message says how to fix it."""
 
-    exit_code = 6
+    exit_code = ExitCode.ENGINE
 
 
 class SignatureError(ReleaseError):
@@ -90,11 +108,11 @@ class SignatureError(ReleaseError):
     built. Exit 7, as a damaged manifest (:class:`release.core.manifest.ManifestError`):
     the rc's evidence is refused."""
 
-    exit_code = 7
+    exit_code = ExitCode.EVIDENCE
 
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM (what CI sends on cancel, and ``timeout``): the run stops as on Ctrl-C, its
     cleanup included, and exits 143."""
 
-    exit_code = 143
+    exit_code = ExitCode.TERMINATED

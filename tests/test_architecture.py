@@ -431,7 +431,6 @@ ANY_ALLOWED: dict[str, set[str]] = {
     # documents written for other tools (YAML pipelines, the bake file) and --json shapes
     "release.core.pipeline_github": {"github_workflows"},
     "release.core.yaml_text": {"dump_yaml"},
-    "release.core.plan": {"Step.data", "Step.to_dict", "Plan.info", "Plan.to_dict"},
     "release.flows.pick_journal": {"PickJournal.to_dict"},
     # file objects of either mode handed to a process; rich's objects, imported lazily
     "release.adapters.process": {"Spawn.__call__", "popen"},

@@ -139,7 +139,9 @@ def test_an_envelope_that_is_not_a_provenance_is_refused() -> None:
 
 
 def test_an_attachment_is_taken_only_for_its_subject_type_and_size() -> None:
-    art = artifact_manifest(AttachmentKind.SBOM, b"{}", D, 10, "application/vnd.oci.image.manifest.v1+json")
+    art = artifact_manifest(
+        AttachmentKind.SBOM, b"{}", D, 10, "application/vnd.oci.image.manifest.v1+json"
+    )
     assert layer_of(art.manifest.data, AttachmentKind.SBOM, D) == (art.layer.digest, 2)
     assert attachment_tag(D, AttachmentKind.SBOM) == "sha256-" + "a" * 64 + ".sbom"
     with pytest.raises(AttachmentError, match="not of image"):

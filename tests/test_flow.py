@@ -658,3 +658,26 @@ def test_a_pick_git_cannot_commit_is_reported_not_skipped(cut_engine: SampleEngi
     retried = release(cut_engine, "pick", "#109")
     assert "picked" in retried.stdout
     assert head(cut_engine) != before
+
+
+def test_a_pick_whose_change_is_on_the_branch_in_another_commit_is_skipped(
+    cut_engine: SampleEngine,
+) -> None:
+    """#109's change came with another in one branch commit (not the same patch, so the
+    plan picks it): git finds the pick empty, it is reported skipped, and the check that
+    every pick reads as on the branch leaves it out; #111 is picked."""
+    engine = cut_engine
+    git(engine, "cherry-pick", "--no-commit", engine.shas[109])
+    (engine.root / "NOTES.txt").write_text("release notes\n", encoding="utf-8")
+    git(engine, "add", "NOTES.txt")
+    git(engine, "commit", "--quiet", "-m", "[Misc] The port fix and a note, by hand")
+    assert [a for a, _, _ in _pick_plan(engine, "#109 #111")] == ["cherry-pick", "cherry-pick"]
+    result = release(engine, "pick", "#109 #111")
+    assert (
+        f"skipped {engine.shas[109][:10]} {SUBJECT_109} (its change is already on the branch)"
+        in result.stdout.splitlines()
+    )
+    assert any(
+        line.startswith(f"picked {engine.shas[111][:10]}") for line in result.stdout.splitlines()
+    )
+    assert not engine.repo.worktree.dirty_paths()

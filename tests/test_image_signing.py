@@ -238,7 +238,10 @@ def test_skopeo_accepts_the_signed_image_and_refuses_unsigned_another_key_or_cha
         "signed": (ImageSignatureState.SIGNED, ImageSignatureState.SIGNED),
         "unsigned": (ImageSignatureState.UNSIGNED, ImageSignatureState.UNSIGNED),
         "resigned": (ImageSignatureState.BAD, ImageSignatureState.BAD),
-        "changed": (ImageSignatureState.BAD, ImageSignatureState.SIGNED),  # only the platform image's were changed
+        "changed": (
+            ImageSignatureState.BAD,
+            ImageSignatureState.SIGNED,
+        ),  # only the platform image's were changed
     }
     assert blob_reads(registry) == blobs_read
     # an unsigned image is said, and refused where the tester requires signatures
@@ -248,7 +251,10 @@ def test_skopeo_accepts_the_signed_image_and_refuses_unsigned_another_key_or_cha
     }}}  # fmt: skip
     said: list[str] = []
     checks = check_published(recorded, ImageTrust(public, str(store)), said.append)
-    assert [c.state for c in checks] == [ImageSignatureState.UNSIGNED, ImageSignatureState.UNSIGNED] and len(said) == 2
+    assert [c.state for c in checks] == [
+        ImageSignatureState.UNSIGNED,
+        ImageSignatureState.UNSIGNED,
+    ] and len(said) == 2
     with pytest.raises(ImageSignatureError, match="image cu130: unsigned"):
         check_published(recorded, ImageTrust(public, str(store), require_signed=True), print)
 

@@ -198,7 +198,11 @@ def test_a_final_promoted_from_the_rc_is_read_as_the_rc_build(
     engine.repo.run("tag", "-a", FINAL, "-m", FINAL)
     matrix = ReleaseContext(engine.root).config.matrix
     assert matrix is not None
-    publish(engine, FINAL, json.dumps(final_manifest(Manifest.of(rc), matrix, FINAL, "0.1.0").document()) + "\n")
+    publish(
+        engine,
+        FINAL,
+        json.dumps(final_manifest(Manifest.of(rc), matrix, FINAL, "0.1.0").document()) + "\n",
+    )
     state = json.loads(run_cli(engine.root, "status", "--offline", "--json").stdout)["images"]
     assert (state["tag"], state["manifest"], state["missing"]) == (FINAL, "published", [])
     shown = run_cli(engine.root, "manifest", "show", FINAL)

@@ -15,15 +15,24 @@ from release.core.changelog import Changelog
 from release.core.commits import make_commit
 from release.core.config import Config
 from release.core.notes import build_notes
-from release.core.plan import Plan, Step, StepKind
+from release.core.plan import NoInfo, Plan, Step, StepKind
+from release.core.plan_steps import BranchAt, PickData, RefAt
 from release.core.versions import ReleaseVersion, next_rc, parse_version
 from release.errors import RefusedError, ReleaseError, UsageError, VersionError
 from release.flows.candidates import commits_by_pr
 from release.flows.context import TagInfo
 from release.flows.cut import CutState, plan_cut
 from release.flows.next_version import choose_version
-from release.flows.pick_plan import Candidate, PickState, RequestedPick, parse_requests, plan_pick
+from release.flows.pick_plan import (
+    Candidate,
+    PickInfo,
+    PickState,
+    RequestedPick,
+    parse_requests,
+    plan_pick,
+)
 from release.flows.push import plan_push
+from release.flows.tag_apply import TagPlanInfo
 
 
 @pytest.fixture(autouse=True)
@@ -90,9 +99,9 @@ def test_plan_cut(changes: dict, expected: list[tuple[str, str]]) -> None:
     plan = plan_cut(cut_state(**changes))
     at = changes.get("at", sha(1))
     assert steps(plan) == expected
-    assert plan.steps[0].data == {"branch": BRANCH, "at": at}
+    assert plan.steps[0].data.to_dict() == {"branch": BRANCH, "at": at}
     assert plan.summary == f"cut {BRANCH} for 0.31.0 at {at[:10]}"
-    assert plan.info == {"version": "0.31.0", "branch": BRANCH, "at": at}
+    assert plan.info.to_dict() == {"version": "0.31.0", "branch": BRANCH, "at": at}
     assert [s.action for s in plan.actions] == [a for a, _ in expected if a != "skip"]
 
 
@@ -219,12 +228,12 @@ def test_plan_pick(candidates: list, expected: list, counts: tuple[int, int]) ->
     assert plan.summary == (
         f"pick onto {BRANCH} (at ffffffffff): {picks} to pick, {skips} already there"
     )
-    assert plan.info == {"branch": BRANCH, "head": "f" * 40}
+    assert plan.info.to_dict() == {"branch": BRANCH, "head": "f" * 40}
 
 
 def test_plan_pick_step_data() -> None:
     plan = plan_pick(pick_state(cand(2, 1, skip=THERE), cand(1, 0, reason="critical")))
-    assert [dict(s.data) for s in plan.steps] == [
+    assert [s.data.to_dict() for s in plan.steps] == [
         {"sha": sha(2), "subject": "fix 2", "reason": None, "why": THERE},
         {"sha": sha(1), "subject": "fix 1", "reason": "critical"},
     ]
@@ -420,10 +429,10 @@ def tag_ref(name: str, at: str) -> tuple[str, str, dict]:
 )
 def test_plan_push(remote_branch, local_tags, remote_tags, expected) -> None:
     plan = plan_push("origin", BRANCH, sha(1), remote_branch, local_tags, remote_tags)
-    assert [(s.action, s.detail, dict(s.data)) for s in plan.steps] == expected
+    assert [(s.action, s.detail, s.data.to_dict()) for s in plan.steps] == expected
     summary = f"push to origin atomically: {len(expected)} ref(s)"
     assert plan.summary == (summary if expected else "origin is up to date")
-    assert plan.info == {"remote": "origin", "branch": BRANCH}
+    assert plan.info.to_dict() == {"remote": "origin", "branch": BRANCH}
 
 
 @pytest.mark.parametrize("remote_branch", [sha(1), None], ids=["branch-up-to-date", "new-branch"])
@@ -951,11 +960,65 @@ def test_changelog_upsert_new_body_keeps_date() -> None:
 def test_a_step_is_of_a_known_kind_and_its_json_says_the_word() -> None:
     with pytest.raises(ValueError, match="delete-branch"):
         Step("delete-branch", "delete a branch")  # type: ignore[arg-type]
-    skip = Step(StepKind.SKIP, "skip abc", {"sha": "abc"})
-    pick = Step("cherry-pick", "cherry-pick -x def", {"sha": "def"})  # type: ignore[arg-type]
+    skip = Step(StepKind.SKIP, "skip abc", PickData("abc", "a fix", None, why="there"))
+    pick = Step("cherry-pick", "cherry-pick -x def", PickData("def", "b fix", None))  # type: ignore[arg-type]
     assert pick.action is StepKind.CHERRY_PICK  # a journal's word is read back as the kind
-    plan = Plan("pick", "pick onto releases/v1", (skip, pick))
+    plan = Plan("pick", "pick onto releases/v1", (skip, pick), NoInfo())
     assert plan.actions == (pick,)
     steps = json.loads(plan.to_json())["steps"]
     assert [s["action"] for s in steps] == ["skip", "cherry-pick"]
     assert [StepKind(s["action"]).acts for s in steps] == [False, True]
+
+
+def test_a_tag_plan_document_keeps_each_shape_and_its_order() -> None:
+    """The fields a tag's or a promote's plan adds to its ``--json`` document, in the order
+    they have always come, for each kind of run."""
+    made = TagPlanInfo(
+        tag="v0.31.0rc1",
+        branch=BRANCH,
+        message="v0.31.0rc1\n",
+        version="0.31.0rc1",
+        since=None,
+        changelog="CHANGELOG.md",
+        remote_checked=True,
+        version_diff=("-a", "+b"),
+    )
+    assert list(made.to_dict().items()) == [
+        ("version", "0.31.0rc1"), ("tag", "v0.31.0rc1"), ("message", "v0.31.0rc1\n"),
+        ("branch", BRANCH), ("since", None), ("changelog", "CHANGELOG.md"),
+        ("remote_checked", True), ("version_diff", ["-a", "+b"]),
+    ]  # fmt: skip
+    promoted = TagPlanInfo(
+        tag="v0.31.0", branch=BRANCH, message="m", version="0.31.0", from_rc="v0.31.0rc2",
+        since="v0.30.0", changelog="CHANGELOG.md",
+    )  # fmt: skip
+    assert list(promoted.to_dict()) == [
+        "version", "tag", "message", "branch", "from_rc", "since", "changelog"
+    ]  # fmt: skip
+    assert TagPlanInfo(branch=BRANCH).to_dict() == {"tag": None, "branch": BRANCH}
+    assert TagPlanInfo("v0.31.0", finished=True).to_dict() == {"tag": "v0.31.0", "finished": True}
+    assert TagPlanInfo().to_dict() == {}
+
+
+def test_a_routed_pick_plan_names_its_pick_branch_and_pull_requests() -> None:
+    info = PickInfo(BRANCH, "f" * 40)
+    assert info.to_dict() == {"branch": BRANCH, "head": "f" * 40}
+    routed = PickInfo(BRANCH, "f" * 40, routed=True, pick_branch=None, pull_requests=("p/1",))
+    assert routed.to_dict() == {
+        "branch": BRANCH, "head": "f" * 40, "pick_branch": None, "pull_requests": ["p/1"]
+    }  # fmt: skip
+
+
+def test_a_step_gives_its_record_only_as_the_kind_it_carries() -> None:
+    step = Step(StepKind.CREATE_BRANCH, "create releases/v1", BranchAt("releases/v1", "a" * 40))
+    assert step.data_of(BranchAt).at == "a" * 40
+    with pytest.raises(TypeError, match="create-branch step carries BranchAt"):
+        step.data_of(RefAt)
+
+
+def test_a_pick_step_document_keeps_its_keys_and_their_order() -> None:
+    listed = PickData("a" * 40, "fix", "regression", 7, "milestone v1", again="reverted", why="x")
+    assert list(listed.to_dict()) == ["sha", "subject", "reason", "pr", "via", "again", "why"]
+    assert PickData("b" * 40, "fix", None).to_dict() == {
+        "sha": "b" * 40, "subject": "fix", "reason": None
+    }  # fmt: skip

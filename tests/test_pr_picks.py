@@ -11,6 +11,7 @@ import pytest
 
 from release.core.github import GitHubRepo, PullRequest
 from release.core.plan import StepKind
+from release.core.plan_steps import NotPickableData, PickData
 from release.core.pr_picks import (
     NotPickable,
     PrQuery,
@@ -313,11 +314,11 @@ def test_the_plan_lists_what_is_not_pickable_after_the_picks() -> None:
     plan = plan_pick(_state((candidate,), (refused,)))
     assert [s.action for s in plan.steps] == [StepKind.CHERRY_PICK, StepKind.NOT_PICKABLE]
     assert plan.steps[0].detail.endswith('(milestone "v0.11.1")')
-    assert plan.steps[0].data["pr"] == 1745
+    assert plan.steps[0].data_of(PickData).pr == 1745
     assert plan.steps[1].detail == (
         'not pickable #1750 Add FP8 KV cache\\x1b[2J (open: not merged yet; milestone "v0.11.1")'
     )
-    assert plan.steps[1].data["why"] == "open: not merged yet"
+    assert plan.steps[1].data_of(NotPickableData).why == "open: not merged yet"
     assert plan.summary.endswith("1 to pick, 0 already there, 1 not pickable")
     assert not StepKind.NOT_PICKABLE.acts
 

@@ -707,7 +707,9 @@ def test_the_accelerator_column_shows_each_rows_accelerator_old_records_as_cuda(
     rocm = recorded["variants"]["cu130"]["build"]
     del rocm["cuda"]
     rocm["accelerator"] = {"kind": "rocm", "version": "6.4.1"}
-    page = render(page_of(Manifest.of(check(recorded, "a manifest with a ROCm row")), matrix=matrix()))
+    page = render(
+        page_of(Manifest.of(check(recorded, "a manifest with a ROCm row")), matrix=matrix())
+    )
     document = dom(page)
     heads = [th.text.strip() for th in document.find("th", scope="col")]
     assert heads[:3] == ["variant", "platform", "accelerator"]
@@ -721,7 +723,9 @@ def test_each_published_image_and_index_shows_its_signer_or_unsigned() -> None:
     for row in ("cu129-amd64", "cu129-arm64"):
         recorded["variants"][row]["publish"]["signed_by"] = fpr
         recorded["variants"][row]["publish"]["index"]["signed_by"] = fpr
-    document = dom(render(page_of(Manifest.of(check(recorded, "signed")), matrix=matrix(), notes=NOTES)))
+    document = dom(
+        render(page_of(Manifest.of(check(recorded, "signed")), matrix=matrix(), notes=NOTES))
+    )
     check_against_manifest(document, recorded)
     digests = document.one(id="digests")
     signers = {
@@ -777,7 +781,9 @@ def test_each_published_image_shows_its_sbom_and_provenance_or_none() -> None:
     recorded["variants"]["cu129-amd64"]["publish"]["signed_by"] = fpr
     recorded["variants"]["cu129-amd64"]["attest"] = attest_record("amd64", 142, fpr)
     recorded["variants"]["cu129-arm64"]["attest"] = attest_record("arm64", 97, None)
-    document = dom(render(page_of(Manifest.of(check(recorded, "attested")), matrix=matrix(), notes=NOTES)))
+    document = dom(
+        render(page_of(Manifest.of(check(recorded, "attested")), matrix=matrix(), notes=NOTES))
+    )
     check_against_manifest(document, recorded)
     shown = {}
     for div in document.one(id="digests").find("div"):

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from release.core.manifest_records import VariantEntry
+from release.core.plan_steps import PickData
 from release.core.terminal_text import escaped
 from release.core.verdict import compare_variant, dict_changes, table
 from release.errors import RefusedError
@@ -229,7 +230,7 @@ def test_a_pick_plan_shows_subjects_and_evidence_escaped_and_keeps_them_in_its_d
     )
     plan = plan_pick(state)
     assert_not_forged(plan.lines())
-    assert {s.data["subject"] for s in plan.steps} == {HOSTILE}
+    assert {s.data_of(PickData).subject for s in plan.steps} == {HOSTILE}
     feature = (candidate(4, category="Features"),)
     feature_state = PickState("releases/v0.1.0", "f" * 40, feature, ("Features",))
     with pytest.raises(RefusedError) as refused:

@@ -141,7 +141,9 @@ class CommitCache:
                 numbers.append(number)
             fields = commit.__dict__
             records[commit.sha] = (
-                numbers[0], tuple(numbers[1:]), *[fields[name] for name in _RECORDED]
+                numbers[0],
+                tuple(numbers[1:]),
+                *[fields[name] for name in _RECORDED],
             )
             self.changed = True
         self._persons = None

@@ -138,7 +138,8 @@ class ContainerEngine:
                 raise EngineError(self._failure(["image"], result, None))
             return None
         data = json.loads(result.stdout)
-        return ImageInfo.of(data[0]) if isinstance(data, list) and data and isinstance(data[0], dict) else None
+        first = data[0] if isinstance(data, list) and data else None
+        return ImageInfo.of(first) if isinstance(first, dict) else None
 
     def inspect_ahead(self, refs: Sequence[str]) -> None:
         """Start :meth:`inspect_images` of ``refs`` in the background, for the next call to

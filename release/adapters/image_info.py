@@ -62,7 +62,9 @@ class ImageInfo:
             os=_text(data.get("Os")),
             architecture=_text(data.get("Architecture")),
             variant=_text(data.get("Variant")),
-            layers=_texts(rootfs.get("Layers")) if isinstance(rootfs := data.get("RootFS"), Mapping) else (),
+            layers=_texts(rootfs.get("Layers"))
+            if isinstance(rootfs := data.get("RootFS"), Mapping)
+            else (),
         )
 
     @property

@@ -298,7 +298,9 @@ class ImageVerifier:
     def _signer(self, what: str, ref: str, out: Path, names: tuple[str, ...]) -> ImageCheck:
         manifest = out / "manifest.json"
         if "sha256:" + hashlib.sha256(manifest.read_bytes()).hexdigest() != ref.rsplit("@", 1)[1]:
-            return ImageCheck(what, ref, ImageSignatureState.BAD, detail="the manifest is not true to its digest")
+            return ImageCheck(
+                what, ref, ImageSignatureState.BAD, detail="the manifest is not true to its digest"
+            )
         found = _signatures(out)
         if not found:
             return ImageCheck(what, ref, ImageSignatureState.UNSIGNED)

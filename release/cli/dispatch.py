@@ -20,7 +20,7 @@ from release.cli.console import error, printable, say
 from release.cli.entry import INTERRUPTED, TERMINATED, sigterm_stops
 from release.commands.declare import Command
 from release.commands.outcome import Outcome, Run, schema_of
-from release.errors import ReleaseError, Terminated, UsageError
+from release.errors import ExitCode, ReleaseError, Terminated, UsageError
 
 __all__ = ["MAIN_ENV", "dispatch", "repo_path"]
 
@@ -89,7 +89,7 @@ def _failed(command: Command, message: str, code: int, as_json: bool) -> int:
             "schema": ERROR_SCHEMA,
             "command": command.name,
             "error": shown(message),
-            "exit_code": code,
+            "exit_code": int(code),
         }
         sys.stdout.write(json.dumps(body, indent=2) + "\n")
         sys.stdout.flush()
@@ -137,4 +137,4 @@ def dispatch(
     except Terminated:
         return _failed(command, TERMINATED, Terminated.exit_code, as_json)
     except KeyboardInterrupt:
-        return _failed(command, INTERRUPTED, 130, as_json)
+        return _failed(command, INTERRUPTED, ExitCode.INTERRUPTED, as_json)

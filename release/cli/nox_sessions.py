@@ -43,7 +43,8 @@ def _run(session: Any, root: Path, kind: str, variant: str) -> None:
     from release.cli.console import printable
     from release.cli.entry import sigterm_stops
     from release.commands import images
-    from release.commands.outcome import Report, Run, schema_of
+    from release.commands.image_outcomes import BuildOutcome, SmokeOutcome, SnapshotOutcome
+    from release.commands.outcome import Run, schema_of
     from release.errors import ReleaseError, Terminated
 
     try:
@@ -56,7 +57,7 @@ def _run(session: Any, root: Path, kind: str, variant: str) -> None:
     run = Run(root, lambda line: session.log(printable(line, keep_newlines=True)))
     try:
         with sigterm_stops():
-            outcome: Report
+            outcome: BuildOutcome | SmokeOutcome | SnapshotOutcome
             if kind == "build":
                 outcome = images.build(
                     images.BuildRequest(variant, version=opts.version, force=opts.force, **guards),

@@ -16,6 +16,7 @@ import sys
 from release import __version__
 from release.commands.declare import Command
 from release.commands.registry import COMMANDS
+from release.errors import ExitCode
 
 TYPE_CHECKING = False  # typing is not imported for --help and --list (mypy reads this as usual)
 if TYPE_CHECKING:
@@ -111,10 +112,10 @@ def run(argv: Sequence[str]) -> int:
             wants_help, i = True, i + 1
         elif flag in ("-V", "--version"):
             sys.stdout.write(f"release {__version__}\n")
-            return 0
+            return ExitCode.OK
         elif flag in ("-l", "--list"):
             sys.stdout.write("tasks:\n" + _listing() + "\n")
-            return 0
+            return ExitCode.OK
         elif flag == "--debug":
             debug, i = True, i + 1
         elif flag == "--main-branch":
@@ -136,7 +137,7 @@ def run(argv: Sequence[str]) -> int:
             if shell not in COMPLETION_SHELLS:
                 raise Refused(f"--completion {shell!r}: use bash or zsh")
             sys.stdout.write(script(shell))
-            return 0
+            return ExitCode.OK
         else:
             known = [n for names, _, _ in GLOBAL_FLAGS for n in names if n.startswith("--")]
             from release.cli.arguments import flags_of, nearest
@@ -153,23 +154,23 @@ def run(argv: Sequence[str]) -> int:
     rest = words[i:]
     if not rest:
         sys.stdout.write(_usage())
-        return 0 if wants_help else 2
+        return ExitCode.OK if wants_help else ExitCode.USAGE
     if rest[0] == "__complete":
         from release.cli.completion import complete
 
         sys.stdout.write("".join(f"{c}\n" for c in complete(rest[1:])))
-        return 0
+        return ExitCode.OK
     command = _task(rest[0])
     from release.cli.arguments import ArgumentsRefused, parser_of
 
     parser = parser_of(command)
     if wants_help:
         sys.stdout.write(parser.format_help())
-        return 0
+        return ExitCode.OK
     try:
         parsed = parser.parse_intermixed_args(rest[1:])
     except SystemExit as done:  # --help: argparse printed it
-        return int(done.code or 0)
+        return int(done.code or ExitCode.OK)
     except ArgumentsRefused as refused:
         raise Refused(str(refused), refused.usage) from None
     from release.cli.dispatch import dispatch
@@ -184,9 +185,9 @@ def main() -> None:
         from release.cli.console import error
 
         error(f"{err} (see {err.usage})" if err.usage else str(err))
-        code = 2
+        code = ExitCode.USAGE
     except BrokenPipeError:  # `release notes | head`: the reader left; that is not an error
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        code = 0
-    sys.exit(code)
+        code = ExitCode.OK
+    sys.exit(int(code))

@@ -23,6 +23,7 @@ from release.cli.dispatch import dispatch
 from release.cli.invoke_settings import inert, refusal
 from release.commands.declare import Command, Kind, Option
 from release.commands.registry import COMMANDS
+from release.errors import ExitCode
 
 __all__ = ["ns"]
 
@@ -99,7 +100,7 @@ def _refuse_inert(command: Command, c: Context) -> None:
     if found:
         dry_run = any(o.name == "dry-run" for o in command.options)
         error(refusal(f"release.{command.name}", found, dry_run=dry_run))
-        raise Exit(code=2)
+        raise Exit(code=ExitCode.USAGE)
 
 
 def _task(command: Command) -> Task:  # type: ignore[type-arg]
@@ -112,7 +113,7 @@ def _task(command: Command) -> Task:  # type: ignore[type-arg]
         # invoke's -d (or INVOKE_DEBUG) turned its log on: a traceback too, as release --debug
         debug = logging.getLogger("invoke").isEnabledFor(logging.DEBUG)
         code = dispatch(command, values, debug=debug)
-        if code:
+        if code != ExitCode.OK:
             raise Exit(code=code)
 
     params = [inspect.Parameter("c", inspect.Parameter.POSITIONAL_OR_KEYWORD)]

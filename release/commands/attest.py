@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from release.commands.common import ids, opened
-from release.commands.outcome import Report, Run
+from release.commands.image_outcomes import AttestOutcome
+from release.commands.outcome import Run
 
 __all__ = ["AttestRequest", "attest"]
 
@@ -20,7 +21,7 @@ class AttestRequest:
     json: bool = False
 
 
-def attest(request: AttestRequest, run: Run) -> Report:
+def attest(request: AttestRequest, run: Run) -> AttestOutcome:
     """Attach, or (dry) say what would be; a document per platform image."""
     from release.images.attest import attest_images
     from release.images.image_signing import provenance_signer
@@ -31,32 +32,4 @@ def attest(request: AttestRequest, run: Run) -> Report:
     done = attest_images(
         ws, ids(request.variant), dry_run=request.dry_run, say=run.say, signer=signer
     )
-    lines = tuple(
-        f"{a.row}: {a.subject}: SBOM {a.sbom or '(not attached yet)'}"
-        + (f" ({a.packages} packages)" if a.packages is not None else "")
-        + f", provenance {a.provenance or '(not attached yet)'} "
-        + (f"(signed by {a.signed_by})" if a.signed_by else "(unsigned)")
-        for a in done
-    )
-    return Report(
-        ("dry run, nothing attached:", *lines) if request.dry_run else lines,
-        {
-            "dry_run": request.dry_run,
-            "version": ws.source.version,
-            "images": [
-                {
-                    "row": a.row,
-                    "subject": a.subject,
-                    "repository": a.repository,
-                    "sbom": {"digest": a.sbom, "packages": a.packages},
-                    "provenance": {
-                        "digest": a.provenance,
-                        "signed": a.signed_by is not None,
-                        "signed_by": a.signed_by,
-                    },
-                    "written": list(a.written),
-                }
-                for a in done
-            ],
-        },
-    )
+    return AttestOutcome(ws.source.version, tuple(done), request.dry_run)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from release.commands.common import opened
 from release.commands.outcome import JSONValue, Run
 from release.core.doctor import Health, Item
-from release.errors import SignatureError, UsageError
+from release.errors import ExitCode, SignatureError, UsageError
 from release.flows.doctor import check_items
 
 __all__ = ["CheckOutcome", "CheckRequest", "check"]
@@ -38,8 +38,8 @@ class CheckOutcome:
         return [i for i in self.items if i.status is Health.PROBLEM]
 
     @property
-    def exit_code(self) -> int:
-        return 1 if self.problems else 0
+    def exit_code(self) -> ExitCode:
+        return ExitCode.FAILED if self.problems else ExitCode.OK
 
     def text(self) -> Iterable[str]:
         yield from (item.line() for item in self.items)

@@ -1,15 +1,14 @@
-"""What the commands share: the repository they open, and a plan as lines and a document."""
+"""What the commands share: the repository they open, values as JSON, and a plan's lines."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, cast
 
-from release.commands.outcome import JSONValue, Report, Run
+from release.commands.outcome import JSONValue, Run
 
 if TYPE_CHECKING:
     from release.adapters.generated_files import Written
-    from release.core.plan import Plan
     from release.flows.context import ReleaseContext
 
 __all__ = [
@@ -19,7 +18,7 @@ __all__ = [
     "ids",
     "notices",
     "opened",
-    "plan_report",
+    "plan_lines",
     "registry_option",
 ]
 
@@ -86,30 +85,6 @@ def plan_lines(lines: Sequence[str], *, dry_run: bool, steps: int = 1) -> list[s
     head, *rest = lines
     lead = "dry run, nothing changed: " + ("would " if steps else "")
     return [(lead if dry_run else "") + head, *rest]
-
-
-def plan_report(
-    plan: Plan,
-    *,
-    dry_run: bool,
-    report: Iterable[str] | None = None,
-    before: Iterable[str] = (),
-) -> Report:
-    """A plan's outcome: ``before`` (notices), the plan itself when it is a dry run or
-    nothing was done, then what was done; as JSON, the plan's document with ``dry_run``
-    and the report lines."""
-    said = list(report) if report is not None else None
-    data: dict[str, JSONValue] = {
-        k: as_json(v) for k, v in cast(Mapping[str, object], plan.to_dict()).items()
-    }
-    data["dry_run"] = dry_run
-    if said is not None:
-        data["report"] = list(said)
-    lines = list(before)
-    if dry_run or not said:
-        lines += plan_lines(plan.lines(), dry_run=dry_run, steps=len(plan.steps))
-    lines += said or []
-    return Report(tuple(lines), data)
 
 
 def forced_lines(written: Iterable[Written]) -> list[str]:

@@ -14,15 +14,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from release.commands.common import context, forced_lines, registry_option
-from release.commands.outcome import Report, Run
-from release.errors import ConfigError, RefusedError
+from release.commands.outcome import JSONValue, Run
+from release.errors import ConfigError, ExitCode, RefusedError
 
 if TYPE_CHECKING:
+    from release.adapters.generated_files import Written
     from release.core.ci_config import CiSettings
     from release.core.tool_pins import ToolInstall
     from release.flows.context import ReleaseContext
 
-__all__ = ["BakeRequest", "CiFormat", "CiRequest", "RehearseRequest", "bake", "ci", "rehearse"]
+__all__ = [
+    "BakeOutcome",
+    "BakeRequest",
+    "CiFormat",
+    "CiOutcome",
+    "CiRequest",
+    "RehearseOutcome",
+    "RehearseRequest",
+    "bake",
+    "ci",
+    "rehearse",
+]
 
 DEFAULT_DIRS = {"buildkite": ".buildkite", "github": ".github/workflows"}  # by format
 
@@ -44,7 +56,30 @@ class BakeRequest:
     json: bool = False
 
 
-def bake(request: BakeRequest, run: Run) -> Report:
+@dataclass(frozen=True)
+class BakeOutcome:
+    """``bake``: the bake file written, its targets (one per variant) and the files only
+    ``--force`` let it replace."""
+
+    path: Path
+    image: str
+    targets: tuple[str, ...]
+    written: tuple[Written, ...]
+    exit_code: ExitCode = ExitCode.OK
+
+    def text(self) -> tuple[str, ...]:
+        head = f"wrote {self.path}: {len(self.targets)} target(s) of {self.image}"
+        return (head, *forced_lines(self.written))
+
+    def document(self) -> dict[str, JSONValue]:
+        return {
+            "path": str(self.path),
+            "targets": list(self.targets),
+            "replaced": [str(w.path) for w in self.written if w.forced],
+        }
+
+
+def bake(request: BakeRequest, run: Run) -> BakeOutcome:
     from release.adapters.files import output_path
     from release.adapters.generated_files import Generated, write_generated, written_by
     from release.core.generated import Spelling
@@ -72,17 +107,8 @@ def bake(request: BakeRequest, run: Run) -> Report:
         command="release bake",
         root=ctx.root,
     )
-    return Report(
-        (
-            f"wrote {path}: {len(matrix.variants)} target(s) of {matrix.name}",
-            *forced_lines(written),
-        ),
-        {
-            "path": str(path),
-            "targets": [v.id for v in matrix.variants],
-            "replaced": [str(w.path) for w in written if w.forced],
-        },
-    )
+    targets = tuple(v.id for v in matrix.variants)
+    return BakeOutcome(path, matrix.name, targets, tuple(written))
 
 
 class CiFormat(enum.Enum):
@@ -165,7 +191,42 @@ def _install_line(install: ToolInstall) -> str:
     )
 
 
-def ci(request: CiRequest, run: Run) -> Report:
+@dataclass(frozen=True)
+class CiOutcome:
+    """``ci``: the pipeline files written (``first`` the one the output leads with), the
+    jobs in them, the noxfile written (None: there already), how the jobs install this
+    tool; ``said``: what the output says of them, before the files ``--force`` replaced."""
+
+    first: Path
+    paths: tuple[Path, ...]
+    jobs: tuple[str, ...]
+    noxfile: Path | None
+    written: tuple[Written, ...]
+    install: ToolInstall
+    said: tuple[str, ...]
+    exit_code: ExitCode = ExitCode.OK
+
+    def text(self) -> tuple[str, ...]:
+        return (*self.said, *forced_lines(self.written))
+
+    def document(self) -> dict[str, JSONValue]:
+        install = self.install
+        return {
+            "path": str(self.first),
+            "paths": [str(p) for p in self.paths],
+            "jobs": list(self.jobs),
+            "noxfile": None if self.noxfile is None else str(self.noxfile),
+            "replaced": [str(w.path) for w in self.written if w.forced],
+            "install": {
+                "kind": install.kind.name.lower(),
+                "requirement": install.line,
+                "nox": install.nox or None,
+                "from": install.origin,
+            },
+        }
+
+
+def ci(request: CiRequest, run: Run) -> CiOutcome:
     from release.adapters.files import output_path
     from release.adapters.generated_files import Generated, write_generated, written_by
     from release.core.ci_config import CiSettings
@@ -246,24 +307,15 @@ def ci(request: CiRequest, run: Run) -> Report:
             + ("the job's token, contents: write on that job only)" if fmt == "github"
                else "the agent's environment)")
         )  # fmt: skip
-    wrote = None if noxfile is None else str(noxfile)
-    lines += [f"wrote {wrote}: the image sessions the jobs run"] if wrote else []
-    lines += forced_lines(written)
-    return Report(
+    lines += [f"wrote {noxfile}: the image sessions the jobs run"] if noxfile else []
+    return CiOutcome(
+        first,
+        tuple(paths[n] for n in files),
+        tuple(j.label for j in [*jobs, *([promote] if promote else [])]),
+        noxfile,
+        tuple(written),
+        install,
         tuple(lines),
-        {
-            "path": str(first),
-            "paths": [str(paths[n]) for n in files],
-            "jobs": [j.label for j in [*jobs, *([promote] if promote else [])]],
-            "noxfile": wrote,
-            "replaced": [str(w.path) for w in written if w.forced],
-            "install": {
-                "kind": install.kind.name.lower(),
-                "requirement": install.line,
-                "nox": install.nox or None,
-                "from": install.origin,
-            },
-        },
     )
 
 
@@ -274,8 +326,25 @@ class RehearseRequest:
     json: bool = False
 
 
-def rehearse(request: RehearseRequest, run: Run) -> Report:
+@dataclass(frozen=True)
+class RehearseOutcome:
+    """``rehearse``: whether the whole rc cycle passed (its story was said as it ran)."""
+
+    passed: bool
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return ExitCode.OK if self.passed else ExitCode.FAILED
+
+    def text(self) -> tuple[str, ...]:
+        return ()
+
+    def document(self) -> dict[str, JSONValue]:
+        return {"passed": self.passed}
+
+
+def rehearse(request: RehearseRequest, run: Run) -> RehearseOutcome:
     from release.sample.rehearse import rehearse as story
 
     ok = story(keep=request.keep, workdir=request.workdir, say=run.say)
-    return Report((), {"passed": ok}, 0 if ok else 1)
+    return RehearseOutcome(ok)

@@ -13,11 +13,17 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from release.commands.common import context
-from release.commands.outcome import JSONValue, Report, Run
+from release.commands.outcome import JSONValue, Run
+from release.errors import ExitCode
 
-__all__ = ["GitHubReleaseRequest", "github_release"]
+if TYPE_CHECKING:
+    from release.core.github_release import GitHubReleasePlan
+    from release.flows.github_release import Applied
+
+__all__ = ["GitHubReleaseOutcome", "GitHubReleaseRequest", "github_release"]
 
 
 @dataclass(frozen=True)
@@ -27,9 +33,53 @@ class GitHubReleaseRequest:
     json: bool = False
 
 
-def github_release(request: GitHubReleaseRequest, run: Run) -> Report:
+@dataclass(frozen=True)
+class GitHubReleaseOutcome:
+    """``github-release``: the release planned, and what ``gh`` did (None: a dry run,
+    which sent nothing)."""
+
+    plan: GitHubReleasePlan
+    applied: Applied | None
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return ExitCode.OK
+
+    def text(self) -> tuple[str, ...]:
+        from release.core.terminal_text import escaped
+
+        plan, applied = self.plan, self.applied
+        if applied is None:
+            return ("dry run, nothing sent:", *plan.plan_lines())
+        where = f"{plan.kind} {plan.tag} on {plan.repo.spec}"
+        said = f" ({', '.join(applied.differences)} set again)" if applied.differences else ""
+        done = (
+            f"made {where}" if not applied.found
+            else f"updated {where}{said}" if applied.actions
+            else f"{where} is up to date"
+        )  # fmt: skip
+        lines = [*plan.head(), f"{done}: {escaped(applied.url)}"]
+        if plan.assets:
+            lines.append(f"assets sent: {', '.join(a.name for a in plan.assets)}")
+        return tuple(lines)
+
+    def document(self) -> dict[str, JSONValue]:
+        plan, applied = self.plan, self.applied
+        data: dict[str, JSONValue] = {**plan.to_dict(), "dry_run": applied is None}
+        if applied is None:
+            commands = plan.commands()
+            data["commands"] = {k: [list(a) for a in v] for k, v in commands.items()}
+            return data
+        return data | {
+            "actions": [a.value for a in applied.actions],
+            "found": applied.found,
+            "differences": list(applied.differences),
+            "url": applied.url,
+        }
+
+
+def github_release(request: GitHubReleaseRequest, run: Run) -> GitHubReleaseOutcome:
     from release.adapters.github import Gh
-    from release.core.terminal_text import escaped
     from release.flows.github_release import (
         apply,
         github_repo,
@@ -44,27 +94,7 @@ def github_release(request: GitHubReleaseRequest, run: Run) -> Report:
     require_pushed(ctx, tag)
     with tempfile.TemporaryDirectory(prefix="release-github-") as scratch:
         plan = plan_release(ctx, tag, Path(scratch), repo)
-        data: dict[str, JSONValue] = {**plan.to_dict(), "dry_run": request.dry_run}
         if request.dry_run:
-            commands = plan.commands()
-            data["commands"] = {k: [list(a) for a in v] for k, v in commands.items()}
-            lines = ["dry run, nothing sent:", *plan.plan_lines()]
-            return Report(tuple(lines), data)
+            return GitHubReleaseOutcome(plan, None)
         applied = apply(plan, Gh(repo), Path(scratch), run.say)
-    where = f"{plan.kind} {plan.tag} on {plan.repo.spec}"
-    said = f" ({', '.join(applied.differences)} set again)" if applied.differences else ""
-    done = (
-        f"made {where}" if not applied.found
-        else f"updated {where}{said}" if applied.actions
-        else f"{where} is up to date"
-    )  # fmt: skip
-    lines = [*plan.head(), f"{done}: {escaped(applied.url)}"]
-    if plan.assets:
-        lines.append(f"assets sent: {', '.join(a.name for a in plan.assets)}")
-    data |= {
-        "actions": [a.value for a in applied.actions],
-        "found": applied.found,
-        "differences": list(applied.differences),
-        "url": applied.url,
-    }
-    return Report(tuple(lines), data)
+    return GitHubReleaseOutcome(plan, applied)

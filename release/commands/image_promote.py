@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from release.commands.common import context
-from release.commands.outcome import JSONValue, Report, Run
-from release.errors import ConfigError, RefusedError, UsageError
+from release.commands.outcome import JSONValue, Run
+from release.errors import ConfigError, ExitCode, RefusedError, UsageError
 
-__all__ = ["ImagePromoteRequest", "promote"]
+__all__ = ["ImagePromoteOutcome", "ImagePromoteRequest", "promote"]
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,40 @@ class ImagePromoteRequest:
     json: bool = False
 
 
-def promote(request: ImagePromoteRequest, run: Run) -> Report:
+@dataclass(frozen=True)
+class ImagePromoteOutcome:
+    """``images.promote``: the final given its rc's images; ``pushed``: whether its
+    manifest went to ``remote`` (False: it was there already; None: ``--push`` not given)."""
+
+    tag: str
+    rc: str
+    signed_by: str | None
+    remote: str
+    pushed: bool | None = None
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return ExitCode.OK
+
+    def text(self) -> tuple[str, ...]:
+        from release.adapters.git_notes import notes_ref
+
+        if self.pushed is None:
+            return ()
+        return (
+            f"{'pushed' if self.pushed else 'already on'} {self.remote}: {notes_ref(self.tag)}",
+        )
+
+    def document(self) -> dict[str, JSONValue]:
+        return {
+            "tag": self.tag,
+            "from": self.rc,
+            "pushed": bool(self.pushed),
+            "signed_by": self.signed_by,
+        }
+
+
+def promote(request: ImagePromoteRequest, run: Run) -> ImagePromoteOutcome:
     from release.adapters.git_notes import fetch_note, notes_ref
     from release.commands.tags import rc_images
     from release.core.terminal_text import escaped
@@ -90,17 +123,8 @@ def promote(request: ImagePromoteRequest, run: Run) -> Report:
     side = made(Promotion(final.name, str(final.version), rc.name, rc.commit))
     if side is not None:
         side.apply(run.say)
-    data: dict[str, JSONValue] = {
-        "tag": final.name,
-        "from": rc.name,
-        "pushed": False,
-        "signed_by": signing.key if signing else None,
-    }
-    lines = []
+    pushed = None
     if request.push:
-        sent = push_manifest(ctx.repo, ctx.config.remote, final.name, final.commit)
-        data["pushed"] = sent
-        lines.append(
-            f"{'pushed' if sent else 'already on'} {ctx.config.remote}: {notes_ref(final.name)}"
-        )
-    return Report(tuple(lines), data)
+        pushed = push_manifest(ctx.repo, ctx.config.remote, final.name, final.commit)
+    signed_by = signing.key if signing else None
+    return ImagePromoteOutcome(final.name, rc.name, signed_by, ctx.config.remote, pushed)

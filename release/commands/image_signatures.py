@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from release.commands.outcome import JSONValue, Report, Run
+from release.commands.image_outcomes import SignaturesOutcome
+from release.commands.outcome import Run
 
 __all__ = ["SignaturesRequest", "signatures"]
 
@@ -17,11 +18,9 @@ class SignaturesRequest:
     json: bool = False
 
 
-def signatures(request: SignaturesRequest, run: Run) -> Report:
+def signatures(request: SignaturesRequest, run: Run) -> SignaturesOutcome:
     """Merge; what was added."""
     from release.images.image_signing import merge_signatures
 
     added = merge_signatures(request.merge, request.into, run.say)
-    merged: list[JSONValue] = list(request.merge)
-    written: list[JSONValue] = list(added)
-    return Report((), {"into": request.into, "merged": merged, "added": written})
+    return SignaturesOutcome(request.into, tuple(request.merge), tuple(added))

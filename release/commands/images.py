@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from release.commands.common import as_json, context, ids, opened, registry_option
-from release.commands.outcome import JSONValue, Report, Run
-from release.errors import ReleaseError, UsageError
+from release.commands.common import context, ids, opened, registry_option
+from release.commands.image_outcomes import (
+    BuildOutcome,
+    MatrixOutcome,
+    PublishOutcome,
+    PullOutcome,
+    ReproduceOutcome,
+    SmokeOutcome,
+    SnapshotOutcome,
+    TransferOutcome,
+)
+from release.commands.outcome import JSONValue, Run
+from release.errors import UsageError
 
 if TYPE_CHECKING:
     from release.images.workspace import Workspace
@@ -66,7 +77,7 @@ class BuildRequest:
     json: bool = False
 
 
-def build(request: BuildRequest, run: Run) -> Report:
+def build(request: BuildRequest, run: Run) -> BuildOutcome:
     from release.images import workspace
     from release.images.build_cache import cache_registry
 
@@ -85,22 +96,7 @@ def build(request: BuildRequest, run: Run) -> Report:
         live=run.live,
         cache=cache,
     )
-    return Report(
-        (),
-        {
-            "version": ws.source.version,
-            "variants": [
-                {
-                    "variant": r.variant,
-                    "status": str(r.status.value if hasattr(r.status, "value") else r.status),
-                    "tags": list(r.tags),
-                    "image_id": r.image_id,
-                    "seconds": round(r.seconds, 3),
-                }
-                for r in results
-            ],
-        },
-    )
+    return BuildOutcome(ws.source.version, tuple(results))
 
 
 @dataclass(frozen=True)
@@ -112,31 +108,13 @@ class SmokeRequest:
     json: bool = False
 
 
-def smoke(request: SmokeRequest, run: Run) -> Report:
+def smoke(request: SmokeRequest, run: Run) -> SmokeOutcome:
     from release.images import workspace
 
     ws = _workspace(run, request.version, request.allow_dirty, request.allow_shallow, inspect=True)
-    documents: list[str] = []
-    try:
-        workspace.smoke(
-            ws,
-            ids(request.variant),
-            say=documents.append,
-            as_json=True,
-            note=run.say,
-            live=run.live,
-        )
-    except ReleaseError as err:
-        if not documents:
-            raise
-        return Report((), _document(documents), err.exit_code, err.one_line())
-    return Report((), _document(documents))
-
-
-def _document(said: list[str]) -> dict[str, JSONValue]:
-    data = json.loads(said[-1])
-    assert isinstance(data, dict)
-    return data
+    reports = workspace.smoke(ws, ids(request.variant), say=run.say, live=run.live)
+    failed = workspace.smoke_failed(reports)
+    return SmokeOutcome(ws.source.version, tuple(reports), failed.one_line() if failed else None)
 
 
 @dataclass(frozen=True)
@@ -150,7 +128,7 @@ class SnapshotRequest:
     json: bool = False
 
 
-def snapshot(request: SnapshotRequest, run: Run) -> Report:
+def snapshot(request: SnapshotRequest, run: Run) -> SnapshotOutcome:
     from release.images import workspace
 
     ws = _workspace(
@@ -163,19 +141,10 @@ def snapshot(request: SnapshotRequest, run: Run) -> Report:
     chosen = ids(request.variant) or list(ws.matrix.snapshot_ids())
     if request.dry_run:
         workspace.snapshot_plan(ws, chosen, say=run.say)
-        return Report((), {"dry_run": True, "variants": list(chosen)})
+        return SnapshotOutcome(ws.source.version, dry_run=True, chosen=tuple(chosen))
     baseline = Path(request.baseline) if request.baseline else None
     reports = workspace.snapshot(ws, chosen, baseline=baseline, say=run.say, live=run.live)
-    return Report(
-        (),
-        {
-            "version": ws.source.version,
-            "variants": [
-                {"variant": r.variant, "record": as_json(r.record), "path": str(r.path)}
-                for r in reports
-            ],
-        },
-    )
+    return SnapshotOutcome(ws.source.version, tuple(reports))
 
 
 @dataclass(frozen=True)
@@ -186,13 +155,13 @@ class TransferRequest:
     json: bool = False
 
 
-def push(request: TransferRequest, run: Run) -> Report:
+def push(request: TransferRequest, run: Run) -> TransferOutcome:
     from release.images.transfer import push_images
 
     registry = registry_option(request.registry)
     ws = _workspace(run, request.version)
     sent = push_images(ws, ids(request.variant), registry, say=run.say)
-    return Report((), {"pushed": list(sent)})
+    return TransferOutcome(tuple(sent))
 
 
 @dataclass(frozen=True)
@@ -207,7 +176,7 @@ class PublishRequest:
     json: bool = False
 
 
-def publish(request: PublishRequest, run: Run) -> Report:
+def publish(request: PublishRequest, run: Run) -> PublishOutcome:
     """Publish the images, or (dry) say what would be; a document per variant."""
     from release.adapters.registry import Registry
     from release.images.image_signing import image_signing
@@ -236,47 +205,17 @@ def publish(request: PublishRequest, run: Run) -> Report:
         signing=signing,
         origin=origin,
     )
-    lines = tuple(
-        f"{'would publish' if request.dry_run else 'published'} {p.group}: "
-        f"{p.digest or '(index not made yet)'} as {', '.join(p.refs)}"
-        for p in done
-    )
-    return Report(
-        ("dry run, nothing pushed:", *lines) if request.dry_run else lines,
-        {
-            "dry_run": request.dry_run,
-            "version": ws.source.version,
-            "variants": [
-                {
-                    "variant": p.group,
-                    "index": {"digest": p.digest, "tags": list(p.refs), "written": list(p.written)},
-                    "signed_by": signing.key if signing and not request.dry_run else None,
-                    "platforms": [
-                        {
-                            "row": i.row,
-                            "platform": i.platform,
-                            "image_id": i.image_id,
-                            "digest": i.digest,
-                            "tag": i.ref,
-                            "pushed": i.pushed,
-                            "from": i.source,
-                        }
-                        for i in p.images
-                    ],
-                }
-                for p in done
-            ],
-        },
-    )
+    signed_by = signing.key if signing and not request.dry_run else None
+    return PublishOutcome(ws.source.version, tuple(done), request.dry_run, signed_by)
 
 
-def pull(request: TransferRequest, run: Run) -> Report:
+def pull(request: TransferRequest, run: Run) -> PullOutcome:
     from release.images.transfer import pull_images
 
     registry = registry_option(request.registry)
     ws = _workspace(run, request.version)
     got = pull_images(ws, ids(request.variant), registry, say=run.say)
-    return Report((), {"pulled": list(got)})
+    return PullOutcome(tuple(got))
 
 
 @dataclass(frozen=True)
@@ -284,22 +223,8 @@ class MatrixRequest:
     json: bool = False
 
 
-def matrix(request: MatrixRequest, run: Run) -> Report:
-    from release.images.workspace import matrix_json
-
-    m = context(run).config.matrix
-    if m is None:
-        return Report(("no [tool.release.images] in this repository",), {"variants": []})
-    data = json.loads(matrix_json(m))
-    width = max(8, *(len(v.id) for v in m.variants))
-    tags = max(40, *(len(m.tag(v, "v{version}")) for v in m.variants))
-    lines = tuple(
-        f"{v.id:{width}} {v.accelerator.label:13}{m.tag(v, 'v{version}'):{tags}} "
-        f"{'snapshot' if m.has_snapshot(v) else 'no snapshot':12} base {v.base_image}"
-        + (f" ({v.platform})" if v.platform else "")
-        for v in m.variants
-    )
-    return Report(lines, data if isinstance(data, dict) else {"matrix": data})
+def matrix(request: MatrixRequest, run: Run) -> MatrixOutcome:
+    return MatrixOutcome(context(run).config.matrix)
 
 
 @dataclass(frozen=True)
@@ -319,7 +244,7 @@ class ReproduceRequest:
     json: bool = False
 
 
-def reproduce(request: ReproduceRequest, run: Run) -> Report:
+def reproduce(request: ReproduceRequest, run: Run) -> ReproduceOutcome:
     """Rebuild the tag's images and compare; exit 1 on drift."""
     from release.images.image_signing import image_trust
     from release.images.reproduce import reproduce as rebuild
@@ -341,27 +266,12 @@ def reproduce(request: ReproduceRequest, run: Run) -> Report:
         say=run.say,
         live=run.live,
     )
-    data: dict[str, JSONValue] = {
-        "tag": found.tag,
-        "drifted": list(found.drifted),
-        "verdicts": {
-            variant: [as_json(_field(f)) for f in fields]
-            for variant, fields in found.verdicts.items()
-        },
-        "notices": list(found.notices),
-        "against": found.against,
-        "signatures": as_json(found.signatures),
-        "host_allowed_by": found.host_allowed_by,
-        "image_signatures": [as_json(c.to_dict()) for c in found.image_signatures],
-        "provenance_signatures": {
-            row: as_json(c.to_dict()) for row, c in found.provenance_signatures.items()
-        },
-    }
-    _keep_verdict(run, found.tag, data)
-    return Report((found.summary(),), data, 1 if found.drifted else 0)
+    outcome = ReproduceOutcome(found)
+    _keep_verdict(run, found.tag, outcome.document())
+    return outcome
 
 
-def _keep_verdict(run: Run, tag: str, data: dict[str, JSONValue]) -> None:
+def _keep_verdict(run: Run, tag: str, data: Mapping[str, JSONValue]) -> None:
     """The verdict as ``--json`` prints it, kept for the rc page (``release report``):
     ``<git dir>/release/reproduce/<tag>.json``, replaced by the next run."""
     from release.adapters.files import atomic_write
@@ -370,9 +280,3 @@ def _keep_verdict(run: Run, tag: str, data: dict[str, JSONValue]) -> None:
     path = reproduce_record_path(context(run).repo.git_dir, tag)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
-
-
-def _field(verdict: object) -> object:
-    import dataclasses
-
-    return dataclasses.asdict(verdict) if dataclasses.is_dataclass(verdict) else str(verdict)  # type: ignore[arg-type]

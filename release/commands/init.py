@@ -40,7 +40,7 @@ from release.core.conventions import Guess
 from release.core.generated import Spelling
 from release.core.init_text import render_table
 from release.core.terminal_text import escaped
-from release.errors import ConfigError, RefusedError, UsageError
+from release.errors import ConfigError, ExitCode, RefusedError, UsageError
 
 __all__ = ["InitOutcome", "InitRequest", "init"]
 
@@ -63,8 +63,8 @@ class InitOutcome:
     forced: tuple[str, ...] = ()  # what --force replaced, as said
 
     @property
-    def exit_code(self) -> int:
-        return 0
+    def exit_code(self) -> ExitCode:
+        return ExitCode.OK
 
     def text(self) -> Iterable[str]:
         if self.dry_run:

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from release.commands.common import as_json, context, opened
-from release.commands.outcome import JSONValue, Report, Run
-from release.errors import RefusedError, UsageError
+from release.commands.outcome import JSONValue, Run
+from release.errors import ExitCode, RefusedError, UsageError
 
-__all__ = ["ManifestRequest", "manifest", "show"]
+__all__ = ["ManifestOutcome", "ManifestRequest", "manifest", "show"]
 
 ACTIONS = ("show",)
 
@@ -48,6 +48,23 @@ def _summary(document: Mapping[str, JSONValue]) -> list[str]:
 
 
 @dataclass(frozen=True)
+class ManifestOutcome:
+    """``manifest``: the release manifest, as the document it is (its records are the
+    manifest's own, :mod:`release.core.manifest`), and what was done with it: the gaps of a
+    partial one, where it was recorded and pushed, or why it was not."""
+
+    manifest: Mapping[str, JSONValue]
+    said: tuple[str, ...] = ()
+    exit_code: ExitCode = ExitCode.OK
+
+    def text(self) -> tuple[str, ...]:
+        return self.said
+
+    def document(self) -> Mapping[str, JSONValue]:
+        return self.manifest
+
+
+@dataclass(frozen=True)
 class ManifestRequest:
     action: str | None = None  # "show": print a tag's published manifest
     tag: str | None = None
@@ -60,7 +77,7 @@ class ManifestRequest:
     no_record: bool = False
 
 
-def manifest(request: ManifestRequest, run: Run) -> Report:
+def manifest(request: ManifestRequest, run: Run) -> ManifestOutcome:
     """Merge the parts, show or write the manifest, and record it as the tag's note. The
     summary shows the manifest's fields escaped (parts come from CI artifacts)."""
     from release.adapters.files import atomic_write, output_path
@@ -88,20 +105,20 @@ def manifest(request: ManifestRequest, run: Run) -> Report:
             said(line)
     if request.partial:
         gaps = [f"missing: {escaped(gap)}" for gap in missing(document, variant_rules(ws.matrix))]
-        return Report(tuple(gaps), data)
+        return ManifestOutcome(data, tuple(gaps))
     tag = document.get("tag")
     if not tag:
-        return Report(
-            ("untagged build: the manifest is complete but not recorded (only tags have one)",),
+        return ManifestOutcome(
             data,
+            ("untagged build: the manifest is complete but not recorded (only tags have one)",),
         )
     if request.no_record:
-        return Report(
+        return ManifestOutcome(
+            data,
             (
                 f"complete; not recorded (--no-record): release manifest records it as "
                 f"{notes_ref(tag)}",
             ),
-            data,
         )
     recorded, signed = record_signed(
         ws.ctx.repo, tag, str(document["commit"]), lambda: publish(ws, document)
@@ -116,10 +133,10 @@ def manifest(request: ManifestRequest, run: Run) -> Report:
         lines.append(
             f"{'pushed' if sent else 'already on'} {ws.ctx.config.remote}: {notes_ref(tag)}"
         )
-    return Report(tuple(lines), data)
+    return ManifestOutcome(data, tuple(lines))
 
 
-def show(request: ManifestRequest, run: Run) -> Report:
+def show(request: ManifestRequest, run: Run) -> ManifestOutcome:
     """``manifest show TAG``: the tag's published manifest, checked as every command checks
     it (its schema, its tag, what the tag builds), as text or (``--json``) the document
     itself."""
@@ -145,4 +162,4 @@ def show(request: ManifestRequest, run: Run) -> Report:
         )
     data = as_json(found.document)
     assert isinstance(data, dict)
-    return Report(() if request.json else tuple(_summary(found.document)), data)
+    return ManifestOutcome(data, () if request.json else tuple(_summary(found.document)))

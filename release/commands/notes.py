@@ -9,6 +9,7 @@ from pathlib import Path
 
 from release.commands.common import context
 from release.commands.outcome import Run
+from release.errors import ExitCode
 
 __all__ = ["NotesFormat", "NotesOutcome", "NotesRequest", "NotesView", "notes"]
 
@@ -40,7 +41,7 @@ class NotesOutcome:
     text_: str
     written: Path | None
     format: NotesFormat
-    exit_code: int = 0
+    exit_code: ExitCode = ExitCode.OK
 
     def text(self) -> tuple[str, ...]:
         return ()

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from release.core.json_text import JSONValue
+from release.errors import ExitCode
 
-__all__ = ["SCHEMA_PREFIX", "JSONValue", "Outcome", "Report", "Run", "schema_of"]
+__all__ = ["SCHEMA_PREFIX", "JSONValue", "Outcome", "Run", "schema_of"]
 
 SCHEMA_PREFIX = "release/"
 
@@ -38,28 +39,16 @@ class Run:
 
 
 class Outcome(Protocol):
-    """A command's result: lines for a person, a document for a program, an exit code."""
+    """A command's result: lines for a person, a document for a program, an exit code.
+
+    Each command returns a frozen dataclass of its own (``StatusOutcome``, ``CutOutcome``,
+    ...) holding the records the floors below gave, serialised only by these methods.
+    One with an ``error`` (a ``str``) has it said as ``error: ...`` on stderr, after the
+    document."""
 
     @property
-    def exit_code(self) -> int: ...
+    def exit_code(self) -> ExitCode: ...
 
     def text(self) -> Iterable[str]: ...
 
     def document(self) -> Mapping[str, JSONValue]: ...
-
-
-@dataclass(frozen=True)
-class Report:
-    """The outcome most commands give: the lines that end its text (after the progress it
-    said while working), the JSON document, and the exit code."""
-
-    lines: tuple[str, ...] = ()
-    data: Mapping[str, JSONValue] = field(default_factory=dict)
-    exit_code: int = 0
-    error: str | None = None  # said as ``error: ...`` on stderr, after the document
-
-    def text(self) -> Iterable[str]:
-        return self.lines
-
-    def document(self) -> Mapping[str, JSONValue]:
-        return self.data

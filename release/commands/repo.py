@@ -4,16 +4,16 @@ request)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from release.commands.common import context, notices, plan_report
-from release.commands.outcome import Report, Run
+from release.commands.common import context, notices
+from release.commands.outcome import Run
+from release.commands.plan_outcome import CutOutcome, PickOutcome
 from release.errors import UsageError
 
 if TYPE_CHECKING:
-    from release.core.json_text import JSONValue
     from release.flows.main_reverts import MainRevert
 
 __all__ = ["CutRequest", "PickRequest", "cut", "pick"]
@@ -29,8 +29,9 @@ class CutRequest:
     json: bool = False
 
 
-def cut(request: CutRequest, run: Run) -> Report:
+def cut(request: CutRequest, run: Run) -> CutOutcome:
     from release.core.plan import StepKind
+    from release.core.plan_steps import SwitchTo
     from release.flows.cut import cut as make
 
     ctx = context(run)
@@ -43,17 +44,20 @@ def cut(request: CutRequest, run: Run) -> Report:
         dry_run=request.dry_run,
         say=run.say,
     )
-    done = [f"created {plan.info['branch']} at {plan.info['at'][:10]}"]
+    done = [f"created {plan.info.branch} at {plan.info.at[:10]}"]
     done += [
-        f"switched to {s.data['branch']}" if s.action is StepKind.SWITCH else s.detail
+        f"switched to {s.data_of(SwitchTo).branch}" if s.action is StepKind.SWITCH else s.detail
         for s in plan.steps
         if s.action in (StepKind.SWITCH, StepKind.SKIP, StepKind.BUMP_VERSION)
     ]
-    outcome = plan_report(
-        plan, dry_run=request.dry_run, report=None if request.dry_run else done, before=notices(ctx)
+    diff = (plan.info.version_diff or ()) if request.dry_run else ()
+    return CutOutcome(
+        plan,
+        request.dry_run,
+        report=None if request.dry_run else tuple(done),
+        before=tuple(notices(ctx)),
+        after=diff,
     )
-    diff = tuple(plan.info.get("version_diff") or ()) if request.dry_run else ()
-    return Report((*outcome.lines, *diff), outcome.data) if diff else outcome
 
 
 @dataclass(frozen=True)
@@ -72,7 +76,7 @@ class PickRequest:
     json: bool = False
 
 
-def pick(request: PickRequest, run: Run) -> Report:
+def pick(request: PickRequest, run: Run) -> PickOutcome:
     from release.adapters.files import read_text
     from release.flows import pick as flow
     from release.flows.pick_github import github_repo
@@ -93,7 +97,7 @@ def pick(request: PickRequest, run: Run) -> Report:
             lines = flow.continue_pick(ctx, say=run.say)
         else:
             lines = [flow.abort_pick(ctx, say=run.say)]
-        return Report(tuple(lines), {"report": list(lines)})
+        return PickOutcome(None, report=tuple(lines))
     picks = read_text(Path(request.file), "--file") if request.file is not None else None
     if request.file is not None and picks is None:
         raise UsageError(f"--file {request.file}: no such file")
@@ -118,8 +122,7 @@ def pick(request: PickRequest, run: Run) -> Report:
         asked = {r.ref for r in requests}
         requests += [Wanted(r.sha, request.reason) for r in reverts if r.sha not in asked]
         if not requests and not ask.queries:  # nothing to pick: said, and nothing else is read
-            found: list[JSONValue] = [*said]
-            return Report(tuple(said), {"report": found, "reverts": []})
+            return PickOutcome(None, report=tuple(said), reverts=())
     plan, report = flow.pick(
         ctx,
         requests,
@@ -129,16 +132,13 @@ def pick(request: PickRequest, run: Run) -> Report:
         dry_run=request.dry_run,
         say=run.say,
     )
-    outcome = plan_report(
+    return PickOutcome(
         plan,
-        dry_run=request.dry_run,
-        report=None if request.dry_run else report,
-        before=[*notices(ctx), *said],
+        request.dry_run,
+        report=None if request.dry_run else tuple(report),
+        before=(*notices(ctx), *said),
+        reverts=tuple(r.sha for r in reverts) if request.reverts else None,
     )
-    if not request.reverts:
-        return outcome
-    shas: list[JSONValue] = [r.sha for r in reverts]
-    return replace(outcome, data={**outcome.data, "reverts": shas})
 
 
 def _reverts_said(branch: str, reverts: list[MainRevert]) -> list[str]:

@@ -14,12 +14,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from release.commands.common import context, forced_lines
-from release.commands.outcome import Report, Run
-from release.errors import UsageError
+from release.commands.outcome import JSONValue, Run
+from release.errors import ExitCode, UsageError
 
-__all__ = ["ReportRequest", "page_name", "report"]
+if TYPE_CHECKING:
+    from release.adapters.generated_files import Written
+    from release.core.rc_page import RcPage
+
+__all__ = ["RcPageOutcome", "ReportRequest", "page_name", "report"]
 
 
 @dataclass(frozen=True)
@@ -35,12 +40,46 @@ def page_name(tag: str) -> str:
     return tag.replace("/", "-") + ".html"
 
 
-def report(request: ReportRequest, run: Run) -> Report:
+@dataclass(frozen=True)
+class RcPageOutcome:
+    """``report``: the rc page written to ``path``, what it shows, and the page ``--force``
+    let it replace."""
+
+    tag: str
+    path: Path
+    page: RcPage
+    written: tuple[Written, ...]
+    exit_code: ExitCode = ExitCode.OK
+
+    def text(self) -> tuple[str, ...]:
+        from release.core.terminal_text import escaped
+
+        page = self.page
+        said = f"{len(page.rows)} image(s) of {page.image}" + (
+            "" if page.reproduced else ", reproduce not run here"
+        )
+        return (
+            *(f"note: {escaped(n)}" for n in page.notices),
+            f"wrote {self.path} ({escaped(said)})",
+            *forced_lines(self.written),
+        )
+
+    def document(self) -> dict[str, JSONValue]:
+        return {
+            "path": str(self.path),
+            "replaced": [str(w.path) for w in self.written if w.forced],
+            "tag": self.tag,
+            "rows": [r.id for r in self.page.rows],
+            "reproduced": self.page.reproduced,
+            "notices": list(self.page.notices),
+        }
+
+
+def report(request: ReportRequest, run: Run) -> RcPageOutcome:
     from release.adapters.files import output_path
     from release.adapters.generated_files import Generated, write_generated, written_by
     from release.core.generated import Spelling
     from release.core.rc_page import render
-    from release.core.terminal_text import escaped
     from release.flows.published_tag import check_tag_name
     from release.flows.rc_page import gather
 
@@ -57,24 +96,7 @@ def report(request: ReportRequest, run: Run) -> Report:
         command="release report",
         root=ctx.root,
     )
-    said = f"{len(page.rows)} image(s) of {page.image}" + (
-        "" if page.reproduced else ", reproduce not run here"
-    )
-    return Report(
-        (
-            *(f"note: {escaped(n)}" for n in page.notices),
-            f"wrote {path} ({escaped(said)})",
-            *forced_lines(written),
-        ),
-        {
-            "path": str(path),
-            "replaced": [str(w.path) for w in written if w.forced],
-            "tag": request.tag,
-            "rows": [r.id for r in page.rows],
-            "reproduced": page.reproduced,
-            "notices": list(page.notices),
-        },
-    )
+    return RcPageOutcome(request.tag, path, page, tuple(written))
 
 
 def _directory(path: Path, tag: str) -> Path:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from release.commands.outcome import JSONValue, Run
 from release.core.config_schema import schema_text
+from release.errors import ExitCode
 
 __all__ = ["SchemaOutcome", "SchemaRequest", "schema"]
 
@@ -23,8 +24,8 @@ class SchemaOutcome:
     text_form: str  # the schema as shipped
 
     @property
-    def exit_code(self) -> int:
-        return 0
+    def exit_code(self) -> ExitCode:
+        return ExitCode.OK
 
     def text(self) -> Iterable[str]:
         return self.text_form.splitlines()

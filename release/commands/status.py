@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from release.commands.common import context
-from release.commands.outcome import Report, Run
+from release.commands.outcome import JSONValue, Run
+from release.errors import ExitCode
 
-__all__ = ["StatusRequest", "status"]
+if TYPE_CHECKING:
+    from release.flows.status import Status
+
+__all__ = ["StatusOutcome", "StatusRequest", "status"]
 
 
 @dataclass(frozen=True)
@@ -16,9 +21,27 @@ class StatusRequest:
     json: bool = False
 
 
-def status(request: StatusRequest, run: Run) -> Report:
-    from release.flows.status import read_status
-    from release.flows.status_lines import render_status
+@dataclass(frozen=True)
+class StatusOutcome:
+    """The state read: lines for a person (:func:`~release.flows.status_lines.render_status`),
+    its document for a program."""
 
-    s = read_status(context(run), offline=request.offline)
-    return Report(tuple(render_status(s)), s.to_dict())
+    state: Status
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return ExitCode.OK
+
+    def text(self) -> tuple[str, ...]:
+        from release.flows.status_lines import render_status
+
+        return tuple(render_status(self.state))
+
+    def document(self) -> dict[str, JSONValue]:
+        return self.state.to_dict()
+
+
+def status(request: StatusRequest, run: Run) -> StatusOutcome:
+    from release.flows.status import read_status
+
+    return StatusOutcome(read_status(context(run), offline=request.offline))

@@ -7,13 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from release.commands.common import context, plan_report
-from release.commands.outcome import Report, Run
+from release.commands.common import context
+from release.commands.outcome import Run
+from release.commands.plan_outcome import PromoteOutcome, PushOutcome, TagOutcome
 
 if TYPE_CHECKING:
     from release.core.plan import Plan, Step
     from release.flows.context import ReleaseContext
-    from release.flows.tag_apply import ImagesFor
+    from release.flows.tag_apply import ImagesFor, TagPlanInfo
     from release.images.image_signing import ImageSigning
 
 __all__ = [
@@ -27,12 +28,11 @@ __all__ = [
 ]
 
 
-def _made(plan: Plan, done: str) -> list[str]:
-    """What a tag or promote run reports: the tag made, or why nothing was (or what a
-    re-run finished)."""
+def _made(plan: Plan[TagPlanInfo], done: str) -> tuple[str, ...]:
+    """What a tag run reports: the tag made, or why nothing was."""
     if not plan.steps:
-        return [plan.summary]
-    return [done, "next: release push"]
+        return (plan.summary,)
+    return (done, "next: release push")
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class TagRequest:
     json: bool = False
 
 
-def tag(request: TagRequest, run: Run) -> Report:
+def tag(request: TagRequest, run: Run) -> TagOutcome:
     from release.flows.tagging import tag as make
 
     plan = make(
@@ -55,12 +55,11 @@ def tag(request: TagRequest, run: Run) -> Report:
         dry_run=request.dry_run,
         say=run.say,
     )
-    done = None if request.dry_run else _made(plan, f"tagged {plan.info.get('tag')}")
-    outcome = plan_report(plan, dry_run=request.dry_run, report=done)
-    if request.dry_run and "message" in plan.info:
-        diff = tuple(plan.info.get("version_diff") or ())
-        return Report((*outcome.lines, *diff, "", plan.info["message"]), outcome.data)
-    return outcome
+    done = None if request.dry_run else _made(plan, f"tagged {plan.info.tag}")
+    after: tuple[str, ...] = ()
+    if request.dry_run and plan.info.message is not None:
+        after = (*(plan.info.version_diff or ()), "", plan.info.message)
+    return TagOutcome(plan, request.dry_run, report=done, after=after)
 
 
 @dataclass(frozen=True)
@@ -73,7 +72,7 @@ class PromoteRequest:
     json: bool = False
 
 
-def promote(request: PromoteRequest, run: Run) -> Report:
+def promote(request: PromoteRequest, run: Run) -> PromoteOutcome:
     """The final tag on the last rc's commit, its changelog, and, where the rc has a
     manifest, the rc's images given the final's tags: one transaction. Whatever the image
     side would refuse is found before git changes; a run stopped anywhere is finished by
@@ -92,17 +91,17 @@ def promote(request: PromoteRequest, run: Run) -> Report:
         images=images,
     )
     if request.dry_run:
-        return plan_report(plan, dry_run=True)
-    finished = bool(plan.info.get("finished"))
+        return PromoteOutcome(plan, True)
+    finished = plan.info.finished
     if not plan.steps and not finished:
-        return plan_report(plan, dry_run=False, report=[plan.summary])
+        return PromoteOutcome(plan, False, report=(plan.summary,))
     done = [plan.summary] if finished else []
     if request.no_images and ctx.config.matrix is not None:
         done.append(
             f"images: not promoted (--no-images): release images.promote --tag "
-            f"{plan.info.get('tag')}, in a checkout of it, gives them"
+            f"{plan.info.tag}, in a checkout of it, gives them"
         )
-    return plan_report(plan, dry_run=False, report=[*done, "next: release push"])
+    return PromoteOutcome(plan, False, report=(*done, "next: release push"))
 
 
 @dataclass(frozen=True)
@@ -170,7 +169,7 @@ class PushRequest:
     json: bool = False
 
 
-def push(request: PushRequest, run: Run) -> Report:
+def push(request: PushRequest, run: Run) -> PushOutcome:
     from release.flows.push import push as send
 
     plan = send(context(run), dry_run=request.dry_run, say=run.say)
@@ -178,9 +177,9 @@ def push(request: PushRequest, run: Run) -> Report:
         None
         if request.dry_run
         else (
-            [f"pushed {len(plan.steps)} ref(s) to {plan.info['remote']}"]
+            (f"pushed {len(plan.steps)} ref(s) to {plan.info.remote}",)
             if plan.steps
-            else [plan.summary]
+            else (plan.summary,)
         )
     )
-    return plan_report(plan, dry_run=request.dry_run, report=done)
+    return PushOutcome(plan, request.dry_run, report=done)

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from release.core.json_text import parse_json
-from release.errors import ReleaseError
+from release.errors import ExitCode, ReleaseError
 
 __all__ = ["EnvelopeError", "Opened", "Signature", "dump", "open_envelope", "pae"]
 
@@ -33,7 +33,7 @@ _MAX_SIGNATURES = 16  # an envelope signed by more keys than this is not one of 
 class EnvelopeError(ReleaseError):
     """Bytes that are not a DSSE envelope."""
 
-    exit_code = 7
+    exit_code = ExitCode.EVIDENCE
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from release.core.json_text import TooDeep, parse_json
 from release.core.manifest_records import Manifest, VariantEntry
-from release.errors import ReleaseError
+from release.errors import ExitCode, ReleaseError
 
 if TYPE_CHECKING:
     from release.core.matrix import ImageMatrix
@@ -61,7 +61,7 @@ MAX_DEPTH = 64
 class ManifestError(ReleaseError):
     """A manifest or part that is not valid, disagrees with another or is incomplete."""
 
-    exit_code = 7
+    exit_code = ExitCode.EVIDENCE
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,11 @@
 """The release manifest as values: a :class:`Manifest` made once from a document its
 schema admitted (:func:`release.core.manifest.check`), then passed whole; each variant's
-parts are records (:class:`BuildRecord`, :class:`SmokeRecord`, :class:`SnapshotRecord`,
-:class:`PublishRecord`, :class:`AttestRecord`). Pure.
-
-Invariant: ``Manifest.of(document).document() == document`` for every document the schema
-admits, so what is written back (``json.dumps(..., sort_keys=True)``) is the text that
-was read, byte for byte. A key the schema makes optional is ``None`` here when the document
-leaves it out, and left out again; the parts whose shape belongs to another tool (a
-snapshot's runtime record, the image's inventory) are kept as the JSON they are.
-"""
+parts are records (build, smoke, snapshot, publish, attest). Pure. Invariant:
+``Manifest.of(document).document() == document`` for every document the schema admits, so
+what is written back (``json.dumps(..., sort_keys=True)``) is the text read, byte for byte.
+A key the schema makes optional is ``None`` here when the document leaves it out, and left
+out again; parts shaped by another tool (a snapshot's runtime record, the image's
+inventory) are kept as the JSON they are."""
 
 from __future__ import annotations
 
@@ -44,8 +41,12 @@ JSONObject = Mapping[str, JSONValue]
 # The schema admitted the document: its values are of the types these say.
 def _obj(value: JSONValue) -> dict[str, JSONValue]:
     return cast("dict[str, JSONValue]", value)
+
+
 def _strs(value: JSONValue) -> tuple[str, ...]:
     return tuple(cast("list[str]", value))
+
+
 def _table(value: JSONValue) -> dict[str, str]:
     return dict(cast("dict[str, str]", value))
 
@@ -237,9 +238,7 @@ class Index:
 
     @classmethod
     def of(cls, d: JSONObject) -> Index:
-        return cls(
-            cast(str, d["digest"]), _strs(d["tags"]), cast("str | None", d.get("signed_by"))
-        )
+        return cls(cast(str, d["digest"]), _strs(d["tags"]), cast("str | None", d.get("signed_by")))
 
     def document(self) -> dict[str, JSONValue]:
         out: dict[str, JSONValue] = {"digest": self.digest, "tags": list(self.tags)}

@@ -26,7 +26,7 @@ from typing import Any
 from release.core.json_text import parse_json
 from release.core.provenance import ENVELOPE_MEDIA_TYPE, PREDICATE_TYPE
 from release.core.sbom import SBOM_MEDIA_TYPE
-from release.errors import ReleaseError
+from release.errors import ExitCode, ReleaseError
 
 __all__ = [
     "EMPTY_CONFIG",
@@ -49,7 +49,7 @@ MAX_MANIFEST = 64 * 1024  # an attachment's manifest is a few hundred bytes
 class AttachmentError(ReleaseError):
     """An attachment that is not the one expected (another subject, type or layer)."""
 
-    exit_code = 7
+    exit_code = ExitCode.EVIDENCE
 
 
 class AttachmentKind(enum.Enum):

@@ -148,7 +148,9 @@ def _uploaded_table(table: dict[str, JSONOut]) -> dict[str, JSONOut]:
     return {k.replace("$", "$$"): _uploaded(v) for k, v in table.items()}
 
 
-def _step(plan: PipelinePlan, job: Job, condition: str, block: str | None = None) -> dict[str, JSONOut]:
+def _step(
+    plan: PipelinePlan, job: Job, condition: str, block: str | None = None
+) -> dict[str, JSONOut]:
     commands = [_TAGS, _VENV, install_command(plan.install), _check(job)]
     login = login_command(plan)
     if login and uses_registry(plan, job):
@@ -183,7 +185,9 @@ def _block(first: Job, key: str, tagged: str, waits: list[str]) -> dict[str, JSO
     return _uploaded_table(block | {"if": tagged} | ({"depends_on": waits} if waits else {}))
 
 
-def _gated(plan: PipelinePlan, jobs: list[Job], condition: str, tagged: str) -> list[dict[str, JSONOut]]:
+def _gated(
+    plan: PipelinePlan, jobs: list[Job], condition: str, tagged: str
+) -> list[dict[str, JSONOut]]:
     """The steps of ``jobs`` (``condition``), with a block step before the first that
     releases: it waits for the steps they need; the steps that release depend on it, and
     they and every step after them run on a tag only (``tagged``)."""

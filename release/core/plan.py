@@ -1,7 +1,9 @@
 """Plans: frozen values a workflow computes before it acts.
 
 A plan prints (the exact steps ``--dry-run`` shows), serializes (``--json``) and is
-tested without git. Executing it is the workflow's job; afterwards the workflow
+tested without git. What a plan knows beyond its steps is a record of its workflow's own
+(``Plan[CutInfo]``, ``Plan[PushInfo]``, ...), read by attribute, serialized by its
+``to_dict()`` into the plan's document. Executing it is the workflow's job; afterwards the workflow
 re-reads the repository and confirms.
 """
 
@@ -11,9 +13,9 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Generic, Protocol, TypeVar
 
-__all__ = ["Plan", "Step", "StepKind", "short"]
+__all__ = ["NoData", "NoInfo", "Plan", "PlanInfo", "Step", "StepData", "StepKind", "short"]
 
 
 class StepKind(StrEnum):
@@ -45,37 +47,79 @@ def short(sha: str) -> str:
     return sha[:10]
 
 
+class StepData(Protocol):
+    """What a step carries (:mod:`release.core.plan_steps`): the fields its document adds
+    after ``action`` and ``detail``."""
+
+    def to_dict(self) -> Mapping[str, object]: ...
+
+
+DataT = TypeVar("DataT", bound=StepData)
+
+
+@dataclass(frozen=True)
+class NoData:
+    """A step that carries nothing (a skip said only by its detail)."""
+
+    def to_dict(self) -> dict[str, object]:
+        return {}
+
+
 @dataclass(frozen=True)
 class Step:
     action: StepKind
     detail: str
-    data: Mapping[str, Any] = field(default_factory=dict)
+    data: StepData = field(default_factory=NoData)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "action", StepKind(self.action))  # an unknown kind: ValueError
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"action": self.action.value, "detail": self.detail, **dict(self.data)}
+    def data_of(self, kind: type[DataT]) -> DataT:
+        """The record this step carries, as ``kind``: what its action carries (TypeError
+        where it carries another, a plan made wrong)."""
+        if not isinstance(self.data, kind):
+            raise TypeError(f"a {self.action.value} step carries {type(self.data).__name__}")
+        return self.data
+
+    def to_dict(self) -> dict[str, object]:
+        return {"action": self.action.value, "detail": self.detail, **self.data.to_dict()}
+
+
+class PlanInfo(Protocol):
+    """What a plan knows beyond its steps: the fields its document adds after them."""
+
+    def to_dict(self) -> Mapping[str, object]: ...
+
+
+InfoT = TypeVar("InfoT", bound=PlanInfo, covariant=True)
 
 
 @dataclass(frozen=True)
-class Plan:
+class NoInfo:
+    """A plan that knows nothing beyond its steps."""
+
+    def to_dict(self) -> dict[str, object]:
+        return {}
+
+
+@dataclass(frozen=True)
+class Plan(Generic[InfoT]):
     command: str
     summary: str
-    steps: tuple[Step, ...] = ()
-    info: Mapping[str, Any] = field(default_factory=dict)
+    steps: tuple[Step, ...]
+    info: InfoT
 
     @property
     def actions(self) -> tuple[Step, ...]:
         """Steps that change something (``skip`` and ``hold`` steps only report)."""
         return tuple(s for s in self.steps if s.action.acts)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "command": self.command,
             "summary": self.summary,
             "steps": [s.to_dict() for s in self.steps],
-            **dict(self.info),
+            **self.info.to_dict(),
         }
 
     def to_json(self) -> str:

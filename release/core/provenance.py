@@ -37,7 +37,7 @@ from release.core.json_text import parse_json
 from release.core.sbom import SBOM_MEDIA_TYPE
 from release.core.terminal_text import escaped
 from release.core.verdict import FieldVerdict, State, dict_changes
-from release.errors import ReleaseError
+from release.errors import ExitCode, ReleaseError
 
 __all__ = [
     "BUILD_TYPE",
@@ -67,7 +67,7 @@ _MAX_DEPTH = 16
 class ProvenanceError(ReleaseError):
     """An envelope or statement that is not the provenance it is said to be."""
 
-    exit_code = 7
+    exit_code = ExitCode.EVIDENCE
 
 
 def _hex(digest: str) -> str:

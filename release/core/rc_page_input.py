@@ -104,7 +104,9 @@ def _row(
         image_id=build.image_id,
         base_ref=build.base.ref,
         standin_base=build.base.standin,
-        smoke=Smoke(smoke.passed, tuple(SmokeResult(c.name, c.status, c.reason) for c in smoke.checks)),
+        smoke=Smoke(
+            smoke.passed, tuple(SmokeResult(c.name, c.status, c.reason) for c in smoke.checks)
+        ),
         snapshot=Snapshot(snapshot.status, snapshot.reason, _figures(snapshot.record)),
         publish=_published(publish) if publish else None,
         reproduce=verdict or NOT_REPRODUCED,

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from release.core.terminal_text import escaped
-from release.errors import ReleaseError
+from release.errors import ExitCode, ReleaseError
 
 __all__ = [
     "SBOM_MEDIA_TYPE",
@@ -35,7 +35,7 @@ _ROOT_PURPOSES = ("CONTAINER", "OPERATING-SYSTEM")
 class SbomError(ReleaseError):
     """A document that is not the SPDX SBOM it is said to be."""
 
-    exit_code = 7
+    exit_code = ExitCode.EVIDENCE
 
 
 def normalized(document: Mapping[str, Any], name: str, epoch: int) -> dict[str, Any]:

@@ -47,7 +47,9 @@ class FieldVerdict:
         return self.state is State.DRIFT
 
 
-def dict_changes(old: Mapping[str, object], new: Mapping[str, object], limit: int = 12) -> list[str]:
+def dict_changes(
+    old: Mapping[str, object], new: Mapping[str, object], limit: int = 12
+) -> list[str]:
     """``+ key value``, ``- key value`` and ``~ key old -> new``, sorted by key, at most
     ``limit`` lines (then how many more)."""
     lines = []

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from release.adapters.cache_file import digest_of
 from release.adapters.picks_cache import keep_picks, read_picks
+from release.core.plan_steps import PickData
 from release.errors import GitError, ReleaseError
 from release.flows.context import ReleaseContext
 
@@ -218,7 +219,7 @@ def pending_picks(
     out: dict[StepKind, list[PendingPick]] = {StepKind.CHERRY_PICK: [], StepKind.HOLD: []}
     for step in steps:
         if step.action in out:
-            c = by_sha[step.data["sha"]]
+            c = by_sha[step.data_of(PickData).sha]
             out[step.action].append(
                 PendingPick(
                     c.sha, c.request.ref, c.subject, c.request.reason, c.likely, c.request.via

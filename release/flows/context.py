@@ -99,7 +99,9 @@ class ReleaseContext:
     def elsewhere(self, path: Path | str) -> ReleaseContext:
         """Another checkout (a tag's clone) read with this run's settings: its main branch
         and its configuration file from outside the tree."""
-        return ReleaseContext(path, main_branch=self.main_branch_given, config_file=self.config_file)
+        return ReleaseContext(
+            path, main_branch=self.main_branch_given, config_file=self.config_file
+        )
 
     def _check_path(self, key: str, rel: str, *, writes: bool) -> None:
         """``rel`` must resolve inside the work tree, outside the git directory, to a regular

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from release.adapters.lock import repo_lock
 from release.core.plan import Plan, Step, StepKind, short
+from release.core.plan_steps import BranchAt, SwitchTo, VersionBump
 from release.core.say import Say
 from release.core.version_files import VersionEdit, set_version
 from release.core.versions import ReleaseVersion, parse_version
@@ -17,9 +18,28 @@ from release.errors import GitError, RefusedError, ReleaseError, UsageError
 from release.flows.context import ReleaseContext
 from release.flows.task_journal import TaskJournal, TaskJournals
 
-__all__ = ["CutState", "cut", "plan_cut"]
+__all__ = ["CutInfo", "CutState", "cut", "plan_cut"]
 
 BUMP_TRAILER = "Release-version"  # on main's commit that sets its version files after a cut
+
+
+@dataclass(frozen=True)
+class CutInfo:
+    """What a cut's plan knows: the branch and the commit it is made at; a new cut also the
+    version, and (where main's version files are bumped) their diff."""
+
+    branch: str
+    at: str
+    version: str | None = None  # None: a killed cut, finished
+    version_diff: tuple[str, ...] | None = None  # None: no bump of main's version files
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            **({"version": self.version} if self.version is not None else {}),
+            "branch": self.branch,
+            "at": self.at,
+            **({"version_diff": list(self.version_diff)} if self.version_diff is not None else {}),
+        }
 
 
 @dataclass(frozen=True)
@@ -56,7 +76,7 @@ class MainBump:
         )
 
 
-def plan_cut(state: CutState) -> Plan:
+def plan_cut(state: CutState) -> Plan[CutInfo]:
     patch = state.line and state.version.patch > 0
     if state.exists_locally or state.exists_remotely:
         where = "here" if state.exists_locally else "on the remote"
@@ -85,11 +105,11 @@ def plan_cut(state: CutState) -> Plan:
         Step(
             StepKind.CREATE_BRANCH,
             f"create branch {state.branch} at {short(state.at)} ({state.at_label})",
-            {"branch": state.branch, "at": state.at},
+            BranchAt(state.branch, state.at),
         )
     ]
     if state.switch and not state.dirty:
-        steps.append(Step(StepKind.SWITCH, f"switch to {state.branch}", {"branch": state.branch}))
+        steps.append(Step(StepKind.SWITCH, f"switch to {state.branch}", SwitchTo(state.branch)))
     elif state.switch:
         steps.append(
             Step(
@@ -106,8 +126,8 @@ def plan_cut(state: CutState) -> Plan:
             Step(
                 StepKind.BUMP_VERSION,
                 f"commit on {bump.branch}: set {files} to {bump.version} (after the cut)",
-                {"branch": bump.branch, "at": bump.at, "version": str(bump.version),
-                 "files": [e.path for e in bump.edits]},
+                VersionBump(bump.branch, bump.at, str(bump.version),
+                            tuple(e.path for e in bump.edits)),
             ),
         )  # fmt: skip
     elif bump is not None and bump.note:
@@ -118,12 +138,12 @@ def plan_cut(state: CutState) -> Plan:
         "cut",
         f"cut {state.branch} for {state.version} at {short(state.at)}",
         tuple(steps),
-        {
-            "version": str(state.version),
-            "branch": state.branch,
-            "at": state.at,
-            **({"version_diff": [ln for e in bump.edits for ln in e.diff()]} if bump else {}),
-        },
+        CutInfo(
+            state.branch,
+            state.at,
+            str(state.version),
+            tuple(ln for e in bump.edits for ln in e.diff()) if bump else None,
+        ),
     )
 
 
@@ -250,7 +270,7 @@ def read_cut_state(
 
 def _resume(
     ctx: ReleaseContext, journals: TaskJournals, journal: TaskJournal, say: Say
-) -> Plan | None:
+) -> Plan[CutInfo] | None:
     """A killed cut: finish it (the branch exists where it was going) or forget it (no
     branch yet); a branch somewhere else is not ours to touch."""
     journals.release_locks(journal, say)
@@ -273,11 +293,10 @@ def _resume(
         and not ctx.repo.worktree.dirty_paths()
     ):
         ctx.repo.switch(branch)
-        steps.append(Step(StepKind.SWITCH, f"switch to {branch}", {"branch": branch}))
+        steps.append(Step(StepKind.SWITCH, f"switch to {branch}", SwitchTo(branch)))
     journals.clear()
     say(f"finished the interrupted cut of {branch}")
-    return Plan("cut", f"cut {branch} at {short(at)}: finished", tuple(steps),
-                {"branch": branch, "at": at})  # fmt: skip
+    return Plan("cut", f"cut {branch} at {short(at)}: finished", tuple(steps), CutInfo(branch, at))
 
 
 def _finish_bump(ctx: ReleaseContext, journal: TaskJournal, branch: str, say: Say) -> None:
@@ -312,7 +331,7 @@ def cut(
     offline: bool = False,
     dry_run: bool = False,
     say: Say = print,
-) -> Plan:
+) -> Plan[CutInfo]:
     journals = TaskJournals(ctx.repo, "cut")
     if journals.read() is None or dry_run:
         plan = plan_cut(read_cut_state(ctx, version, at, switch, offline))  # refuse before locking
@@ -325,24 +344,25 @@ def cut(
             return finished
         state = read_cut_state(ctx, version, at, switch, offline)
         plan = plan_cut(state)
-        branch = plan.info["branch"]
+        branch = plan.info.branch
         switching = any(s.action is StepKind.SWITCH for s in plan.steps)
         bump = state.bump if state.bump is not None and state.bump.edits else None
         journals.write(
             TaskJournal("cut", f"refs/heads/{branch}", ctx.repo.rev("HEAD") or "",
-                        plan.info["at"], switch=switching,
+                        plan.info.at, switch=switching,
                         version=str(bump.version) if bump else "", main=bump.at if bump else "")
         )  # fmt: skip
         created, bumped = False, ""
         try:
             for step in plan.steps:
                 if step.action is StepKind.CREATE_BRANCH:
-                    ctx.repo.create_branch(step.data["branch"], step.data["at"])
+                    made = step.data_of(BranchAt)
+                    ctx.repo.create_branch(made.branch, made.at)
                     created = True
                 elif step.action is StepKind.BUMP_VERSION and bump is not None:
                     bumped = _apply_bump(ctx, bump, str(state.version))
                 elif step.action is StepKind.SWITCH:
-                    ctx.repo.switch(step.data["branch"])
+                    ctx.repo.switch(step.data_of(SwitchTo).branch)
         except ReleaseError:
             if bumped and bump is not None:
                 _undo_bump(ctx, bump, bumped)
@@ -351,6 +371,6 @@ def cut(
             journals.clear()
             raise
         journals.clear()
-        if ctx.repo.rev(f"refs/heads/{branch}") != plan.info["at"]:
-            raise RefusedError(f"branch {branch} was not created at {short(plan.info['at'])}")
+        if ctx.repo.rev(f"refs/heads/{branch}") != plan.info.at:
+            raise RefusedError(f"branch {branch} was not created at {short(plan.info.at)}")
     return plan

@@ -24,6 +24,7 @@ from release.adapters.process import last_line
 from release.core.commits import REASON_TRAILER
 from release.core.messages import is_pick_of, with_pick_line, with_trailer
 from release.core.plan import Plan, StepKind, short
+from release.core.plan_steps import PickData
 from release.core.pr_picks import PrQuery
 from release.core.say import Say
 from release.core.terminal_text import escaped
@@ -38,8 +39,9 @@ from release.flows.pick_journal import (
     JournalStatus,
     PickJournal,
     QueuedPick,
+    QueueRun,
 )
-from release.flows.pick_plan import PickState, RequestedPick, plan_pick, reported
+from release.flows.pick_plan import PickInfo, PickState, RequestedPick, plan_pick, reported
 
 __all__ = ["abort_pick", "continue_pick", "pick", "read_pick_state"]
 
@@ -167,10 +169,11 @@ class Picker:
             form is not None and len(data) < len(form) and form.startswith(data) for form in forms
         )
 
-    def run_queue(self, journal: PickJournal) -> list[str]:
-        """Apply the queued commits; returns the lines that report them."""
+    def run_queue(self, journal: PickJournal) -> QueueRun:
+        """Apply the queued commits; the lines that report them, and those found empty."""
         queue = journal.queue
         report: list[str] = []
+        emptied: set[str] = set()
         while queue:
             reason = queue[0].reason
             group: list[
@@ -202,9 +205,10 @@ class Picker:
                     self.say(line)
                 raise
             report.append(skipped)
+            emptied.add(queue[0].sha)
             queue = queue[1:]
         self.journal.clear()
-        return report
+        return QueueRun(tuple(report), frozenset(emptied))
 
     def _applied(self, group: Sequence[QueuedPick]) -> int:
         """How many of ``group`` git picked before it gave up: the newest commits on the
@@ -278,12 +282,9 @@ class Picker:
         )
 
 
-def _queue(plan: Plan) -> tuple[QueuedPick, ...]:
-    return tuple(
-        QueuedPick(s.data["sha"], s.data["subject"], s.data["reason"])
-        for s in plan.steps
-        if s.action is StepKind.CHERRY_PICK
-    )
+def _queue(plan: Plan[PickInfo]) -> tuple[QueuedPick, ...]:
+    picks = [s.data_of(PickData) for s in plan.steps if s.action is StepKind.CHERRY_PICK]
+    return tuple(QueuedPick(d.sha, d.subject, d.reason) for d in picks)
 
 
 def _confirm(info: ReleaseBranch, shas: Iterable[str]) -> None:
@@ -314,7 +315,7 @@ def pick(
     queries: Sequence[PrQuery] = (),
     dry_run: bool = False,
     say: Say = print,
-) -> tuple[Plan, list[str]]:
+) -> tuple[Plan[PickInfo], list[str]]:
     """``queries``: milestones and labels whose PRs are picked; GitHub is asked before
     anything here changes."""
     journal = Journal(ctx.repo.git_dir).read()
@@ -339,15 +340,10 @@ def pick(
         queue = _queue(plan)
         report = [reported(s) for s in plan.steps if not s.action.acts]
         if queue:
-            report += picker.run_queue(PickJournal(state.branch, state.head, queue))
-            empty = _became_empty(report)
-            _confirm(info, [i.sha for i in queue if short(i.sha) not in empty])
+            done = picker.run_queue(PickJournal(state.branch, state.head, queue))
+            report += done.lines
+            _confirm(info, [i.sha for i in queue if i.sha not in done.emptied])
         return plan, report
-
-
-def _became_empty(report: list[str]) -> set[str]:
-    """The short shas of the picks the report says were skipped (their change was there)."""
-    return {line.split(" ", 2)[1] for line in report if line.startswith("skipped ")}
 
 
 def continue_pick(ctx: ReleaseContext, *, say: Say = print) -> list[str]:
@@ -359,7 +355,7 @@ def continue_pick(ctx: ReleaseContext, *, say: Say = print) -> list[str]:
             info = ReleaseBranch(ctx, journal.branch, ctx.main_sha())
             there = info.already_there(i.sha for i in journal.queue)
             left = tuple(i for i in journal.queue if there[i.sha] is None)
-            return picker.run_queue(journal.advanced(left))
+            return list(picker.run_queue(journal.advanced(left)).lines)
         return _finish_conflict(ctx, picker, journal, journal.conflict)
 
 
@@ -394,7 +390,7 @@ def _finish_conflict(
         )
     ctx.require_clean()
     report = [f"picked {short(sha)} {escaped(conflict.subject)} (resolved by hand)"]
-    return report + picker.run_queue(journal.advanced(journal.queue[1:]))
+    return report + list(picker.run_queue(journal.advanced(journal.queue[1:])).lines)
 
 
 def _ensure_pick_message(ctx: ReleaseContext, sha: str, reason: str | None) -> None:

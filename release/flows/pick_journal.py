@@ -18,7 +18,15 @@ from typing import Any
 
 from release.adapters.state import StateFile
 
-__all__ = ["Conflict", "Journal", "JournalStatus", "PickJournal", "QueuedPick", "read_journal"]
+__all__ = [
+    "Conflict",
+    "Journal",
+    "JournalStatus",
+    "PickJournal",
+    "QueueRun",
+    "QueuedPick",
+    "read_journal",
+]
 
 JOURNAL = "pick.json"
 
@@ -33,6 +41,15 @@ class QueuedPick:
     sha: str
     subject: str
     reason: str | None = None
+
+
+@dataclass(frozen=True)
+class QueueRun:
+    """What applying a queue did: the lines that report it, and the commits skipped as
+    their change was on the branch already (nothing of theirs was picked)."""
+
+    lines: tuple[str, ...]
+    emptied: frozenset[str]
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from release.core.config import PICK_REASONS
 from release.core.plan import Plan, Step, StepKind, short
+from release.core.plan_steps import NotPickableData, PickData
 from release.core.pr_picks import NotPickable, PrQuery, query_name
 from release.core.terminal_text import escaped
 from release.errors import RefusedError, UsageError
@@ -30,6 +31,7 @@ __all__ = [
     "SHA_REF",
     "Candidate",
     "PickAsk",
+    "PickInfo",
     "PickState",
     "RequestedPick",
     "parse_picks",
@@ -235,7 +237,24 @@ def parse_requests(
     return list(ask.own(repo).requests if ask.links else ask.requests)
 
 
-def plan_pick(state: PickState) -> Plan:
+@dataclass(frozen=True)
+class PickInfo:
+    """What a pick's plan knows: the release branch and its head; where the branch is
+    protected (``routed``), the pick branch the picks go onto (None: none this run) and
+    the pick branches whose pull requests this run sees to."""
+
+    branch: str
+    head: str
+    routed: bool = False
+    pick_branch: str | None = None
+    pull_requests: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        routed = {"pick_branch": self.pick_branch, "pull_requests": list(self.pull_requests)}
+        return {"branch": self.branch, "head": self.head, **(routed if self.routed else {})}
+
+
+def plan_pick(state: PickState) -> Plan[PickInfo]:
     """Order by main, skip what is there, refuse what must not be picked. Pure."""
     if not state.candidates and not state.not_pickable:
         raise UsageError(
@@ -261,16 +280,14 @@ def plan_pick(state: PickState) -> Plan:
         if c.sha in seen:
             continue
         seen.add(c.sha)
-        data: dict[str, Any] = {"sha": c.sha, "subject": c.subject, "reason": c.request.reason}
-        if c.request.via is not None:
-            data |= {"pr": c.request.pr, "via": c.request.via}
+        data = PickData(c.sha, c.subject, c.request.reason, c.request.pr, c.request.via)
         subject, likely = escaped(c.subject), escaped(c.likely or "")
         if c.skip:
             steps.append(
                 Step(
                     StepKind.SKIP,
                     f"skip {short(c.sha)} {subject} ({c.skip})",
-                    {**data, "why": c.skip},
+                    replace(data, why=c.skip),
                 )
             )
         elif c.likely and c.sha not in state.repick:
@@ -279,7 +296,7 @@ def plan_pick(state: PickState) -> Plan:
                     StepKind.HOLD,
                     f"hold {short(c.sha)} {subject}: {likely}; "
                     f"--repick {short(c.sha)} picks it anyway",
-                    {**data, "why": c.likely},
+                    replace(data, why=c.likely),
                 )
             )
         else:
@@ -288,10 +305,9 @@ def plan_pick(state: PickState) -> Plan:
                 notes.append(f"({escaped(c.request.via)})")
             if c.again:
                 notes.append(f"(picked again: it {escaped(c.again)})")
-                data["again"] = c.again
             if c.likely:
                 notes.append(f"(asked by --repick although {likely})")
-                data["likely"] = c.likely
+            data = replace(data, again=c.again or None, likely=c.likely or None)
             why = "".join(f" {note}" for note in notes)
             steps.append(
                 Step(StepKind.CHERRY_PICK, f"cherry-pick -x {short(c.sha)} {subject}{why}", data)
@@ -300,7 +316,7 @@ def plan_pick(state: PickState) -> Plan:
         Step(
             StepKind.NOT_PICKABLE,
             f"not pickable {n.line()}",
-            {"pr": n.number, "title": n.title, "why": n.why, "via": n.via, "url": n.url},
+            NotPickableData(n.number, n.title, n.why, n.via, n.url),
         )
         for n in state.not_pickable
     ]
@@ -317,7 +333,7 @@ def plan_pick(state: PickState) -> Plan:
         f"pick onto {state.branch} (at {short(state.head)}): {counts[StepKind.CHERRY_PICK]} to pick, "
         f"{counts[StepKind.SKIP]} already there{held_said}",
         tuple(steps),
-        {"branch": state.branch, "head": state.head},
+        PickInfo(state.branch, state.head),
     )
 
 
@@ -326,7 +342,5 @@ def reported(step: Step) -> str:
     if step.action is StepKind.NOT_PICKABLE:
         return step.detail
     done = "skipped" if step.action is StepKind.SKIP else "held"
-    return (
-        f"{done} {short(step.data['sha'])} {escaped(step.data['subject'])} "
-        f"({escaped(step.data['why'])})"
-    )
+    data = step.data_of(PickData)
+    return f"{done} {short(data.sha)} {escaped(data.subject)} ({escaped(data.why or '')})"

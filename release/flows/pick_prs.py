@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from release.core.pick_pr import PickedCommit, pick_branch_scope, pick_pr_body, pick_pr_title
 from release.core.plan import Step, StepKind, short
+from release.core.plan_steps import PullRequestData, RefData
 from release.core.say import Say
 from release.core.terminal_text import escaped
 from release.errors import GitError, RefusedError
@@ -155,11 +156,11 @@ def delivery_steps(
             Step(
                 StepKind.PUSH_REF,
                 f"push {name} to {ctx.config.remote} (unless it is there)",
-                {"ref": f"refs/heads/{name}"},
+                RefData(f"refs/heads/{name}"),
             )
         )
         what = f"open a pull request of {name} into {release} (unless GitHub has one)"
-        data: dict[str, str] = {"head": name, "base": release}
+        data = PullRequestData(name, release)
         if exact:
             picks = _carried(ctx, release, name)
             if index == len(names) - 1:
@@ -168,7 +169,7 @@ def delivery_steps(
             what += ":\n     " + "\n     ".join(_gh_lines(ctx, release, name, title, milestone))
             what += f"\n     where {BODY_FILE} holds:"
             what += "".join(f"\n       {line}".rstrip(" ") for line in body.splitlines())
-            data |= {"title": title, "body": body}
+            data = PullRequestData(name, release, title, body)
         steps.append(Step(StepKind.OPEN_PULL_REQUEST, what, data))
     return steps
 

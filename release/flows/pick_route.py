@@ -20,12 +20,13 @@ branch and opens its PR; a PR that exists is said, never made twice.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from release.adapters.lock import repo_lock
 from release.core.pick_pr import PICK_BRANCH_ROOT, pick_branch_names
 from release.core.pick_pr import pick_branch_scope as scope_of
 from release.core.plan import Plan, Step, StepKind, short
+from release.core.plan_steps import BranchAt, PickData, SwitchTo
 from release.core.pr_picks import PrQuery
 from release.core.say import Say
 from release.core.terminal_text import escaped
@@ -35,7 +36,7 @@ from release.flows.branch import ReleaseBranch
 from release.flows.context import ReleaseContext
 from release.flows.pick_github import list_pull_requests
 from release.flows.pick_journal import Journal, PickJournal, QueuedPick
-from release.flows.pick_plan import RequestedPick, plan_pick, reported
+from release.flows.pick_plan import PickInfo, RequestedPick, plan_pick, reported
 from release.flows.pick_prs import (
     PickBranch,
     deliver,
@@ -67,12 +68,9 @@ class Route:
         return (*(b.name for b in self.carried), *own)
 
 
-def _queue(plan: Plan) -> tuple[QueuedPick, ...]:
-    return tuple(
-        QueuedPick(s.data["sha"], s.data["subject"], s.data["reason"])
-        for s in plan.steps
-        if s.action is StepKind.CHERRY_PICK
-    )
+def _queue(plan: Plan[PickInfo]) -> tuple[QueuedPick, ...]:
+    picks = [s.data_of(PickData) for s in plan.steps if s.action is StepKind.CHERRY_PICK]
+    return tuple(QueuedPick(d.sha, d.subject, d.reason) for d in picks)
 
 
 def choose_route(
@@ -104,21 +102,22 @@ def choose_route(
     )
 
 
-def _routed(plan: Plan, route: Route, delivery: Sequence[Step]) -> Plan:
+def _routed(plan: Plan[PickInfo], route: Route, delivery: Sequence[Step]) -> Plan[PickInfo]:
     """The pick plan with the route's own steps: the pick branch, the picks onto it, then
     each branch's push and PR. A pick a pushed pick branch carries is a skip."""
     queued = {q.sha for q in route.queue}
     carried = {sha: b.name for b in route.carried for sha in b.originals}
     steps = [s for s in plan.steps if s.action is not StepKind.CHERRY_PICK]
+    picks = [s.data_of(PickData) for s in plan.steps if s.action is StepKind.CHERRY_PICK]
     steps += [
         Step(
             StepKind.SKIP,
-            f"skip {short(s.data['sha'])} {escaped(s.data['subject'])} "
-            f"(on {carried[s.data['sha']]}, pushed: it goes by that branch's pull request)",
-            {**dict(s.data), "why": f"on {carried[s.data['sha']]}"},
+            f"skip {short(d.sha)} {escaped(d.subject)} "
+            f"(on {carried[d.sha]}, pushed: it goes by that branch's pull request)",
+            replace(d, why=f"on {carried[d.sha]}"),
         )
-        for s in plan.steps
-        if s.action is StepKind.CHERRY_PICK and s.data["sha"] in carried
+        for d in picks
+        if d.sha in carried
     ]
     if route.branch and route.new:
         steps.append(
@@ -126,7 +125,7 @@ def _routed(plan: Plan, route: Route, delivery: Sequence[Step]) -> Plan:
                 StepKind.CREATE_BRANCH,
                 f"create {route.branch} at {short(route.base)} ({route.release} is protected: "
                 "its picks go by pull request)",
-                {"branch": route.branch, "at": route.base},
+                BranchAt(route.branch, route.base),
             )
         )
     if route.branch and route.queue:
@@ -134,12 +133,16 @@ def _routed(plan: Plan, route: Route, delivery: Sequence[Step]) -> Plan:
             Step(
                 StepKind.SWITCH,
                 f"switch to {route.branch}, pick there, then back to {route.release}",
-                {"branch": route.branch},
+                SwitchTo(route.branch),
             )
         )
-    steps += [s for s in plan.steps if s.action is StepKind.CHERRY_PICK and s.data["sha"] in queued]
+    steps += [
+        s
+        for s in plan.steps
+        if s.action is StepKind.CHERRY_PICK and s.data_of(PickData).sha in queued
+    ]
     steps += delivery
-    info = {**dict(plan.info), "pick_branch": route.branch, "pull_requests": list(route.delivered)}
+    info = replace(plan.info, routed=True, pick_branch=route.branch, pull_requests=route.delivered)
     summary = plan.summary
     if route.branch:
         summary = summary.replace(f"onto {route.release} ", f"onto {route.branch} ", 1)
@@ -178,15 +181,10 @@ def release_of(ctx: ReleaseContext, pick_branch: str) -> str:
     return found[0]
 
 
-def _confirm(ctx: ReleaseContext, branch: str, picked: Sequence[str], report: list[str]) -> None:
+def _confirm(ctx: ReleaseContext, branch: str, picked: Sequence[str]) -> None:
     """Every pick made must read as on the pick branch (by ``-x`` or patch)."""
-    skipped = {line.split(" ", 2)[1] for line in report if line.startswith("skipped ")}
     info = ReleaseBranch(ctx, branch, ctx.main_sha())
-    missing = [
-        sha
-        for sha, why in info.already_there(s for s in picked if short(s) not in skipped).items()
-        if why is None
-    ]
+    missing = [sha for sha, why in info.already_there(picked).items() if why is None]
     if missing:
         raise RefusedError(
             f"after picking, {', '.join(short(s) for s in missing)} is not on {branch}; "
@@ -199,10 +197,10 @@ def _pick_onto(ctx: ReleaseContext, route: Route, picker: direct.Picker) -> list
     if route.new:
         ctx.repo.create_branch(route.branch, route.base)
     ctx.repo.switch(route.branch)
-    report = picker.run_queue(PickJournal(route.branch, route.base, route.queue))
-    _confirm(ctx, route.branch, [q.sha for q in route.queue], report)
+    done = picker.run_queue(PickJournal(route.branch, route.base, route.queue))
+    _confirm(ctx, route.branch, [q.sha for q in route.queue if q.sha not in done.emptied])
     ctx.repo.switch(route.release)
-    return report
+    return list(done.lines)
 
 
 def pick(
@@ -214,7 +212,7 @@ def pick(
     queries: Sequence[PrQuery] = (),
     dry_run: bool = False,
     say: Say = print,
-) -> tuple[Plan, list[str]]:
+) -> tuple[Plan[PickInfo], list[str]]:
     """``release pick`` by pull request; the same answer as :func:`release.flows.pick.pick`
     (the plan, what was done), with the route's steps in the plan. The PR names the
     milestone where the picks came from one (``queries``)."""

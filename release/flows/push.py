@@ -13,16 +13,29 @@ sends picks there by pull request (:mod:`release.flows.pick_route`).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from release.adapters.git_notes import NOTES_PREFIX
 from release.adapters.git_remotes import RefRecord
 from release.adapters.lock import repo_lock
 from release.core.pick_pr import protected_refusal
 from release.core.plan import Plan, Step, StepKind, short
+from release.core.plan_steps import RefAt
 from release.errors import GitError, RefusedError
 from release.flows.context import ReleaseContext
 
-__all__ = ["plan_push", "push"]
+__all__ = ["PushInfo", "plan_push", "push"]
+
+
+@dataclass(frozen=True)
+class PushInfo:
+    """What a push's plan knows: the remote, and the release branch it sends."""
+
+    remote: str
+    branch: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"remote": self.remote, "branch": self.branch}
 
 
 def plan_push(
@@ -33,7 +46,7 @@ def plan_push(
     local_tags: dict[str, str],
     remote_tags: dict[str, str],
     manifests: dict[str, str] | None = None,
-) -> Plan:
+) -> Plan[PushInfo]:
     """Refs to send. Pure: compares local and remote tips. ``manifests``: tag -> the
     tip of its local notes ref, for the manifests the remote lacks or has older."""
     steps: list[Step] = []
@@ -51,16 +64,14 @@ def plan_push(
             detail = (
                 f"update {branch} on {remote} from {short(remote_branch)} to {short(local_branch)}"
             )
-        steps.append(
-            Step(StepKind.PUSH_REF, detail, {"ref": f"refs/heads/{branch}", "sha": local_branch})
-        )
+        steps.append(Step(StepKind.PUSH_REF, detail, RefAt(f"refs/heads/{branch}", local_branch)))
     for name, sha in sorted(local_tags.items()):
         if name not in remote_tags:
             steps.append(
                 Step(
                     StepKind.PUSH_REF,
                     f"push tag {name} ({short(sha)})",
-                    {"ref": f"refs/tags/{name}", "sha": sha},
+                    RefAt(f"refs/tags/{name}", sha),
                 )
             )
     for name, sha in sorted((manifests or {}).items()):
@@ -68,16 +79,16 @@ def plan_push(
             Step(
                 StepKind.PUSH_REF,
                 f"push the manifest of {name} ({NOTES_PREFIX}{name})",
-                {"ref": f"{NOTES_PREFIX}{name}", "sha": sha},
+                RefAt(f"{NOTES_PREFIX}{name}", sha),
             )
         )
     summary = (
         f"push to {remote} atomically: {len(steps)} ref(s)" if steps else f"{remote} is up to date"
     )
-    return Plan("push", summary, tuple(steps), {"remote": remote, "branch": branch})
+    return Plan("push", summary, tuple(steps), PushInfo(remote, branch))
 
 
-def _read(ctx: ReleaseContext) -> Plan:
+def _read(ctx: ReleaseContext) -> Plan[PushInfo]:
     ctx.require_settled()
     branch, named = ctx.current_release()
     remote = ctx.config.remote
@@ -138,7 +149,9 @@ def _manifests_to_send(
     return out
 
 
-def push(ctx: ReleaseContext, *, dry_run: bool = False, say: Callable[[str], None] = print) -> Plan:
+def push(
+    ctx: ReleaseContext, *, dry_run: bool = False, say: Callable[[str], None] = print
+) -> Plan[PushInfo]:
     plan = _read(ctx)
     if dry_run:
         return plan
@@ -147,27 +160,27 @@ def push(ctx: ReleaseContext, *, dry_run: bool = False, say: Callable[[str], Non
         if plan.steps:
             _send(ctx, plan)
         # as git push leaves it, also when a killed push had already landed on the remote
-        branch = plan.info["branch"]
-        ctx.repo.set_remote_tracking(plan.info["remote"], branch, ctx.repo.head())
+        ctx.repo.set_remote_tracking(plan.info.remote, plan.info.branch, ctx.repo.head())
     return plan
 
 
-def _send(ctx: ReleaseContext, plan: Plan) -> None:
-    refspecs = [f"{s.data['ref']}:{s.data['ref']}" for s in plan.steps]
-    result = ctx.repo.remotes.push_atomic(plan.info["remote"], refspecs)
+def _send(ctx: ReleaseContext, plan: Plan[PushInfo]) -> None:
+    refs = [s.data_of(RefAt).ref for s in plan.steps]
+    refspecs = [f"{ref}:{ref}" for ref in refs]
+    result = ctx.repo.remotes.push_atomic(plan.info.remote, refspecs)
     if not result.ok:
         said = result.stdout + "\n" + result.stderr
         protected = protected_refusal(said)
         if protected is not None:
             raise RefusedError(
-                f"push to {plan.info['remote']} refused: {plan.info['branch']} is a protected "
+                f"push to {plan.info.remote} refused: {plan.info.branch} is a protected "
                 f"branch there (the remote said: {protected}); nothing was pushed. Picks reach a "
                 "protected branch by pull request: set protected = true under "
                 "[tool.release.github], then release pick opens one"
             )
         reason = _rejection(said)
         raise GitError(
-            f"push to {plan.info['remote']} failed, nothing was pushed: {reason}; "
+            f"push to {plan.info.remote} failed, nothing was pushed: {reason}; "
             "local branch and tags are unchanged, retry when fixed"
         )
     after = _read(ctx)

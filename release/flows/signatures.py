@@ -122,7 +122,9 @@ def verify_tag(repo: GitRepo, tag: str, commit: str, roots: TrustRoots) -> TagTr
     kind = kind_of(signature) if signature else None
     what = f"manifest of {tag}"
     if signature and kind is None:
-        return TagTrust(tag_verdict, Verification(what, SignatureState.BAD, detail="not a signature"))
+        return TagTrust(
+            tag_verdict, Verification(what, SignatureState.BAD, detail="not a signature")
+        )
     note_signed = Signed(note, signature, kind) if signature and kind else None
     return TagTrust(tag_verdict, _judge(what, note_signed, MANIFEST_NAMESPACE, roots))
 

@@ -1,6 +1,4 @@
-"""``status``: where the release stands and what to run next. Reads only. Its lines are
-:mod:`release.flows.status_lines`'.
-"""
+"""``status``: where the release stands, what to run next. Reads only; lines: status_lines."""
 
 from __future__ import annotations
 
@@ -388,7 +386,8 @@ def _images(ctx: ReleaseContext, tags: list[TagInfo], notes: list[str]) -> Image
     try:
         found = published_manifest(ctx.repo, tag.name, tag.commit)
         if found:
-            gaps, source, entries = missing(found.document, rules), "published", found.manifest.variants
+            gaps = missing(found.document, rules)
+            source, entries = "published", found.manifest.variants
         else:
             merged, source = _parts_manifest(ctx, tag, rules)
             gaps, entries = missing(merged, rules), merged["variants"]

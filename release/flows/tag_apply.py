@@ -39,9 +39,55 @@ from release.errors import RefusedError, ReleaseError
 from release.flows.context import ReleaseContext
 from release.flows.task_journal import TaskJournal, TaskJournals
 
-__all__ = ["ImageSide", "ImagesFor", "ImagesPending", "NewTag", "Promotion", "run_journaled"]
+__all__ = [
+    "ImageSide",
+    "ImagesFor",
+    "ImagesPending",
+    "NewTag",
+    "Promotion",
+    "TagPlanInfo",
+    "run_journaled",
+]
 
-Build = Callable[[], tuple[Plan, "NewTag | None"]]
+
+@dataclass(frozen=True)
+class TagPlanInfo:
+    """What a tag's or a promote's plan knows. A tag to make has its ``message`` (and the
+    version, the branch, the range its notes cover since, the changelog; promote the rc it
+    comes ``from_rc``, tag whether the remote was asked and main's version files' diff);
+    one not made, the branch that has nothing new (``tag`` None); a killed run finished
+    (``finished``), its tag; a run waiting for a killed one, nothing."""
+
+    tag: str | None = None
+    branch: str | None = None
+    message: str | None = None
+    version: str | None = None
+    from_rc: str | None = None
+    since: str | None = None
+    changelog: str | None = None
+    remote_checked: bool | None = None  # None: not asked (promote)
+    version_diff: tuple[str, ...] | None = None  # None: not made (promote)
+    finished: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        if self.finished:
+            return {"tag": self.tag, "finished": True}
+        if self.message is None:
+            return {} if self.branch is None else {"tag": self.tag, "branch": self.branch}
+        made: dict[str, object] = {
+            "version": self.version,
+            "tag": self.tag,
+            "message": self.message,
+            "branch": self.branch,
+        }
+        made |= {"from_rc": self.from_rc} if self.from_rc is not None else {}
+        made |= {"since": self.since, "changelog": self.changelog}
+        made |= {"remote_checked": self.remote_checked} if self.remote_checked is not None else {}
+        diff = self.version_diff
+        return made | ({"version_diff": list(diff)} if diff is not None else {})
+
+
+Build = Callable[[], tuple[Plan[TagPlanInfo], "NewTag | None"]]
 
 
 @dataclass(frozen=True)
@@ -166,7 +212,7 @@ def _drop_new_changelog(ctx: ReleaseContext, text: str | None) -> None:
 
 
 def _execute(
-    ctx: ReleaseContext, plan: Plan, request: NewTag, say: Callable[[str], None]
+    ctx: ReleaseContext, plan: Plan[TagPlanInfo], request: NewTag, say: Callable[[str], None]
 ) -> None:
     repo = ctx.repo
     orig = repo.head()
@@ -252,7 +298,7 @@ def run_journaled(
     dry_run: bool,
     say: Say,
     images: ImagesFor | None = None,
-) -> Plan:
+) -> Plan[TagPlanInfo]:
     """Plan outside the lock for --dry-run; under the lock, finish or roll back a killed run
     first, plan again, write the journal, act (the git side, then promote's image side),
     clear the journal. ``images``: promote's image side, for a run that finishes a killed
@@ -260,7 +306,8 @@ def run_journaled(
     journals = TaskJournals(ctx.repo, command)
     if dry_run:
         if journals.read() is not None:
-            return Plan(command, f"{command}: first finish or roll back the interrupted run")
+            summary = f"{command}: first finish or roll back the interrupted run"
+            return Plan(command, summary, (), TagPlanInfo())
         return build()[0]
     with repo_lock(ctx.repo.common_dir, command, notify=say):
         journal = journals.read()
@@ -269,7 +316,7 @@ def run_journaled(
                 command,
                 f"{command} {journal.name}: finished",
                 (),
-                {"tag": journal.name, "finished": True},
+                TagPlanInfo(journal.name, finished=True),
             )
         plan, request = build()
         if request is None:

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from dataclasses import replace
 
 from release.core import changelog as changelog_mod
 from release.core.notes import Notes, render_markdown
 from release.core.plan import Plan, Step, StepKind, short
+from release.core.plan_steps import ChangelogCommit, TagCreation
 from release.core.version_files import VersionEdit, file_version, set_version
 from release.core.versions import PatchStyle, ReleaseVersion, parse_version
 from release.errors import RefusedError, UsageError
@@ -23,7 +25,7 @@ from release.flows.context import ReleaseContext, TagInfo
 from release.flows.history import notes_for_range
 from release.flows.next_version import choose_version, same_version_tag
 from release.flows.notes_range import NotesRange, range_for_version
-from release.flows.tag_apply import ImagesFor, NewTag, Promotion, run_journaled
+from release.flows.tag_apply import ImagesFor, NewTag, Promotion, TagPlanInfo, run_journaled
 from release.flows.tag_due import tag_due
 
 __all__ = ["promote", "tag"]
@@ -69,28 +71,28 @@ def _plan(
     *,
     changelog_first: bool,
     notes: Notes,
-    extra: Mapping[str, object],
-) -> Plan:
+    info: TagPlanInfo,
+) -> Plan[TagPlanInfo]:
     tag_step = Step(
         StepKind.CREATE_TAG,
         f"create {'signed' if request.sign else 'annotated'} tag {request.name} at "
         f"{_commit_name(request) if changelog_first and request.commits else short(request.target)}",
-        {"tag": request.name, "target": request.target, "sign": request.sign},
+        TagCreation(request.name, request.target, request.sign),
     )
     steps = [tag_step]
     if request.commits:
         edits: list[str] = []
         if request.changelog_text is not None:
-            edits.append(f"update {extra['changelog']} with [{request.changelog_label}]")
+            edits.append(f"update {info.changelog} with [{request.changelog_label}]")
         edits += [f"set {path} to {file_version(request.version)}" for path, _ in request.versions]
         log_step = Step(
             StepKind.COMMIT_CHANGELOG,
             f"{edits[0]} and commit it" if len(edits) == 1 else f"{', '.join(edits)}; commit them",
-            {
-                "path": extra["changelog"] if request.changelog_text is not None else None,
-                "label": request.changelog_label,
-                "version_files": [path for path, _ in request.versions],
-            },
+            ChangelogCommit(
+                info.changelog if request.changelog_text is not None else None,
+                request.changelog_label,
+                tuple(path for path, _ in request.versions),
+            ),
         )
         steps = [log_step, tag_step] if changelog_first else [tag_step, log_step]
     if request.images is not None:
@@ -99,7 +101,7 @@ def _plan(
         command,
         f"{command} {request.name} ({len(notes.entries)} changes in its notes)",
         tuple(steps),
-        {"version": str(request.version), "tag": request.name, "message": request.message, **extra},
+        replace(info, version=str(request.version), tag=request.name, message=request.message),
     )
 
 
@@ -164,12 +166,12 @@ def tag(
     offline: bool = False,
     dry_run: bool = False,
     say: Callable[[str], None] = print,
-) -> Plan:
+) -> Plan[TagPlanInfo]:
     requested = (
         parse_version(version, first_rc=ctx.config.first_rc) if version is not None else None
     )
 
-    def build() -> tuple[Plan, NewTag | None]:
+    def build() -> tuple[Plan[TagPlanInfo], NewTag | None]:
         ctx.require_settled()
         branch, named = ctx.current_release()
         ctx.require_full_history("tag")
@@ -198,7 +200,7 @@ def tag(
         due = tag_due(ctx, line, ctx.release_tags(line.current, tags), head)
         if not due.due and due.since is not None:
             summary = f"nothing to tag: {branch} has nothing new since {due.since.name}"
-            return Plan("tag", summary, (), {"tag": None, "branch": branch}), None
+            return Plan("tag", summary, (), TagPlanInfo(branch=branch)), None
         edits = _version_edits(ctx, chosen)
         rng = range_for_version(ctx, chosen, tags, "HEAD")
         notes = notes_for_range(ctx, rng)
@@ -214,14 +216,14 @@ def tag(
             sign,
             versions=tuple((e.path, text) for e, text in edits),
         )
-        extra = {
-            "branch": branch,
-            "since": rng.since,
-            "changelog": ctx.config.changelog,
-            "remote_checked": ctx.remote_checked,
-            "version_diff": [row for e, _ in edits for row in e.diff()],
-        }
-        return _plan("tag", request, changelog_first=True, notes=notes, extra=extra), request
+        info = TagPlanInfo(
+            branch=branch,
+            since=rng.since,
+            changelog=ctx.config.changelog,
+            remote_checked=ctx.remote_checked,
+            version_diff=tuple(row for e, _ in edits for row in e.diff()),
+        )
+        return _plan("tag", request, changelog_first=True, notes=notes, info=info), request
 
     return run_journaled(ctx, "tag", build, dry_run=dry_run, say=say)
 
@@ -235,7 +237,7 @@ def promote(
     dry_run: bool = False,
     say: Callable[[str], None] = print,
     images: ImagesFor | None = None,
-) -> Plan:
+) -> Plan[TagPlanInfo]:
     """The final on the last rc's commit, its changelog, and (``images``) the rc's images
     given the final's tags: one transaction, whose image side is checked before anything
     changes (:mod:`release.flows.tag_apply`)."""
@@ -243,7 +245,7 @@ def promote(
         parse_version(version, first_rc=ctx.config.first_rc) if version is not None else None
     )
 
-    def build() -> tuple[Plan, NewTag]:
+    def build() -> tuple[Plan[TagPlanInfo], NewTag]:
         ctx.require_settled()
         branch, named = ctx.current_release()
         if requested is not None and (
@@ -305,12 +307,9 @@ def promote(
             promotion,
             images(promotion) if images is not None else None,  # refuses before any change
         )
-        extra = {
-            "branch": branch,
-            "from_rc": last.name,
-            "since": rng.since,
-            "changelog": ctx.config.changelog,
-        }
-        return _plan("promote", request, changelog_first=False, notes=notes, extra=extra), request
+        info = TagPlanInfo(
+            branch=branch, from_rc=last.name, since=rng.since, changelog=ctx.config.changelog
+        )
+        return _plan("promote", request, changelog_first=False, notes=notes, info=info), request
 
     return run_journaled(ctx, "promote", build, dry_run=dry_run, say=say, images=images)

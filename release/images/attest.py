@@ -265,7 +265,10 @@ def _kept(reg: ArtifactRegistry, it: _Row, kind: AttachmentKind) -> bytes:
     return reg.blob(ref, digest, layer_of(raw, kind, it.subject)[0])
 
 
-_ORDER = (AttachmentKind.SBOM, AttachmentKind.PROVENANCE)  # the provenance names the SBOM: it comes after
+_ORDER = (
+    AttachmentKind.SBOM,
+    AttachmentKind.PROVENANCE,
+)  # the provenance names the SBOM: it comes after
 
 
 def _attest_row(
@@ -288,7 +291,9 @@ def _attest_row(
                 signed_by = _signer_of(_kept(reg, it, kind))
             continue
         document = (
-            sbom if kind is AttachmentKind.SBOM else _provenance(ws, parts, it.row, Blob(sbom).digest, signer)
+            sbom
+            if kind is AttachmentKind.SBOM
+            else _provenance(ws, parts, it.row, Blob(sbom).digest, signer)
         )
         artifact = artifact_manifest(kind, document, it.subject, it.size, it.media)
         digests[kind] = _push(reg, it.refs[kind], artifact)

@@ -57,7 +57,9 @@ class NotAsRecorded(Exception):
     """What was read is not what the manifest records."""
 
 
-def _layer(reg: ArtifactRegistry, record: Mapping[str, Any], kind: AttachmentKind, subject: str) -> str:
+def _layer(
+    reg: ArtifactRegistry, record: Mapping[str, Any], kind: AttachmentKind, subject: str
+) -> str:
     """The digest of the document the attachment ``record`` names, read by its digest."""
     repo = repository(record["tag"])
     raw = reg.raw(f"{repo}@{record['digest']}")
@@ -85,7 +87,9 @@ def _sbom_verdict(
     from release.adapters.syft import syft_sbom
 
     try:
-        recorded = packages(json.loads(attached_document(reg, attest["sbom"], AttachmentKind.SBOM, subject)))
+        recorded = packages(
+            json.loads(attached_document(reg, attest["sbom"], AttachmentKind.SBOM, subject))
+        )
     except (NotAsRecorded, AttachmentError, SbomError, ValueError) as err:
         return FieldVerdict(SBOM_FIELD, State.DRIFT, (f"the attached SBOM: {_said(err)}",))
     except ReleaseError as err:

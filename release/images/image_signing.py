@@ -187,7 +187,11 @@ def check_published(
             checks.append(verifier.check(f"index {tags[0]}", at, digest, tags, index=True))
     for check in checks:
         say(escaped(check.line()))
-    refused = (ImageSignatureState.BAD, ImageSignatureState.UNSIGNED) if trust.require_signed else (ImageSignatureState.BAD,)
+    refused = (
+        (ImageSignatureState.BAD, ImageSignatureState.UNSIGNED)
+        if trust.require_signed
+        else (ImageSignatureState.BAD,)
+    )
     failed = [c for c in checks if c.state in refused]
     if failed:
         first = failed[0]

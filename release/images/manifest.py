@@ -218,7 +218,9 @@ def snapshot_data(report: SnapshotReport) -> dict[str, Any]:
     }
 
 
-def assemble(ws: ManifestSource, dirs: Sequence[Path] = (), *, partial: bool = False) -> dict[str, Any]:
+def assemble(
+    ws: ManifestSource, dirs: Sequence[Path] = (), *, partial: bool = False
+) -> dict[str, Any]:
     """The manifest of the build's version from its parts (here, and in ``dirs``)."""
     root = parts_dir(ws)
     sources = [*dirs] or [root]

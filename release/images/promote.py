@@ -23,6 +23,7 @@ from release.core.manifest import ManifestError, check, missing, variant_rules
 from release.core.manifest_records import Manifest, PromotedFrom
 from release.core.matrix import ImageMatrix
 from release.core.plan import Step, StepKind
+from release.core.plan_steps import ImageTagging, RefData
 from release.core.say import Say
 from release.flows.context import ReleaseContext
 
@@ -33,7 +34,9 @@ __all__ = [
 ]
 
 
-def final_manifest(rc: Manifest, matrix: ImageMatrix, final_tag: str, final_version: str) -> Manifest:
+def final_manifest(
+    rc: Manifest, matrix: ImageMatrix, final_tag: str, final_version: str
+) -> Manifest:
     """The final's manifest: the rc's, as the final, with each variant's final tags and
     where it came from (checked against the schema). Pure."""
     variants = dict(rc.variants)
@@ -46,9 +49,7 @@ def final_manifest(rc: Manifest, matrix: ImageMatrix, final_tag: str, final_vers
         variants[variant.id] = replace(entry, build=replace(entry.build, tags=tags))
         image_ids[variant.id] = entry.build.image_id
     came = PromotedFrom(cast(str, rc.tag), rc.commit, image_ids)
-    final = replace(
-        rc, version=final_version, tag=final_tag, variants=variants, promoted_from=came
-    )
+    final = replace(rc, version=final_version, tag=final_tag, variants=variants, promoted_from=came)
     check(final.document(), f"the manifest of {final_tag}")
     return final
 
@@ -82,12 +83,12 @@ class EnginePromotion:
             Step(
                 StepKind.TAG_IMAGE,
                 f"tag {variant}'s image {self.image_ids[variant][7:19]} as {', '.join(tags)}",
-                {"variant": variant, "image_id": self.image_ids[variant], "tags": list(tags)},
+                ImageTagging(variant, self.image_ids[variant], tuple(tags)),
             )
             for variant, tags in self.tags.items()
         )
         record = f"record the manifest of {self.final} ({notes_ref(self.final)})"
-        return (*tagged, Step(StepKind.RECORD_MANIFEST, record, {"ref": notes_ref(self.final)}))
+        return (*tagged, Step(StepKind.RECORD_MANIFEST, record, RefData(notes_ref(self.final))))
 
     def apply(self, say: Say) -> None:
         say(f"images of {self.rc} as {self.final}, by image id (no rebuild):")

@@ -39,6 +39,7 @@ from release.core.manifest import ManifestError, check, missing, variant_rules
 from release.core.manifest_records import Index, Manifest, PublishRecord
 from release.core.matrix import ImageMatrix
 from release.core.plan import Step, StepKind
+from release.core.plan_steps import ImageCopy, RefData
 from release.core.references import repository
 from release.core.say import Say
 from release.errors import RefusedError
@@ -223,18 +224,18 @@ class RegistryPromotion:
         out = []
         for c in self.copies:
             if self._there(c):
-                out.append(Step(StepKind.SKIP, f"{c.ref} is there: {c.digest}", {"ref": c.ref}))
+                out.append(Step(StepKind.SKIP, f"{c.ref} is there: {c.digest}", RefData(c.ref)))
             else:
                 source = f"{repository(c.ref)}@{c.digest}"
                 out.append(
                     Step(
                         StepKind.COPY_IMAGE,
                         f"copy {source} to {c.ref}",
-                        {"ref": c.ref, "digest": c.digest},
+                        ImageCopy(c.ref, c.digest),
                     )
                 )
         record = f"record the manifest of {self.final} ({notes_ref(self.final)})"
-        return (*out, Step(StepKind.RECORD_MANIFEST, record, {"ref": notes_ref(self.final)}))
+        return (*out, Step(StepKind.RECORD_MANIFEST, record, RefData(notes_ref(self.final))))
 
     def apply(self, say: Say) -> None:
         say(

@@ -50,7 +50,9 @@ def _judge(verifier: BytesVerifier, row: str, ref: str, document: bytes) -> Imag
     for signature in found.signatures:
         checked = verifier.verify(found.signed_bytes, signature.sig)
         if checked.signer is not None:
-            return ImageCheck(row, ref, ImageSignatureState.SIGNED, signer=checked.signer, kind=KIND)
+            return ImageCheck(
+                row, ref, ImageSignatureState.SIGNED, signer=checked.signer, kind=KIND
+            )
         details.append(checked.detail)
     return ImageCheck(row, ref, ImageSignatureState.BAD, detail=details[0], kind=KIND)
 
@@ -91,7 +93,11 @@ def check_provenance(
             checks[row] = _check_row(verifier, reg, row, entry)
     for check in checks.values():
         say(escaped(check.line()))
-    refused = (ImageSignatureState.BAD, ImageSignatureState.UNSIGNED) if trust.require_signed else (ImageSignatureState.BAD,)
+    refused = (
+        (ImageSignatureState.BAD, ImageSignatureState.UNSIGNED)
+        if trust.require_signed
+        else (ImageSignatureState.BAD,)
+    )
     failed = [c for c in checks.values() if c.state in refused]
     if failed:
         more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""

@@ -21,10 +21,11 @@ from release.adapters.files import atomic_write
 from release.adapters.image_info import ImageInfo
 from release.adapters.state import image_state_dir
 from release.core.accelerator import accelerator_fields
+from release.core.json_text import JSONValue
 from release.core.matrix import ImageMatrix, Variant
 from release.core.say import Say
 from release.core.versions import image_tag_for
-from release.errors import ConfigError, RefusedError, ReleaseError
+from release.errors import ConfigError, ExitCode, RefusedError, ReleaseError
 from release.flows.context import ReleaseContext
 from release.images.build import BuildResult, BuildStatus, build_images
 from release.images.manifest import record_builds, smoke_data, snapshot_data, write_part
@@ -38,15 +39,17 @@ __all__ = [
     "ImagesFailed",
     "Workspace",
     "build",
+    "matrix_document",
     "matrix_json",
     "smoke",
+    "smoke_failed",
     "snapshot",
     "snapshot_plan",
 ]
 
 
 class ImagesFailed(ReleaseError):
-    exit_code = 1
+    exit_code = ExitCode.FAILED
 
 
 @dataclass
@@ -181,16 +184,13 @@ def smoke(
     ids: Sequence[str] | None = None,
     *,
     say: Say = print,
-    as_json: bool = False,
-    note: Say | None = None,
     live: bool = False,
 ) -> list[SmokeReport]:
-    """Smoke each variant. With ``as_json`` the run's lines go to ``note`` (the CLI: stderr)
-    and ``say`` gets one JSON document for every variant, also when one failed. ``live``:
-    a live line for the running check, on a terminal."""
+    """Smoke each variant, every one also when another failed: the reports, passed or not
+    (:func:`smoke_failed` says which failed). ``live``: a live line for the running check,
+    on a terminal."""
     from release.images.smoke import run_smoke
 
-    tell = (note or say) if as_json else say
     variants = ws.variants(ids)
     found = _inspect(ws, variants)
     _refuse_building(ws, [image for image, data in found.items() if data is None])
@@ -203,26 +203,22 @@ def smoke(
             variant,
             ws.source,
             image,
-            say=tell,
-            inspected=_ensure_built(ws, variant, tell, found[image]),
+            say=say,
+            inspected=_ensure_built(ws, variant, say, found[image]),
             live=live,
         )
         reports.append(report)
         out = ws.state_dir / "smoke" / ws.source.version / f"{variant.id}.json"
         atomic_write(out, json.dumps(report.to_dict(), indent=2) + "\n")
         write_part(ws, variant.id, "smoke", smoke_data(report))
-        tell(report.verdict())
-    if as_json:
-        document = {
-            "version": ws.source.version,
-            "passed": all(r.passed for r in reports),
-            "variants": [r.to_dict() for r in reports],
-        }
-        say(json.dumps(document, indent=2))
-    failed = [r.variant for r in reports if not r.passed]
-    if failed:
-        raise ImagesFailed(f"smoke failed for {', '.join(failed)}")
+        say(report.verdict())
     return reports
+
+
+def smoke_failed(reports: Sequence[SmokeReport]) -> ImagesFailed | None:
+    """The failure of a smoke run where a variant failed, else None."""
+    failed = [r.variant for r in reports if not r.passed]
+    return ImagesFailed(f"smoke failed for {', '.join(failed)}") if failed else None
 
 
 def snapshot(
@@ -293,10 +289,15 @@ def snapshot_plan(ws: Workspace, ids: Sequence[str] | None = None, *, say: Say =
 
 
 def matrix_json(matrix: ImageMatrix, image_version: str = "v{version}") -> str:
-    """The matrix as data (for CI fan-out): one row per variant, its sessions as nox and
-    the CI pipelines have them (:meth:`ImageMatrix.session_ids`)."""
+    """The matrix as data (for CI fan-out): :func:`matrix_document` as JSON text."""
+    return json.dumps(matrix_document(matrix, image_version), indent=2)
+
+
+def matrix_document(matrix: ImageMatrix, image_version: str = "v{version}") -> dict[str, JSONValue]:
+    """The matrix as data: one row per variant, its sessions as nox and the CI pipelines
+    have them (:meth:`ImageMatrix.session_ids`)."""
     sessions = matrix.session_ids()
-    rows = [
+    rows: list[JSONValue] = [
         {
             "id": v.id,
             **accelerator_fields(v.accelerator),
@@ -307,12 +308,9 @@ def matrix_json(matrix: ImageMatrix, image_version: str = "v{version}") -> str:
             "platform": v.platform,
             "tag": matrix.tag(v, image_version),
             "snapshot": matrix.has_snapshot(v),
-            "build_args": matrix.build_args_for(v),
+            "build_args": dict[str, JSONValue](matrix.build_args_for(v)),
             "sessions": [f"{kind}({v.id})" for kind, ids in sessions.items() if v.id in ids],
         }
         for v in matrix.variants
     ]
-    return json.dumps(
-        {"image": matrix.name, "default_variant": matrix.default_variant, "variants": rows},
-        indent=2,
-    )
+    return {"image": matrix.name, "default_variant": matrix.default_variant, "variants": rows}

@@ -67,7 +67,9 @@ def _rows(output: str, row: str) -> dict[str, str]:
     return found
 
 
-def provenance_checks(t: Terminal, keys: ImageKeys, reproduced: StepOutcome | None, step: str) -> None:
+def provenance_checks(
+    t: Terminal, keys: ImageKeys, reproduced: StepOutcome | None, step: str
+) -> None:
     """The tester's reproduce of rc1 verified the row's provenance as signed by the image
     key, and matched its statement and SBOM with the rebuild."""
     signed = f"provenance {ATTESTED}: signed by {keys.fpr}"

@@ -110,7 +110,9 @@ class Sandbox:
             return f"{tag} has no manifest (an image step before failed)"
         return ""
 
-    def verdicts(self, outcome: StepOutcome | None, ids: tuple[str, ...], key: str) -> dict[str, str]:
+    def verdicts(
+        self, outcome: StepOutcome | None, ids: tuple[str, ...], key: str
+    ) -> dict[str, str]:
         said = self.ledger.steps.get(key, "not run")
         if outcome is None:
             return dict.fromkeys(ids, "not run" if said.startswith("not run") else said)
