@@ -38,11 +38,14 @@ def tests(session: nox.Session) -> None:
 
     On two workers (pytest-xdist), each test file on one of them, so a file's module
     fixtures (a built rc, a registry) are made once. No test changes what another on the
-    engine uses (each keeps to names of its own), so none has to run alone. The bench
-    extras too: a test runs the benchmarks' quick form, git-cliff's and commitizen's
+    engine uses (each keeps to names of its own), so none has to run alone. The longest
+    files are handed out first (tests/conftest.py, LONGEST_FIRST), so both workers end
+    together. The bench extras too: a test runs the benchmarks' quick form, git-cliff's and commitizen's
     figures included."""
     session.install("-e", ".[test,bench]")
-    session.run("pytest", "-n", "2", "--dist", "loadfile", *session.posargs)
+    session.run(
+        "pytest", "-n", "2", "--dist", "loadfile", "--no-loadscope-reorder", *session.posargs
+    )
 
 
 @nox.session(default=False)

@@ -8,8 +8,8 @@
 | `images.build` of the arm64 image, under emulation, no cache | the same build of the amd64 image | report |
 
 Runs on a throwaway copy of the bundled sample engine whose matrix is two variants (the
-default ``cu129`` for linux/amd64 and linux/arm64 where arm64 is emulated here, ``cu128``),
-no snapshot rule, an rc tagged and its manifest recorded; each round publishes into a new
+default ``cu129`` for linux/amd64 and linux/arm64 where arm64 is emulated here, ``cu128``;
+with ``--quick``, ``cu129`` alone and one run of each figure), no snapshot rule, an rc tagged and its manifest recorded; each round publishes into a new
 registry (Debian's docker-registry on 127.0.0.1, storage in a temporary directory), whose
 access log and storage count what was uploaded. Needs a Docker Engine, docker-registry and
 skopeo; prints why and exits 0 without one.
@@ -56,27 +56,32 @@ def _release(*args: str) -> list[str]:
     return [sys.executable, "-m", "release", *args]
 
 
-def _config(arm64: bool) -> str:
+def _config(arm64: bool, quick: bool = False) -> str:
     platforms = 'platforms = ["linux/amd64", "linux/arm64"]\n' if arm64 else ""
+    cu128 = (
+        ""
+        if quick
+        else '[[tool.release.images.variants]]\nid = "cu128"\ncuda = "12.8.1"\n'
+        'base-image = "nvidia/cuda:12.8.1-base-ubuntu22.04"\n\n'
+    )
     return (
         '[project]\nname = "tinyengine"\nversion = "0.0.0"\n\n'
         '[tool.release]\nmain-branch = "main"\n\n'
         f'[tool.release.images]\nname = "{NAME}"\ndockerfile = "docker/Dockerfile"\n'
         'context = "."\ndefault-variant = "cu129"\nversion-arg = "ENGINE_VERSION"\n\n'
-        '[[tool.release.images.variants]]\nid = "cu128"\ncuda = "12.8.1"\n'
-        'base-image = "nvidia/cuda:12.8.1-base-ubuntu22.04"\n\n'
+        f"{cu128}"
         '[[tool.release.images.variants]]\nid = "cu129"\ncuda = "12.9.1"\n'
         f'base-image = "nvidia/cuda:12.9.1-base-ubuntu22.04"\n{platforms}\n'
         '[tool.release.images.smoke]\npackage = "tinyengine"\n'
     )
 
 
-def _engine_repo(tmp: Path, arm64: bool) -> Path:
+def _engine_repo(tmp: Path, arm64: bool, quick: bool = False) -> Path:
     from release.sample import make_sample_engine
 
     engine = make_sample_engine(tmp, with_remote=False)
     root = engine.root
-    (root / "pyproject.toml").write_text(_config(arm64), encoding="utf-8")
+    (root / "pyproject.toml").write_text(_config(arm64, quick), encoding="utf-8")
     engine.repo.run("commit", "--quiet", "-am", "[CI/Build] The bench matrix")
     engine.repo.run("tag", "--annotate", "--message", RC, RC)
     for step in ("images.build", "images.smoke"):
@@ -283,7 +288,12 @@ def _cleanup() -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--quick", action="store_true", help="one variant (cu129) and one run of each figure"
+    )
     args = parser.parse_args(argv)
+    if args.quick:
+        args.runs = 1
     why = _missing()
     if why is not None:
         print(f"publishing figures: not run: {why}")
@@ -299,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     home = os.getcwd()
     with tempfile.TemporaryDirectory(prefix="release-bench-registry-") as tmp:
         try:
-            root = _engine_repo(Path(tmp), arm64)
+            root = _engine_repo(Path(tmp), arm64, args.quick)
             publish, server = _publish_figure(root, Path(tmp), args.runs)
             figures.append(publish)
             figures.append(_promote_figure(root, server, args.runs))

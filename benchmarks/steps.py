@@ -3,7 +3,8 @@ the one list the nox session and the test of its quick form (``tests/test_bench.
 both run, so the test cannot pass on a sequence the session no longer runs.
 
 ``--quick`` (and any other argument) goes to ``run.py``; with it every other step takes
-its own quick form: one run each, nothing fetched, reproduce with the builder's cache.
+its own quick form: one run each, nothing fetched, reproduce with the builder's cache,
+publishing on one variant (its two platforms).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def bench_steps(posargs: Sequence[str]) -> list[list[str]]:
         # the image figures (skipped, with the reason, where no Docker Engine answers)
         ["benchmarks/images.py", *(["--quick"] if quick else [])],
         # publishing: a re-publish and promote against a registry of its own, arm64 emulated
-        ["benchmarks/registry.py", *(["--runs", "1"] if quick else [])],
+        ["benchmarks/registry.py", *(["--quick"] if quick else [])],
         # figures on a real vLLM-family history, where $RELEASE_REAL_HISTORY names a clone
         ["benchmarks/real_history.py", *(["--quick"] if quick else [])],
         # named real histories (PyTorch-family notes, vllm-ascend's and ao's picks), each

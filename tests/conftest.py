@@ -49,6 +49,31 @@ def pytest_configure(config: pytest.Config) -> None:
     compileall.compile_dir(package, quiet=1, rx=engine_files)
 
 
+# The files that take longest (their image tests: minutes each on the CI's two cores),
+# longest first. ``nox -s tests`` gives each file to one of two workers as a worker runs
+# out of work (--dist loadfile, in this order: --no-loadscope-reorder); a long file begun
+# last would leave the other worker idle until it ends.
+LONGEST_FIRST = (
+    "test_rehearse.py",
+    "test_ci_pipelines.py",
+    "test_bench.py",
+    "test_reproduce.py",
+    "test_publish_from.py",
+    "test_publish.py",
+    "test_image_content.py",
+    "test_attest.py",
+    "test_promote_transaction.py",
+    "test_promote_registry.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest files first (:data:`LONGEST_FIRST`), the others after them as they
+    were collected; each file's tests keep their order."""
+    rank = {name: n for n, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
 @pytest.fixture(autouse=True)
 def _isolated_git(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

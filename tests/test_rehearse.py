@@ -13,6 +13,7 @@ what runs on it fails.
 from __future__ import annotations
 
 import io
+import os
 import re
 import shutil
 import subprocess
@@ -39,6 +40,7 @@ from tests.conftest import run_cli
 from tests.docker_support import CACHE_DIR, image_env, remove_repository, unique_name
 
 NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent.sock"}
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def syft_here() -> bool:
@@ -127,17 +129,45 @@ def start_rehearsal(work: Path) -> subprocess.Popen[bytes]:
         )
 
 
+def start_partner(work: Path) -> subprocess.Popen[bytes]:
+    """The second rehearsal, cut short (:mod:`tests.rehearsal_partner`), in ``work``, its
+    output to ``work/out``."""
+    work.mkdir()
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    with (work / "out").open("wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "tests.rehearsal_partner", str(work / "w")],
+            cwd=work,
+            env=image_env(work / "home", PYTHONPATH=path),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def own_of(out: str) -> tuple[set[str], set[str], set[str]]:
+    """A rehearsal's own names, its registry's address and its sandbox, as it said them."""
+    return (
+        set(re.findall(r"(rehearsal-[a-z0-9]+)/tinyengine", out)),
+        set(re.findall(r"release registry (127\.0\.0\.1:\d+)/", out)),
+        set(re.findall(r"^# sandbox: (.+)$", out, re.MULTILINE)),
+    )
+
+
 @pytest.mark.images
 @pytest.mark.slow
-def test_two_rehearsals_at_once_on_one_engine_each_tell_the_story_end_to_end(
+def test_a_rehearsal_tells_the_story_end_to_end_beside_another_on_one_engine(
     docker: ContainerEngine, rehearsals: list[Path], tmp_path: Path
 ) -> None:
-    """Two at once, on names of their own: both pass, and the sample's shared base is the
-    same image from before the first starts to after both end (looked at twice a second)."""
+    """A whole rehearsal and, at once on the same engine, a second one cut short to what
+    can collide (its names, registry, keys, its tag of the sample's base changed and put
+    back, the sweep, its tidying; on one variant): both pass, on names, registry ports and
+    sandboxes of their own; the sample's shared base is the same image from before the
+    first starts to after both end (looked at twice a second); the whole one's story is
+    checked to its end, its image tags all there after the other tidied."""
     base_ref = cu130_base()
     base_before = docker.image_id(base_ref)
-    works = [tmp_path / "first", tmp_path / "second"]
-    running = [start_rehearsal(work) for work in works]
+    works = [tmp_path / "whole", tmp_path / "partner"]
+    running = [start_rehearsal(works[0]), start_partner(works[1])]
     seen = set()
     deadline = time.monotonic() + 1500
     while any(r.poll() is None for r in running) and time.monotonic() < deadline:
@@ -146,20 +176,28 @@ def test_two_rehearsals_at_once_on_one_engine_each_tell_the_story_end_to_end(
     for r in running:
         r.wait(timeout=max(1.0, deadline - time.monotonic()))
     outputs = [(work / "out").read_text(encoding="utf-8", errors="replace") for work in works]
-    for out in outputs:
-        kept = re.search(r"^sandbox kept at (.+)$", out, re.MULTILINE)
-        if kept:
-            rehearsals.append(Path(kept[1]))
+    kept = re.search(r"^sandbox kept at (.+)$", outputs[0], re.MULTILINE)
+    if kept:
+        rehearsals.append(Path(kept[1]))
     codes = [r.returncode for r in running]
     assert codes == [0, 0], "\n\n".join(outputs)
-    names = {m[1] for o in outputs for m in re.finditer(r"(rehearsal-[a-z0-9]+)/tinyengine", o)}
-    assert len(names) == 2, names  # each its own
+    whole, partner = own_of(outputs[0]), own_of(outputs[1])
+    for said, theirs in zip(whole, partner, strict=True):
+        assert len(said) == 1 and len(theirs) == 1 and not said & theirs, (whole, partner)
+    if not REGISTRY:
+        assert whole[1] == partner[1] == set()
+    made = re.search(r"^partner made: (.+); left: none$", outputs[1], re.MULTILINE)
+    assert made is not None, outputs[1]
+    (name,) = partner[0]
+    refs = made[1].split(", ")  # its cu130 image, and its tag of the base, now removed
+    assert f"{name}/cuda:13.0.1-base-ubuntu24.04" in refs, refs
+    assert any(ref.startswith(f"{name}/tinyengine:") for ref in refs), refs
+    assert "rehearsal passed" in outputs[1] and "FAIL" not in outputs[1]
     seen.add(docker.image_id(base_ref))
     assert len(seen - {None}) == 1, seen  # the shared base never changed (or was made once)
     if base_before is not None:
         assert seen == {base_before}
     check_the_story(docker, outputs[0])
-    check_the_story(docker, outputs[1])
 
 
 def check_the_story(docker: ContainerEngine, out: str) -> None:
