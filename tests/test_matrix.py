@@ -717,6 +717,29 @@ def test_nox_lists_the_image_sessions_from_config() -> None:
     assert "* tests" in proc.stdout  # image sessions are not run by default, tests is
 
 
+def test_an_image_sessions_posargs_are_its_commands_options_and_no_others() -> None:
+    """A session's posargs are parsed by ``images.<kind>``'s own declaration: an option the
+    command does not offer (snapshot has no --force) is refused naming the command, and the
+    session's variant cannot be moved by --variant; an offered one reaches the command (here
+    it stops at the engine that is not there, past the parsing)."""
+    from release.commands.registry import by_name
+
+    assert "force" not in {o.name for o in by_name()["images.snapshot"].options}
+    refused = run_nox(ROOT, "-s", "snapshot(cu130)", "--", "--force")
+    assert refused.returncode != 0
+    assert "posargs: unknown option --force for images.snapshot" in refused.stderr
+    moved = run_nox(ROOT, "-s", "snapshot(cu130)", "--", "--variant", "cu128")
+    assert moved.returncode != 0
+    assert "posargs: the session runs cu130; run another session, not --variant" in moved.stderr
+    env = {"DOCKER_HOST": "unix:///nonexistent.sock"}
+    offered = subprocess.run(
+        [sys.executable, "-m", "nox", "-s", "snapshot(cu130)", "--", "--dry-run"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, **env},
+    )  # fmt: skip
+    assert offered.returncode != 0 and "posargs" not in offered.stderr
+    assert "no Docker Engine is reachable" in offered.stderr
+
+
 def test_nox_json_by_tag() -> None:
     proc = run_nox(ROOT, "-l", "--json", "-t", "images")
     assert proc.returncode == 0, proc.stderr

@@ -22,7 +22,7 @@ from release.commands.declare import Command
 from release.commands.outcome import Outcome, Run, schema_of
 from release.errors import ExitCode, ReleaseError, Terminated, UsageError
 
-__all__ = ["MAIN_ENV", "dispatch", "repo_path"]
+__all__ = ["MAIN_ENV", "dispatch", "execute", "repo_path"]
 
 MAIN_ENV = "RELEASE_MAIN_BRANCH"  # overrides main-branch for a run, like --main-branch
 ERROR_SCHEMA = schema_of("error")
@@ -97,6 +97,14 @@ def _failed(command: Command, message: str, code: int, as_json: bool) -> int:
     return code
 
 
+def execute(command: Command, values: Mapping[str, object], run: Run) -> Outcome:
+    """Run ``command`` with its option values (by dest) in ``run``: how the console script,
+    invoke's tasks and the nox image sessions all call a command."""
+    module, _, name = command.target.partition(":")
+    func = getattr(importlib.import_module(module), name)
+    return func(_request(func, values), run)  # type: ignore[no-any-return]
+
+
 def dispatch(
     command: Command,
     values: Mapping[str, object],
@@ -121,9 +129,7 @@ def dispatch(
     )
     try:
         with sigterm_stops():
-            module, _, name = command.target.partition(":")
-            func = getattr(importlib.import_module(module), name)
-            outcome = func(_request(func, values), run)
+            outcome = execute(command, values, run)
             _render(command, outcome, as_json)
             return int(outcome.exit_code)
     except ReleaseError as err:

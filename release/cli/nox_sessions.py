@@ -8,86 +8,67 @@ An engine repository gets them with one call in its ``noxfile.py``::
 ``build(<id>)`` and ``smoke(<id>)`` exist for every variant, ``snapshot(<id>)`` only
 where the snapshot rule applies (the same rule that adds the image's snapshot-runtime
 build step). Sessions are tagged ``images`` and ``<id>`` and need no virtualenv.
-Posargs: ``--version V``, ``--force``, ``--baseline FILE`` (snapshot), ``--json`` (the outcome
-as a JSON document),
-and for every session ``--allow-dirty`` and ``--allow-shallow`` (a build of uncommitted
-changes, or in a shallow clone, is refused without them: :mod:`release.images.source`).
+Posargs are the options of ``release images.<kind>`` but ``--variant`` (the session names
+it), parsed from the same declaration: ``--version V``, ``--force`` (build), ``--baseline
+FILE`` (snapshot), ``--json`` (the outcome as a JSON document), ``--allow-dirty`` and
+``--allow-shallow`` (a build of uncommitted changes, or in a shallow clone, is refused
+without them: :mod:`release.images.source`).
 What a session logs is :func:`~release.cli.console.printable`: its secrets taken out, its
 control characters escaped but the newlines between lines, and its error line all of them.
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
 __all__ = ["image_sessions"]
 
 
-def _options(posargs: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="nox -s SESSION --", add_help=False)
-    parser.add_argument("--version")
-    parser.add_argument("--force", action="store_true")
-    parser.add_argument("--baseline", type=Path)
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--allow-dirty", action="store_true")
-    parser.add_argument("--allow-shallow", action="store_true")
-    return parser.parse_args(posargs)
-
-
 def _run(session: Any, root: Path, kind: str, variant: str) -> None:
-    """Run the command ``images.<kind>`` for one variant and log its outcome."""
+    """Run the command ``images.<kind>`` for the session's variant, its posargs parsed by the
+    command's own declaration (what ``release images.<kind> --help`` lists), through the
+    dispatcher the console script uses; log its outcome."""
     import json
 
+    from release.cli.arguments import ArgumentsRefused, parser_of
     from release.cli.console import printable
+    from release.cli.dispatch import execute
     from release.cli.entry import sigterm_stops
-    from release.commands import images
-    from release.commands.image_outcomes import BuildOutcome, SmokeOutcome, SnapshotOutcome
     from release.commands.outcome import Run, schema_of
+    from release.commands.registry import by_name
     from release.errors import ReleaseError, Terminated
 
+    command = by_name()[f"images.{kind}"]
     try:
-        opts = _options(list(session.posargs))
-    except SystemExit:
-        session.error(
-            "posargs: --version V, --force, --baseline FILE, --json, --allow-dirty, --allow-shallow"
-        )
-    guards = {"allow_dirty": opts.allow_dirty, "allow_shallow": opts.allow_shallow}
+        values = vars(parser_of(command).parse_args(list(session.posargs)))
+    except ArgumentsRefused as err:
+        session.error(printable(f"posargs: {err} (release {command.name} --help lists them)"))
+        return
+    except SystemExit:  # --help: argparse printed it
+        return
+    if values.get("variant") is not None:
+        session.error(f"posargs: the session runs {variant}; run another session, not --variant")
+        return
+    values["variant"] = variant
     run = Run(root, lambda line: session.log(printable(line, keep_newlines=True)))
     try:
         with sigterm_stops():
-            outcome: BuildOutcome | SmokeOutcome | SnapshotOutcome
-            if kind == "build":
-                outcome = images.build(
-                    images.BuildRequest(variant, version=opts.version, force=opts.force, **guards),
-                    run,
-                )
-            elif kind == "smoke":
-                outcome = images.smoke(
-                    images.SmokeRequest(variant, version=opts.version, **guards), run
-                )
-            else:
-                baseline = str(opts.baseline) if opts.baseline else None
-                outcome = images.snapshot(
-                    images.SnapshotRequest(
-                        variant, version=opts.version, baseline=baseline, **guards
-                    ),
-                    run,
-                )
+            outcome = execute(command, values, run)
     except ReleaseError as err:
         session.error(printable(err.one_line()))
         return
     except Terminated:
         session.error("terminated; re-run the session to continue where it stopped")
         return
-    if opts.json:
-        document = {"schema": schema_of(f"images.{kind}"), **outcome.document()}
+    if values.get("json"):
+        document = {"schema": schema_of(command.name), **outcome.document()}
         session.log(printable(json.dumps(document, indent=2), keep_newlines=True))
     for line in outcome.text():
         run.say(line)
-    if outcome.error is not None:
-        session.error(printable(outcome.error))
+    problem = getattr(outcome, "error", None)
+    if isinstance(problem, str):
+        session.error(printable(problem))
 
 
 def image_sessions(root: str | Path | None = None) -> None:
