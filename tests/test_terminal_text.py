@@ -291,6 +291,8 @@ def test_nox_sessions_log_and_fail_with_controls_escaped(monkeypatch: pytest.Mon
         run.say(f"smoke({request.variant}): {OVERWRITE}")  # type: ignore[attr-defined]
         raise RefusedError(HOSTILE)
 
+    # the session makes the request from the command's declaration, as the console script
+    action.__annotations__ = {"request": images.SmokeRequest, "run": Run, "return": None}
     monkeypatch.setattr(images, "smoke", action)
     session = Session()
     nox_sessions._run(session, Path("."), "smoke", "cu130")
