@@ -8,6 +8,11 @@ rules), ``adapters`` (processes, git, docker, files), ``flows`` (git workflows),
 layers below it, never one above; no import cycle, lazy imports included; no private name
 crosses a module boundary; only adapters start processes; every module imports on its own
 in a fresh interpreter; ``Any`` in a public signature only where the allow-list says why.
+
+One test per rule, each over every module at once: a rule is a function from a module's
+name and source to what is wrong with it (``each_module`` gathers those as "module: what"
+lines), so a failure lists every violation, and each rule is shown reporting a synthetic
+module that breaks it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import graphlib
 import re
 import subprocess
 import sys
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -29,6 +35,23 @@ LAYERS = ("errors", "core", "adapters", "flows", "images", "sample", "commands",
 IN_IMAGE = {"release.images.snapshot_probe"}
 PROCESS_MODULES = {"subprocess", "git", "multiprocessing", "pty"}
 MAX_LINES = 450  # "about 400": a module past this mixes concerns
+
+
+Source = Path | str  # a module's file, or its text in the tests that show a rule failing
+Check = Callable[[str, Source], list[str]]  # a rule: what is wrong with one module
+
+
+def each_module(check: Check, sources: Mapping[str, Source]) -> list[str]:
+    """Every violation of one rule over the modules, at once: one "module: what" line each."""
+    return [
+        f"{module}: {what}"
+        for module, source in sorted(sources.items())
+        for what in check(module, source)
+    ]
+
+
+def _report(found: list[str], rule: str) -> str:
+    return f"{len(found)} breaking the rule that {rule}:\n" + "\n".join(found)
 
 
 def _modules() -> dict[str, Path]:
@@ -68,7 +91,7 @@ def _tree(source: Path | str) -> ast.Module:
 def _imports(source: Path | str) -> tuple[tuple[str, tuple[str, ...], int], ...]:
     """(module, names, line) for every import in a file (or source text), lazy and
     TYPE_CHECKING ones too."""
-    out = []
+    out: list[tuple[str, tuple[str, ...], int]] = []
     for node in ast.walk(_tree(source)):
         if isinstance(node, ast.Import):
             out += [(alias.name, (), node.lineno) for alias in node.names]
@@ -106,19 +129,46 @@ def test_every_folder_is_a_known_layer() -> None:
 
 def upward(module: str, source: Path | str) -> list[str]:
     return [
-        f"line {line}: {target} ({LAYERS[_layer(target)]})"
+        f"line {line}: {LAYERS[_layer(module)]} imports {target} ({LAYERS[_layer(target)]})"
         for imported, names, line in _imports(source)
         for target in _targets(imported, names)
         if _layer(target) > _layer(module)
     ]
 
 
-def cycle(graph: dict[str, set[str]]) -> list[str]:
+def cycle(graph: Mapping[str, set[str]]) -> list[str]:
     try:
         tuple(graphlib.TopologicalSorter(graph).static_order())
     except graphlib.CycleError as err:
         return list(err.args[1])
     return []
+
+
+def _reachable(graph: Mapping[str, set[str]], start: str) -> set[str]:
+    """The modules ``start`` loads through one import or more (itself only through a cycle)."""
+    seen: set[str] = set()
+    todo = list(graph.get(start, ()))
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(graph.get(module, ()))
+    return seen
+
+
+def cycles(graph: Mapping[str, set[str]]) -> list[str]:
+    """Every set of modules that import one another (a strongly connected set), each with
+    one cycle through it: as strict as ``cycle``, which stops at the first."""
+    reach = {module: _reachable(graph, module) for module in graph}
+    tangles = {
+        frozenset(other for other in reach[module] if module in reach[other])
+        for module in graph
+        if module in reach[module]
+    }
+    return [
+        f"{', '.join(sorted(tangle))}: {' -> '.join(cycle({m: graph[m] & tangle for m in tangle}))}"
+        for tangle in sorted(tangles, key=sorted)
+    ]
 
 
 def _private(name: str) -> bool:
@@ -147,8 +197,12 @@ def borrowed(source: Path | str) -> list[str]:
     return found
 
 
+def borrowed_names(module: str, source: Path | str) -> list[str]:
+    return borrowed(source)  # the rule is the same whatever module reads it
+
+
 def process_imports(module: str, source: Path | str) -> list[str]:
-    if _layer(module) == LAYERS.index("adapters"):
+    if _layer(module) == LAYERS.index("adapters") or module in IN_IMAGE:
         return []
     return [
         f"line {line}: {imported}"
@@ -157,26 +211,24 @@ def process_imports(module: str, source: Path | str) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("module", sorted(MODULES))
-def test_imports_point_down(module: str) -> None:
-    found = upward(module, MODULES[module])
-    assert not found, f"{module} ({LAYERS[_layer(module)]}) imports upward: {found}"
+def test_imports_point_down() -> None:
+    found = each_module(upward, MODULES)
+    assert not found, _report(found, "a module imports its own layer and those below")
 
 
 def test_no_import_cycle() -> None:
-    assert not cycle(_graph()), f"import cycle: {' -> '.join(cycle(_graph()))}"
+    found = cycles(_graph())
+    assert not found, _report(found, "no modules import one another in a cycle")
 
 
-@pytest.mark.parametrize("module", sorted(MODULES))
-def test_no_private_name_crosses_a_module_boundary(module: str) -> None:
-    found = borrowed(MODULES[module])
-    assert not found, f"{module} borrows private names: {found}"
+def test_no_private_name_crosses_a_module_boundary() -> None:
+    found = each_module(borrowed_names, MODULES)
+    assert not found, _report(found, "no private name is taken from another module")
 
 
-@pytest.mark.parametrize("module", sorted(set(MODULES) - IN_IMAGE))
-def test_only_adapters_start_processes(module: str) -> None:
-    found = process_imports(module, MODULES[module])
-    assert not found, f"{module} starts processes itself: {found}"
+def test_only_adapters_start_processes() -> None:
+    found = each_module(process_imports, MODULES)
+    assert not found, _report(found, "only adapters import what starts processes")
 
 
 # The checks above, each shown to fail on the violation it is there for.
@@ -215,6 +267,68 @@ def test_each_contract_check_can_fail(check: object) -> None:
     assert callable(check) and check()
 
 
+def test_every_upward_import_is_reported_at_once() -> None:
+    found = each_module(
+        upward,
+        {
+            "release.flows.cut": "from release.images import build\nfrom release.core import rc\n",
+            "release.core.notes": "def f():\n    from release.cli.tasks import ns\n",
+            "release.cli.tasks": "from release.flows.pick import pick\n",
+        },
+    )
+    assert found == [
+        "release.core.notes: line 2: core imports release.cli.tasks (cli)",
+        "release.flows.cut: line 1: flows imports release.images.build (images)",
+    ]
+
+
+def test_every_import_cycle_is_reported_at_once() -> None:
+    graph = {
+        "release.cli.tasks": {"release.cli.image_tasks", "release.core.rc"},
+        "release.cli.image_tasks": {"release.cli.tasks"},
+        "release.flows.a": {"release.flows.b"},
+        "release.flows.b": {"release.flows.c"},
+        "release.flows.c": {"release.flows.a", "release.core.rc"},
+        "release.core.rc": set(),
+    }
+    found = cycles(graph)
+    assert [line.split(": ")[0] for line in found] == [
+        "release.cli.image_tasks, release.cli.tasks",
+        "release.flows.a, release.flows.b, release.flows.c",
+    ]
+    assert found[1].count(" -> ") == 3  # a -> b -> c -> a, each import on the way
+    assert cycles({m: to - {"release.cli.tasks"} for m, to in graph.items()}) == [found[1]]
+    assert not cycles({"release.core.rc": set(), "release.cli.tasks": {"release.core.rc"}})
+
+
+def test_every_borrowed_private_name_is_reported_at_once() -> None:
+    found = each_module(
+        borrowed_names,
+        {
+            "release.flows.cut": "from release.flows.pick import _Picker\n",
+            "release.flows.push": "from release.flows import pick as flow\nflow._confirm(1)\n",
+            "release.flows.notes": "from release.flows.pick import pick\n__all__ = []\n",
+        },
+    )
+    assert found == [
+        "release.flows.cut: line 1: _Picker from release.flows.pick",
+        "release.flows.push: line 2: flow._confirm",
+    ]
+
+
+def test_every_process_import_outside_the_adapters_is_reported_at_once() -> None:
+    found = each_module(
+        process_imports,
+        {
+            "release.flows.push": "import subprocess\n",
+            "release.core.notes": "import json\nfrom git import Repo\n",
+            "release.adapters.engine": "import subprocess\n",
+            min(IN_IMAGE): "import subprocess\n",  # runs inside an image
+        },
+    )
+    assert found == ["release.core.notes: line 2: git", "release.flows.push: line 1: subprocess"]
+
+
 def test_the_contract_allows_what_the_layers_allow() -> None:
     assert not upward("release.cli.tasks", "from release.flows.pick import pick\n")
     assert not upward("release.images.source", "from release.flows.context import ReleaseContext\n")
@@ -236,10 +350,31 @@ def test_processes_start_in_one_module() -> None:
     assert spawning == {"release.adapters.process", "release.adapters.git_process"}
 
 
-@pytest.mark.parametrize("module", sorted(MODULES))
-def test_module_size(module: str) -> None:
-    lines = len(_text(MODULES[module]).splitlines())
-    assert lines <= MAX_LINES, f"{module} has {lines} lines; split it by concern"
+def too_long(module: str, source: Path | str) -> list[str]:
+    lines = len(_text(source).splitlines())
+    if lines <= MAX_LINES:
+        return []
+    return [f"{lines} lines (at most {MAX_LINES}); split it by concern"]
+
+
+def test_module_size() -> None:
+    found = each_module(too_long, MODULES)
+    assert not found, _report(found, f"a module has at most {MAX_LINES} lines")
+
+
+def test_every_module_past_the_size_is_reported_at_once() -> None:
+    found = each_module(
+        too_long,
+        {
+            "release.core.a": "x = 1\n" * (MAX_LINES + 1),
+            "release.core.b": "x = 1\n" * MAX_LINES,
+            "release.flows.c": "\n" * (MAX_LINES + 20),
+        },
+    )
+    assert found == [
+        f"release.core.a: {MAX_LINES + 1} lines (at most {MAX_LINES}); split it by concern",
+        f"release.flows.c: {MAX_LINES + 20} lines (at most {MAX_LINES}); split it by concern",
+    ]
 
 
 def _import_alone(module: str) -> tuple[str, str]:
@@ -310,7 +445,8 @@ def git_syntax(module: str, source: Path | str) -> list[str]:
         if isinstance(node, ast.JoinedStr):
             inside.update(id(part) for part in node.values)
             shape = "".join(
-                part.value if isinstance(part, ast.Constant) else _FIELD for part in node.values
+                str(part.value) if isinstance(part, ast.Constant) else _FIELD
+                for part in node.values
             )
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             if id(node) in inside:
@@ -327,10 +463,26 @@ def git_syntax(module: str, source: Path | str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("module", sorted(MODULES))
-def test_git_syntax_stays_in_the_git_adapter(module: str) -> None:
-    found = git_syntax(module, MODULES[module])
-    assert not found, f"{module} spells git's syntax (ask the git adapter): {found}"
+def test_git_syntax_stays_in_the_git_adapter() -> None:
+    found = each_module(git_syntax, MODULES)
+    assert not found, _report(found, "only the git adapter spells git's syntax (ask it)")
+
+
+def test_every_module_spelling_git_syntax_is_reported_at_once() -> None:
+    found = each_module(
+        git_syntax,
+        {
+            "release.flows.cut": 'a = f"{ref}^{{commit}}"\nb = "plain text"\nc = "HEAD^"\n',
+            "release.images.build": 'repo.log(f"{base}..{ref}")\n',
+            "release.adapters.git_reads": 'f"{a}^{{commit}}..{b}"\n',
+            "release.core.notes": 'say(f"reading {name}...")\n',
+        },
+    )
+    assert found == [
+        'release.flows.cut: line 1: f"{ref}^{{commit}}" peels a ref',
+        'release.flows.cut: line 3: "HEAD^" names parents',
+        'release.images.build: line 1: f"{base}..{ref}" spells a range',
+    ]
 
 
 @pytest.mark.parametrize(
@@ -482,15 +634,26 @@ def public_any(source: Path | str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("module", sorted(MODULES))
-def test_any_in_public_signatures_only_where_allowed(module: str) -> None:
-    found = set(public_any(MODULES[module]))
-    allowed = ANY_ALLOWED.get(module, set())
-    assert not found - allowed, (
-        f"{module}: Any in public signatures {sorted(found - allowed)}; type them "
-        "(a dataclass, an enum, JSONValue) or say why in ANY_ALLOWED"
-    )
-    assert not allowed - found, f"{module}: typed now, take out of ANY_ALLOWED: {allowed - found}"
+def any_not_allowed(
+    module: str, source: Path | str, allowed: Mapping[str, set[str]] = ANY_ALLOWED
+) -> list[str]:
+    """A public signature with ``Any`` the allow-list does not name, and an entry of the
+    list that is typed now (the list only shrinks)."""
+    found = set(public_any(source))
+    kept = allowed.get(module, set())
+    return [
+        *(
+            f"Any in the public signature of {name}; type it (a dataclass, an enum, "
+            "JSONValue) or say why in ANY_ALLOWED"
+            for name in sorted(found - kept)
+        ),
+        *(f"{name} is typed now: take it out of ANY_ALLOWED" for name in sorted(kept - found)),
+    ]
+
+
+def test_any_in_public_signatures_only_where_allowed() -> None:
+    found = each_module(any_not_allowed, MODULES)
+    assert not found, _report(found, "Any is in a public signature only where ANY_ALLOWED says")
 
 
 def test_the_upper_floors_have_no_any_in_public_signatures() -> None:
@@ -515,6 +678,25 @@ def test_any_in_a_public_signature_is_caught() -> None:
     )
     assert public_any(source) == ["plan", "Status.tags", "Status.lines", "quoted"]
     assert public_any("def typed(x: Mapping[str, int]) -> Anything: ...\n") == []
+
+
+def test_every_unallowed_or_stale_any_is_reported_at_once() -> None:
+    allowed = {"release.core.a": {"parse", "Table.row"}, "release.core.b": {"read"}}
+    sources = {
+        "release.core.a": "def parse(x: Any) -> int: ...\ndef dump(x: int) -> Any: ...\n",
+        "release.core.b": "def read(x: object) -> int: ...\n",
+        "release.flows.c": "class Plan:\n    data: dict[str, Any]\n",
+        "release.flows.d": "def typed(x: int) -> str: ...\n",
+    }
+    found = each_module(lambda m, s: any_not_allowed(m, s, allowed), sources)
+    assert found == [
+        "release.core.a: Any in the public signature of dump; type it (a dataclass, an enum, "
+        "JSONValue) or say why in ANY_ALLOWED",
+        "release.core.a: Table.row is typed now: take it out of ANY_ALLOWED",
+        "release.core.b: read is typed now: take it out of ANY_ALLOWED",
+        "release.flows.c: Any in the public signature of Plan.data; type it (a dataclass, an "
+        "enum, JSONValue) or say why in ANY_ALLOWED",
+    ]
 
 
 # -- one name, one thing ------------------------------------------------------------------
@@ -547,7 +729,7 @@ def _declared(tree: ast.Module) -> list[str]:
     return [name for name in names if not name.startswith("_")]
 
 
-def namesakes(sources: dict[str, Path | str]) -> dict[str, list[str]]:
+def namesakes(sources: Mapping[str, Path | str]) -> dict[str, list[str]]:
     """Each public class or type-alias name declared by more than one module: the modules."""
     where: dict[str, list[str]] = {}
     for module, source in sorted(sources.items()):
@@ -611,7 +793,7 @@ def any_uses(source: Path | str) -> int:
     return count
 
 
-def any_per_kloc(sources: dict[str, Path | str]) -> float:
+def any_per_kloc(sources: Mapping[str, Path | str]) -> float:
     counted = {m: s for m, s in sources.items() if not m.startswith("release.sample")}
     lines = sum(len(_text(s).splitlines()) for s in counted.values())
     return 1000 * sum(any_uses(s) for s in counted.values()) / max(lines, 1)
