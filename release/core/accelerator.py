@@ -98,7 +98,7 @@ def accelerator_fields(accelerator: Accelerator) -> dict[str, Any]:
     return out
 
 
-def accelerator_of(record: Mapping[str, Any]) -> Accelerator:
+def accelerator_of(record: Mapping[str, object]) -> Accelerator:
     """The accelerator a record carries (:func:`accelerator_fields`); a record written
     before accelerators had kinds has only ``cuda``."""
     given = record.get("accelerator")
@@ -107,7 +107,7 @@ def accelerator_of(record: Mapping[str, Any]) -> Accelerator:
     return Accelerator("cuda", str(record.get("cuda") or ""))
 
 
-def parse_accelerator(raw: Mapping[str, Any], where: str) -> Accelerator:
+def parse_accelerator(raw: Mapping[str, object], where: str) -> Accelerator:
     """The one accelerator key of a variant's table; ``where`` names the variant
     (``[tool.release.images] variants[cu129]``)."""
     given = [k for k in KINDS if k in raw]
@@ -216,7 +216,7 @@ class Selector:
         return out
 
 
-def parse_selector(raw: Mapping[str, Any], where: str) -> Selector:
+def parse_selector(raw: Mapping[str, object], where: str) -> Selector:
     """The selector keys of a rule's table (``where``: the table, e.g.
     ``[tool.release.images] snapshot``); at least one is required."""
     if not any(key in raw for key in SELECTOR_KEYS):

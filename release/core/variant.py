@@ -85,7 +85,7 @@ class Variant:
         return "" if kind == "cpu" else f"{kind.upper()}_VERSION"
 
 
-def build_args_table(table: Mapping[str, Any], key: str, where: str) -> dict[str, str]:
+def build_args_table(table: Mapping[str, object], key: str, where: str) -> dict[str, str]:
     raw = table.get(key, {})
     if not isinstance(raw, Mapping):
         raise ConfigError(f'{where}: expected a table of NAME = "value"')
@@ -108,7 +108,7 @@ def stage_name(value: str | None, where: str) -> str:
     return value
 
 
-def _own_build(raw: Mapping[str, Any], vid: str) -> dict[str, Any]:
+def _own_build(raw: Mapping[str, object], vid: str) -> dict[str, Any]:
     """What a variant gives of its own build: Dockerfile, context, target, tag suffix."""
     out: dict[str, Any] = {}
     for key in ("dockerfile", "context"):
@@ -129,7 +129,7 @@ def _own_build(raw: Mapping[str, Any], vid: str) -> dict[str, Any]:
     return out
 
 
-def parse_platforms(raw: Mapping[str, Any], where: str) -> tuple[str, ...] | None:
+def parse_platforms(raw: Mapping[str, object], where: str) -> tuple[str, ...] | None:
     """``platforms = ["linux/amd64", "linux/arm64"]`` (or one ``platform``) as written;
     None where neither is given."""
     if "platform" in raw and "platforms" in raw:
@@ -154,7 +154,7 @@ def parse_platforms(raw: Mapping[str, Any], where: str) -> tuple[str, ...] | Non
     return tuple(value)
 
 
-def parse_variant(raw: Any, index: int, default_platforms: tuple[str, ...] | None) -> list[Variant]:
+def parse_variant(raw: object, index: int, default_platforms: tuple[str, ...] | None) -> list[Variant]:
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{PREFIX} variants[{index}]: expected a table")
     vid = raw.get("id")
