@@ -23,11 +23,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from release.core.json_text import JSONValue
 from release.errors import ConfigError
 
 __all__ = [
@@ -88,11 +88,11 @@ class Accelerator:
         return {"kind": self.kind, "version": self.version}
 
 
-def accelerator_fields(accelerator: Accelerator) -> dict[str, Any]:
+def accelerator_fields(accelerator: Accelerator) -> dict[str, JSONValue]:
     """How a record (a manifest's build entry, the matrix as JSON, a snapshot record)
     carries the accelerator: ``accelerator: {kind, version}``, and for CUDA the ``cuda``
     field such records had before there were others."""
-    out: dict[str, Any] = {"accelerator": accelerator.to_dict()}
+    out: dict[str, JSONValue] = {"accelerator": {**accelerator.to_dict()}}
     if accelerator.kind == "cuda":
         out["cuda"] = accelerator.version
     return out
@@ -209,10 +209,10 @@ class Selector:
             return str(self.specs["cuda"])
         return self.keyed
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {kind: str(spec) for kind, spec in self.specs.items()}
+    def to_dict(self) -> dict[str, JSONValue]:
+        out: dict[str, JSONValue] = {kind: str(spec) for kind, spec in self.specs.items()}
         if self.kinds is not None:
-            out["accelerator"] = sorted(self.kinds)
+            out["accelerator"] = [kind for kind in sorted(self.kinds)]
         return out
 
 

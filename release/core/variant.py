@@ -89,7 +89,7 @@ def build_args_table(table: Mapping[str, object], key: str, where: str) -> dict[
     raw = table.get(key, {})
     if not isinstance(raw, Mapping):
         raise ConfigError(f'{where}: expected a table of NAME = "value"')
-    out: dict[str, Any] = {}
+    out: dict[str, str] = {}
     for name, value in raw.items():
         if not _ARG.fullmatch(name):
             raise ConfigError(f"{where}: {name!r} is not a valid build-arg name")
@@ -108,9 +108,9 @@ def stage_name(value: str | None, where: str) -> str:
     return value
 
 
-def _own_build(raw: Mapping[str, object], vid: str) -> dict[str, Any]:
+def _own_build(raw: Mapping[str, object], vid: str) -> dict[str, str]:
     """What a variant gives of its own build: Dockerfile, context, target, tag suffix."""
-    out: dict[str, Any] = {}
+    out: dict[str, str] = {}
     for key in ("dockerfile", "context"):
         value = string_value(raw, key, _where(vid, key))
         if value is not None:
