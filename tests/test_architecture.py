@@ -545,7 +545,6 @@ ANY_ALLOWED: dict[str, set[str]] = {
     "release.sample.rehearse_registry": {"registry_checks"},
     "release.sample.rehearse_report": {"manifest_of"},
     # docker's inspect documents and a runtime probe's record, as the engine gives them
-    "release.images.inventory": {"probe_state", "inventory_of"},
     "release.images.roundtrip": {"RoundTrip.to_dict"},
     "release.images.smoke_checks": {"SmokeCheck.config", "SmokeReport.to_dict"},
     "release.images.snapshot": {"SnapshotReport.record", "diff_states"},

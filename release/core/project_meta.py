@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 __all__ = ["MAX_LENGTH", "ProjectMeta", "project_meta"]
 
@@ -54,13 +53,13 @@ def _text(value: object) -> str | None:
     return text
 
 
-def _license(value: object) -> Any:
+def _license(value: object) -> object:
     if isinstance(value, Mapping):
         return value.get("text")  # {file = ...} names a file, not a licence
     return value
 
 
-def _url(urls: object) -> Any:
+def _url(urls: object) -> object:
     if not isinstance(urls, Mapping):
         return None
     by_key = {str(k).strip().lower(): v for k, v in urls.items()}
@@ -72,7 +71,7 @@ def _url(urls: object) -> Any:
     return None
 
 
-def _person(project: Mapping[str, object]) -> Any:
+def _person(project: Mapping[str, object]) -> object:
     for key in ("authors", "maintainers"):
         people = project.get(key)
         if isinstance(people, list) and people and isinstance(people[0], Mapping):

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from release.core.accelerator import KINDS, Accelerator, parse_accelerator
 from release.core.references import IMAGE_REFERENCE, IMAGE_TAG
@@ -135,7 +134,7 @@ def parse_platforms(raw: Mapping[str, object], where: str) -> tuple[str, ...] | 
     if "platform" in raw and "platforms" in raw:
         raise ConfigError(f"{where}.platform: give platform or platforms, not both")
     if "platform" in raw:
-        value: Any = [raw["platform"]]
+        value: object = [raw["platform"]]
         key = "platform"
     elif "platforms" in raw:
         value, key = raw["platforms"], "platforms"
