@@ -547,8 +547,7 @@ ANY_ALLOWED: dict[str, set[str]] = {
     # docker's inspect documents and a runtime probe's record, as the engine gives them
     "release.images.roundtrip": {"RoundTrip.to_dict"},
     "release.images.smoke_checks": {"SmokeCheck.config", "SmokeReport.to_dict"},
-    "release.images.snapshot": {"SnapshotReport.record", "diff_states"},
-    "release.core.content_digest": {"ContentDigest.to_dict"},
+    "release.images.snapshot": {"SnapshotReport.record"},
     # documents written for other tools (YAML pipelines, the bake file) and --json shapes
     "release.flows.pick_journal": {"PickJournal.to_dict"},
     # file objects of either mode handed to a process; rich's objects, imported lazily
