@@ -185,7 +185,7 @@ class Config:
     feature_categories: tuple[str, ...] = ("Features",)
     bots: tuple[str, ...] = DEFAULT_BOTS
     merge_by_name: bool = True  # one contributor per name, whatever their emails
-    images: Mapping[str, Any] = field(default_factory=dict)  # the table as written
+    images: Mapping[str, object] = field(default_factory=dict)  # the table as written
     matrix: ImageMatrix | None = None  # the same, parsed and validated; None without one
     ci: CiSettings | None = None  # [tool.release.ci]; None: the defaults
     github: GitHubSettings = field(default_factory=GitHubSettings)  # [tool.release.github]
