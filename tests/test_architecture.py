@@ -534,59 +534,23 @@ def test_git_syntax_allows_text_and_the_adapter() -> None:
 # list only shrinks: an entry that is typed now fails the test until it is taken out.
 ANY_ALLOWED: dict[str, set[str]] = {
     # TOML tables and JSON documents as read, before their checks make them values
-    "release.core.config": {
-        "Config.images", "config_from_mapping", "parse_pyproject", "release_table",
-    },
-    "release.core.config_schema": {"schema_problems"},
+    "release.core.config": {"parse_pyproject", "release_table"},
     "release.core.json_text": {"parse_json"},
-    "release.core.matrix": {"parse_images"},
-    "release.core.variant": {"parse_variant", "parse_platforms", "build_args_table"},
-    # the accelerator as a table gives it and as JSON records carry it
-    "release.core.accelerator": {
-        "parse_accelerator", "parse_selector", "accelerator_fields", "accelerator_of",
-        "Selector.to_dict",
-    },
-    "release.core.smoke_config": {"parse_smoke"},
-    "release.core.ci_config": {"parse_ci"},
-    "release.core.table_values": {"argv_value", "seconds_value", "string_value"},
-    "release.core.references": {"registry_prefix"},
-    "release.core.serving": {
-        "Request.body", "Request.expect_json", "field_at", "parse_port", "parse_serving",
-        "refuse_unknown", "parse_requests", "parse_timeout", "parse_run_options",
-    },
-    "release.core.table_names": {"misspelt_tables", "misspelt_notices"},
     "release.adapters.state": {"StateFile.read", "StateFile.write"},
     # the release manifest and its parts: JSON checked against its schema at the edge
-    "release.core.manifest": {
-        "Release.header", "check", "loads", "part_document", "omitted_snapshot", "merge",
-        "missing", "variant_summary",
-    },
+    "release.core.manifest": {"merge"},
     "release.core.tag_manifest": {"of_tag", "built_as", "not_built_so", "not_recorded"},
     "release.flows.manifest_store": {"read_parts"},
-    "release.images.manifest": {
-        "write_part", "build_data", "built_data", "smoke_data", "snapshot_data", "assemble",
-        "publish",
-    },
-    # an SBOM and a provenance statement: JSON made from, and compared with, manifest parts
-    "release.core.sbom": {"normalized", "packages"},
-    "release.core.provenance": {"envelope", "material_verdicts", "payload_of", "statement"},
-    "release.images.attest_check": {"attestation_verdicts", "attached_document"},
-    "release.images.registry_check": {"registry_verdicts"},
+    "release.images.manifest": {"assemble"},
     "release.sample.rehearse_registry": {"registry_checks"},
     "release.sample.rehearse_report": {"manifest_of"},
     # docker's inspect documents and a runtime probe's record, as the engine gives them
-    "release.images.inventory": {"probe_state", "inventory_of"},
-    "release.images.roundtrip": {"RoundTrip.to_dict"},
     "release.images.smoke_checks": {"SmokeCheck.config", "SmokeReport.to_dict"},
-    "release.images.snapshot": {"SnapshotReport.record", "diff_states"},
-    "release.core.content_digest": {"ContentDigest.to_dict"},
+    "release.images.snapshot": {"SnapshotReport.record"},
     # documents written for other tools (YAML pipelines, the bake file) and --json shapes
-    "release.core.pipeline_github": {"github_workflows"},
-    "release.core.yaml_text": {"dump_yaml"},
     "release.flows.pick_journal": {"PickJournal.to_dict"},
     # file objects of either mode handed to a process; rich's objects, imported lazily
     "release.adapters.process": {"Spawn.__call__", "popen"},
-    "release.adapters.served": {"ask"},
     "release.images.progress": {"Progress.__init__"},
 }  # fmt: skip
 
@@ -766,9 +730,9 @@ def test_namesakes_are_caught_all_at_once() -> None:
 # Values travel whole (records, TypedDicts, JSONValue, ``object`` narrowed), so ``Any`` is
 # rare: counted as a name in code (not in strings or comments) over the package but the
 # bundled sample, per 1,000 lines. The ceiling only comes down: the figure measured when it
-# was set, rounded up; the target is 5, the goal 3.
-ANY_PER_KLOC_CEILING = 7.91
-ANY_PER_KLOC_TARGET = 5.0
+# was set, rounded up; the target was 5, the goal 3, and both are met.
+ANY_PER_KLOC_CEILING = 2.71
+ANY_PER_KLOC_TARGET = 3.0
 
 
 # a quoted annotation or cast ("dict[str, Any]", "Any | None"), not a sentence

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from release.core.manifest_records import BuildRecord, PublishRecord
 from release.core.oci_artifact import (
     AttachmentError,
     AttachmentKind,
@@ -35,8 +36,14 @@ BUILD = {
     "build_args": {"CUDA_VERSION": "12.9.1"},
     "base": {"ref": "nvidia/cuda:12.9.1", "id": E, "content_digest": D, "standin": True},
     "image_id": E, "input_digest": D, "content": {"digest": E, "parts": {}, "files": 1},
+    "tags": ["x/y:v0.1.0rc1"], "inventory": {},
 }  # fmt: skip
-PUBLISH = {"platform": "linux/amd64", "digest": D, "tags": ["127.0.0.1:5000/x/y:v0.1.0rc1-amd64"]}
+PUBLISH = {
+    "registry": "127.0.0.1:5000", "platform": "linux/amd64", "image_id": E, "digest": D,
+    "tags": ["127.0.0.1:5000/x/y:v0.1.0rc1-amd64"],
+    "index": {"digest": E, "tags": ["127.0.0.1:5000/x/y:v0.1.0rc1"]},
+}  # fmt: skip
+BUILT, PUBLISHED = BuildRecord.of(BUILD), PublishRecord.of(PUBLISH)
 
 
 def spdx(*pkgs: tuple[str, str, str]) -> dict[str, Any]:
@@ -78,9 +85,9 @@ def test_normalized_sboms_of_one_image_are_the_same_bytes() -> None:
 
 
 def test_the_statement_reads_back_as_its_materials_and_matches_its_build() -> None:
-    found = materials_of(envelope(statement(HEADER, "a", BUILD, PUBLISH)))
+    found = materials_of(envelope(statement(HEADER, "a", BUILT, PUBLISHED)))
     assert (found.subject, found.commit, found.base_id, found.signatures) == (D, "c" * 40, E, 0)
-    rows = material_verdicts(found, subject=D, commit="c" * 40, rebuilt=BUILD)
+    rows = material_verdicts(found, subject=D, commit="c" * 40, rebuilt=BUILT)
     assert [r.state for r in rows] == [State.MATCH] * 6
 
 
@@ -94,24 +101,24 @@ def test_the_statement_reads_back_as_its_materials_and_matches_its_build() -> No
     ],
 )
 def test_each_material_that_differs_is_drift(change: dict[str, Any], row: str) -> None:
-    found = materials_of(envelope(statement(HEADER, "a", BUILD, PUBLISH)))
+    found = materials_of(envelope(statement(HEADER, "a", BUILT, PUBLISHED)))
     rows = {
         r.name: r.state
-        for r in material_verdicts(found, subject=D, commit="c" * 40, rebuilt={**BUILD, **change})
+        for r in material_verdicts(found, subject=D, commit="c" * 40, rebuilt=BuildRecord.of({**BUILD, **change}))
     }
     assert [name for name, state in rows.items() if state is State.DRIFT] == [row]
 
 
 def test_another_subject_or_commit_is_drift() -> None:
-    found = materials_of(envelope(statement(HEADER, "a", BUILD, PUBLISH)))
+    found = materials_of(envelope(statement(HEADER, "a", BUILT, PUBLISHED)))
     rows = {
-        r.name: r.state for r in material_verdicts(found, subject=E, commit="d" * 40, rebuilt=BUILD)
+        r.name: r.state for r in material_verdicts(found, subject=E, commit="d" * 40, rebuilt=BUILT)
     }
     assert rows["provenance subject"] is State.DRIFT and rows["provenance commit"] is State.DRIFT
 
 
 def test_an_envelope_that_is_not_a_provenance_is_refused() -> None:
-    good = json.loads(envelope(statement(HEADER, "a", BUILD, PUBLISH)))
+    good = json.loads(envelope(statement(HEADER, "a", BUILT, PUBLISHED)))
     inner = json.loads(base64.b64decode(good["payload"]))
     bad_payloads = [
         b"not json",
@@ -160,7 +167,7 @@ def test_a_signed_envelope_reads_back_its_signatures_over_the_pae_and_names_the_
     from release.core.dsse import EnvelopeError, Signature, open_envelope
     from release.core.provenance import PAYLOAD_TYPE, opened, payload_of
 
-    document = statement(HEADER, "a", BUILD, PUBLISH, sbom=E)
+    document = statement(HEADER, "a", BUILT, PUBLISHED, sbom=E)
     data = envelope(document, (Signature("F" * 40, b"\x89sig"),))
     found = opened(data)
     assert found.signatures == (Signature("F" * 40, b"\x89sig"),)
@@ -170,7 +177,7 @@ def test_a_signed_envelope_reads_back_its_signatures_over_the_pae_and_names_the_
         == b"DSSEv1 28 " + PAYLOAD_TYPE.encode() + b" %d " % len(payload) + payload
     )
     assert materials_of(data).sbom == E and materials_of(data).signatures == 1
-    assert materials_of(envelope(statement(HEADER, "a", BUILD, PUBLISH))).sbom is None
+    assert materials_of(envelope(statement(HEADER, "a", BUILT, PUBLISHED))).sbom is None
     # a sig that is not base64 is kept as no bytes (which no key verifies); shapes refused
     odd = json.loads(data)
     odd["signatures"][0]["sig"] = "!!"

@@ -25,6 +25,7 @@ import pytest
 from release.adapters.registry_artifacts import ArtifactRegistry
 from release.adapters.registry_server import LocalRegistry
 from release.core.dsse import pae
+from release.core.manifest_records import BuildRecord, PublishRecord
 from release.core.oci_artifact import AttachmentKind, artifact_manifest, attachment_tag
 from release.core.provenance import PREDICATE_TYPE, statement
 from release.images.image_signing import ImageSignatureError, ImageTrust
@@ -102,8 +103,8 @@ def provenance_case(
     found = statement(
         document,
         "cu130",
-        row["build"],
-        row["publish"],
+        BuildRecord.of(row["build"]),
+        PublishRecord.of(row["publish"]),
         sbom="sha256:" + hashlib.sha256(sbom).hexdigest(),
     )
     payload = json.dumps(found, sort_keys=True, separators=(",", ":")).encode()

@@ -107,7 +107,7 @@ _PLUGIN_DIRS = (
 )
 
 
-def _stat_key(path: str) -> list[Any] | None:
+def _stat_key(path: str) -> list[str | int] | None:
     try:
         st = os.stat(path)
     except OSError:
@@ -138,7 +138,7 @@ class _ProbeCache:
         except (OSError, ValueError):
             pass
 
-    def _plugins(self) -> list[list[Any]]:
+    def _plugins(self) -> list[list[str | int]]:
         config = self.env.get("DOCKER_CONFIG") or os.path.join(
             self.env.get("HOME") or os.path.expanduser("~"), ".docker"
         )

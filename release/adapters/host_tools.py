@@ -9,7 +9,6 @@ import enum
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from release.adapters import process
 from release.adapters.files import read_text
@@ -65,8 +64,9 @@ def registry_login(host: str, env: Mapping[str, str]) -> tuple[Login, str]:
     names = _DOCKER_HUB if host in _DOCKER_HUB else (host, f"https://{host}", f"http://{host}")
     helpers = _table(data, "credHelpers")
     for name in names:
-        if isinstance(helpers.get(name), str):
-            return Login.HELPER, helpers[name]
+        helper = helpers.get(name)
+        if isinstance(helper, str):
+            return Login.HELPER, helper
     auths = _table(data, "auths")
     for name in names:
         entry = auths.get(name)
@@ -77,7 +77,7 @@ def registry_login(host: str, env: Mapping[str, str]) -> tuple[Login, str]:
     return Login.NONE, ""
 
 
-def _logins(auths: dict[str, Any]) -> list[str]:
+def _logins(auths: dict[str, object]) -> list[str]:
     """The secrets docker's login file holds (each ``auth``, the password in it, a token),
     read here and so kept out of whatever this run shows from now on."""
     found = []
@@ -91,6 +91,6 @@ def _logins(auths: dict[str, Any]) -> list[str]:
     return found
 
 
-def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
+def _table(data: dict[str, object], key: str) -> dict[str, object]:
     value = data.get(key)
     return value if isinstance(value, dict) else {}

@@ -15,7 +15,6 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from release.adapters.engine import ContainerEngine, RunResult
 from release.errors import EngineError
@@ -37,7 +36,7 @@ class Answer:
         self.error = error
 
 
-def ask(port: int, path: str, *, method: str = "GET", body: Any = None, timeout: float) -> Answer:
+def ask(port: int, path: str, *, method: str = "GET", body: object = None, timeout: float) -> Answer:
     """One request to ``127.0.0.1:port``; a JSON ``body`` when not None."""
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(

@@ -23,11 +23,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from release.core.json_text import JSONValue
 from release.errors import ConfigError
 
 __all__ = [
@@ -88,17 +88,17 @@ class Accelerator:
         return {"kind": self.kind, "version": self.version}
 
 
-def accelerator_fields(accelerator: Accelerator) -> dict[str, Any]:
+def accelerator_fields(accelerator: Accelerator) -> dict[str, JSONValue]:
     """How a record (a manifest's build entry, the matrix as JSON, a snapshot record)
     carries the accelerator: ``accelerator: {kind, version}``, and for CUDA the ``cuda``
     field such records had before there were others."""
-    out: dict[str, Any] = {"accelerator": accelerator.to_dict()}
+    out: dict[str, JSONValue] = {"accelerator": {**accelerator.to_dict()}}
     if accelerator.kind == "cuda":
         out["cuda"] = accelerator.version
     return out
 
 
-def accelerator_of(record: Mapping[str, Any]) -> Accelerator:
+def accelerator_of(record: Mapping[str, object]) -> Accelerator:
     """The accelerator a record carries (:func:`accelerator_fields`); a record written
     before accelerators had kinds has only ``cuda``."""
     given = record.get("accelerator")
@@ -107,7 +107,7 @@ def accelerator_of(record: Mapping[str, Any]) -> Accelerator:
     return Accelerator("cuda", str(record.get("cuda") or ""))
 
 
-def parse_accelerator(raw: Mapping[str, Any], where: str) -> Accelerator:
+def parse_accelerator(raw: Mapping[str, object], where: str) -> Accelerator:
     """The one accelerator key of a variant's table; ``where`` names the variant
     (``[tool.release.images] variants[cu129]``)."""
     given = [k for k in KINDS if k in raw]
@@ -209,14 +209,14 @@ class Selector:
             return str(self.specs["cuda"])
         return self.keyed
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {kind: str(spec) for kind, spec in self.specs.items()}
+    def to_dict(self) -> dict[str, JSONValue]:
+        out: dict[str, JSONValue] = {kind: str(spec) for kind, spec in self.specs.items()}
         if self.kinds is not None:
-            out["accelerator"] = sorted(self.kinds)
+            out["accelerator"] = [kind for kind in sorted(self.kinds)]
         return out
 
 
-def parse_selector(raw: Mapping[str, Any], where: str) -> Selector:
+def parse_selector(raw: Mapping[str, object], where: str) -> Selector:
     """The selector keys of a rule's table (``where``: the table, e.g.
     ``[tool.release.images] snapshot``); at least one is required."""
     if not any(key in raw for key in SELECTOR_KEYS):

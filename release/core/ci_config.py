@@ -36,7 +36,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from release.core.serving import refuse_unknown
 from release.core.tree_paths import tree_relative
@@ -105,13 +104,13 @@ class CiSettings:
         return self.timeouts.get(kind, TIMEOUTS.get(kind, 60))
 
 
-def _label(value: Any, where: str) -> str:
+def _label(value: object, where: str) -> str:
     if not isinstance(value, str) or not value.strip() or not value.isprintable():
         raise ConfigError(f"{where}: expected a runner label (one line of printable text)")
     return value
 
 
-def _environment(table: Mapping[str, Any], key: str, default: str) -> str:
+def _environment(table: Mapping[str, object], key: str, default: str) -> str:
     """A GitHub environment's name: data in the workflow, never an expression."""
     value = table.get(key, default)
     if (
@@ -129,7 +128,7 @@ def _environment(table: Mapping[str, Any], key: str, default: str) -> str:
     return value
 
 
-def _environments(table: Mapping[str, Any]) -> tuple[str, str]:
+def _environments(table: Mapping[str, object]) -> tuple[str, str]:
     """The approval environment and the CI registry's: two environments, or the builds
     would wait for a review (GitHub compares the names without case)."""
     approval = _environment(table, "environment", ENVIRONMENT)
@@ -143,7 +142,7 @@ def _environments(table: Mapping[str, Any]) -> tuple[str, str]:
     return approval, transfer
 
 
-def _install(table: Mapping[str, Any]) -> tuple[str | None, str | None]:
+def _install(table: Mapping[str, object]) -> tuple[str | None, str | None]:
     """``install`` (one line; whether it is pinned, ``release ci`` says) and
     ``requirements`` (a path in the work tree): one of them at most, as the file pins this
     tool too."""
@@ -163,7 +162,7 @@ def _install(table: Mapping[str, Any]) -> tuple[str | None, str | None]:
     return install, requirements
 
 
-def parse_ci(table: Any) -> CiSettings:
+def parse_ci(table: object) -> CiSettings:
     """Validate ``[tool.release.ci]`` (absent: the defaults)."""
     if not isinstance(table, Mapping):
         raise ConfigError(f"{PREFIX}: expected a table")

@@ -185,7 +185,7 @@ class Config:
     feature_categories: tuple[str, ...] = ("Features",)
     bots: tuple[str, ...] = DEFAULT_BOTS
     merge_by_name: bool = True  # one contributor per name, whatever their emails
-    images: Mapping[str, Any] = field(default_factory=dict)  # the table as written
+    images: Mapping[str, object] = field(default_factory=dict)  # the table as written
     matrix: ImageMatrix | None = None  # the same, parsed and validated; None without one
     ci: CiSettings | None = None  # [tool.release.ci]; None: the defaults
     github: GitHubSettings = field(default_factory=GitHubSettings)  # [tool.release.github]
@@ -216,7 +216,7 @@ def _suggest(key: str, known: set[str] | tuple[str, ...], what: str = "keys") ->
     return f"; known {what}: {', '.join(sorted(known))}"
 
 
-def _str(table: Mapping[str, Any], key: str, prefix: str = "[tool.release]") -> str | None:
+def _str(table: Mapping[str, object], key: str, prefix: str = "[tool.release]") -> str | None:
     if key not in table:
         return None
     value = table[key]
@@ -238,7 +238,7 @@ def _relative_path(key: str, value: str | None) -> str | None:
     return tree_relative(f"[tool.release] {key}", value) if value else value
 
 
-def config_from_mapping(table: Mapping[str, Any]) -> Config:
+def config_from_mapping(table: Mapping[str, object]) -> Config:
     """Validate a ``[tool.release]`` table and resolve it over the defaults."""
     if not isinstance(table, Mapping):
         raise ConfigError("[tool.release] must be a table")
@@ -392,7 +392,7 @@ def refuse_expressions(table: Mapping[str, object]) -> None:
         )
 
 
-def _globs(table: Mapping[str, Any]) -> tuple[str, ...]:
+def _globs(table: Mapping[str, object]) -> tuple[str, ...]:
     raw = table.get("bots", list(DEFAULT_BOTS))
     if not isinstance(raw, list) or not all(isinstance(s, str) and s.strip() for s in raw):
         raise ConfigError('[tool.release] bots: expected a list of name patterns, e.g. ["*[bot]"]')
@@ -400,7 +400,7 @@ def _globs(table: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(b for s in raw for b in (DEFAULT_BOTS if s.strip() == "..." else (s,)))
 
 
-def _bump_main(table: Mapping[str, Any]) -> bool:
+def _bump_main(table: Mapping[str, object]) -> bool:
     bump = _flag(table, "bump-main-after-cut", False)
     if bump and not table.get("version-files"):
         raise ConfigError(
@@ -409,14 +409,14 @@ def _bump_main(table: Mapping[str, Any]) -> bool:
     return bump
 
 
-def _first_rc(table: Mapping[str, Any], default: int) -> int:
+def _first_rc(table: Mapping[str, object], default: int) -> int:
     value = table.get("first-rc", default)
     if isinstance(value, bool) or value not in (0, 1):
         raise ConfigError(f"[tool.release] first-rc: expected 0 or 1, got {value!r}")
     return int(value)
 
 
-def _flag(table: Mapping[str, Any], key: str, default: bool) -> bool:
+def _flag(table: Mapping[str, object], key: str, default: bool) -> bool:
     value = table.get(key, default)
     if not isinstance(value, bool):
         raise ConfigError(f"[tool.release] {key}: expected true or false, got {value!r}")
@@ -439,7 +439,7 @@ def parse_pyproject(text: str, name: str = "pyproject.toml") -> dict[str, Any]:
         raise ConfigError(f"{name}: not valid TOML: nested too deeply") from None
 
 
-def release_table(document: Mapping[str, Any]) -> Any:
+def release_table(document: Mapping[str, object]) -> Any:
     """The document's ``[tool.release]`` as written (``{}`` when there is none)."""
     tool = document.get("tool", {})
     return tool.get("release", {}) if isinstance(tool, Mapping) else {}

@@ -31,7 +31,7 @@ def _validator() -> Any:
     return jsonschema.Draft202012Validator(json.loads(schema_text()))
 
 
-def schema_problems(table: Mapping[str, Any]) -> list[str]:
+def schema_problems(table: Mapping[str, object]) -> list[str]:
     """What the schema finds wrong with a ``[tool.release]`` table, one line each, naming
     where (``[tool.release] images.variants.0.cuda``); empty when it validates."""
     out = []

@@ -36,7 +36,12 @@ import re
 import tarfile
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
+
+from release.core.json_text import JSONValue
+
+if TYPE_CHECKING:
+    from _hashlib import HASH
 
 __all__ = [
     "ALGORITHM",
@@ -76,10 +81,10 @@ class ContentDigest:
     parts: Mapping[str, str]  # part name -> sha256:<hex> of its records
     files: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, JSONValue]:
         return {
             "digest": self.digest,
-            "parts": dict(sorted(self.parts.items())),
+            "parts": {name: digest for name, digest in sorted(self.parts.items())},
             "files": self.files,
         }
 
@@ -150,7 +155,7 @@ def digest_tar(stream: IO[bytes]) -> ContentDigest:
     not a tar stream."""
     records = _read(stream)
     whole = hashlib.sha256()
-    parts: dict[str, Any] = {}
+    parts: dict[str, HASH] = {}
     for path in sorted(records):
         part, record = records[path]
         whole.update(record)

@@ -31,7 +31,7 @@ class TooDeep(ValueError):
 def parse_json(
     text: str | bytes,
     *,
-    object_pairs_hook: Callable[..., Any] | None = None,
+    object_pairs_hook: Callable[[list[tuple[str, JSONValue]]], object] | None = None,
     max_depth: int | None = None,
 ) -> Any:
     """``json.loads(text)``; a document nested too deeply to parse, or (``max_depth``) more
@@ -48,7 +48,7 @@ def parse_json(
     return document
 
 
-def _deeper_than(document: Any, levels: int) -> bool:
+def _deeper_than(document: object, levels: int) -> bool:
     """Whether ``document`` has more than ``levels`` levels of arrays and objects, found
     without recursion (a scalar is none, ``[]`` one)."""
     stack = [(document, 1)]

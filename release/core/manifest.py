@@ -19,13 +19,16 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from release.core.json_text import TooDeep, parse_json
+from release.core.json_text import JSONValue, TooDeep, parse_json
 from release.core.manifest_records import Manifest, VariantEntry
 from release.errors import ExitCode, ReleaseError
 
 if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
+
     from release.core.matrix import ImageMatrix
 
 __all__ = [
@@ -75,7 +78,7 @@ class Release:
     image: str  # the image name of the matrix
     tool_version: str
 
-    def header(self) -> dict[str, Any]:
+    def header(self) -> dict[str, JSONValue]:
         return {
             "version": self.version,
             "tag": self.tag,
@@ -110,7 +113,7 @@ def variant_rules(matrix: ImageMatrix) -> list[VariantRule]:
 
 
 @functools.cache
-def _validator() -> Any:
+def _validator() -> Validator:
     import jsonschema  # loaded when a manifest is read or written, not at start-up
 
     text = (resources.files("release.core") / "manifest.schema.json").read_text(encoding="utf-8")
@@ -118,7 +121,7 @@ def _validator() -> Any:
     return jsonschema.Draft202012Validator(json.loads(text))
 
 
-def check(document: Any, what: str) -> dict[str, Any]:
+def check(document: object, what: str) -> dict[str, JSONValue]:
     """``document`` if the schema admits it, else :class:`ManifestError` in one line naming
     where (``variants.cu129.build.image_id``) and what is wrong."""
     errors = sorted(_validator().iter_errors(document), key=lambda e: list(e.absolute_path))
@@ -129,10 +132,10 @@ def check(document: Any, what: str) -> dict[str, Any]:
         where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
         message = error.message if len(error.message) <= 160 else error.message[:157] + "..."
         raise ManifestError(f"{what}: not a valid release manifest: {where}: {message}")
-    return document  # type: ignore[no-any-return]
+    return cast("dict[str, JSONValue]", document)  # the schema admits objects only
 
 
-def _cause(error: Any, document: Any) -> Any:
+def _cause(error: ValidationError, document: object) -> ValidationError:
     kind = document.get("schema") if isinstance(document, Mapping) else None
     wanted = "part" if kind == PART_SCHEMA else "manifest"
     if error.context:
@@ -145,7 +148,7 @@ def _cause(error: Any, document: Any) -> Any:
     return error
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _unique_keys(pairs: list[tuple[str, JSONValue]]) -> dict[str, JSONValue]:
     """An object whose keys are each there once: JSON readers disagree on which of two
     values of one key counts (Python keeps the last), so a document with two is refused."""
     document = dict(pairs)
@@ -155,7 +158,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return document
 
 
-def loads(text: str, what: str) -> dict[str, Any]:
+def loads(text: str, what: str) -> dict[str, JSONValue]:
     """A manifest or part read back: JSON (every key of an object once, nested no deeper
     than :data:`MAX_DEPTH`), then the schema."""
     try:
@@ -178,8 +181,8 @@ def read_manifest(text: str, what: str) -> Manifest:
 
 
 def part_document(
-    release: Release, variant: str, part: str, data: Mapping[str, Any]
-) -> dict[str, Any]:
+    release: Release, variant: str, part: str, data: Mapping[str, JSONValue]
+) -> dict[str, JSONValue]:
     """One variant's build, smoke or snapshot result as a part, checked."""
     document = {
         "schema": PART_SCHEMA,
@@ -191,7 +194,7 @@ def part_document(
     return check(document, f"the {part} part of {variant}")
 
 
-def omitted_snapshot(variant: VariantRule) -> dict[str, Any]:
+def omitted_snapshot(variant: VariantRule) -> dict[str, JSONValue]:
     """The snapshot of a variant the rule leaves out, as the manifest records it."""
     return {"status": "omitted", "reason": f"{variant.accelerator}, rule `{variant.rule}`"}
 
@@ -292,12 +295,13 @@ def _how(name: str, rule: VariantRule) -> str:
     return f'nox -s "{name}({rule.id})"'
 
 
-def missing(manifest: Mapping[str, Any], rules: Sequence[VariantRule]) -> list[str]:
+def missing(manifest: Mapping[str, object], rules: Sequence[VariantRule]) -> list[str]:
     """What the manifest lacks for the matrix, one phrase per variant; [] when complete."""
     out = []
-    variants = manifest.get("variants", {})
+    variants = manifest.get("variants")
     for rule in rules:
-        entry = variants.get(rule.id, {})
+        entry = variants.get(rule.id) if isinstance(variants, Mapping) else None
+        entry = entry if isinstance(entry, Mapping) else {}
         needed = (*REQUIRED_PARTS, "publish") if rule.publish else REQUIRED_PARTS
         lacking = [name for name in needed if name not in entry]
         if lacking:
@@ -309,7 +313,7 @@ def missing(manifest: Mapping[str, Any], rules: Sequence[VariantRule]) -> list[s
     return out
 
 
-def variant_summary(entry: Mapping[str, Any] | VariantEntry | None) -> dict[str, str]:
+def variant_summary(entry: Mapping[str, JSONValue] | VariantEntry | None) -> dict[str, str]:
     """Built / smoked / snapshot, each as a short word, for ``status`` and the rehearsal."""
     if not isinstance(entry, VariantEntry):
         entry = VariantEntry.of(entry or {})

@@ -24,7 +24,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from release.core.accelerator import (
     SELECTOR_KEYS,
@@ -217,7 +216,7 @@ def _where(variant: str | None, key: str) -> str:
     return f"{PREFIX} variants[{variant}].{key}" if variant else f"{PREFIX} {key}"
 
 
-def _tree_path(table: Mapping[str, Any], key: str, default: str) -> str:
+def _tree_path(table: Mapping[str, object], key: str, default: str) -> str:
     """The context or the Dockerfile: a path in the work tree, relative to its root."""
     where = _where(None, key)
     return tree_relative(where, string_value(table, key, where) or default)
@@ -245,7 +244,7 @@ _SNAPSHOT_KEYS = (*SELECTOR_KEYS, "build-args", "runtime", "serve", "warm", "car
                   *_SERVING_KEYS)  # fmt: skip
 
 
-def parse_images(table: Mapping[str, Any]) -> ImageMatrix | None:
+def parse_images(table: Mapping[str, object]) -> ImageMatrix | None:
     """Validate ``[tool.release.images]``; None when the table is absent or empty."""
     if not table:
         return None

@@ -11,9 +11,10 @@ environment. Pure.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from release.core.ci_triggers import BUILT, PROMOTED
+from release.core.json_text import JSONOut
 from release.core.pipeline_signing import (
     SIGNATURES_DIR,
     SIGNING_SECRET,
@@ -55,6 +56,37 @@ from release.core.yaml_text import Commented, dump_yaml
 
 __all__ = ["ACTIONS", "github_texts", "github_workflows"]
 
+# a step, a job and a workflow as they are made, before they are written (the keys in
+# the order they are written; ``if`` and ``runs-on`` are not names, hence the call form)
+_Step = TypedDict(
+    "_Step",
+    {"uses": str, "if": str, "run": str, "env": dict[str, str], "with": dict[str, JSONOut]},
+    total=False,
+)
+_Job = TypedDict(
+    "_Job",
+    {
+        "name": str,
+        "if": str,
+        "needs": list[str],
+        "runs-on": str,
+        "environment": str,
+        "timeout-minutes": int,
+        "permissions": dict[str, Commented],
+        "env": dict[str, str],
+        "steps": list[_Step],
+    },
+    total=False,
+)
+
+
+class _Workflow(TypedDict):
+    name: str
+    on: dict[str, JSONOut]
+    permissions: dict[str, str]
+    concurrency: dict[str, JSONOut]
+    jobs: dict[str, _Job]
+
 # actions pinned by commit (what their tags named when this was written)
 ACTIONS = {
     "checkout": ("actions/checkout", "3d3c42e5aac5ba805825da76410c181273ba90b1", "v7.0.1"),
@@ -82,24 +114,24 @@ def _action(name: str) -> str:
     return f"{repository}@{commit}"
 
 
-def _upload(name: str, path: str, condition: str | None = None) -> dict[str, Any]:
-    step: dict[str, Any] = {"uses": _action("upload-artifact")}
+def _upload(name: str, path: str, condition: str | None = None) -> _Step:
+    step: _Step = {"uses": _action("upload-artifact")}
     if condition:
         step["if"] = condition
     step["with"] = {"name": name, "path": path, "if-no-files-found": "error"}
     return step
 
 
-def _download_image(row: str, condition: str | None = None) -> dict[str, Any]:
-    step: dict[str, Any] = {"uses": _action("download-artifact")}
+def _download_image(row: str, condition: str | None = None) -> _Step:
+    step: _Step = {"uses": _action("download-artifact")}
     if condition:
         step["if"] = condition
     step["with"] = {"name": f"image-{row}"}
     return step
 
 
-def _setup(plan: PipelinePlan, job: Job) -> list[dict[str, Any]]:
-    steps: list[dict[str, Any]] = [
+def _setup(plan: PipelinePlan, job: Job) -> list[_Step]:
+    steps: list[_Step] = [
         # the whole history and its tags (a build reads its version from them); no
         # credentials left in the checkout for a later step or an artifact to carry
         {"uses": _action("checkout"), "with": {"fetch-depth": 0, "persist-credentials": False}},
@@ -118,11 +150,11 @@ def _setup(plan: PipelinePlan, job: Job) -> list[dict[str, Any]]:
     return steps
 
 
-def _pushing(run: str) -> dict[str, Any]:
+def _pushing(run: str) -> _Step:
     return {"run": TOKEN_AUTH + run, "env": {"PUSH_TOKEN": "${{ github.token }}"}}
 
 
-def _github_release() -> dict[str, Any]:
+def _github_release() -> _Step:
     """The tag's GitHub release, on a tag only: ``gh`` takes the job's token from
     ``GH_TOKEN``, and git the same token for this step (the tag is checked on the remote)."""
     step = _pushing(github_release_command("GITHUB_REF_NAME"))
@@ -130,7 +162,7 @@ def _github_release() -> dict[str, Any]:
     return {"if": ON_TAG, **step}
 
 
-def _signing(plan: PipelinePlan, job: Job, step: dict[str, Any]) -> list[dict[str, Any]]:
+def _signing(plan: PipelinePlan, job: Job, step: _Step) -> list[_Step]:
     """``step`` (the publish or the promote) signing the images by the configured key,
     whose secret half only this step reads, then its signatures kept as an artifact."""
     if not signs(plan, job):
@@ -143,7 +175,7 @@ def _signing(plan: PipelinePlan, job: Job, step: dict[str, Any]) -> list[dict[st
     return [{**step, "run": run, "env": env}, kept]
 
 
-def _work(plan: PipelinePlan, job: Job) -> list[dict[str, Any]]:
+def _work(plan: PipelinePlan, job: Job) -> list[_Step]:
     """The job's own steps, after the set-up."""
     transfer = plan.transfer
     if job.kind == "build":
@@ -163,13 +195,13 @@ def _work(plan: PipelinePlan, job: Job) -> list[dict[str, Any]]:
             {"run": session_command()},
         ]
     if job.kind == "publish":  # on a tag only: a branch's images are not released
-        steps: list[dict[str, Any]] = []
+        steps: list[_Step] = []
         for n, row in enumerate(job.rows, 1):
             _, archive_var = row_vars(n)
             if not transfer:  # through a registry, nothing comes onto the runner
-                load = {"if": ON_TAG, "run": load_command(archive_var)}
+                load: _Step = {"if": ON_TAG, "run": load_command(archive_var)}
                 steps += [_download_image(row, ON_TAG), load]
-        publish = {"if": ON_TAG, "run": publish_command(bool(transfer))}
+        publish: _Step = {"if": ON_TAG, "run": publish_command(bool(transfer))}
         return [*steps, *_signing(plan, job, publish)]
     push = plan.settings.push_manifest
     made = [_github_release()] if plan.makes_release(job) else []
@@ -179,13 +211,14 @@ def _work(plan: PipelinePlan, job: Job) -> list[dict[str, Any]]:
         promoted = _signing(plan, job, promote) if job.kind == "promote" else []
         return [*promoted, *made]
     merged = merge_command(push)
+    unrecorded: list[_Step] = [] if push else [{"if": ON_TAG, "run": NOT_RECORDED}]
     return [
         {
             "uses": _action("download-artifact"),
             "with": {"pattern": f"{PARTS_DIR}-*", "path": PARTS_DIR, "merge-multiple": True},
         },
         _pushing(merged) if push else {"run": merged},
-        *([] if push else [{"if": ON_TAG, "run": NOT_RECORDED}]),
+        *unrecorded,
         _upload("manifest", MANIFEST_FILE),
         *made,
     ]
@@ -203,13 +236,13 @@ def _contents(plan: PipelinePlan, job: Job) -> Commented:
     return Commented("read", "to check out the repository")
 
 
-def _job(plan: PipelinePlan, job: Job, tag_only: bool) -> dict[str, Any]:
+def _job(plan: PipelinePlan, job: Job, tag_only: bool) -> _Job:
     steps = _setup(plan, job) + _work(plan, job)
     if job.kind in ("build", "smoke", "snapshot"):
         steps.append(_upload(f"{PARTS_DIR}-{job.key}", PARTS_DIR))
     elif job.kind == "publish":
         steps.append(_upload(f"{PARTS_DIR}-{job.key}", PARTS_DIR, ON_TAG))
-    out: dict[str, Any] = {"name": job.label}
+    out: _Job = {"name": job.label}
     if tag_only:  # a run by hand on a branch releases nothing and asks no one to approve
         out["if"] = ON_TAG
     if job.needs:
@@ -226,8 +259,8 @@ def _job(plan: PipelinePlan, job: Job, tag_only: bool) -> dict[str, Any]:
     return out
 
 
-def _workflow(name: str, tags: list[str], jobs: dict[str, Any], by_hand: bool) -> dict[str, Any]:
-    on: dict[str, Any] = {"push": {"tags": tags}}
+def _workflow(name: str, tags: list[str], jobs: dict[str, _Job], by_hand: bool) -> _Workflow:
+    on: dict[str, JSONOut] = {"push": {"tags": tags}}
     if by_hand:
         on["workflow_dispatch"] = {}
     return {
@@ -240,7 +273,7 @@ def _workflow(name: str, tags: list[str], jobs: dict[str, Any], by_hand: bool) -
     }
 
 
-def github_workflows(plan: PipelinePlan) -> list[dict[str, Any]]:
+def github_workflows(plan: PipelinePlan) -> list[_Workflow]:
     """The rc workflow (``images``), then the final's (``promote``) where there is one."""
     jobs = pipeline_jobs(plan.matrix)
     tag_only = plan.on_tag_only(jobs)

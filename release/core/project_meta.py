@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 __all__ = ["MAX_LENGTH", "ProjectMeta", "project_meta"]
 
@@ -44,7 +43,7 @@ class ProjectMeta:
         return {f"org.opencontainers.image.{k}": v for k, v in fields.items() if v}
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     """``value`` when it is printable text on one line of a sane length, else None."""
     if not isinstance(value, str):
         return None
@@ -54,13 +53,13 @@ def _text(value: Any) -> str | None:
     return text
 
 
-def _license(value: Any) -> Any:
+def _license(value: object) -> object:
     if isinstance(value, Mapping):
         return value.get("text")  # {file = ...} names a file, not a licence
     return value
 
 
-def _url(urls: Any) -> Any:
+def _url(urls: object) -> object:
     if not isinstance(urls, Mapping):
         return None
     by_key = {str(k).strip().lower(): v for k, v in urls.items()}
@@ -72,7 +71,7 @@ def _url(urls: Any) -> Any:
     return None
 
 
-def _person(project: Mapping[str, Any]) -> Any:
+def _person(project: Mapping[str, object]) -> object:
     for key in ("authors", "maintainers"):
         people = project.get(key)
         if isinstance(people, list) and people and isinstance(people[0], Mapping):

@@ -30,10 +30,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 from release.core.dsse import EnvelopeError, Opened, Signature, dump, open_envelope
-from release.core.json_text import parse_json
+from release.core.json_text import JSONValue, parse_json
+from release.core.manifest_records import BuildRecord, PublishRecord
 from release.core.sbom import SBOM_MEDIA_TYPE
 from release.core.terminal_text import escaped
 from release.core.verdict import FieldVerdict, State, dict_changes
@@ -75,40 +76,41 @@ def _hex(digest: str) -> str:
 
 
 def statement(
-    release: Mapping[str, Any],
+    release: Mapping[str, JSONValue],
     variant: str,
-    build: Mapping[str, Any],
-    publish: Mapping[str, Any],
+    build: BuildRecord,
+    publish: PublishRecord,
     *,
     source_url: str | None = None,
     base_digest: str | None = None,
     sbom: str | None = None,
-) -> dict[str, Any]:
+) -> dict[str, JSONValue]:
     """The provenance of one published platform image, from its manifest parts
-    (``release``: a part's header; ``build`` and ``publish``: its parts' data); ``sbom``:
-    the digest of the SBOM document attached beside it."""
-    base = build["base"]
-    base_annotations: dict[str, Any] = {
-        "content_digest": base["content_digest"],
-        "standin": base["standin"],
+    (``release``: a part's header, as its schema admitted it; ``build`` and ``publish``:
+    its parts' records); ``sbom``: the digest of the SBOM document attached beside it."""
+    base = build.base
+    base_annotations: dict[str, JSONValue] = {
+        "content_digest": base.content_digest,
+        "standin": base.standin,
     }
     if base_digest:
         base_annotations["registry_digest"] = base_digest
     source = f"git+{source_url}" if source_url else "git"
-    parameters: dict[str, Any] = {
+    parameters: dict[str, JSONValue] = {
         "tag": release["tag"],
         "version": release["version"],
         "variant": variant,
-        "platform": publish["platform"],
-        "build_args": dict(build["build_args"]),
-        **{k: v for k, v in (build.get("recipe") or {}).items()},
+        "platform": publish.platform,
+        "build_args": dict(build.build_args),
+        **(build.recipe.document() if build.recipe else {}),
     }
+    tool = cast("dict[str, JSONValue]", release["tool"])
     return {
         "_type": STATEMENT_TYPE,
         "subject": [
             {
-                "name": publish["tags"][0].rsplit(":", 1)[0],
-                "digest": {"sha256": _hex(publish["digest"])},
+                "name": publish.tags[0].rsplit(":", 1)[0],
+                "digest": {"sha256": _hex(publish.digest)},
             }
         ],
         "predicateType": PREDICATE_TYPE,
@@ -125,8 +127,8 @@ def statement(
                     },
                     {
                         "name": "base",
-                        "uri": f"docker-image://{base['ref']}",
-                        "digest": {"sha256": _hex(base["id"])},
+                        "uri": f"docker-image://{base.ref}",
+                        "digest": {"sha256": _hex(base.id)},
                         "annotations": base_annotations,
                     },
                 ],
@@ -134,15 +136,15 @@ def statement(
             "runDetails": {
                 "builder": {
                     "id": BUILDER_ID,
-                    "version": {"release": str(release["tool"]["version"])},
+                    "version": {"release": str(tool["version"])},
                 },
                 "byproducts": [
-                    {"name": "input_digest", "digest": {"sha256": _hex(build["input_digest"])}},
+                    {"name": "input_digest", "digest": {"sha256": _hex(build.input_digest)}},
                     {
                         "name": "content_digest",
-                        "digest": {"sha256": _hex(build["content"]["digest"])},
+                        "digest": {"sha256": _hex(build.content.digest)},
                     },
-                    {"name": "image_id", "digest": {"sha256": _hex(build["image_id"])}},
+                    {"name": "image_id", "digest": {"sha256": _hex(build.image_id)}},
                     *([_sbom_byproduct(sbom)] if sbom else []),
                 ],
             },
@@ -150,16 +152,16 @@ def statement(
     }
 
 
-def _sbom_byproduct(digest: str) -> dict[str, Any]:
+def _sbom_byproduct(digest: str) -> dict[str, JSONValue]:
     return {"name": "sbom", "digest": {"sha256": _hex(digest)}, "mediaType": SBOM_MEDIA_TYPE}
 
 
-def payload_of(document: Mapping[str, Any]) -> bytes:
+def payload_of(document: Mapping[str, JSONValue]) -> bytes:
     """The statement's bytes, as the envelope carries them (and a signature covers)."""
     return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
 
 
-def envelope(document: Mapping[str, Any], signatures: Sequence[Signature] = ()) -> bytes:
+def envelope(document: Mapping[str, JSONValue], signatures: Sequence[Signature] = ()) -> bytes:
     """The statement in a DSSE envelope with ``signatures`` (made over
     ``dsse.pae(PAYLOAD_TYPE, payload_of(document))``), as the bytes attached."""
     return dump(PAYLOAD_TYPE, payload_of(document), signatures)
@@ -181,20 +183,20 @@ class Materials:
     sbom: str | None = None  # the SBOM document's digest the statement names
 
 
-def _object(value: Any, what: str) -> Mapping[str, Any]:
+def _object(value: object, what: str) -> Mapping[str, object]:
     if not isinstance(value, Mapping):
         raise ProvenanceError(f"the provenance has no {what}")
     return value
 
 
-def _sha256(value: Any, what: str) -> str:
+def _sha256(value: object, what: str) -> str:
     digest = _object(value, what).get("sha256")
     if not isinstance(digest, str) or len(digest) != 64 or digest.strip("0123456789abcdef"):
         raise ProvenanceError(f"the provenance's {what} is not a sha256 digest")
     return f"sha256:{digest}"
 
 
-def _named(entries: Any, name: str, what: str) -> Mapping[str, Any]:
+def _named(entries: object, name: str, what: str) -> Mapping[str, object]:
     if isinstance(entries, list):
         for entry in entries:
             if isinstance(entry, Mapping) and entry.get("name") == name:
@@ -202,11 +204,11 @@ def _named(entries: Any, name: str, what: str) -> Mapping[str, Any]:
     raise ProvenanceError(f"the provenance names no {what}")
 
 
-def _strings(value: Any, what: str) -> dict[str, str]:
-    found = _object(value, what)
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in found.items()):
+def _strings(value: object, what: str) -> dict[str, str]:
+    found = {k: v for k, v in _object(value, what).items() if isinstance(k, str) and isinstance(v, str)}
+    if len(found) != len(_object(value, what)):
         raise ProvenanceError(f"the provenance's {what} are not strings")
-    return dict(found)
+    return found
 
 
 def opened(data: bytes) -> Opened:
@@ -221,7 +223,7 @@ def opened(data: bytes) -> Opened:
     return found
 
 
-def _payload(data: bytes) -> tuple[Mapping[str, Any], int]:
+def _payload(data: bytes) -> tuple[Mapping[str, object], int]:
     found = opened(data)
     try:
         inner = parse_json(found.payload, max_depth=_MAX_DEPTH)
@@ -274,7 +276,7 @@ def materials_of(data: bytes) -> Materials:
     )
 
 
-def _sbom_of(byproducts: Any) -> str | None:
+def _sbom_of(byproducts: object) -> str | None:
     """The SBOM's digest the statement names (None: it names none)."""
     try:
         return _sha256(_named(byproducts, "sbom", "SBOM").get("digest"), "SBOM")
@@ -291,17 +293,16 @@ def _same(name: str, recorded: str, rebuilt: str) -> FieldVerdict:
 
 
 def material_verdicts(
-    found: Materials, *, subject: str, commit: str, rebuilt: Mapping[str, Any]
+    found: Materials, *, subject: str, commit: str, rebuilt: BuildRecord
 ) -> list[FieldVerdict]:
     """The provenance's fields against the published image (``subject``: its digest), the
-    tag's commit and the rebuild's build part (``rebuilt``)."""
-    args = dict_changes(found.build_args, rebuilt["build_args"])
-    base = rebuilt["base"]
+    tag's commit and the rebuild's build part (``rebuilt``, its record)."""
+    args = dict_changes(found.build_args, dict(rebuilt.build_args))
     return [
         _same("provenance subject", found.subject, subject),
         _same("provenance commit", found.commit, commit),
-        _same("provenance base", found.base_content, base["content_digest"]),
+        _same("provenance base", found.base_content, rebuilt.base.content_digest),
         FieldVerdict("provenance build args", State.DRIFT if args else State.MATCH, tuple(args)),
-        _same("provenance input digest", found.input_digest, rebuilt["input_digest"]),
-        _same("provenance content digest", found.content_digest, rebuilt["content"]["digest"]),
+        _same("provenance input digest", found.input_digest, rebuilt.input_digest),
+        _same("provenance content digest", found.content_digest, rebuilt.content.digest),
     ]

@@ -8,7 +8,6 @@ can reach, so it gives no URL at all; credentials in a remote URL are never kept
 from __future__ import annotations
 
 import re
-from typing import Any
 from urllib.parse import urlsplit
 
 from release.core.terminal_text import escaped
@@ -107,7 +106,7 @@ def qualified_reference(ref: str) -> str:
     return repository(ref) + (suffix or ":latest")
 
 
-def registry_prefix(value: Any, where: str) -> str:
+def registry_prefix(value: object, where: str) -> str:
     """A registry and repository path images are pushed under (``127.0.0.1:5000/ci``,
     ``registry.example.com/org/ci``); "" for none.
 

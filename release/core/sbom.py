@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Mapping
-from typing import Any
 from urllib.parse import unquote
 
+from release.core.json_text import JSONValue
 from release.core.terminal_text import escaped
 from release.errors import ExitCode, ReleaseError
 
@@ -38,25 +38,27 @@ class SbomError(ReleaseError):
     exit_code = ExitCode.EVIDENCE
 
 
-def normalized(document: Mapping[str, Any], name: str, epoch: int) -> dict[str, Any]:
+def normalized(document: Mapping[str, JSONValue], name: str, epoch: int) -> dict[str, JSONValue]:
     """syft's document with what changes from one scan to the next made the image's: the
     creation time is the release's ``SOURCE_DATE_EPOCH`` and the namespace names the image
     (``name``: the image by digest), so one image's SBOM is the same bytes every time."""
     created = _dt.datetime.fromtimestamp(epoch, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    info = dict(document.get("creationInfo") or {})
+    found = document.get("creationInfo")
+    info: dict[str, JSONValue] = dict(found) if isinstance(found, dict) else {}
     info["created"] = created
     return {**document, "creationInfo": info, "documentNamespace": f"urn:release:sbom:{name}"}
 
 
-def _purl(package: Mapping[str, Any]) -> str | None:
-    for ref in package.get("externalRefs") or ():
+def _purl(package: Mapping[str, object]) -> str | None:
+    refs = package.get("externalRefs")
+    for ref in refs if isinstance(refs, list) else ():
         if isinstance(ref, Mapping) and ref.get("referenceType") == "purl":
             locator = ref.get("referenceLocator")
             return locator if isinstance(locator, str) else None
     return None
 
 
-def _key(package: Mapping[str, Any]) -> str:
+def _key(package: Mapping[str, object]) -> str:
     name = str(package.get("name") or "?")
     purl = _purl(package)
     if purl and purl.startswith("pkg:") and "/" in purl:
@@ -65,7 +67,7 @@ def _key(package: Mapping[str, Any]) -> str:
     return name
 
 
-def packages(document: Any) -> dict[str, str]:
+def packages(document: object) -> dict[str, str]:
     """Each package of an SPDX document and its version(s) (comma separated, sorted)."""
     if not isinstance(document, Mapping) or not str(document.get("spdxVersion", "")).startswith(
         "SPDX-"

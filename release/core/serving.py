@@ -13,7 +13,6 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from math import inf
-from typing import Any
 
 from release.core.json_text import parse_json
 from release.errors import ConfigError
@@ -41,9 +40,9 @@ class Request:
 
     path: str
     method: str = "GET"
-    body: Any = None  # sent as JSON when not None
+    body: object = None  # sent as JSON when not None (a TOML value: JSON's kinds)
     expect_status: int = 200
-    expect_json: Mapping[str, Any] = field(default_factory=dict)
+    expect_json: Mapping[str, object] = field(default_factory=dict)
     expect_output: str | None = None  # a regex the body must match
 
     @property
@@ -66,7 +65,7 @@ class Serving:
 _MISSING = object()
 
 
-def field_at(document: Any, dotted: str) -> Any:
+def field_at(document: object, dotted: str) -> object:
     """The value at ``a.b.0.c`` in a JSON document; a private marker when absent."""
     value = document
     for part in dotted.split("."):
@@ -106,13 +105,13 @@ def _short(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def parse_port(value: Any, where: str) -> int:
+def parse_port(value: object, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 65536:
         raise ConfigError(f"{where}: expected a port number (1-65535), got {value!r}")
     return value
 
 
-def parse_serving(raw: Mapping[str, Any], where: str, command: tuple[str, ...]) -> Serving:
+def parse_serving(raw: Mapping[str, object], where: str, command: tuple[str, ...]) -> Serving:
     """The serving keys of a check or of the snapshot table (``port``, ``health``,
     ``startup-timeout``, ``run-options``), with the command already read."""
     return Serving(
@@ -124,13 +123,13 @@ def parse_serving(raw: Mapping[str, Any], where: str, command: tuple[str, ...]) 
     )
 
 
-def _path(value: Any, where: str) -> str:
+def _path(value: object, where: str) -> str:
     if not isinstance(value, str) or not value.startswith("/") or any(c.isspace() for c in value):
         raise ConfigError(f'{where}: expected a path starting with "/", got {value!r}')
     return value
 
 
-def refuse_unknown(table: Mapping[str, Any], known: Sequence[str], where: str) -> None:
+def refuse_unknown(table: Mapping[str, object], known: Sequence[str], where: str) -> None:
     """A configuration error naming the first key of ``table`` not in ``known``, with the
     closest known one when there is one."""
     for key in table:
@@ -142,7 +141,7 @@ def refuse_unknown(table: Mapping[str, Any], known: Sequence[str], where: str) -
             raise ConfigError(f"{where}: unknown key {key!r}{hint}")
 
 
-def _request(raw: Any, where: str) -> Request:
+def _request(raw: object, where: str) -> Request:
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where}: expected a table")
     refuse_unknown(raw, _REQUEST_KEYS, where)
@@ -168,7 +167,7 @@ def _request(raw: Any, where: str) -> Request:
     return Request(path, method, body, status, dict(expect_json), regex)
 
 
-def parse_requests(raw: Any, where: str, *, required: bool = False) -> tuple[Request, ...]:
+def parse_requests(raw: object, where: str, *, required: bool = False) -> tuple[Request, ...]:
     if raw is None:
         raw = []
     if not isinstance(raw, list):
@@ -178,7 +177,7 @@ def parse_requests(raw: Any, where: str, *, required: bool = False) -> tuple[Req
     return tuple(_request(item, f"{where}[{index}]") for index, item in enumerate(raw))
 
 
-def parse_timeout(value: Any, where: str) -> float:
+def parse_timeout(value: object, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < inf:
         raise ConfigError(f"{where}: expected a positive number of seconds, got {value!r}")
     return float(value)
@@ -215,7 +214,7 @@ _OWNED = (
 )  # fmt: skip
 
 
-def parse_run_options(raw: Any, where: str) -> tuple[str, ...]:
+def parse_run_options(raw: object, where: str) -> tuple[str, ...]:
     """``docker run`` options as a list of strings (``"--cap-add", "SYS_ADMIN"`` or
     ``"--cap-add=SYS_ADMIN"``), checked one by one; returned as ``--flag=value`` strings."""
     if raw is None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from release.core.serving import (
     Request,
@@ -54,7 +53,7 @@ class SmokeConfig:
     gpu_command: tuple[str, ...] = ("nvidia-smi",)
 
 
-def parse_smoke(raw: Any) -> SmokeConfig:
+def parse_smoke(raw: object) -> SmokeConfig:
     """Validate ``[tool.release.images.smoke]``."""
     where = f"{PREFIX} smoke"
     if not isinstance(raw, Mapping):

@@ -7,7 +7,6 @@ adjacent letters swapped (the Damerau-Levenshtein distance, restricted to one). 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 __all__ = ["misspelt_notices", "misspelt_tables", "one_edit_apart"]
 
@@ -34,7 +33,7 @@ def one_edit_apart(a: str, b: str) -> bool:
     )
 
 
-def misspelt_tables(document: Mapping[str, Any]) -> list[str]:
+def misspelt_tables(document: Mapping[str, object]) -> list[str]:
     """The tables under ``[tool]`` of a parsed ``pyproject.toml`` one edit away from
     ``release``, when there is no ``[tool.release]`` (with one, the others are someone
     else's)."""
@@ -44,7 +43,7 @@ def misspelt_tables(document: Mapping[str, Any]) -> list[str]:
     return [name for name in tool if isinstance(name, str) and one_edit_apart(name, TABLE)]
 
 
-def misspelt_notices(document: Mapping[str, Any], file: str = "pyproject.toml") -> list[str]:
+def misspelt_notices(document: Mapping[str, object], file: str = "pyproject.toml") -> list[str]:
     """One line per misspelt table: ``[tool.relase] in pyproject.toml is not read; did you
     mean [tool.release]?``"""
     from release.core.terminal_text import escaped

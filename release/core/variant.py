@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from release.core.accelerator import KINDS, Accelerator, parse_accelerator
 from release.core.references import IMAGE_REFERENCE, IMAGE_TAG
@@ -85,11 +84,11 @@ class Variant:
         return "" if kind == "cpu" else f"{kind.upper()}_VERSION"
 
 
-def build_args_table(table: Mapping[str, Any], key: str, where: str) -> dict[str, str]:
+def build_args_table(table: Mapping[str, object], key: str, where: str) -> dict[str, str]:
     raw = table.get(key, {})
     if not isinstance(raw, Mapping):
         raise ConfigError(f'{where}: expected a table of NAME = "value"')
-    out: dict[str, Any] = {}
+    out: dict[str, str] = {}
     for name, value in raw.items():
         if not _ARG.fullmatch(name):
             raise ConfigError(f"{where}: {name!r} is not a valid build-arg name")
@@ -108,9 +107,9 @@ def stage_name(value: str | None, where: str) -> str:
     return value
 
 
-def _own_build(raw: Mapping[str, Any], vid: str) -> dict[str, Any]:
+def _own_build(raw: Mapping[str, object], vid: str) -> dict[str, str]:
     """What a variant gives of its own build: Dockerfile, context, target, tag suffix."""
-    out: dict[str, Any] = {}
+    out: dict[str, str] = {}
     for key in ("dockerfile", "context"):
         value = string_value(raw, key, _where(vid, key))
         if value is not None:
@@ -129,13 +128,13 @@ def _own_build(raw: Mapping[str, Any], vid: str) -> dict[str, Any]:
     return out
 
 
-def parse_platforms(raw: Mapping[str, Any], where: str) -> tuple[str, ...] | None:
+def parse_platforms(raw: Mapping[str, object], where: str) -> tuple[str, ...] | None:
     """``platforms = ["linux/amd64", "linux/arm64"]`` (or one ``platform``) as written;
     None where neither is given."""
     if "platform" in raw and "platforms" in raw:
         raise ConfigError(f"{where}.platform: give platform or platforms, not both")
     if "platform" in raw:
-        value: Any = [raw["platform"]]
+        value: object = [raw["platform"]]
         key = "platform"
     elif "platforms" in raw:
         value, key = raw["platforms"], "platforms"
@@ -154,7 +153,7 @@ def parse_platforms(raw: Mapping[str, Any], where: str) -> tuple[str, ...] | Non
     return tuple(value)
 
 
-def parse_variant(raw: Any, index: int, default_platforms: tuple[str, ...] | None) -> list[Variant]:
+def parse_variant(raw: object, index: int, default_platforms: tuple[str, ...] | None) -> list[Variant]:
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{PREFIX} variants[{index}]: expected a table")
     vid = raw.get("id")

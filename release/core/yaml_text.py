@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 __all__ = ["Commented", "dump_yaml"]
 
@@ -45,7 +44,7 @@ def _key(key: str) -> str:
     return json.dumps(key)
 
 
-def _scalar(value: Any) -> str:
+def _scalar(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -59,7 +58,7 @@ def _scalar(value: Any) -> str:
     raise TypeError(f"no YAML for {type(value).__name__}")
 
 
-def _empty(value: Any) -> str | None:
+def _empty(value: object) -> str | None:
     if isinstance(value, Mapping) and not value:
         return "{}"
     if isinstance(value, list | tuple) and not value:
@@ -67,7 +66,7 @@ def _empty(value: Any) -> str | None:
     return None
 
 
-def _lines(value: Any, indent: int) -> list[str]:
+def _lines(value: object, indent: int) -> list[str]:
     pad = " " * indent
     out: list[str] = []
     if isinstance(value, Mapping):
@@ -99,7 +98,7 @@ def _comment(text: str) -> str:
     return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
-def dump_yaml(document: Mapping[str, Any], header: Sequence[str] = ()) -> str:
+def dump_yaml(document: Mapping[str, object], header: Sequence[str] = ()) -> str:
     """``document`` as YAML text, after ``header`` as comment lines."""
     comments = [f"# {_comment(line)}".rstrip() for line in header]
     return "\n".join([*comments, *_lines(document, 0)]) + "\n"

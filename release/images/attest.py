@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 from release.adapters.openpgp_bytes import BytesSigner
 from release.adapters.registry import RegistryError
@@ -44,7 +44,9 @@ from release.adapters.registry_artifacts import ArtifactRegistry
 from release.adapters.syft import syft_sbom
 from release.core.dsse import Signature, pae
 from release.core.image_signing import fingerprint
+from release.core.json_text import JSONValue
 from release.core.manifest import ManifestError, loads
+from release.core.manifest_records import AttestRecord, BuildRecord, JSONObject, PublishRecord
 from release.core.oci_artifact import (
     MANIFEST_MEDIA_TYPE,
     Artifact,
@@ -89,16 +91,21 @@ class Attached:
     signed_by: str | None = None  # the provenance's signer, as recorded (dry: would be)
 
 
-def _part(ws: Workspace, row: str, name: str) -> dict[str, Any] | None:
+def _part(ws: Workspace, row: str, name: str) -> JSONObject | None:
     path = part_path(ws, row, name)
     if not path.is_file():
         return None
     return loads(path.read_text(encoding="utf-8"), str(path))
 
 
-def _subject(reg: ArtifactRegistry, repo: str, publish: Mapping[str, Any]) -> tuple[int, str]:
+def _data(part: JSONObject) -> JSONObject:
+    """A part's data (its schema admitted it: an object)."""
+    return cast("dict[str, JSONValue]", part["data"])
+
+
+def _subject(reg: ArtifactRegistry, repo: str, publish: PublishRecord) -> tuple[int, str]:
     """The recorded platform image as the registry serves it: (size, media type)."""
-    ref = f"{repo}@{publish['digest']}"
+    ref = f"{repo}@{publish.digest}"
     raw = reg.raw(ref)
     if raw is None:
         raise RefusedError(
@@ -124,30 +131,28 @@ def _existing(reg: ArtifactRegistry, ref: str, kind: AttachmentKind, subject: st
     return Blob(raw).digest
 
 
-def _sbom(ws: Workspace, publish: Mapping[str, Any], repo: str) -> bytes:
-    document = json.loads(syft_sbom(publish["image_id"], f"{repo}@{publish['digest']}"))
+def _sbom(ws: Workspace, publish: PublishRecord, repo: str) -> bytes:
+    document = json.loads(syft_sbom(publish.image_id, f"{repo}@{publish.digest}"))
     return json.dumps(
-        normalized(document, f"{repo}@{publish['digest']}", ws.source.epoch), sort_keys=True
+        normalized(document, f"{repo}@{publish.digest}", ws.source.epoch), sort_keys=True
     ).encode()
 
 
 def _provenance(
     ws: Workspace,
-    parts: Mapping[str, Mapping[str, Any]],
-    row: str,
+    it: _Row,
     sbom: str,
     signer: BytesSigner | None,
 ) -> bytes:
     """The row's statement, naming the SBOM document ``sbom`` (its digest), in a DSSE
     envelope: signed over its PAE by ``signer``, else with no signature."""
-    build, publish = parts["build"], parts["publish"]
-    data = ws.engine.inspect_image(publish["data"]["image_id"])
+    data = ws.engine.inspect_image(it.publish.image_id)
     labels = dict(data.labels) if data else {}
     document = statement(
-        parts["header"],
-        row,
-        build["data"],
-        publish["data"],
+        it.header,
+        it.row,
+        it.build,
+        it.publish,
         source_url=labels.get(SOURCE_LABEL),
         base_digest=labels.get(BASE_DIGEST_LABEL),
         sbom=sbom,
@@ -181,7 +186,7 @@ def _push(reg: ArtifactRegistry, ref: str, artifact: Artifact) -> str:
 
 
 def _record(
-    ws: Workspace, row: str, publish: Mapping[str, Any], done: Attached, repo: str, tool: str
+    ws: Workspace, row: str, publish: PublishRecord, done: Attached, repo: str, tool: str
 ) -> None:
     signer = {"signed_by": done.signed_by} if done.signed_by else {}
     write_part(
@@ -189,7 +194,7 @@ def _record(
         row,
         "attest",
         {
-            "image_id": publish["image_id"],
+            "image_id": publish.image_id,
             "subject": done.subject,
             "sbom": {
                 "tag": f"{repo}:{attachment_tag(done.subject, AttachmentKind.SBOM)}",
@@ -209,9 +214,10 @@ def _record(
     )
 
 
-def _recorded(ws: Workspace, row: str, subject: str) -> Mapping[str, Any] | None:
+def _recorded(ws: Workspace, row: str, subject: str) -> AttestRecord | None:
     found = _part(ws, row, "attest")
-    return found["data"] if found and found["data"]["subject"] == subject else None
+    record = AttestRecord.of(_data(found)) if found else None
+    return record if record and record.subject == subject else None
 
 
 @dataclass(frozen=True)
@@ -219,28 +225,31 @@ class _Row:
     """A published row as read before anything is written."""
 
     row: str
-    build: Mapping[str, Any]
-    publish: Mapping[str, Any]  # the part, header and all
+    header: JSONObject  # the publish part's: which release
+    build: BuildRecord
+    publish: PublishRecord
     subject: str
     size: int
     media: str
     refs: Mapping[AttachmentKind, str]
     found: Mapping[AttachmentKind, str | None]
-    recorded: Mapping[str, Any] | None
+    recorded: AttestRecord | None
 
     @property
     def repository(self) -> str:
-        return repository(self.publish["data"]["tags"][0])
+        return repository(self.publish.tags[0])
 
     @property
     def settled(self) -> bool:
         """The part records what the registry serves: nothing to do."""
-        return self.recorded is not None and all(
-            self.found[kind] == self.recorded[_KEY[kind]]["digest"] for kind in AttachmentKind
+        recorded = self.recorded
+        return recorded is not None and all(
+            self.found[kind] == _recorded_digest(recorded, kind) for kind in AttachmentKind
         )
 
 
-_KEY = {AttachmentKind.SBOM: "sbom", AttachmentKind.PROVENANCE: "provenance"}
+def _recorded_digest(recorded: AttestRecord, kind: AttachmentKind) -> str:
+    return recorded.sbom.digest if kind is AttachmentKind.SBOM else recorded.provenance.digest
 
 
 def _read_row(ws: Workspace, reg: ArtifactRegistry, row: str) -> _Row | None:
@@ -249,12 +258,15 @@ def _read_row(ws: Workspace, reg: ArtifactRegistry, row: str) -> _Row | None:
         return None
     if build is None:
         raise ManifestError(f"{row} was published but has no build part here to attest from")
-    pub = publish["data"]
-    repo, subject = repository(pub["tags"][0]), pub["digest"]
+    pub = PublishRecord.of(_data(publish))
+    repo, subject = repository(pub.tags[0]), pub.digest
     size, media = _subject(reg, repo, pub)
     refs = {kind: f"{repo}:{attachment_tag(subject, kind)}" for kind in AttachmentKind}
     found = {kind: _existing(reg, refs[kind], kind, subject) for kind in AttachmentKind}
-    return _Row(row, build, publish, subject, size, media, refs, found, _recorded(ws, row, subject))
+    return _Row(
+        row, publish, BuildRecord.of(_data(build)), pub, subject, size, media, refs, found,
+        _recorded(ws, row, subject),
+    )  # fmt: skip
 
 
 def _kept(reg: ArtifactRegistry, it: _Row, kind: AttachmentKind) -> bytes:
@@ -276,13 +288,12 @@ def _attest_row(
 ) -> Attached:
     from release.adapters.syft import syft_version
 
-    pub = it.publish["data"]
+    pub = it.publish
     missing = tuple(it.refs[kind] for kind in _ORDER if it.found[kind] is None)
     kept = it.found[AttachmentKind.SBOM] is not None
     sbom = _kept(reg, it, AttachmentKind.SBOM) if kept else _sbom(ws, pub, it.repository)
     count = len(packages(json.loads(sbom)))
     digests = dict(it.found)
-    parts = {"header": it.publish, "build": it.build, "publish": it.publish}
     signed_by = signer.key if signer else None
     for kind in _ORDER:
         if digests[kind] is not None:
@@ -293,7 +304,7 @@ def _attest_row(
         document = (
             sbom
             if kind is AttachmentKind.SBOM
-            else _provenance(ws, parts, it.row, Blob(sbom).digest, signer)
+            else _provenance(ws, it, Blob(sbom).digest, signer)
         )
         artifact = artifact_manifest(kind, document, it.subject, it.size, it.media)
         digests[kind] = _push(reg, it.refs[kind], artifact)
@@ -308,10 +319,10 @@ def _attest_row(
 
 
 def _as_is(it: _Row, dry_run: bool, signer: BytesSigner | None) -> Attached:
-    recorded = it.recorded or {}
-    count = recorded.get("sbom", {}).get("packages") if it.settled else None
+    recorded = it.recorded if it.settled else None
+    count = recorded.sbom.packages if recorded else None
     missing = tuple(it.refs[kind] for kind in _ORDER if it.found[kind] is None)
-    signed_by = recorded.get("provenance", {}).get("signed_by") if it.settled else None
+    signed_by = recorded.provenance.signed_by if recorded else None
     if dry_run and it.found[AttachmentKind.PROVENANCE] is None and signer is not None:
         signed_by = signer.key
     return Attached(

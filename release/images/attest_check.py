@@ -24,12 +24,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
-from typing import Any
 
 from release.adapters.registry_artifacts import ArtifactRegistry
 from release.core.image_signing import ImageCheck
 from release.core.image_signing import ImageSignatureState as Signed
+from release.core.manifest_records import (
+    AttestRecord,
+    BuildRecord,
+    JSONObject,
+    Provenance,
+    Sbom,
+    VariantEntry,
+)
 from release.core.oci_artifact import AttachmentError, AttachmentKind, layer_of
 from release.core.provenance import ProvenanceError, material_verdicts, materials_of
 from release.core.references import repository
@@ -58,37 +64,37 @@ class NotAsRecorded(Exception):
 
 
 def _layer(
-    reg: ArtifactRegistry, record: Mapping[str, Any], kind: AttachmentKind, subject: str
+    reg: ArtifactRegistry, record: Sbom | Provenance, kind: AttachmentKind, subject: str
 ) -> str:
     """The digest of the document the attachment ``record`` names, read by its digest."""
-    repo = repository(record["tag"])
-    raw = reg.raw(f"{repo}@{record['digest']}")
+    repo = repository(record.tag)
+    raw = reg.raw(f"{repo}@{record.digest}")
     if raw is None:
-        raise NotAsRecorded(f"the registry has no {escaped(record['digest'])} any more")
-    if "sha256:" + hashlib.sha256(raw).hexdigest() != record["digest"]:
-        raise NotAsRecorded(f"{escaped(record['digest'][:19])} reads back as other bytes")
+        raise NotAsRecorded(f"the registry has no {escaped(record.digest)} any more")
+    if "sha256:" + hashlib.sha256(raw).hexdigest() != record.digest:
+        raise NotAsRecorded(f"{escaped(record.digest[:19])} reads back as other bytes")
     digest, _ = layer_of(raw, kind, subject)
     return digest
 
 
 def attached_document(
-    reg: ArtifactRegistry, record: Mapping[str, Any], kind: AttachmentKind, subject: str
+    reg: ArtifactRegistry, record: Sbom | Provenance, kind: AttachmentKind, subject: str
 ) -> bytes:
     """The document of the attachment ``record`` (a manifest's ``attest`` entry) of the
     image ``subject``, read by the digests recorded; :class:`NotAsRecorded` (or an
     ``AttachmentError``) when it is not what the manifest records."""
     digest = _layer(reg, record, kind, subject)
-    return reg.blob(record["tag"], record["digest"], digest)
+    return reg.blob(record.tag, record.digest, digest)
 
 
 def _sbom_verdict(
-    reg: ArtifactRegistry, attest: Mapping[str, Any], subject: str, rebuilt_image: str
+    reg: ArtifactRegistry, attest: AttestRecord, subject: str, rebuilt_image: str
 ) -> FieldVerdict:
     from release.adapters.syft import syft_sbom
 
     try:
         recorded = packages(
-            json.loads(attached_document(reg, attest["sbom"], AttachmentKind.SBOM, subject))
+            json.loads(attached_document(reg, attest.sbom, AttachmentKind.SBOM, subject))
         )
     except (NotAsRecorded, AttachmentError, SbomError, ValueError) as err:
         return FieldVerdict(SBOM_FIELD, State.DRIFT, (f"the attached SBOM: {_said(err)}",))
@@ -119,14 +125,14 @@ def _signature_verdict(found: int, checked: ImageCheck | None) -> FieldVerdict:
 
 
 def _sbom_named(
-    reg: ArtifactRegistry, attest: Mapping[str, Any], subject: str, named: str | None
+    reg: ArtifactRegistry, attest: AttestRecord, subject: str, named: str | None
 ) -> FieldVerdict:
     """The SBOM the (signed) statement names against the SBOM attached."""
     if named is None:
         why = "the provenance names no SBOM (attested before provenance named one)"
         return FieldVerdict(SBOM_NAMED_FIELD, State.NOT_COMPARED, (why,))
     try:
-        attached = _layer(reg, attest["sbom"], AttachmentKind.SBOM, subject)
+        attached = _layer(reg, attest.sbom, AttachmentKind.SBOM, subject)
     except (NotAsRecorded, AttachmentError) as err:
         return FieldVerdict(SBOM_NAMED_FIELD, State.DRIFT, (f"the attached SBOM: {_said(err)}",))
     except ReleaseError as err:
@@ -141,14 +147,14 @@ def _sbom_named(
 
 def _provenance_verdicts(
     reg: ArtifactRegistry,
-    attest: Mapping[str, Any],
+    attest: AttestRecord,
     subject: str,
     commit: str,
-    rebuilt: Mapping[str, Any],
+    rebuilt: BuildRecord,
     checked: ImageCheck | None,
 ) -> list[FieldVerdict]:
     try:
-        document = attached_document(reg, attest["provenance"], AttachmentKind.PROVENANCE, subject)
+        document = attached_document(reg, attest.provenance, AttachmentKind.PROVENANCE, subject)
         found = materials_of(document)
     except (NotAsRecorded, AttachmentError, ProvenanceError) as err:
         return [FieldVerdict(PROVENANCE_FIELD, State.DRIFT, (_said(err),))]
@@ -163,8 +169,8 @@ def _provenance_verdicts(
 
 
 def attestation_verdicts(
-    recorded: Mapping[str, Any],
-    rebuilt: Mapping[str, Any],
+    recorded: JSONObject,
+    rebuilt: JSONObject,
     *,
     commit: str,
     rebuilt_image: str,
@@ -174,18 +180,19 @@ def attestation_verdicts(
     """The attachments' fields of a row's verdict ([] for a row with none recorded).
     ``recorded``: the manifest's row; ``rebuilt``: the rebuild's build part;
     ``signature``: the provenance's signature as checked before building (None: not)."""
-    attest, publish = recorded.get("attest"), recorded.get("publish")
+    entry = VariantEntry.of(recorded)  # the schema admitted both when they were read
+    attest, publish = entry.attest, entry.publish
     if attest is None or publish is None:
         return []
     reg = reg or ArtifactRegistry()
-    subject = publish["digest"]
-    if attest["subject"] != subject:
-        why = (f"attached to {escaped(attest['subject'][:19])}, published {escaped(subject[:19])}",)
+    subject = publish.digest
+    if attest.subject != subject:
+        why = (f"attached to {escaped(attest.subject[:19])}, published {escaped(subject[:19])}",)
         return [
             FieldVerdict(PROVENANCE_FIELD, State.DRIFT, why),
             FieldVerdict(SBOM_FIELD, State.DRIFT, why),
         ]
     return [
-        *_provenance_verdicts(reg, attest, subject, commit, rebuilt, signature),
+        *_provenance_verdicts(reg, attest, subject, commit, BuildRecord.of(rebuilt), signature),
         _sbom_verdict(reg, attest, subject, rebuilt_image),
     ]

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from importlib import resources
-from typing import Any
 
 from release.adapters.engine import ContainerEngine
-from release.core.json_text import parse_json
+from release.core.json_text import JSONValue, parse_json
 from release.errors import EngineError
 
 __all__ = ["inventory_of", "probe_state"]
@@ -24,7 +23,7 @@ def probe_state(
     timeout: float,
     labels: Mapping[str, str] | None = None,
     what: str = "",
-) -> dict[str, Any]:
+) -> dict[str, JSONValue]:
     """The runtime state of ``image_id``: the probe run in a throwaway container (no
     network; removed on timeout and Ctrl-C)."""
     probe = (resources.files("release.images") / "snapshot_probe.py").read_text(encoding="utf-8")
@@ -35,7 +34,7 @@ def probe_state(
         reason = "timed out" if run.timed_out else (run.stderr.strip().splitlines() or ["?"])[-1]
         raise EngineError(f"recording the runtime state of {what or image_id} failed: {reason}")
     try:
-        state: dict[str, Any] = parse_json(run.stdout)
+        state: dict[str, JSONValue] = parse_json(run.stdout)
     except ValueError:
         raise EngineError(
             f"recording the runtime state of {what or image_id} failed: the probe printed no JSON"
@@ -43,13 +42,18 @@ def probe_state(
     return state
 
 
-def inventory_of(state: Mapping[str, Any]) -> dict[str, Any]:
+def inventory_of(state: Mapping[str, JSONValue]) -> dict[str, JSONValue]:
     """The manifest's inventory from a probe's state."""
-    cuda = state.get("cuda") or {}
-    python = state.get("python") or {}
+    cuda, python = _table(state, "cuda"), _table(state, "python")
     return {
         "cuda": cuda.get("version.json") or cuda.get("CUDA_VERSION"),
         "python": python.get("version"),
-        "python_packages": dict(python.get("packages") or {}),
-        "libraries": dict(state.get("libraries") or {}),
+        "python_packages": _table(python, "packages"),
+        "libraries": _table(state, "libraries"),
     }
+
+
+def _table(state: Mapping[str, JSONValue], key: str) -> dict[str, JSONValue]:
+    """The object at ``key`` (a copy); {} where the probe gave none."""
+    found = state.get(key)
+    return dict(found) if isinstance(found, dict) else {}

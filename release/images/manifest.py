@@ -20,7 +20,7 @@ from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref, read_note, remote_note, write_note
 from release.adapters.image_content import image_content_digest
 from release.core.accelerator import Accelerator, accelerator_fields
-from release.core.json_text import parse_json
+from release.core.json_text import JSONValue, parse_json
 from release.core.manifest import (
     ManifestError,
     Release,
@@ -113,7 +113,7 @@ def part_path(ws: ManifestSource, variant: str, part: str) -> Path:
     return parts_dir(ws) / ws.source.version / f"{variant}.{part}.json"
 
 
-def write_part(ws: ManifestSource, variant: str, part: str, data: Mapping[str, Any]) -> Path:
+def write_part(ws: ManifestSource, variant: str, part: str, data: Mapping[str, JSONValue]) -> Path:
     """One variant's part, checked, written atomically (a re-run replaces it)."""
     document = part_document(release_of(ws), variant, part, data)
     path = part_path(ws, variant, part)
@@ -124,9 +124,9 @@ def write_part(ws: ManifestSource, variant: str, part: str, data: Mapping[str, A
 def build_data(
     result: BuildResult,
     accelerator: Accelerator,
-    content: Mapping[str, Any],
-    inventory: Mapping[str, Any],
-) -> dict[str, Any]:
+    content: Mapping[str, JSONValue],
+    inventory: Mapping[str, JSONValue],
+) -> dict[str, JSONValue]:
     """A built variant as its build part records it. Pure."""
     base = result.base
     if base is None or result.image_id is None or result.digest is None:
@@ -151,7 +151,7 @@ def build_data(
 
 def built_data(
     engine: ContainerEngine, result: BuildResult, accelerator: Accelerator, *, timeout: float = 120
-) -> dict[str, Any]:
+) -> dict[str, JSONValue]:
     """:func:`build_data` of an image in ``engine``: its content digest (cached by image
     id) and its inventory (the runtime probe, run in a throwaway container)."""
     image = str(result.image_id)
@@ -187,7 +187,7 @@ def record_builds(
     return written
 
 
-def smoke_data(report: SmokeReport) -> dict[str, Any]:
+def smoke_data(report: SmokeReport) -> dict[str, JSONValue]:
     return {
         "image_id": report.image_id,
         "passed": report.passed,
@@ -203,7 +203,7 @@ def smoke_data(report: SmokeReport) -> dict[str, Any]:
     }
 
 
-def snapshot_data(report: SnapshotReport) -> dict[str, Any]:
+def snapshot_data(report: SnapshotReport) -> dict[str, JSONValue]:
     if report.not_run is not None:
         return {
             "status": "not run",
@@ -237,7 +237,7 @@ def assemble(
     return merge(parts, variant_rules(ws.matrix), partial=partial)
 
 
-def publish(ws: ManifestSource, manifest: Mapping[str, Any]) -> bool:
+def publish(ws: ManifestSource, manifest: Mapping[str, JSONValue]) -> bool:
     """The manifest as its tag's note on the tagged commit; False when it was already."""
     tag = manifest.get("tag")
     if not tag:

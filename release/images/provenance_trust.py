@@ -21,11 +21,11 @@ fields trusted and compared (:mod:`release.images.attest_check`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from release.adapters.openpgp_bytes import BytesVerifier
 from release.adapters.registry_artifacts import ArtifactRegistry
 from release.core.image_signing import ImageCheck, ImageSignatureState
+from release.core.manifest_records import AttestRecord, JSONObject, PublishRecord, VariantEntry
 from release.core.oci_artifact import AttachmentError, AttachmentKind
 from release.core.provenance import ProvenanceError, opened
 from release.core.references import repository
@@ -58,11 +58,12 @@ def _judge(verifier: BytesVerifier, row: str, ref: str, document: bytes) -> Imag
 
 
 def _check_row(
-    verifier: BytesVerifier, reg: ArtifactRegistry, row: str, entry: Mapping[str, Any]
+    verifier: BytesVerifier, reg: ArtifactRegistry, row: str, entry: tuple[AttestRecord, PublishRecord]
 ) -> ImageCheck:
-    record, subject = entry["attest"]["provenance"], entry["publish"]["digest"]
-    ref = f"{repository(record['tag'])}@{record['digest']}"
-    if entry["attest"]["subject"] != subject:
+    attest, publish = entry
+    record, subject = attest.provenance, publish.digest
+    ref = f"{repository(record.tag)}@{record.digest}"
+    if attest.subject != subject:
         detail = "it is attached to another image than the one published"
         return ImageCheck(row, ref, ImageSignatureState.BAD, detail=detail, kind=KIND)
     try:
@@ -73,7 +74,7 @@ def _check_row(
 
 
 def check_provenance(
-    recorded: Mapping[str, Mapping[str, object]],
+    recorded: Mapping[str, JSONObject],
     trust: ImageTrust,
     say: Say,
     reg: ArtifactRegistry | None = None,
@@ -83,9 +84,8 @@ def check_provenance(
     A registry that cannot be read stops the run with its own error."""
     reg = reg or ArtifactRegistry()
     checks: dict[str, ImageCheck] = {}
-    rows: dict[str, Any] = {  # checked against the schema on read
-        r: e for r, e in recorded.items() if e.get("attest") and e.get("publish")
-    }
+    entries = {r: VariantEntry.of(e) for r, e in recorded.items()}  # the schema admitted them
+    rows = {r: (e.attest, e.publish) for r, e in entries.items() if e.attest and e.publish}
     if not rows:
         return checks
     with BytesVerifier(trust.key_file) as verifier:

@@ -11,12 +11,10 @@ the reason, never a match. An image pulled here only for this is removed afterwa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from release.adapters.engine import ContainerEngine
 from release.adapters.image_content import image_content_digest
 from release.adapters.registry import Registry, Served
+from release.core.manifest_records import JSONObject, PublishRecord
 from release.core.references import repository
 from release.core.terminal_text import escaped
 from release.core.verdict import FieldVerdict, State
@@ -32,21 +30,21 @@ def _platform_digest(served: Served, platform: str) -> str | None:
     return next((digest for name, digest in served.platforms if name == platform), None)
 
 
-def _tag_verdict(published: Mapping[str, Any], served: Served | None, tag: str) -> FieldVerdict:
-    index = published["index"]["digest"]
+def _tag_verdict(published: PublishRecord, served: Served | None, tag: str) -> FieldVerdict:
+    index = published.index.digest
     if served is None:
         return FieldVerdict(
             TAG_FIELD, State.DRIFT, (f"{escaped(tag)}: the registry serves nothing",)
         )
-    listed = _platform_digest(served, published["platform"])
-    if served.digest != index or listed != published["digest"]:
+    listed = _platform_digest(served, published.platform)
+    if served.digest != index or listed != published.digest:
         return FieldVerdict(
             TAG_FIELD,
             State.DRIFT,
             (
-                f"{escaped(tag)} serves {escaped(served.digest)} ({escaped(published['platform'])} "
+                f"{escaped(tag)} serves {escaped(served.digest)} ({escaped(published.platform)} "
                 f"{escaped(str(listed))}); the manifest records {escaped(index)} "
-                f"({escaped(published['digest'])})",
+                f"({escaped(published.digest)})",
             ),
         )
     return FieldVerdict(TAG_FIELD, State.MATCH)
@@ -54,15 +52,17 @@ def _tag_verdict(published: Mapping[str, Any], served: Served | None, tag: str) 
 
 def registry_verdicts(
     engine: ContainerEngine,
-    published: Mapping[str, Any] | None,
-    rebuilt_content: Mapping[str, Any],
+    recorded: JSONObject | None,
+    rebuilt_content: JSONObject,
     reg: Registry | None = None,
 ) -> list[FieldVerdict]:
-    """The registry's fields of a row's verdict ([] for a row never published)."""
-    if published is None:
+    """The registry's fields of a row's verdict ([] for a row never published).
+    ``recorded``: the row's publish part, as the schema admitted it."""
+    if recorded is None:
         return []
+    published = PublishRecord.of(recorded)
     reg = reg or Registry()
-    tag = published["index"]["tags"][0]
+    tag = published.index.tags[0]
     try:
         served = reg.served(tag)
     except ReleaseError as err:
@@ -72,13 +72,13 @@ def registry_verdicts(
             FieldVerdict(CONTENT_FIELD, State.NOT_COMPARED, why),
         ]
     verdicts = [_tag_verdict(published, served, tag)]
-    digest = _platform_digest(served, published["platform"]) if served else None
+    digest = _platform_digest(served, published.platform) if served else None
     if digest is None:
-        why = (f"{escaped(tag)} lists no {escaped(published['platform'])} image",)
+        why = (f"{escaped(tag)} lists no {escaped(published.platform)} image",)
         return [*verdicts, FieldVerdict(CONTENT_FIELD, State.NOT_COMPARED, why)]
     ref = f"{repository(tag)}@{digest}"
     had = engine.inspect_image(ref) is not None
-    if not engine.pull(ref, published["platform"]):
+    if not engine.pull(ref, published.platform):
         why = (f"{escaped(ref)} cannot be pulled here",)
         return [*verdicts, FieldVerdict(CONTENT_FIELD, State.NOT_COMPARED, why)]
     try:

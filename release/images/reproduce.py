@@ -57,7 +57,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from release.adapters import leftovers
 from release.adapters.engine import ContainerEngine
@@ -65,6 +65,7 @@ from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref
 from release.core.host_access import consent
 from release.core.image_signing import ImageCheck
+from release.core.json_text import JSONValue
 from release.core.manifest import ManifestError, omitted_snapshot, variant_rules
 from release.core.manifest_records import VariantEntry
 from release.core.matrix import ImageMatrix, Variant
@@ -354,7 +355,8 @@ def _verdicts(
                 why = result.error or result.status.value
                 outcome.verdicts[variant.id] = [FieldVerdict("build", State.DRIFT, (why,))]
                 continue
-            entry = {"build": built_data(engine, result, variant.accelerator)}
+            built = built_data(engine, result, variant.accelerator)
+            entry = {"build": built}
             entry |= _rebuilt(
                 engine, matrix, variant, source, result.tags[0], top / "snapshots", say, live
             )
@@ -365,7 +367,8 @@ def _verdicts(
                     config_args=matrix.build_args_for(variant, source.version),
                 )
                 + registry_verdicts(
-                    engine, rebuild.recorded[variant.id].get("publish"), entry["build"]["content"]
+                    engine, rebuild.recorded[variant.id].get("publish"),
+                    cast("dict[str, JSONValue]", built["content"]),  # as build_data made it
                 )
                 + attestation_verdicts(
                     rebuild.recorded[variant.id],

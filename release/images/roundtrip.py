@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from release.adapters.engine import ContainerEngine, RunResult
 from release.adapters.leftovers import scratch
 from release.adapters.served import ServedContainer, serving_container
-from release.core.json_text import parse_json
+from release.core.json_text import JSONValue, parse_json
 from release.core.matrix import SnapshotRule
 from release.errors import EngineError
 from release.images.serve_check import LOG_LINES, Failure, ask_all, healthy, start_argv
@@ -47,13 +47,15 @@ class RoundTrip:
     figures: Mapping[str, float] = field(default_factory=dict)  # seconds
     log: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
+    def to_dict(self) -> dict[str, JSONValue]:
+        out: dict[str, JSONValue] = {
             "passed": self.passed,
             "output": self.reason,
             "figures": {k: round(v, 4) for k, v in self.figures.items()},
-            **({"log": list(self.log)} if self.log else {}),
         }
+        if self.log:
+            out["log"] = [*self.log]
+        return out
 
 
 def _step(box: ServedContainer, argv: Sequence[str], what: str, deadline: float) -> RunResult:
@@ -103,7 +105,7 @@ def round_trip(
     deadline = time.monotonic() + rule.timeout
     figures: dict[str, float] = {}
 
-    def container() -> Any:
+    def container() -> AbstractContextManager[ServedContainer]:
         return serving_container(
             engine,
             image,

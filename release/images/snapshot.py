@@ -90,8 +90,8 @@ class SnapshotReport:
         return out
 
 
-def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _flatten(data: Mapping[str, object], prefix: str = "") -> dict[str, object]:
+    out: dict[str, object] = {}
     for key, value in data.items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping):
@@ -101,7 +101,7 @@ def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def diff_states(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+def diff_states(old: Mapping[str, object], new: Mapping[str, object]) -> list[str]:
     """What changed between two runtime states, one line per key. Pure."""
     before, after = _flatten(old), _flatten(new)
     lines = []
