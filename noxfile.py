@@ -101,7 +101,7 @@ def bench(session: nox.Session) -> None:
     (skipped, with the reason, where no Docker Engine answers), then the publishing figures
     (where docker-registry and skopeo are installed), then the figures on real histories
     (each skipped, with the reason, where no clone is named or found). The steps are
-    benchmarks/steps.py's; with --quick each takes its quick form (tests/test_bench.py runs
+    benchmarks/steps.py's; with --quick each takes its quick form (tests/images/test_bench.py runs
     that).
     """
     session.install("-e", ".[bench]")

@@ -1,5 +1,5 @@
 """The steps of ``nox -s bench``, in order, as the scripts and arguments each runs with:
-the one list the nox session and the test of its quick form (``tests/test_bench.py``)
+the one list the nox session and the test of its quick form (``tests/images/test_bench.py``)
 both run, so the test cannot pass on a sequence the session no longer runs.
 
 ``--quick`` (and any other argument) goes to ``run.py``; with it every other step takes

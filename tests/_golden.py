@@ -1,6 +1,6 @@
 """Golden files and the deterministic rc cycle they are rendered from.
 
-``UPDATE_GOLDEN=1 pytest tests/test_notes.py tests/test_changelog.py`` rewrites the files
+``UPDATE_GOLDEN=1 pytest tests/unit/test_notes.py tests/functional/test_changelog.py`` rewrites the files
 under ``tests/golden/``; review the diff before committing it.
 
 The cycle is reproducible: the sample history has fixed authors and a fixed clock (reset

@@ -1,6 +1,6 @@
 """Every ``gh`` command line the tool can send, built here and nowhere else. Pure.
 
-Each builder returns the argv without the leading ``gh``. ``tests/test_gh_help.py`` runs
+Each builder returns the argv without the leading ``gh``. ``tests/functional/test_gh_help.py`` runs
 the real ``gh <command> <sub> --help`` for each of :data:`ALL_BUILDERS` and checks that
 every flag used is one that ``gh`` lists, so a line built here is one ``gh`` takes.
 
