@@ -36,7 +36,9 @@ class Answer:
         self.error = error
 
 
-def ask(port: int, path: str, *, method: str = "GET", body: object = None, timeout: float) -> Answer:
+def ask(
+    port: int, path: str, *, method: str = "GET", body: object = None, timeout: float
+) -> Answer:
     """One request to ``127.0.0.1:port``; a JSON ``body`` when not None."""
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(

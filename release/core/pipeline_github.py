@@ -87,6 +87,7 @@ class _Workflow(TypedDict):
     concurrency: dict[str, JSONOut]
     jobs: dict[str, _Job]
 
+
 # actions pinned by commit (what their tags named when this was written)
 ACTIONS = {
     "checkout": ("actions/checkout", "3d3c42e5aac5ba805825da76410c181273ba90b1", "v7.0.1"),

@@ -205,7 +205,9 @@ def _named(entries: object, name: str, what: str) -> Mapping[str, object]:
 
 
 def _strings(value: object, what: str) -> dict[str, str]:
-    found = {k: v for k, v in _object(value, what).items() if isinstance(k, str) and isinstance(v, str)}
+    found = {
+        k: v for k, v in _object(value, what).items() if isinstance(k, str) and isinstance(v, str)
+    }
     if len(found) != len(_object(value, what)):
         raise ProvenanceError(f"the provenance's {what} are not strings")
     return found

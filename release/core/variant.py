@@ -153,7 +153,9 @@ def parse_platforms(raw: Mapping[str, object], where: str) -> tuple[str, ...] | 
     return tuple(value)
 
 
-def parse_variant(raw: object, index: int, default_platforms: tuple[str, ...] | None) -> list[Variant]:
+def parse_variant(
+    raw: object, index: int, default_platforms: tuple[str, ...] | None
+) -> list[Variant]:
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{PREFIX} variants[{index}]: expected a table")
     vid = raw.get("id")

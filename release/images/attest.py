@@ -302,9 +302,7 @@ def _attest_row(
                 signed_by = _signer_of(_kept(reg, it, kind))
             continue
         document = (
-            sbom
-            if kind is AttachmentKind.SBOM
-            else _provenance(ws, it, Blob(sbom).digest, signer)
+            sbom if kind is AttachmentKind.SBOM else _provenance(ws, it, Blob(sbom).digest, signer)
         )
         artifact = artifact_manifest(kind, document, it.subject, it.size, it.media)
         digests[kind] = _push(reg, it.refs[kind], artifact)

@@ -58,7 +58,10 @@ def _judge(verifier: BytesVerifier, row: str, ref: str, document: bytes) -> Imag
 
 
 def _check_row(
-    verifier: BytesVerifier, reg: ArtifactRegistry, row: str, entry: tuple[AttestRecord, PublishRecord]
+    verifier: BytesVerifier,
+    reg: ArtifactRegistry,
+    row: str,
+    entry: tuple[AttestRecord, PublishRecord],
 ) -> ImageCheck:
     attest, publish = entry
     record, subject = attest.provenance, publish.digest

@@ -367,7 +367,8 @@ def _verdicts(
                     config_args=matrix.build_args_for(variant, source.version),
                 )
                 + registry_verdicts(
-                    engine, rebuild.recorded[variant.id].get("publish"),
+                    engine,
+                    rebuild.recorded[variant.id].get("publish"),
                     cast("dict[str, JSONValue]", built["content"]),  # as build_data made it
                 )
                 + attestation_verdicts(
