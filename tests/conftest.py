@@ -76,9 +76,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(autouse=True)
 def _isolated_git(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """No user or system git config leaks into a test (signing, hooks, editors)."""
+    """No user or system git config leaks into a test (signing, hooks, editors); a module
+    marked ``no_git`` (nothing in it runs git) goes without the temporary HOME."""
+    if request.node.get_closest_marker("no_git") is not None:
+        return
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
@@ -87,6 +92,14 @@ def _isolated_git(
     monkeypatch.delenv("RELEASE_DEBUG", raising=False)
     monkeypatch.delenv("RELEASE_REPO", raising=False)
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+
+
+@pytest.fixture
+def no_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests say where they want CI and the repository cache's setting; the runner's
+    own do not leak in (``pytestmark = pytest.mark.usefixtures("no_ci")``)."""
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("RELEASE_REPO_CACHE", raising=False)
 
 
 @dataclass
@@ -322,8 +335,9 @@ def local_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PackageInd
         yield index
 
 
-# Image tests: the `docker` fixture (skips saying why, or fails when RELEASE_REQUIRE_DOCKER=1).
-from tests.docker_support import docker  # noqa: E402, F401
+# Image tests: the `docker` fixture (skips saying why, or fails when RELEASE_REQUIRE_DOCKER=1)
+# and `registry`, Debian's docker-registry on 127.0.0.1, one per test module.
+from tests.docker_support import docker, registry  # noqa: E402, F401
 
 # GitHub: the `gh_standin` fixture, a recording stand-in for gh first on PATH.
 from tests.github_support import gh_standin  # noqa: E402, F401

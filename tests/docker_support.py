@@ -255,6 +255,13 @@ def local_registry(root: Path) -> Iterator[LocalRegistry]:
         yield running
 
 
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRegistry]:
+    """A registry of the test module's own (:func:`local_registry`), for all its tests."""
+    with local_registry(tmp_path_factory.mktemp("registry")) as running:
+        yield running
+
+
 EMULATION_ENV = "RELEASE_REQUIRE_EMULATION"  # set by .ci/run where it set emulation up
 
 

@@ -32,11 +32,7 @@ from tests.conftest import copied_engine, cut, run_cli
 OFF = {"RELEASE_REPO_CACHE": "0"}
 
 
-@pytest.fixture(autouse=True)
-def _no_ci(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The tests say where they want CI and the setting; the runner's own do not leak in."""
-    monkeypatch.delenv("CI", raising=False)
-    monkeypatch.delenv("RELEASE_REPO_CACHE", raising=False)
+pytestmark = pytest.mark.usefixtures("no_ci")  # the runner's CI settings do not leak in
 
 
 @pytest.fixture

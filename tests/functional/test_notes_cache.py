@@ -25,10 +25,7 @@ from tests.functional.test_commit_cache import history  # noqa: F401  (the fixtu
 OFF = {"RELEASE_REPO_CACHE": "0"}
 
 
-@pytest.fixture(autouse=True)
-def _no_ci(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("CI", raising=False)
-    monkeypatch.delenv("RELEASE_REPO_CACHE", raising=False)
+pytestmark = pytest.mark.usefixtures("no_ci")  # the runner's CI settings do not leak in
 
 
 def notes(engine: SampleEngine, *args: str, env: dict[str, str] | None = None) -> str:

@@ -23,10 +23,7 @@ from tests.functional.test_backports import git, moved_file_backport
 OFF = {"RELEASE_REPO_CACHE": "0"}
 
 
-@pytest.fixture(autouse=True)
-def _no_ci(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("CI", raising=False)
-    monkeypatch.delenv("RELEASE_REPO_CACHE", raising=False)
+pytestmark = pytest.mark.usefixtures("no_ci")  # the runner's CI settings do not leak in
 
 
 def _path(engine: SampleEngine) -> Path:

@@ -34,10 +34,7 @@ from release.flows.pick_plan import (
 from release.flows.push import plan_push
 from release.flows.tag_apply import TagPlanInfo
 
-
-@pytest.fixture(autouse=True)
-def _isolated_git() -> None:
-    """Overrides conftest's git isolation (a temporary HOME per test): nothing here runs git."""
+pytestmark = pytest.mark.no_git  # nothing here runs git: no temporary HOME per test
 
 
 def refusal(kind: type[ReleaseError], call, *args, **kwargs) -> str:

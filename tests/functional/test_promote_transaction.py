@@ -28,7 +28,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +45,7 @@ from release.flows.context import ReleaseContext
 from release.images.transfer import registry_ref
 from release.sample import SampleEngine, make_sample_engine
 from tests.conftest import repo_state, run_cli
-from tests.docker_support import default_sigint, local_registry
+from tests.docker_support import default_sigint
 from tests.oci_support import copy_in, oci_layout
 from tests.unit.test_manifest import build, smoke, snapshot
 
@@ -129,12 +128,6 @@ def _rc_manifest(repo: GitRepo, registry: str, layout: Path) -> dict[str, Any]:
         }
         parts.append(part_document(release, variant.id, "publish", published))
     return merge(parts, variant_rules(matrix))
-
-
-@pytest.fixture(scope="module")
-def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRegistry]:
-    with local_registry(tmp_path_factory.mktemp("registry")) as running:
-        yield running
 
 
 @pytest.fixture(scope="module")

@@ -28,18 +28,12 @@ from release.adapters.registry_server import LocalRegistry
 from release.core.verdict import State
 from release.images.attest_check import attestation_verdicts
 from tests.conftest import repo_state
-from tests.docker_support import local_registry, purge
+from tests.docker_support import purge
 from tests.images.test_images import BASE_1291, Repo, images, make_engine_repo
 from tests.images.test_publish import stopping_skopeo
 from tests.signing_support import Key
 
 VERSION = "v0.1.0"
-
-
-@pytest.fixture(scope="module")
-def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRegistry]:
-    with local_registry(tmp_path_factory.mktemp("registry")) as running:
-        yield running
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,8 @@ from tests.images.test_publish import served
 
 
 @pytest.fixture
-def registry(tmp_path: Path) -> Iterator[LocalRegistry]:
+def fresh_registry(tmp_path: Path) -> Iterator[LocalRegistry]:
+    """A registry of the test's own: its log holds only this test's requests."""
     with local_registry(tmp_path / "registry") as running:
         yield running
 
@@ -65,18 +66,18 @@ def layers(docker: ContainerEngine, ref: str) -> list[str]:
     return list(data.layers)
 
 
-def asked(registry: LocalRegistry, since: int) -> list[str]:
-    text = registry.log.read_text(errors="replace")
+def asked(fresh_registry: LocalRegistry, since: int) -> list[str]:
+    text = fresh_registry.log.read_text(errors="replace")
     return [f"{m} {u}" for m, u in re.findall(r'"([A-Z]+) (/v2/\S*) HTTP', text)][since:]
 
 
 @images
 def test_a_rebuild_takes_its_layers_from_the_registrys_cache_not_from_the_engine(
-    docker: ContainerEngine, registry: LocalRegistry, tmp_path: Path
+    docker: ContainerEngine, fresh_registry: LocalRegistry, tmp_path: Path
 ) -> None:
     token = f"cache-{uuid.uuid4().hex}"
     repo = random_step_repo(tmp_path, token)
-    ci = f"{registry.address}/ci"
+    ci = f"{fresh_registry.address}/ci"
     image = f"{repo.name}:v0.1.0"
     cache = f"{ci}/{repo.name}:cache-one"
     try:
@@ -91,12 +92,12 @@ def test_a_rebuild_takes_its_layers_from_the_registrys_cache_not_from_the_engine
         random_layer = got[1]["layers"][-1]["digest"]  # type: ignore[index]
         built = layers(docker, image)
         forget_locally(docker, repo, token)
-        since = len(asked(registry, 0))
+        since = len(asked(fresh_registry, 0))
         # the CI's way: the variable the generated build job sets
         again = repo.release("images.build", timeout=900, RELEASE_CI_CACHE=ci)
         assert again.code == 0, again.output
         assert f"build(one): cache from {cache}" in again.output
-        requests = asked(registry, since)
+        requests = asked(fresh_registry, since)
         assert f"GET /v2/ci/{repo.name}/manifests/cache-one" in requests, requests
         # the random step's layer came from the registry, and is the first build's
         assert f"GET /v2/ci/{repo.name}/blobs/{random_layer}" in requests, requests
@@ -134,7 +135,7 @@ def test_the_generated_build_jobs_read_the_cache_where_images_travel_through_a_r
 
 
 def test_a_cache_not_there_or_not_readable_is_said_and_the_build_goes_on_without(
-    registry: LocalRegistry,
+    fresh_registry: LocalRegistry,
 ) -> None:
     from release.adapters.registry import Registry
     from release.images.build_cache import find_cache
@@ -142,20 +143,22 @@ def test_a_cache_not_there_or_not_readable_is_said_and_the_build_goes_on_without
 
     matrix = root_matrix()
     row = matrix.variants[0]
-    here = f"{registry.address}/ci"
+    here = f"{fresh_registry.address}/ci"
     ref = f"{here}/{matrix.cache_tag(row)}"
     assert ref.endswith(f":cache-{row.id}")
     missing = find_cache(here, matrix, row, Registry())
     assert missing.ref is None and missing.said == f"no cache yet ({ref}): building without it"
-    layout = registry.root / "layout"
+    layout = fresh_registry.root / "layout"
     oci_layout(layout, ["linux/amd64"], "cache")
     copy_in(layout, "amd64", ref)
     found = find_cache(here, matrix, row, Registry())
     assert found.ref == ref and found.said == f"cache from {ref}"
-    registry.stop()
+    fresh_registry.stop()
     try:
         down = find_cache(here, matrix, row, Registry())
     finally:
-        registry.start()
+        fresh_registry.start()
     assert down.ref is None
-    assert down.said.startswith(f"cache not read (the registry {registry.address} does not answer")
+    assert down.said.startswith(
+        f"cache not read (the registry {fresh_registry.address} does not answer"
+    )

@@ -32,6 +32,7 @@ import pytest
 from release import __version__
 from release.adapters.engine import ContainerEngine
 from release.adapters.registry import Registry
+from release.adapters.registry_server import LocalRegistry
 from release.core.ci_config import ENVIRONMENT, TRANSFER_ENVIRONMENT
 from release.core.pipeline_signing import SIGNATURES_DIR, SIGNING_SECRET
 from release.sample import make_sample_engine
@@ -43,7 +44,7 @@ from tests.ci_runner import (
     tag_filter_matches,
 )
 from tests.conftest import run_cli
-from tests.docker_support import image_env, local_registry, purge, remove_repository, unique_name
+from tests.docker_support import image_env, purge, remove_repository, unique_name
 from tests.github_support import GhStandIn
 from tests.index_support import PackageIndex, decoys_in, dependencies
 from tests.signing_support import make_key, skopeo_accepts
@@ -53,9 +54,9 @@ RC, FINAL, BRANCH = "v0.31.0rc1", "v0.31.0", "releases/v0.31.0"
 
 
 @pytest.fixture(scope="module")
-def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with local_registry(tmp_path_factory.mktemp("registry")) as running:
-        yield running.address
+def registry_address(registry: LocalRegistry) -> str:
+    """The module's registry (Debian's docker-registry on loopback), as its address."""
+    return registry.address
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +114,9 @@ def signatures(runner: Runner, fmt: str, jobs: list[str], into: Path) -> Path:
 class Engine:
     """The sample engine with its remote, set up as a maintainer adopting the tool would."""
 
-    def __init__(self, root: Path, registry: str, fmt: str, install: str, signing: str) -> None:
+    def __init__(
+        self, root: Path, registry_address: str, fmt: str, install: str, signing: str
+    ) -> None:
         self.env = image_env(root / "home")
         self.name = unique_name()
         with pytest.MonkeyPatch.context() as mp:
@@ -122,7 +125,7 @@ class Engine:
             made = make_sample_engine(root / "sample")
         assert made.remote is not None
         self.root, self.remote = made.root, made.remote
-        self.registry = f"{registry}/rel"
+        self.registry = f"{registry_address}/rel"
         pyproject = self.root / "pyproject.toml"
         text = pyproject.read_text(encoding="utf-8")
         # two of the sample's variants: one snapshotted (cu130), one the rule omits (cu129)
@@ -184,12 +187,12 @@ def reviewers(approved: bool) -> Approve:
     return lambda key, where: approved or where == TRANSFER_ENVIRONMENT
 
 
-def repositories(registry: str, name: str) -> list[str]:
+def repositories(registry_address: str, name: str) -> list[str]:
     """The repositories of the image ``name`` the registry holds (its catalog; the
     registry is the module's, other tests' images are there too)."""
     import urllib.request
 
-    with urllib.request.urlopen(f"http://{registry}/v2/_catalog", timeout=10) as answer:
+    with urllib.request.urlopen(f"http://{registry_address}/v2/_catalog", timeout=10) as answer:
         held = json.loads(answer.read())["repositories"]
     return sorted(r for r in held if r.endswith(f"/{name}"))
 
@@ -202,7 +205,7 @@ def remote_refs(engine: Engine) -> str:
     ).stdout
 
 
-def _held(engine: Engine, runner: Runner, fmt: str, registry: str, gh: GhStandIn) -> Any:
+def _held(engine: Engine, runner: Runner, fmt: str, registry_address: str, gh: GhStandIn) -> Any:
     """rc1's run before anyone approves it: every session ran, nothing released."""
     refs, held = remote_refs(engine), ["publish-cu129", "publish-cu130"]
     if fmt == "github":
@@ -213,7 +216,7 @@ def _held(engine: Engine, runner: Runner, fmt: str, registry: str, gh: GhStandIn
     assert rc.jobs == SESSIONS and rc.waiting == [*held, "manifest"]
     # the images went to the CI path only; the release registry has none, the remote no
     # note, GitHub no release: as they were
-    assert repositories(registry, engine.name) == [f"rel/ci/{engine.name}"]
+    assert repositories(registry_address, engine.name) == [f"rel/ci/{engine.name}"]
     assert remote_refs(engine) == refs and gh.releases(SPEC) == []
     if fmt == "github":  # the sessions run in the CI registry's environment: no secrets
         assert rc.approved == SESSIONS
@@ -227,7 +230,7 @@ def _cycle(
     fmt: str,
     docker: ContainerEngine,
     gh: GhStandIn,
-    registry: str,
+    registry_address: str,
 ) -> str:
     """rc1 held, approved and published, then the final promoted, then promoted again;
     what every job printed."""
@@ -241,12 +244,12 @@ def _cycle(
         args = ("cut", "0.31.0") if step == "cut" else (step,)
         done = engine.release(*args)
         assert done.code == 0, done.output
-    rc = _held(engine, runner, fmt, registry, gh)
+    rc = _held(engine, runner, fmt, registry_address, gh)
     # rc1, approved: every session, each variant's publish, the manifest recorded; no promote
     assert rc.jobs == [*SESSIONS, "publish-cu129", "publish-cu130", "manifest"]
     assert rc.waiting == []
     published = sorted([f"rel/ci/{engine.name}", f"rel/{engine.name}"])
-    assert repositories(registry, engine.name) == published
+    assert repositories(registry_address, engine.name) == published
     if fmt == "github":  # the approval environment's secrets: its jobs log in with them
         assert [k for k in rc.jobs if LOGGED_IN in rc.output[k]] == [
             "publish-cu129",
@@ -320,7 +323,7 @@ def _cycle(
 def test_rc_then_final_through_the_generated_pipeline(
     fmt: str,
     tmp_path: Path,
-    registry: str,
+    registry_address: str,
     docker: ContainerEngine,
     local_index: PackageIndex,
     cached: Path,
@@ -329,7 +332,7 @@ def test_rc_then_final_through_the_generated_pipeline(
 ) -> None:
     # this tool's own wheel, hash-checked, from an index that also serves decoys of its name
     install = f"release=={__version__} --hash=sha256:{local_index.sha256}"
-    engine = Engine(tmp_path, registry, fmt, install, signing_key.fpr)
+    engine = Engine(tmp_path, registry_address, fmt, install, signing_key.fpr)
     engine.env = gh_standin.env(engine.env)  # the jobs' gh: the recording stand-in
     if fmt == "github":
         assert sorted(engine.files) == ["images.yml", "promote.yml"]
@@ -345,7 +348,7 @@ def test_rc_then_final_through_the_generated_pipeline(
         secrets={ENVIRONMENT: {**PUBLISHER, **secret}},  # the CI registry on loopback needs none
     )  # fmt: skip
     try:
-        printed = _cycle(engine, runner, fmt, docker, gh_standin, registry)
+        printed = _cycle(engine, runner, fmt, docker, gh_standin, registry_address)
         _signed(engine, runner, fmt, signing_key, tmp_path / "tester", printed)
     finally:
         purge(docker, engine.name)

@@ -21,12 +21,13 @@ import pytest
 
 from release.adapters.config_file import load_config
 from release.adapters.engine import ContainerEngine
+from release.adapters.registry_server import LocalRegistry
 from release.core.ci_config import parse_ci
 from release.core.pipelines import INSTALL_ENV
 from tests.ci_runner import Artifacts
 from tests.ci_support import PINNED, pipeline_text
 from tests.conftest import run_cli
-from tests.docker_support import local_registry, purge, remove_repository
+from tests.docker_support import purge, remove_repository
 from tests.images.test_images import BASE_1291, Repo, make_engine_repo
 
 images = pytest.mark.images
@@ -105,10 +106,9 @@ class Runner:
 
 
 @pytest.fixture(scope="module")
-def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Debian's docker-registry on loopback (see :func:`tests.docker_support.local_registry`)."""
-    with local_registry(tmp_path_factory.mktemp("registry")) as running:
-        yield f"{running.address}/ci"
+def ci_registry(registry: LocalRegistry) -> str:
+    """The CI path of the module's registry (Debian's docker-registry on loopback)."""
+    return f"{registry.address}/ci"
 
 
 @pytest.fixture
@@ -126,7 +126,7 @@ def engine_repo(docker: ContainerEngine, tmp_path: Path) -> Iterator[Repo]:
         purge(docker, repo.name, repo.head)
 
 
-def run_workflow(repo: Repo, work: Path, engine: ContainerEngine, registry: str) -> Runner:
+def run_workflow(repo: Repo, work: Path, engine: ContainerEngine, ci_registry: str) -> Runner:
     """Every job of the workflow ``release ci --format github`` writes, in order."""
     matrix = load_config(repo.root).matrix
     assert matrix is not None
@@ -135,7 +135,7 @@ def run_workflow(repo: Repo, work: Path, engine: ContainerEngine, registry: str)
     # push-manifest = false: no job records a note, so none writes under .git (the one
     # that records and pushes it runs in tests/images/test_ci_pipelines.py)
     settings = parse_ci({"push-manifest": False})
-    text = pipeline_text(matrix, "github", registry=registry, settings=settings)
+    text = pipeline_text(matrix, "github", registry=ci_registry, settings=settings)
     workflow = yaml.safe_load(text)
     jobs = workflow["jobs"]
     assert list(jobs) == ["build-one", "smoke-one", "manifest"]
@@ -182,13 +182,13 @@ def test_the_workflow_with_the_image_as_an_artifact(
 
 @images
 def test_the_workflow_with_the_image_through_a_registry(
-    engine_repo: Repo, tmp_path: Path, docker: ContainerEngine, registry: str
+    engine_repo: Repo, tmp_path: Path, docker: ContainerEngine, ci_registry: str
 ) -> None:
-    runner = run_workflow(engine_repo, tmp_path / "runner", docker, registry)
+    runner = run_workflow(engine_repo, tmp_path / "runner", docker, ci_registry)
     assert not [name for name in runner.kept.files if name.startswith("image-")]
     merged(runner, engine_repo)
     aliases = docker.run(
-        ["images", "--format", "{{.Repository}}", "--filter", f"reference={registry}/*/*"]
+        ["images", "--format", "{{.Repository}}", "--filter", f"reference={ci_registry}/*/*"]
     )
     assert aliases.stdout.split() == []  # the registry aliases are dropped on both sides
 
@@ -199,9 +199,11 @@ def test_the_workflow_with_the_image_through_a_registry(
     engine_repo.git("tag", "v0.1.0rc2")
     runner.tag = "v0.1.0rc2"
     assert runner.run("build-one", runner.jobs["build-one"]) == {}
-    cache = f"{registry}/{engine_repo.name}:cache-one"
+    cache = f"{ci_registry}/{engine_repo.name}:cache-one"
     assert f"cache from {cache}" in runner.printed["build-one"], runner.printed["build-one"]
-    found = [served(f"{registry}/{engine_repo.name}:{tag}") for tag in ("v0.1.0rc1", "v0.1.0rc2")]
+    found = [
+        served(f"{ci_registry}/{engine_repo.name}:{tag}") for tag in ("v0.1.0rc1", "v0.1.0rc2")
+    ]
     assert None not in found
     rc1, rc2 = (manifest for _, manifest in found)  # type: ignore[misc]
     assert rc1["config"] != rc2["config"]  # type: ignore[index]  # rc2's own image: its version
@@ -210,27 +212,27 @@ def test_the_workflow_with_the_image_through_a_registry(
 
 @images
 def test_a_pulled_image_of_another_commit_is_refused(
-    engine_repo: Repo, docker: ContainerEngine, registry: str
+    engine_repo: Repo, docker: ContainerEngine, ci_registry: str
 ) -> None:
     built = engine_repo.release("images.build")
     assert built.code == 0, built.output
-    pushed = engine_repo.release("images.push", "--registry", registry)
+    pushed = engine_repo.release("images.push", "--registry", ci_registry)
     assert pushed.code == 0, pushed.output
     tag = f"{engine_repo.name}:v0.1.0"
-    assert f"push(one): {tag} -> {registry}/{tag}" in pushed.stdout
+    assert f"push(one): {tag} -> {ci_registry}/{tag}" in pushed.stdout
     built_by = engine_repo.head
     (engine_repo.root / "NEWS").write_text("later\n")
     engine_repo.git("add", "NEWS")
     engine_repo.git("commit", "--quiet", "-m", "A later commit")
     remove_repository(docker, engine_repo.name)
-    pulled = engine_repo.release("images.pull", "--registry", registry, "--version", "0.1.0")
+    pulled = engine_repo.release("images.pull", "--registry", ci_registry, "--version", "0.1.0")
     assert pulled.code == 3, pulled.output
     assert pulled.stderr.strip() == (
-        f"error: {registry}/{tag} is not this checkout's build: built from {built_by}, "
+        f"error: {ci_registry}/{tag} is not this checkout's build: built from {built_by}, "
         f"not {engine_repo.head}; not used"
     )
-    assert docker.image_id(tag) is None and docker.image_id(f"{registry}/{tag}") is None
-    unbuilt = engine_repo.release("images.push", "--registry", registry)
+    assert docker.image_id(tag) is None and docker.image_id(f"{ci_registry}/{tag}") is None
+    unbuilt = engine_repo.release("images.push", "--registry", ci_registry)
     assert unbuilt.code == 3, unbuilt.output  # nothing of this commit is built here
     assert "is not here: build it first" in unbuilt.stderr
     missing = run_cli(engine_repo.root, "images.push", env=engine_repo.env)
@@ -239,11 +241,11 @@ def test_a_pulled_image_of_another_commit_is_refused(
 
 @images
 def test_the_publish_job_takes_the_images_from_the_transfer_registry_and_pulls_none(
-    engine_repo: Repo, tmp_path: Path, docker: ContainerEngine, registry: str
+    engine_repo: Repo, tmp_path: Path, docker: ContainerEngine, ci_registry: str
 ) -> None:
     from tests.images.test_publish import served
 
-    release = f"{registry.split('/')[0]}/rel"
+    release = f"{ci_registry.split('/')[0]}/rel"
     config = engine_repo.root / "pyproject.toml"
     text = config.read_text("utf-8").replace(
         "[tool.release.images]\n", f'[tool.release.images]\nregistry = "{release}"\n', 1
@@ -255,7 +257,7 @@ def test_the_publish_job_takes_the_images_from_the_transfer_registry_and_pulls_n
     engine_repo.git("tag", "-d", "v0.1.0")
     engine_repo.git("tag", "v0.1.0rc1")
     settings = parse_ci({"push-manifest": False})
-    jobs = yaml.safe_load(pipeline_text(matrix, "github", registry=registry, settings=settings))[
+    jobs = yaml.safe_load(pipeline_text(matrix, "github", registry=ci_registry, settings=settings))[
         "jobs"
     ]
     assert list(jobs) == ["build-one", "smoke-one", "publish-one", "manifest"]
@@ -267,11 +269,11 @@ def test_the_publish_job_takes_the_images_from_the_transfer_registry_and_pulls_n
         if job_id == "publish-one":  # its runner started empty and stayed so
             left = docker.run(["images", "--quiet", "--filter", f"reference={engine_repo.name}"])
             assert left.stdout.split() == []
-            aliases = docker.run(["images", "--quiet", "--filter", f"reference={registry}/*/*"])
+            aliases = docker.run(["images", "--quiet", "--filter", f"reference={ci_registry}/*/*"])
             assert aliases.stdout.split() == []
     document = json.loads((runner.store / "manifest" / "manifest.json").read_text("utf-8"))
     published = document["variants"]["one"]["publish"]
-    transfer = served(f"{registry}/{engine_repo.name}:v0.1.0rc1")
+    transfer = served(f"{ci_registry}/{engine_repo.name}:v0.1.0rc1")
     assert transfer is not None
     assert published["digest"] == transfer[0]  # digest exact: the build job's push
     assert published["image_id"] == document["variants"]["one"]["build"]["image_id"]

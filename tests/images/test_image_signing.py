@@ -19,7 +19,6 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,19 +44,12 @@ from release.images.image_signing import (
 )
 from release.sample import SampleEngine, make_sample_engine
 from tests.conftest import cut
-from tests.docker_support import local_registry
 from tests.functional.test_reproduce_trust import NO_ENGINE, TAG, faithful, publish, reproduce
 from tests.images.test_images import images
 from tests.oci_support import copy_in, oci_layout
 from tests.signing_support import Key, skopeo_accepts
 
 NAME = "example/tinyengine"  # the sample's image name
-
-
-@pytest.fixture(scope="module")
-def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRegistry]:
-    with local_registry(tmp_path_factory.mktemp("registry")) as running:
-        yield running
 
 
 @dataclass(frozen=True)

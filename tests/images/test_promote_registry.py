@@ -30,18 +30,12 @@ from release.flows.manifest_store import published_manifest
 from release.images.image_signing import ImageSigning
 from release.images.promote_registry import promote_in_registry
 from release.images.registry_check import registry_verdicts
-from tests.docker_support import local_registry, purge
+from tests.docker_support import purge
 from tests.images.test_images import BASE_1291, Repo, images, make_engine_repo
 from tests.images.test_publish import served, stopping_skopeo
 from tests.signing_support import Key, skopeo_accepts
 
 RC, FINAL = "v0.1.0rc1", "v0.1.0"
-
-
-@pytest.fixture(scope="module")
-def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRegistry]:
-    with local_registry(tmp_path_factory.mktemp("registry")) as running:
-        yield running
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,6 @@ import base64
 import hashlib
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,14 +44,6 @@ from tests.images.test_images import images
 from tests.signing_support import Key
 
 SBOM = {"spdxVersion": "SPDX-2.3", "packages": [{"name": "base-files", "versionInfo": "12.4"}]}
-
-
-@pytest.fixture(scope="module")
-def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRegistry]:
-    from tests.docker_support import local_registry
-
-    with local_registry(tmp_path_factory.mktemp("registry")) as running:
-        yield running
 
 
 def test_pae_is_dsses_encoding() -> None:

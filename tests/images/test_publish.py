@@ -29,17 +29,11 @@ from release.adapters.registry import Registry
 from release.adapters.registry_server import LocalRegistry
 from release.core.accelerator import Accelerator
 from tests.conftest import repo_state
-from tests.docker_support import local_registry, need_emulation, purge
+from tests.docker_support import need_emulation, purge
 from tests.images.test_images import BASE_1291, Repo, images, make_engine_repo
 
 VERSION = "v0.1.0"
 BOTH = ["linux/amd64", "linux/arm64"]
-
-
-@pytest.fixture(scope="module")
-def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRegistry]:
-    with local_registry(tmp_path_factory.mktemp("registry")) as running:
-        yield running
 
 
 @pytest.fixture(scope="module")

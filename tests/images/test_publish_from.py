@@ -29,12 +29,6 @@ from tests.images.test_publish import BOTH, VERSION, listed, served, stopping_sk
 
 
 @pytest.fixture(scope="module")
-def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRegistry]:
-    with local_registry(tmp_path_factory.mktemp("registry")) as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
 def pushed(
     docker: ContainerEngine, registry: LocalRegistry, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Repo]:
