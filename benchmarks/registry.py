@@ -208,7 +208,7 @@ def _promote_figure(root: Path, server: object, runs: int) -> dict[str, object]:
         )
         ours.append(time.perf_counter() - started)
         blobs.append(server.traffic().uploads - before.uploads)
-        copies, _ = final_copies(rc, ctx.config.matrix, f"h{final}")  # the hand route's tags
+        copies, _ = final_copies(read.manifest, ctx.config.matrix, f"h{final}")  # the hand route's tags
         platform = [c for c in copies if c.ref.rsplit(":", 1)[1].endswith(("amd64", "arm64"))]
         indexes = [c for c in copies if c not in platform]
         started = time.perf_counter()
