@@ -25,6 +25,7 @@ from typing import Any
 import release
 from release.cli.arguments import parser_of
 from release.cli.program import GLOBAL_FLAGS
+from release.cli.tasks import invoke_positional
 from release.commands.declare import Command, Kind, Option
 from release.commands.registry import COMMANDS
 from release.core.config_schema import schema_text
@@ -88,6 +89,18 @@ def option_row(option: Option) -> str:
     return f"| {' '.join(names)} | {cell(kind)} | {cell(choices)} | {cell(default)} | {cell(option.help)} |"
 
 
+def invoke_usage(command: Command) -> str:
+    """The task through invoke: its positionals there, and a positional that may be left
+    out and has nothing to stand in for it spelt as the option invoke makes it."""
+    words = [f"inv release.{command.name}"]
+    for o in command.options:
+        if invoke_positional(o):
+            words.append(o.name.upper() if o.required else f"[{o.name.upper()}]")
+        elif o.positional:
+            words.append(f"[--{o.name} {o.name.upper()}]")
+    return " ".join(words) + "  # the same task through invoke (long spellings)"
+
+
 def command_section(command: Command) -> list[str]:
     usage = textwrap.fill(
         " ".join(parser_of(command).format_usage().split()),
@@ -106,7 +119,7 @@ def command_section(command: Command) -> list[str]:
     lines += [
         "```text",
         usage,
-        f"inv release.{command.name}  # the same task through invoke (long spellings)",
+        invoke_usage(command),
         "```",
         "",
     ]

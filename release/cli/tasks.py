@@ -25,7 +25,7 @@ from release.commands.declare import Command, Kind, Option
 from release.commands.registry import COMMANDS
 from release.errors import ExitCode
 
-__all__ = ["ns"]
+__all__ = ["invoke_positional", "ns"]
 
 
 def _default(o: Option) -> Any:
@@ -36,18 +36,28 @@ def _default(o: Option) -> Any:
     return o.default
 
 
-class _OptionalPositional(Argument):
-    """A positional argument that may be left out once an option is given (pick's commits,
-    with ``--continue`` or ``--file``): invoke's parser asks for every positional whose
-    value is None, so then it reads as empty."""
+def invoke_positional(o: Option) -> bool:
+    """Whether invoke reads the option as a positional argument: a required one, or one
+    that may be left out when one of its stand-ins is given. invoke has no optional
+    positionals (pyinvoke/invoke#159): it asks for every positional without a value, both
+    while reading tokens and once all are read, and cannot tell the two apart; so a
+    positional that may be left out with nothing to stand in for it is an option there
+    (``inv release.github-release --tag v0.31.0rc1``)."""
+    return o.positional and (o.required or bool(o.stand_ins))
 
-    def __init__(self, others: list[Argument], **kwargs: Any) -> None:
+
+class _StoodIn(Argument):
+    """A positional that reads as empty once one of its stand-ins has a value (pick's
+    commits after ``--continue`` or ``--file``): invoke then asks no more for it. Before,
+    it takes the next word that is not an option, wherever the other options are."""
+
+    def __init__(self, stand_ins: list[Argument], **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.others = others
+        self.stand_ins = stand_ins
 
     @property
     def value(self) -> Any:
-        if self._value is None and (any(a.got_value for a in self.others) or _completing()):
+        if self._value is None and any(a.got_value for a in self.stand_ins):
             return ""
         return self._value if self._value is not None else self.default
 
@@ -56,39 +66,24 @@ class _OptionalPositional(Argument):
         self.set_value(arg, cast=True)
 
 
-def _completing() -> bool:
-    """Whether invoke's parser is closing the task's context (every token read): a
-    positional that may be left out and was is empty then, not missing."""
-    import sys
-
-    frame = sys._getframe(1)  # the getter's caller: invoke's missing_positional_args ...
-    for _ in range(4):  # ... (and its comprehension), then the parser's method
-        if frame.f_back is None:
-            return False
-        frame = frame.f_back
-        if frame.f_code.co_name == "complete_context":
-            return True
-    return False
-
-
 class _Task(Task):  # type: ignore[type-arg]
-    """A task whose positional arguments that are not required may be left out."""
+    """A task whose positionals with stand-ins may be left out when one is given."""
 
-    may_omit: frozenset[str] = frozenset()
+    stand_ins: dict[str, frozenset[str]] = {}  # noqa: RUF012 (replaced per task, never changed)
 
     def get_arguments(self, ignore_unknown_help: bool | None = None) -> list[Argument]:
         made = super().get_arguments(ignore_unknown_help)
-        options = [a for a in made if not a.positional]
+        by_name = {a.name: a for a in made}
         return [
-            _OptionalPositional(
-                options,
+            _StoodIn(
+                [by_name[n] for n in self.stand_ins[a.name]],
                 names=a.names,
                 kind=a.kind,
                 default=a.default,
                 help=a.help,
                 positional=True,
             )
-            if a.name in self.may_omit
+            if a.name in self.stand_ins
             else a
             for a in made
         ]
@@ -129,11 +124,16 @@ def _task(command: Command) -> Task:  # type: ignore[type-arg]
         body,
         name=body.__name__,
         help={o.name: o.help for o in command.options},
-        positional=[o.dest for o in command.options if o.positional],
+        positional=[o.dest for o in command.options if invoke_positional(o)],
         iterable=[o.dest for o in command.options if o.kind == Kind.MANY and not o.positional],
         auto_shortflags=False,
     )
-    task.may_omit = frozenset(o.dest for o in command.options if o.positional and not o.required)
+    dest = {o.name: o.dest for o in command.options}
+    task.stand_ins = {
+        o.dest: frozenset(dest[n] for n in o.stand_ins)
+        for o in command.options
+        if invoke_positional(o) and o.stand_ins
+    }
     return task
 
 

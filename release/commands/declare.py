@@ -38,7 +38,10 @@ SHORT: dict[str, str] = {
 class Option:
     """One option (or positional argument) of a command; immutable once made."""
 
-    __slots__ = ("choices", "default", "help", "kind", "metavar", "name", "positional", "required")
+    __slots__ = (
+        "choices", "default", "help", "kind", "metavar", "name", "positional", "required",
+        "stand_ins",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -51,7 +54,10 @@ class Option:
         required: bool = False,
         default: str | int | None = None,
         metavar: str | None = None,
+        stand_ins: tuple[str, ...] = (),  # options that make a positional unneeded (below)
     ) -> None:
+        if stand_ins and (not positional or required):
+            raise ValueError(f"{name}: only a positional that may be left out has stand-ins")
         for key, value in (
             ("name", name),
             ("help", help),
@@ -61,6 +67,7 @@ class Option:
             ("required", required),
             ("default", default),
             ("metavar", metavar),
+            ("stand_ins", stand_ins),
         ):
             object.__setattr__(self, key, value)
 
@@ -72,6 +79,11 @@ class Option:
     required: bool
     default: str | int | None
     metavar: str | None
+    stand_ins: tuple[str, ...]
+    """For a positional that may be left out: the options any one of which, given, makes
+    it unneeded (pick's commits: ``--continue``, ``--file`` ...). invoke has no optional
+    positionals (pyinvoke/invoke#159): there such a positional is one only while none of
+    its stand-ins is given, and one without stand-ins is an option (``--tag``)."""
 
     def __setattr__(self, key: str, value: object) -> None:
         raise AttributeError(f"an Option is immutable: {key}")
@@ -105,6 +117,11 @@ class Command:
         target: str,
         description: str = "",  # more paragraphs for ``release TASK --help``
     ) -> None:
+        names = {o.name for o in options}
+        for o in options:
+            if not names.issuperset(o.stand_ins):
+                unknown = ", ".join(sorted(set(o.stand_ins) - names))
+                raise ValueError(f"{name} {o.name}: stand-ins that are not its options: {unknown}")
         for key, value in (
             ("name", name),
             ("summary", summary),

@@ -64,6 +64,7 @@ COMMANDS: tuple[Command, ...] = (
                 "or commas",
                 Kind.MANY,
                 positional=True,
+                stand_ins=("milestone", "label", "file", "repick", "reverts", "continue", "abort"),
             ),
             Option(
                 "milestone",

@@ -784,3 +784,42 @@ def test_any_is_counted_in_code_only() -> None:
     heavy = {"release.core.a": "from typing import Any\nx: Any\n" + "y = 1\n" * 8}
     assert any_per_kloc(heavy) == 200.0 > ANY_PER_KLOC_CEILING
     assert any_per_kloc({**heavy, "release.sample.b": "Any\n"}) == 200.0  # the sample aside
+
+
+# -- No stack walking -------------------------------------------------------------------
+# What a function needs comes in as an argument: none looks up its callers' frames to learn
+# who called it or why (a frame's name is another library's private detail).
+_FRAME_CALLS = {"_getframe", "currentframe", "stack", "getouterframes", "extract_stack"}
+_FRAME_ATTRIBUTES = {"f_back", "f_code", "f_locals", "f_globals"}
+
+
+def stack_walks(sources: Mapping[str, Path | str]) -> dict[str, list[int]]:
+    """Each module reading the call stack: the lines (a frame asked for or followed)."""
+    found: dict[str, list[int]] = {}
+    for module, source in sorted(sources.items()):
+        for node in ast.walk(_tree(source)):
+            called = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            if (called and node.func.attr in _FRAME_CALLS) or (  # type: ignore[union-attr]
+                isinstance(node, ast.Attribute) and node.attr in _FRAME_ATTRIBUTES
+            ):
+                found.setdefault(module, []).append(node.lineno)
+    return {module: sorted(set(lines)) for module, lines in found.items()}
+
+
+def test_no_module_walks_the_stack() -> None:
+    found = stack_walks(dict(MODULES))
+    assert not found, "reads the call stack (pass what it needs instead): " + "; ".join(
+        f"{module} line {', '.join(map(str, lines))}" for module, lines in found.items()
+    )
+
+
+def test_every_stack_walk_is_reported_at_once() -> None:
+    found = stack_walks(
+        {
+            "release.cli.tasks": "import sys\ndef f():\n    frame = sys._getframe(1)\n"
+            "    return frame.f_back.f_code.co_name\n",
+            "release.core.x": "import inspect\nwho = inspect.stack()[1]\n",
+            "release.core.y": "import inspect\nok = inspect.signature(len)\nstack = []\n",
+        }
+    )
+    assert found == {"release.cli.tasks": [3, 4], "release.core.x": [2]}

@@ -159,6 +159,33 @@ def test_invoke_takes_several_commits_and_repeated_options(cut_engine_copy: Samp
     theirs = _inv(engine.root, "release.pick", f"{engine.shas[109]} #111", "--dry-run")
     assert ours.code == theirs.returncode == 0, theirs.stderr
     assert ours.stdout == theirs.stdout and "2 to pick" in ours.stdout
+    # an option before the commits: they are still read as the commits
+    after = _inv(
+        engine.root, "release.pick", "--dry-run", "--reason", "regression", engine.shas[109]
+    )
+    assert after.returncode == 0 and "1 to pick" in after.stdout, after.stderr
+
+
+def test_under_invoke_a_positional_that_may_be_left_out_is(cut_engine_copy: SampleEngine) -> None:
+    """invoke has no optional positionals: pick's commits are not asked for once one of their
+    stand-ins is given; github-release's tag, which nothing stands in for, is an option."""
+    engine = cut_engine_copy
+    for ours, theirs in (
+        (["pick", "--continue"], ["release.pick", "--continue"]),
+        (["pick", "--abort", "--json"], ["release.pick", "--json", "--abort"]),
+        (["github-release", "--dry-run"], ["release.github-release", "--dry-run"]),
+        (["github-release", "v9.9.9", "--dry-run"], ["release.github-release", "--dry-run", "--tag", "v9.9.9"]),
+        (["manifest", "show", "v9.9.9"], ["release.manifest", "--action", "show", "--tag", "v9.9.9"]),
+    ):  # fmt: skip
+        said, got = run_cli(engine.root, *ours), _inv(engine.root, *theirs)
+        assert (said.code, said.stdout, said.stderr) == (got.returncode, got.stdout, got.stderr)
+        assert said.code != 0 and said.stderr.startswith("error: ")  # the command's own answer
+    missing = _inv(engine.root, "release.pick", "--dry-run")
+    assert (
+        missing.returncode == 1
+        and "did not receive required positional arguments: 'commits'" in (missing.stderr)
+    )
+    assert "No idea what 'v1' is" in _inv(engine.root, "release.github-release", "v1").stderr
 
 
 def test_completion_offers_tasks_flags_and_choices(tmp_path: Path) -> None:

@@ -157,3 +157,17 @@ def test_an_agreeing_declaration_has_no_mismatch() -> None:
 def test_each_kind_of_drift_is_reported(options: tuple[Option, ...], kind: type, said: str) -> None:
     found = mismatches(_declared(*options), kind)
     assert len(found) == 1 and said in found[0], found
+
+
+def test_stand_ins_are_declared_only_where_they_can_stand_in() -> None:
+    """A positional that may be left out names the options that make it unneeded; each is
+    an option of the same command (the invoke route reads them by name)."""
+    commits = Option("commits", "shas", Kind.MANY, positional=True, stand_ins=("continue",))
+    Command("pick", "pick", (commits, Option("continue", "go on")), "m:f")
+    with pytest.raises(
+        ValueError, match="pick commits: stand-ins that are not its options: continue"
+    ):
+        Command("pick", "pick", (commits, Option("abort", "stop")), "m:f")
+    for wrong in ({"positional": False}, {"positional": True, "required": True}):
+        with pytest.raises(ValueError, match="only a positional that may be left out"):
+            Option("tag", "a tag", Kind.TEXT, stand_ins=("json",), **wrong)  # type: ignore[arg-type]
