@@ -53,7 +53,7 @@ class TesterSide(Sandbox):
             self.tester,
             "reproduce",
             ("reproduce", TAGS.rc1, *self.trust(), "--require-signed", "--allow-host",
-             self.allow_host(), *keys.tester_args()),
+             self.allow_host(), *keys.tester_args(), "--jobs", "2"),
             blocked=blocked,
         )  # fmt: skip
         ids = self.matrix().ids
