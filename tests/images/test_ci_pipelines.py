@@ -232,8 +232,8 @@ def _cycle(
     gh: GhStandIn,
     registry_address: str,
 ) -> str:
-    """rc1 held, approved and published, then the final promoted, then promoted again;
-    what every job printed."""
+    """rc1 held, approved and published, then the final promoted (then promoted again, on
+    GitHub's route); what every job printed."""
 
     def run(tag: str) -> Any:
         if fmt == "github":
@@ -307,12 +307,17 @@ def _cycle(
     latest = reg.served(f"{engine.registry}/{engine.name}:latest")
     assert latest is not None and latest.digest == digests["cu130"]  # the default variant
 
-    # run again (a job retried): everything converges, nothing is pushed twice
-    again = run(FINAL)
-    assert "already on origin: refs/notes/release/v0.31.0" in again.output["promote"]
-    assert len(gh.releases(SPEC)) == 2  # the final's release edited in place, not made again
-    assert ["release", "create"] not in [c[:2] for c in gh.calls()[-3:]]
-    everything = "\n".join([*rc.output.values(), *final.output.values(), *again.output.values()])
+    printed = [*rc.output.values(), *final.output.values()]
+    if fmt == "github":
+        # run again (a job retried): everything converges, nothing is pushed twice. The
+        # promote job's lines are the same in both pipelines (pipelines.promote_command):
+        # their re-run is one route's
+        again = run(FINAL)
+        assert "already on origin: refs/notes/release/v0.31.0" in again.output["promote"]
+        assert len(gh.releases(SPEC)) == 2  # the final's release edited in place, not made again
+        assert ["release", "create"] not in [c[:2] for c in gh.calls()[-3:]]
+        printed += again.output.values()
+    everything = "\n".join(printed)
     assert JOB_TOKEN not in everything and PUBLISHER["RELEASE_REGISTRY_PASSWORD"] not in everything
     return everything
 
