@@ -84,14 +84,15 @@ def bake(request: BakeRequest, run: Run) -> BakeOutcome:
     from release.adapters.generated_files import Generated, write_generated, written_by
     from release.core.generated import Spelling
     from release.images.bake import bake_json
-    from release.images.source import read_source
+    from release.images.source import given_version, read_source
 
     ctx = _with_matrix(run)
     matrix = ctx.config.matrix
     assert matrix is not None
     path = output_path(Path(request.out), "--out", tree=ctx.root)
+    given = given_version(request.version) if request.version is not None else None
     source = read_source(
-        ctx, request.version, allow_dirty=request.allow_dirty, allow_shallow=request.allow_shallow
+        ctx, given, allow_dirty=request.allow_dirty, allow_shallow=request.allow_shallow
     )
     if source.refusal:
         raise RefusedError(source.refusal)
