@@ -88,7 +88,7 @@ def lint(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict over the package."""
+    """mypy --strict over the package and the benchmarks ([tool.mypy] files in pyproject)."""
     session.install("-e", ".", "mypy")
     session.run("mypy")
 

@@ -26,11 +26,25 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NotRequired, TypedDict
 
 DOCKER = os.environ.get("DOCKER", "/usr/bin/docker")
 # Bytecode as on a user's machine (see run.py).
 _BASE_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 VERSION = "0.1.0rc1"
+
+
+class Figure(TypedDict):
+    """One row of the table (and of ``--json``): the median seconds of ours and of the raw
+    route it is compared with, and the ratio's target (None: reported only)."""
+
+    figure: str
+    ours_s: float
+    raw: str
+    raw_s: float
+    target: float | None
+    ours_runs: NotRequired[list[float]]  # each run's seconds, where the figure is a median
+    raw_runs: NotRequired[list[float]]
 
 
 def _timed(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
@@ -162,7 +176,7 @@ def _remove_if_untagged(ids: list[str]) -> None:
 
 def _unchanged(
     build: list[str], root: Path, runs: int, figure: str, *, warm_ours: bool = False
-) -> dict[str, object]:
+) -> Figure:
     """``release images.build`` with every variant unchanged vs the raw cached builds."""
     raw = _raw_build_argvs(root)
     env = {"DOCKER_BUILDKIT": "1"}
@@ -191,14 +205,14 @@ def _engine_up() -> str | None:
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
-def measure(runs: int, cold: bool, quick: bool = False) -> list[dict[str, object]]:
+def measure(runs: int, cold: bool, quick: bool = False) -> list[Figure]:
     """The figures; ``quick``: each step once, the reproduce figure with the builder's
     cache (every step of it still runs: the consent, the rebuild, the comparison) and
     no engine-sized context."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from release.sample import make_sample_engine
 
-    figures: list[dict[str, object]] = []
+    figures: list[Figure] = []
     with tempfile.TemporaryDirectory(prefix="release-bench-images-") as tmp:
         engine = make_sample_engine(Path(tmp), with_remote=False)
         root = engine.root
@@ -278,7 +292,7 @@ def measure(runs: int, cold: bool, quick: bool = False) -> list[dict[str, object
     return figures
 
 
-def _round_trip(root: Path, runs: int) -> dict[str, object]:
+def _round_trip(root: Path, runs: int) -> Figure:
     """The snapshot session's CRIU round trip of cu130: restore plus its first answer (in a
     fresh container) against the cold start of the same server, both from the record it
     writes (the medians of ``runs`` sessions)."""
@@ -300,7 +314,7 @@ def _round_trip(root: Path, runs: int) -> dict[str, object]:
     }
 
 
-def _reproduce(root: Path, runs: int, cache: bool = False) -> dict[str, object]:
+def _reproduce(root: Path, runs: int, cache: bool = False) -> Figure:
     """``release reproduce`` of a tag whose manifest is recorded here, against the raw
     builds it makes (``docker build --no-cache`` of each variant, one after another);
     ``cache``: both with the builder's cache."""
@@ -359,11 +373,11 @@ def _cleanup() -> None:
         subprocess.run([DOCKER, "image", "rm", "--force", *refs], capture_output=True, check=False)
 
 
-def print_table(figures: list[dict[str, object]]) -> None:
+def print_table(figures: list[Figure]) -> None:
     width = max([40, *(len(str(f["figure"])) for f in figures)])
     print(f"{'figure':{width}} {'release':>9} {'raw':>9} {'ratio':>7}  target        compared with")
     for f in figures:
-        ours, raw, target = float(f["ours_s"]), float(f["raw_s"]), f["target"]  # type: ignore[arg-type]
+        ours, raw, target = f["ours_s"], f["raw_s"], f["target"]
         ratio = ours / raw if raw else float("nan")
         verdict = (
             "report"

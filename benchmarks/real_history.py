@@ -56,8 +56,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from real_status import STATUS_HISTORIES, status_speed  # this directory
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks.*, as mypy reads them
 
+from benchmarks.real_status import STATUS_HISTORIES, status_speed
 from release.adapters.git_log import ABOUT_FORMAT, LOG_FORMAT, parse_log
 from release.core.config import Config
 from release.core.notes import build_notes, cancel_reverts
@@ -214,9 +215,9 @@ def find_history(slug: str, fetch: bool = True) -> tuple[Path | None, str]:
     for where in ([Path(given) / slug] if given else []) + [HISTORY_CACHE / slug]:
         if (where / "HEAD").exists() or (where / ".git").exists():
             return where, ""
+    named = f"${HISTORIES_ENV}/{slug}" if given else f"no ${HISTORIES_ENV}"
     if not fetch:
-        where = f"${HISTORIES_ENV}/{slug}" if given else f"no ${HISTORIES_ENV}"
-        return None, f"{where}, and --quick fetches nothing"
+        return None, f"{named}, and --quick fetches nothing"
     target = HISTORY_CACHE / slug
     target.parent.mkdir(parents=True, exist_ok=True)
     fetched = subprocess.run(
@@ -227,8 +228,7 @@ def find_history(slug: str, fetch: bool = True) -> tuple[Path | None, str]:
         return target, ""
     shutil.rmtree(target, ignore_errors=True)
     reason = (fetched.stderr.strip().splitlines() or ["no answer"])[-1]
-    where = f"${HISTORIES_ENV}/{slug}" if given else f"no ${HISTORIES_ENV}"
-    return None, f"{where}, and cloning it failed: {reason}"
+    return None, f"{named}, and cloning it failed: {reason}"
 
 
 def startup_floor(cwd: Path, tip: str, rounds: int) -> float:
@@ -404,8 +404,8 @@ def pick_speed(
             check=True,
         )
         git(clone, "branch", "--quiet", "-f", "main", main)
-        base = git(clone, "merge-base", "main", branch).strip()
-        shas = git(clone, "rev-list", "--no-merges", "--reverse", f"{base}..main").split()
+        branch_point = git(clone, "merge-base", "main", branch).strip()
+        shas = git(clone, "rev-list", "--no-merges", "--reverse", f"{branch_point}..main").split()
         picks = work / "picks"
         picks.write_text("".join(f"{sha}\n" for sha in shas))
         settings = ["--config", str(work / "release.toml")] if config else []

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from benchmarks.images import Figure
     from release.adapters.registry_server import LocalRegistry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,7 +90,7 @@ def _engine_repo(tmp: Path, arm64: bool, quick: bool = False) -> Path:
     return root
 
 
-def _publish_figure(root: Path, work: Path, runs: int) -> tuple[dict[str, object], object]:
+def _publish_figure(root: Path, work: Path, runs: int) -> tuple[Figure, object]:
     from release.adapters.registry_server import LocalRegistry
 
     first, again, uploaded = [], [], []
@@ -120,7 +121,7 @@ def _publish_figure(root: Path, work: Path, runs: int) -> tuple[dict[str, object
     )
 
 
-def _publish_from_figure(root: Path, work: Path, runs: int) -> dict[str, object]:
+def _publish_from_figure(root: Path, work: Path, runs: int) -> Figure:
     """Publish from the transfer registry against skopeo copying the same images, each
     into a registry of its own round (nothing there yet), with the layer uploads counted."""
     from release.adapters.registry_server import LocalRegistry
@@ -183,7 +184,7 @@ def _pushed(root: Path, ci: str) -> list[str]:
     return [line for line in proc.stdout.splitlines() + proc.stderr.splitlines() if " -> " in line]
 
 
-def _promote_figure(root: Path, server: object, runs: int) -> dict[str, object]:
+def _promote_figure(root: Path, server: object, runs: int) -> Figure:
     from release.adapters.registry_server import LocalRegistry
     from release.flows.context import ReleaseContext
     from release.flows.manifest_store import published_manifest
@@ -208,7 +209,8 @@ def _promote_figure(root: Path, server: object, runs: int) -> dict[str, object]:
         )
         ours.append(time.perf_counter() - started)
         blobs.append(server.traffic().uploads - before.uploads)
-        copies, _ = final_copies(read.manifest, ctx.config.matrix, f"h{final}")  # the hand route's tags
+        # the hand route's tags
+        copies, _ = final_copies(read.manifest, ctx.config.matrix, f"h{final}")
         platform = [c for c in copies if c.ref.rsplit(":", 1)[1].endswith(("amd64", "arm64"))]
         indexes = [c for c in copies if c not in platform]
         started = time.perf_counter()
@@ -240,7 +242,7 @@ def _group(ref: str) -> str:
     return "cu128" if "cu128" in tag else "cu129"
 
 
-def _arm64_figure(root: Path, runs: int) -> dict[str, object] | None:
+def _arm64_figure(root: Path, runs: int) -> Figure | None:
     from release.adapters.emulation import emulation_problem
 
     if emulation_problem("linux/arm64") is not None:
@@ -305,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"publishing figures ({args.runs} runs each, medians; arm64 {'emulated' if arm64 else 'not run: no emulation'})"
     )
-    figures: list[dict[str, object]] = []
+    figures: list[Figure] = []
     home = os.getcwd()
     with tempfile.TemporaryDirectory(prefix="release-bench-registry-") as tmp:
         try:

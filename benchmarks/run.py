@@ -55,8 +55,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from make_repo import GIT_ENV, Layout, ensure_repo
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks.*, as mypy reads them
 
+from benchmarks.make_repo import GIT_ENV, Layout, ensure_repo
 from release.adapters.git_log import LOG_FORMAT
 
 HERE = Path(__file__).resolve().parent

@@ -62,23 +62,21 @@ def _request(func: Callable[..., Outcome], values: Mapping[str, object]) -> obje
 
 
 def _render(command: Command, outcome: Outcome, as_json: bool) -> None:
-    document = bool(getattr(outcome, "as_document", False))
-    if as_json or document:
+    if as_json or outcome.as_document:
         import json  # (here: a command's text output never imports it)
 
         body = {"schema": schema_of(command.name), **outcome.document()}
         sys.stdout.write(json.dumps(shown_document(body), indent=2, default=str) + "\n")
     else:
-        whole = getattr(outcome, "whole", None)
-        if isinstance(whole, str):  # a document printed as it is (the notes), but its secrets
+        whole = outcome.whole
+        if whole is not None:  # a document printed as it is (the notes), but its secrets
             tty = sys.stdout.isatty()
             sys.stdout.write(printable(whole, keep_newlines=True) if tty else shown(whole))
         for line in outcome.text():
             say(line)
     sys.stdout.flush()
-    problem = getattr(outcome, "error", None)
-    if isinstance(problem, str):
-        error(problem)
+    if outcome.error is not None:
+        error(outcome.error)
 
 
 def _failed(command: Command, message: str, code: int, as_json: bool) -> int:

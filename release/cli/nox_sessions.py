@@ -66,9 +66,8 @@ def _run(session: Any, root: Path, kind: str, variant: str) -> None:
         session.log(printable(json.dumps(document, indent=2), keep_newlines=True))
     for line in outcome.text():
         run.say(line)
-    problem = getattr(outcome, "error", None)
-    if isinstance(problem, str):
-        session.error(printable(problem))
+    if outcome.error is not None:
+        session.error(printable(outcome.error))
 
 
 def image_sessions(root: str | Path | None = None) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from release.commands.common import opened
-from release.commands.outcome import JSONValue, Run
+from release.commands.outcome import JSONValue, OutcomeDefaults, Run
 from release.core.doctor import Health, Item
 from release.errors import ExitCode, SignatureError, UsageError
 from release.flows.doctor import check_items
@@ -30,7 +30,7 @@ class CheckRequest:
 
 
 @dataclass(frozen=True)
-class CheckOutcome:
+class CheckOutcome(OutcomeDefaults):
     items: tuple[Item, ...]
 
     @property

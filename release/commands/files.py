@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from release.commands.common import context, forced_lines, registry_option
-from release.commands.outcome import JSONValue, Run
+from release.commands.outcome import JSONValue, OutcomeDefaults, Run
 from release.errors import ConfigError, ExitCode, RefusedError
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ class BakeRequest:
 
 
 @dataclass(frozen=True)
-class BakeOutcome:
+class BakeOutcome(OutcomeDefaults):
     """``bake``: the bake file written, its targets (one per variant) and the files only
     ``--force`` let it replace."""
 
@@ -84,14 +84,15 @@ def bake(request: BakeRequest, run: Run) -> BakeOutcome:
     from release.adapters.generated_files import Generated, write_generated, written_by
     from release.core.generated import Spelling
     from release.images.bake import bake_json
-    from release.images.source import read_source
+    from release.images.source import given_version, read_source
 
     ctx = _with_matrix(run)
     matrix = ctx.config.matrix
     assert matrix is not None
     path = output_path(Path(request.out), "--out", tree=ctx.root)
+    given = given_version(request.version) if request.version is not None else None
     source = read_source(
-        ctx, request.version, allow_dirty=request.allow_dirty, allow_shallow=request.allow_shallow
+        ctx, given, allow_dirty=request.allow_dirty, allow_shallow=request.allow_shallow
     )
     if source.refusal:
         raise RefusedError(source.refusal)
@@ -192,7 +193,7 @@ def _install_line(install: ToolInstall) -> str:
 
 
 @dataclass(frozen=True)
-class CiOutcome:
+class CiOutcome(OutcomeDefaults):
     """``ci``: the pipeline files written (``first`` the one the output leads with), the
     jobs in them, the noxfile written (None: there already), how the jobs install this
     tool; ``said``: what the output says of them, before the files ``--force`` replaced."""
@@ -327,7 +328,7 @@ class RehearseRequest:
 
 
 @dataclass(frozen=True)
-class RehearseOutcome:
+class RehearseOutcome(OutcomeDefaults):
     """``rehearse``: whether the whole rc cycle passed (its story was said as it ran)."""
 
     passed: bool

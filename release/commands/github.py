@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from release.commands.common import context
-from release.commands.outcome import JSONValue, Run
+from release.commands.outcome import JSONValue, OutcomeDefaults, Run
 from release.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ class GitHubReleaseRequest:
 
 
 @dataclass(frozen=True)
-class GitHubReleaseOutcome:
+class GitHubReleaseOutcome(OutcomeDefaults):
     """``github-release``: the release planned, and what ``gh`` did (None: a dry run,
     which sent nothing)."""
 

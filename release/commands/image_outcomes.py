@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from release.commands.common import as_json
-from release.commands.outcome import JSONValue
+from release.commands.outcome import JSONValue, OutcomeDefaults
 from release.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class BuildOutcome:
+class BuildOutcome(OutcomeDefaults):
     """``images.build``: each variant's build (a failed one raises before this is made)."""
 
     version: str
@@ -65,7 +65,7 @@ class BuildOutcome:
 
 
 @dataclass(frozen=True)
-class SmokeOutcome:
+class SmokeOutcome(OutcomeDefaults):
     """``images.smoke``: every variant's report; exit 1 and ``error`` where one failed."""
 
     version: str
@@ -92,7 +92,7 @@ class SmokeOutcome:
 
 
 @dataclass(frozen=True)
-class SnapshotOutcome:
+class SnapshotOutcome(OutcomeDefaults):
     """``images.snapshot``: the round trip of each variant, or (``dry_run``) the variants
     whose plan was said."""
 
@@ -119,7 +119,7 @@ class SnapshotOutcome:
 
 
 @dataclass(frozen=True)
-class TransferOutcome:
+class TransferOutcome(OutcomeDefaults):
     """``images.push``: the references pushed to the transfer registry."""
 
     pushed: tuple[str, ...]
@@ -133,7 +133,7 @@ class TransferOutcome:
 
 
 @dataclass(frozen=True)
-class PullOutcome:
+class PullOutcome(OutcomeDefaults):
     """``images.pull``: the references pulled from the transfer registry."""
 
     pulled: tuple[str, ...]
@@ -147,7 +147,7 @@ class PullOutcome:
 
 
 @dataclass(frozen=True)
-class PublishOutcome:
+class PublishOutcome(OutcomeDefaults):
     """``images.publish``: each variant's index and platform images, published or (dry)
     to be; ``signed_by``: the key that signed them (None: unsigned, or a dry run)."""
 
@@ -193,7 +193,7 @@ class PublishOutcome:
 
 
 @dataclass(frozen=True)
-class AttestOutcome:
+class AttestOutcome(OutcomeDefaults):
     """``images.attest``: each platform image's SBOM and provenance, attached or (dry) to
     be."""
 
@@ -235,7 +235,7 @@ class AttestOutcome:
 
 
 @dataclass(frozen=True)
-class SignaturesOutcome:
+class SignaturesOutcome(OutcomeDefaults):
     """``images.signatures``: the stores merged into ``into``, and the signatures added."""
 
     into: str
@@ -251,7 +251,7 @@ class SignaturesOutcome:
 
 
 @dataclass(frozen=True)
-class MatrixOutcome:
+class MatrixOutcome(OutcomeDefaults):
     """``images.matrix``: the image matrix (None: the repository has none), one line per
     variant, or as data for CI fan-out."""
 
@@ -278,7 +278,7 @@ class MatrixOutcome:
 
 
 @dataclass(frozen=True)
-class ReproduceOutcome:
+class ReproduceOutcome(OutcomeDefaults):
     """``reproduce``: the tag's images rebuilt and compared; exit 1 on drift."""
 
     found: Reproduction

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from release.commands.common import context
-from release.commands.outcome import JSONValue, Run
+from release.commands.outcome import JSONValue, OutcomeDefaults, Run
 from release.errors import ConfigError, ExitCode, RefusedError, UsageError
 
 __all__ = ["ImagePromoteOutcome", "ImagePromoteRequest", "promote"]
@@ -31,7 +31,7 @@ class ImagePromoteRequest:
 
 
 @dataclass(frozen=True)
-class ImagePromoteOutcome:
+class ImagePromoteOutcome(OutcomeDefaults):
     """``images.promote``: the final given its rc's images; ``pushed``: whether its
     manifest went to ``remote`` (False: it was there already; None: ``--push`` not given)."""
 

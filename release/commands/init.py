@@ -33,7 +33,7 @@ from release.adapters.generated_files import (
 from release.adapters.git import GitRepo
 from release.adapters.repo_facts import read_facts
 from release.commands.common import forced_lines
-from release.commands.outcome import JSONValue, Run
+from release.commands.outcome import JSONValue, OutcomeDefaults, Run
 from release.core.config import config_from_text, parse_pyproject, release_table
 from release.core.config_schema import schema_problems
 from release.core.conventions import Guess
@@ -54,7 +54,7 @@ class InitRequest:
 
 
 @dataclass(frozen=True)
-class InitOutcome:
+class InitOutcome(OutcomeDefaults):
     path: str  # the pyproject.toml written (or that would be)
     table: str  # the text added
     guesses: tuple[Guess, ...]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from release.commands.common import as_json, context, opened
-from release.commands.outcome import JSONValue, Run
+from release.commands.outcome import JSONValue, OutcomeDefaults, Run
 from release.errors import ExitCode, RefusedError, UsageError
 
 __all__ = ["ManifestOutcome", "ManifestRequest", "manifest", "show"]
@@ -48,7 +48,7 @@ def _summary(document: Mapping[str, JSONValue]) -> list[str]:
 
 
 @dataclass(frozen=True)
-class ManifestOutcome:
+class ManifestOutcome(OutcomeDefaults):
     """``manifest``: the release manifest, as the document it is (its records are the
     manifest's own, :mod:`release.core.manifest`), and what was done with it: the gaps of a
     partial one, where it was recorded and pushed, or why it was not."""

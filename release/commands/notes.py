@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from release.commands.common import context
-from release.commands.outcome import Run
+from release.commands.outcome import OutcomeDefaults, Run
 from release.errors import ExitCode
 
 __all__ = ["NotesFormat", "NotesOutcome", "NotesRequest", "NotesView", "notes"]
@@ -35,7 +35,7 @@ class NotesRequest:
 
 
 @dataclass(frozen=True)
-class NotesOutcome:
+class NotesOutcome(OutcomeDefaults):
     """The notes: a document printed whole (Markdown or JSON), or written to ``--out``."""
 
     text_: str

@@ -10,7 +10,7 @@ from typing import Protocol
 from release.core.json_text import JSONValue
 from release.errors import ExitCode
 
-__all__ = ["SCHEMA_PREFIX", "JSONValue", "Outcome", "Run", "schema_of"]
+__all__ = ["SCHEMA_PREFIX", "JSONValue", "Outcome", "OutcomeDefaults", "Run", "schema_of"]
 
 SCHEMA_PREFIX = "release/"
 
@@ -43,12 +43,44 @@ class Outcome(Protocol):
 
     Each command returns a frozen dataclass of its own (``StatusOutcome``, ``CutOutcome``,
     ...) holding the records the floors below gave, serialised only by these methods.
-    One with an ``error`` (a ``str``) has it said as ``error: ...`` on stderr, after the
-    document."""
+    Every outcome also says (:class:`OutcomeDefaults` gives the defaults):
+
+    - ``error``: a line said as ``error: ...`` on stderr, after the document (None: none);
+    - ``whole``: a document printed to stdout as it is, before ``text()`` (the notes; None:
+      none);
+    - ``as_document``: the outcome is printed as its JSON document even without ``--json``."""
 
     @property
     def exit_code(self) -> ExitCode: ...
 
+    @property
+    def error(self) -> str | None: ...
+
+    @property
+    def whole(self) -> str | None: ...
+
+    @property
+    def as_document(self) -> bool: ...
+
     def text(self) -> Iterable[str]: ...
 
     def document(self) -> Mapping[str, JSONValue]: ...
+
+
+class OutcomeDefaults:
+    """What an outcome says unless its record says otherwise: no error line, no document
+    printed whole, text unless ``--json``. Every command's outcome derives from it; a
+    dataclass field (``error: str | None = None``) or a property of the same name in the
+    record overrides a default."""
+
+    @property
+    def error(self) -> str | None:
+        return None
+
+    @property
+    def whole(self) -> str | None:
+        return None
+
+    @property
+    def as_document(self) -> bool:
+        return False

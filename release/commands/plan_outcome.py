@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from release.commands.common import as_json, plan_lines
-from release.commands.outcome import JSONValue
+from release.commands.outcome import JSONValue, OutcomeDefaults
 from release.core.plan import Plan, PlanInfo
 from release.errors import ExitCode
 
@@ -47,7 +47,7 @@ def _plan_document(
 
 
 @dataclass(frozen=True)
-class PlanOutcome:
+class PlanOutcome(OutcomeDefaults):
     """A plan, run or (``dry_run``) only shown. ``report``: what was done (None on a dry
     run); ``before``: notices said ahead of the plan; ``after``: lines that end a dry run's
     text (the version files' diff, the tag's message)."""
@@ -90,7 +90,7 @@ class PushOutcome(PlanOutcome):
 
 
 @dataclass(frozen=True)
-class PickOutcome:
+class PickOutcome(OutcomeDefaults):
     """``pick``: the plan of picks and what was picked; or, with no plan (``--continue``,
     ``--abort``, a ``--reverts`` that found nothing to pick), only what was done.
     ``reverts``: the shas ``--reverts`` added (None: not asked)."""

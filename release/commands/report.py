@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from release.commands.common import context, forced_lines
-from release.commands.outcome import JSONValue, Run
+from release.commands.outcome import JSONValue, OutcomeDefaults, Run
 from release.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def page_name(tag: str) -> str:
 
 
 @dataclass(frozen=True)
-class RcPageOutcome:
+class RcPageOutcome(OutcomeDefaults):
     """``report``: the rc page written to ``path``, what it shows, and the page ``--force``
     let it replace."""
 

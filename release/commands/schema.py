@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from release.commands.outcome import JSONValue, Run
+from release.commands.outcome import JSONValue, OutcomeDefaults, Run
 from release.core.config_schema import schema_text
 from release.errors import ExitCode
 
@@ -20,7 +20,7 @@ class SchemaRequest:
 
 
 @dataclass(frozen=True)
-class SchemaOutcome:
+class SchemaOutcome(OutcomeDefaults):
     text_form: str  # the schema as shipped
 
     @property

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from release.commands.common import context
-from release.commands.outcome import JSONValue, Run
+from release.commands.outcome import JSONValue, OutcomeDefaults, Run
 from release.errors import ExitCode
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ class StatusRequest:
 
 
 @dataclass(frozen=True)
-class StatusOutcome:
+class StatusOutcome(OutcomeDefaults):
     """The state read: lines for a person (:func:`~release.flows.status_lines.render_status`),
     its document for a program."""
 

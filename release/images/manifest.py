@@ -35,7 +35,7 @@ from release.flows.context import ReleaseContext
 from release.flows.manifest_store import parts_root, read_parts
 from release.images.build import BuildResult, BuildStatus
 from release.images.inventory import inventory_of, probe_state
-from release.images.source import BuildSource, read_source
+from release.images.source import BuildSource, given_version, read_source
 
 if TYPE_CHECKING:  # the reports are made where smoke and snapshot run
     from release.images.smoke_checks import SmokeReport
@@ -85,7 +85,8 @@ class ManifestCheckout:
     def open(cls, ctx: ReleaseContext, version: str | None = None) -> ManifestCheckout:
         if ctx.config.matrix is None:
             raise ConfigError("[tool.release.images] is missing: this engine has no image matrix")
-        return cls(ctx, ctx.config.matrix, read_source(ctx, version))
+        given = given_version(version) if version is not None else None  # once, here
+        return cls(ctx, ctx.config.matrix, read_source(ctx, given))
 
 
 def parts_dir(ws: ManifestSource) -> Path:
@@ -95,11 +96,9 @@ def parts_dir(ws: ManifestSource) -> Path:
 
 def tag_at_head(ws: ManifestSource) -> str | None:
     """The release tag on the commit being built whose version is the build's; None for
-    an untagged build (or a ``--version`` no tag carries)."""
-    for tag in ws.ctx.tags(remote=False):
-        if tag.commit == ws.source.revision and tag.version.pep440() == ws.source.version:
-            return tag.name
-    return None
+    an untagged build (or a ``--version`` no tag carries). Found when the source was read
+    (:attr:`BuildSource.head_tag`): the tags are not listed again for each part."""
+    return ws.source.head_tag or None
 
 
 def release_of(ws: ManifestSource) -> Release:

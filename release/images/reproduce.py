@@ -85,7 +85,7 @@ from release.images.provenance_trust import check_provenance
 from release.images.registry_check import TAG_FIELD as REGISTRY_TAG
 from release.images.registry_check import registry_verdicts
 from release.images.reproduce_trust import Trusting, allowed_by, verified
-from release.images.source import BuildSource, read_source
+from release.images.source import BuildSource, GivenVersion, read_source
 
 __all__ = ["Reproduction", "reproduce"]
 
@@ -170,7 +170,7 @@ def _rebuild_of(
     absent = not_recorded(manifest.document, matrix)
     if absent:
         raise not_built(manifest.name, absent)
-    source = read_source(here, manifest.built_as.pep440(), allow_shallow=True)
+    source = read_source(here, GivenVersion.of(manifest.built_as), allow_shallow=True)
     recorded = manifest.document_variants()
     unknown = [v for v in variants if v not in recorded]
     if unknown:

@@ -21,6 +21,11 @@ Without its flag a source is still read, since smoke and snapshot of an image th
 build nothing: :attr:`BuildSource.refusal` says why a build would be refused, and a
 dirty work tree then reads as the commit (no ``+dirty``), which is what a build would
 have to be.
+
+The version is read once per run: a ``--version`` is parsed where the run is opened
+(:func:`given_version`) and handed here as a :class:`GivenVersion`; a version read from
+the tags comes with the tag it is at, so the floors above (the labels, the manifest's
+parts) take both from the :class:`BuildSource` and parse nothing again.
 """
 
 from __future__ import annotations
@@ -38,8 +43,9 @@ from release.images.inputs import SOURCE_LABEL, build_paths, context_filter
 
 __all__ = [
     "BuildSource",
+    "GivenVersion",
     "dev_version",
-    "explicit_version",
+    "given_version",
     "listing",
     "read_source",
     "uncommitted",
@@ -68,6 +74,7 @@ class BuildSource:
         default_factory=ProjectMeta
     )  # the work tree's [project]: the images' OCI labels
     tag: str = ""  # the release tag the version is (org.opencontainers.image.ref.name)
+    head_tag: str = ""  # the release tag on the revision whose version is this one; "": none
 
     @property
     def image_version(self) -> str:
@@ -136,29 +143,47 @@ def with_local(version: str, *parts: str) -> str:
     return version + ("." if "+" in version else "+") + ".".join(parts)
 
 
-def explicit_version(text: str) -> str:
-    """A release spelling (any of ours), or any PEP 440 version for ad-hoc builds."""
+@dataclass(frozen=True)
+class GivenVersion:
+    """A version given by hand (``--version``), parsed once, where the run is opened: its
+    PEP 440 spelling, and the release it is (None: an ad-hoc PEP 440 version, which no
+    release tag names)."""
+
+    pep440: str
+    release: ReleaseVersion | None = None
+
+    @classmethod
+    def of(cls, release: ReleaseVersion) -> GivenVersion:
+        """A release version already parsed (a manifest's), given as it is."""
+        return cls(release.pep440(), release)
+
+
+def given_version(text: str) -> GivenVersion:
+    """A release spelling (any of ours, an rc0 too), or any PEP 440 version for ad-hoc
+    builds; refused when it is neither."""
     from packaging.version import InvalidVersion, Version
 
     from release.errors import VersionError
 
     try:
-        return parse_version(text).pep440()
+        return GivenVersion.of(parse_version(text, first_rc=0))
     except VersionError:
         try:
-            return str(Version(text.removeprefix("v")))
+            return GivenVersion(str(Version(text.removeprefix("v"))))
         except InvalidVersion:
             raise VersionError(f"--version {text!r} is not a version (e.g. 0.31.0rc1)") from None
 
 
-def _version_at(ctx: ReleaseContext, revision: str) -> tuple[str, str, bool]:
+def _version_at(ctx: ReleaseContext, revision: str) -> tuple[str, str, bool, str]:
     """The version of ``revision`` from the tags: (version, the tag it is at or "",
-    uncounted)."""
+    uncounted, the first tag at it of that version or "")."""
     repo = ctx.repo
     tags = ctx.tags(remote=False)
     at_head = [t for t in tags if t.commit == revision]
     if at_head:
-        return at_head[-1].version.pep440(), at_head[-1].name, False
+        here = at_head[-1]
+        first = next(t for t in at_head if t.version == here.version)
+        return here.version.pep440(), here.name, False, first.name
     reachable = [t for t in tags if repo.is_ancestor(t.commit, revision)]
     last = reachable[-1] if reachable else None
     since = last.version if last else None
@@ -169,19 +194,33 @@ def _version_at(ctx: ReleaseContext, revision: str) -> tuple[str, str, bool]:
     boundary = repo.history.shallow_boundary()
     if boundary and boundary & set(repo.history.rev_list(since=after, until=revision)):
         shallow = dev_version(since, 0, branch=named, style=style)
-        return with_local(shallow, "shallow"), "", True  # a commit lacks parents
+        return with_local(shallow, "shallow"), "", True, ""  # a commit lacks parents
     distance = repo.history.count(since=after, until=revision)
-    return dev_version(since, distance, branch=named, style=style), "", False
+    return dev_version(since, distance, branch=named, style=style), "", False, ""
 
 
-def _release_tag(ctx: ReleaseContext, version: str) -> str:
+def _release_tag(ctx: ReleaseContext, version: GivenVersion) -> str:
     """The release tag of a version given by hand; "" for an ad-hoc one (no release's)."""
     from release.errors import VersionError
 
+    if version.release is None:
+        return ""
     try:
-        return ctx.config.tag.render(parse_version(version, first_rc=0))
+        return ctx.config.tag.render(version.release)
     except VersionError:
         return ""
+
+
+def _tag_here(ctx: ReleaseContext, revision: str, version: GivenVersion, tag: str) -> str:
+    """The release tag on ``revision`` of a version given by hand: its own spelling
+    (``tag``) when that is there, else one of another spelling of the same version; ""
+    for none."""
+    if version.release is None:
+        return ""
+    if tag and ctx.repo.local_tags().get(tag) == revision:
+        return tag
+    spelt = [t for t in ctx.tags(remote=False) if t.commit == revision]
+    return next((t.name for t in spelt if t.version.pep440() == version.pep440), "")
 
 
 def uncommitted(ctx: ReleaseContext) -> list[str]:
@@ -237,20 +276,22 @@ def _refusal(shallow: bool, changed: list[str], version: str) -> str:
 
 def read_source(
     ctx: ReleaseContext,
-    version: str | None = None,
+    version: GivenVersion | None = None,
     *,
     allow_dirty: bool = False,
     allow_shallow: bool = False,
 ) -> BuildSource:
-    """Version from ``version``, else the tag at HEAD, else a dev version from the last tag;
-    a dirty work tree or a shallow clone is allowed to build only with its flag."""
+    """Version from ``version`` (parsed by the caller, :func:`given_version`), else the
+    tag at HEAD, else a dev version from the last tag; a dirty work tree or a shallow clone
+    is allowed to build only with its flag."""
     repo = ctx.repo
     revision = repo.head()
     if version is not None:
-        found, tagged, uncounted = explicit_version(version), True, False
-        tag = _release_tag(ctx, found)
+        found, tagged, uncounted = version.pep440, True, False
+        tag = _release_tag(ctx, version)
+        head_tag = _tag_here(ctx, revision, version, tag)
     else:
-        found, tag, uncounted = _version_at(ctx, revision)
+        found, tag, uncounted, head_tag = _version_at(ctx, revision)
         tagged = bool(tag)
     changed = uncommitted(ctx)
     shallow = repo.history.is_shallow()
@@ -281,4 +322,5 @@ def read_source(
         tuple(notices),
         project,
         tag if not changed else "",
+        head_tag if not (changed and allow_dirty) else "",  # +dirty is no tag's version
     )

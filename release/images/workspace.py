@@ -29,7 +29,7 @@ from release.errors import ConfigError, ExitCode, RefusedError, ReleaseError
 from release.flows.context import ReleaseContext
 from release.images.build import BuildResult, BuildStatus, build_images
 from release.images.manifest import record_builds, smoke_data, snapshot_data, write_part
-from release.images.source import BuildSource, explicit_version, read_source
+from release.images.source import BuildSource, given_version, read_source
 
 if TYPE_CHECKING:  # imported where used: a build needs neither
     from release.images.smoke_checks import SmokeReport
@@ -82,21 +82,23 @@ class Workspace:
         with the run's main branch and configuration). ``inspect``: the task's first
         question to the engine is about the matrix's bases and tags (build, smoke,
         snapshot): asked at once, answered while git reads. ``engine`` false: no engine is
-        looked for unless the task asks for one."""
+        looked for unless the task asks for one. ``version`` is parsed here, once for the
+        run; the source read from it carries it on."""
         matrix = ctx.config.matrix
         if matrix is None:
             raise ConfigError("[tool.release.images] is missing: no image matrix to build")
+        given = given_version(version) if version is not None else None
         if not engine:
-            source = read_source(ctx, version, allow_dirty=allow_dirty, allow_shallow=allow_shallow)
+            source = read_source(ctx, given, allow_dirty=allow_dirty, allow_shallow=allow_shallow)
             return cls(ctx, matrix, source, None)
         found = ContainerEngine.detect()
-        if inspect and version is not None:  # the tags are known
-            tagged = image_tag_for(explicit_version(version))
+        if inspect and given is not None:  # the tags are known
+            tagged = image_tag_for(given.pep440)
             found.inspect_ahead(
                 [v.base_image for v in matrix.variants]
                 + [matrix.tag(v, tagged) for v in matrix.variants]
             )
-        source = read_source(ctx, version, allow_dirty=allow_dirty, allow_shallow=allow_shallow)
+        source = read_source(ctx, given, allow_dirty=allow_dirty, allow_shallow=allow_shallow)
         return cls(ctx, matrix, source, found)
 
     @property

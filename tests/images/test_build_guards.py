@@ -26,7 +26,7 @@ from release.core.versions import image_tag_for, parse_version
 from release.flows.context import ReleaseContext
 from release.images.inputs import SOURCE_LABEL, input_digest
 from release.images.labels import labels_for
-from release.images.source import BuildSource, listing, read_source, with_local
+from release.images.source import BuildSource, given_version, listing, read_source, with_local
 from release.images.standin import BaseImage, registry_digest
 from release.sample import SampleEngine
 from tests.conftest import repo_state, run_cli, run_nox
@@ -416,7 +416,7 @@ def test_a_tagged_head_in_a_shallow_clone_builds_as_its_tag(tmp_path: Path) -> N
     source = read_source(ReleaseContext(work), allow_shallow=True)
     assert (source.version, source.tagged, source.uncounted) == ("0.1.1rc1", True, False)
     assert "--allow-shallow" in read_source(ReleaseContext(work)).refusal
-    explicit = read_source(ReleaseContext(work), "0.1.1rc2", allow_shallow=True)
+    explicit = read_source(ReleaseContext(work), given_version("0.1.1rc2"), allow_shallow=True)
     assert (explicit.version, explicit.uncounted) == ("0.1.1rc2", False)
     write(work, "app.py", "print(0)\n")
     both = read_source(ReleaseContext(work), allow_shallow=True, allow_dirty=True)
@@ -502,8 +502,29 @@ def test_the_source_reads_the_tag_and_the_project_and_says_what_it_left_out(
         "no OCI label for [project] description: not one line of printable text "
         "(or not a web address)"
     ) in moved.notices
-    assert read_source(ReleaseContext(tmp_path), "0.2.0rc1").tag == "v0.2.0rc1"  # by hand
-    assert read_source(ReleaseContext(tmp_path), "1.0.dev7").tag == ""  # ad hoc: no release's
+    by_hand = read_source(ReleaseContext(tmp_path), given_version("0.2.0rc1"))
+    assert (by_hand.tag, by_hand.head_tag) == ("v0.2.0rc1", "")  # no such tag here
+    ad_hoc = read_source(ReleaseContext(tmp_path), given_version("1.0.dev7"))
+    assert (ad_hoc.tag, ad_hoc.head_tag) == ("", "")  # ad hoc: no release's
+
+
+def test_the_source_says_which_release_tag_is_on_its_commit(tmp_path: Path) -> None:
+    """What the manifest's parts name as the build's tag, found once as the source is read:
+    the tag at HEAD (read from the tags, or given by hand in any spelling, an rc0 too),
+    none for a version no tag at HEAD carries, none for a build of uncommitted changes."""
+    repo = guarded_repo(tmp_path)
+    ctx = ReleaseContext(tmp_path)
+    assert read_source(ctx).head_tag == "v0.1.0"
+    assert read_source(ctx, given_version("v0.1.0")).head_tag == "v0.1.0"
+    assert read_source(ctx, given_version("0.1.1rc1")).head_tag == ""
+    repo.run("tag", "v0.1.1-rc.0")  # another spelling of 0.1.1rc0, on the same commit
+    rc0 = read_source(ReleaseContext(tmp_path), given_version("0.1.1rc0"))
+    assert (rc0.version, rc0.tag, rc0.head_tag) == ("0.1.1rc0", "v0.1.1rc0", "v0.1.1-rc.0")
+    write(tmp_path, "app.py", "print(2)\n")
+    dirty = read_source(ReleaseContext(tmp_path), allow_dirty=True)
+    assert (dirty.version, dirty.head_tag) == ("0.1.1rc0+dirty", "")
+    kept = read_source(ReleaseContext(tmp_path))  # refused to build, still the commit's
+    assert (kept.version, kept.head_tag) == ("0.1.1rc0", "v0.1.1-rc.0")
 
 
 @pytest.mark.parametrize(
