@@ -8,8 +8,8 @@ do the rest:
   ``float`` is declared stays an ``int``, so it is written back as it was read);
 - a record (a dataclass): a JSON object, decoded field by field;
 - ``X | None``: an optional key. A field with a default is left out of the document when
-  it is None (the schema's optional keys); one without (a release's ``tag``) is always
-  written, ``null`` included;
+  it is None (the schema's optional keys: never ``null``); one without (a release's
+  ``tag``) is always written, ``null`` included;
 - ``tuple[X, ...]``: an array; ``Mapping[str, X]``: an object of one value type;
   ``Mapping[str, JSONValue]``: a part shaped by another tool, kept as the JSON it is;
 - ``field(metadata=json_key("k"))``: the JSON key where it is not the field's name.
@@ -121,7 +121,7 @@ def decode(cls: Callable[..., R], document: object, what: str, where: tuple[str,
                 _refuse(what, where, f"{field.key!r} is a required property")
             continue
         value = given[field.key]
-        if value is None and field.optional:
+        if value is None and field.optional and not field.omitted:  # written as null
             values[field.name] = None
         else:
             values[field.name] = _decode(field.kind, value, what, (*where, field.key))

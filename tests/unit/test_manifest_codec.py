@@ -120,8 +120,20 @@ def _schemas_message(document: object) -> str:
             lambda d: d.__setitem__("tool", ["release"]),
             "tool: ['release'] is not of type 'object'",
         ),
+        (
+            lambda d: d["variants"]["cu129"]["publish"].__setitem__("signed_by", None),
+            "variants.cu129.publish.signed_by: None is not of type 'string'",
+        ),
     ],
-    ids=["unknown key", "not a boolean", "true as a count", "not an array", "no digest", "tool"],
+    ids=[
+        "unknown key",
+        "not a boolean",
+        "true as a count",
+        "not an array",
+        "no digest",
+        "tool",
+        "null for a key left out",
+    ],
 )
 def test_a_document_the_records_do_not_admit_is_refused_as_the_schema_refuses_it(
     damage: Any, said: str
