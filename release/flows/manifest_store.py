@@ -109,10 +109,6 @@ class PublishedManifest:
         """The manifest as the JSON document it was read from."""
         return self.manifest.document()
 
-    def document_variants(self) -> dict[str, dict[str, JSONValue]]:
-        """The manifest's variants as their JSON documents, by row id."""
-        return {k: v.document() for k, v in self.manifest.variants.items()}
-
     @property
     def name(self) -> str:
         """How a refusal names it: the tag's manifest, and its notes ref."""
