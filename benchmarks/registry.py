@@ -196,7 +196,7 @@ def _promote_figure(root: Path, server: object, runs: int) -> Figure:
     commit = str(ctx.repo.rev(RC))
     read = published_manifest(ctx.repo, RC, commit)
     assert read is not None and ctx.config.matrix is not None
-    rc = read.document
+    rc = read.manifest
     ours, hand, blobs = [], [], []
     for n in range(runs):
         final = f"v0.1.{n}"

@@ -8,24 +8,25 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from release.commands.common import as_json, context, opened
 from release.commands.outcome import JSONValue, OutcomeDefaults, Run
 from release.errors import ExitCode, RefusedError, UsageError
+
+if TYPE_CHECKING:
+    from release.core.manifest_records import Manifest
 
 __all__ = ["ManifestOutcome", "ManifestRequest", "manifest", "show"]
 
 ACTIONS = ("show",)
 
 
-def _summary(document: Mapping[str, JSONValue]) -> list[str]:
-    """A manifest in a few lines, its fields escaped (parts and notes come from elsewhere):
-    read as records once."""
+def _summary(manifest: Manifest) -> list[str]:
+    """A manifest in a few lines, its fields escaped (parts and notes come from elsewhere)."""
     from release.core.manifest import variant_summary
-    from release.core.manifest_records import Manifest
     from release.core.terminal_text import escaped
 
-    manifest = Manifest.of(document)
     tag = manifest.tag or "(untagged)"
     of, at = escaped(manifest.version), escaped(manifest.commit[:10])
     lines = [f"manifest of {of} {escaped(tag)} at {at}"]
@@ -94,19 +95,20 @@ def manifest(request: ManifestRequest, run: Run) -> ManifestOutcome:
     ws = ManifestCheckout.open(opened(run), request.version)
     target = output_path(Path(request.out), "--out", tree=ws.ctx.root) if request.out else None
     dirs = [Path(p) for p in (request.parts or "").split(",") if p]
-    document = assemble(ws, dirs, partial=request.partial)
+    merged = assemble(ws, dirs, partial=request.partial)
+    document = merged.document()
     if target is not None:
         atomic_write(target, json.dumps(document, indent=2, sort_keys=True) + "\n")
     data = as_json(document)
     assert isinstance(data, dict)
     said = run.say
     if not request.json:
-        for line in _summary(document):
+        for line in _summary(merged):
             said(line)
     if request.partial:
-        gaps = [f"missing: {escaped(gap)}" for gap in missing(document, variant_rules(ws.matrix))]
+        gaps = [f"missing: {escaped(gap)}" for gap in missing(merged, variant_rules(ws.matrix))]
         return ManifestOutcome(data, tuple(gaps))
-    tag = document.get("tag")
+    tag = merged.tag
     if not tag:
         return ManifestOutcome(
             data,
@@ -120,16 +122,14 @@ def manifest(request: ManifestRequest, run: Run) -> ManifestOutcome:
                 f"{notes_ref(tag)}",
             ),
         )
-    recorded, signed = record_signed(
-        ws.ctx.repo, tag, str(document["commit"]), lambda: publish(ws, document)
-    )
+    recorded, signed = record_signed(ws.ctx.repo, tag, merged.commit, lambda: publish(ws, merged))
     lines = [
         f"{'recorded' if recorded else 'already recorded'} as {notes_ref(tag)}"
         + ("" if request.push else "; release push sends it with the tag")
     ]
     lines.append(signed or "unsigned (no signing configured: user.signingKey or tag.gpgSign)")
     if request.push:
-        sent = push_manifest(ws.ctx.repo, ws.ctx.config.remote, tag, str(document["commit"]))
+        sent = push_manifest(ws.ctx.repo, ws.ctx.config.remote, tag, merged.commit)
         lines.append(
             f"{'pushed' if sent else 'already on'} {ws.ctx.config.remote}: {notes_ref(tag)}"
         )
@@ -162,4 +162,4 @@ def show(request: ManifestRequest, run: Run) -> ManifestOutcome:
         )
     data = as_json(found.document)
     assert isinstance(data, dict)
-    return ManifestOutcome(data, () if request.json else tuple(_summary(found.document)))
+    return ManifestOutcome(data, () if request.json else tuple(_summary(found.manifest)))

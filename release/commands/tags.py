@@ -133,7 +133,7 @@ def rc_images(ctx: ReleaseContext, run: Run, signing: ImageSigning | None = None
         found = published_manifest(ctx.repo, promotion.rc, promotion.commit)
         if found is None:
             return NoImages(f"{promotion.rc} has no manifest (no images were recorded for it)")
-        manifest = found.document
+        manifest = found.manifest
         final, version, commit = promotion.final, promotion.version, promotion.commit
         try:
             if is_published(manifest):

@@ -17,13 +17,22 @@ import functools
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from release.core.json_text import JSONValue, TooDeep, parse_json
-from release.core.manifest_records import Manifest, VariantEntry
-from release.errors import ExitCode, ReleaseError
+from release.core.manifest_codec import ManifestError
+from release.core.manifest_records import (
+    AttestRecord,
+    Index,
+    Manifest,
+    Part,
+    PublishRecord,
+    SmokeRecord,
+    SnapshotRecord,
+    VariantEntry,
+)
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -43,6 +52,7 @@ __all__ = [
     "check",
     "loads",
     "merge",
+    "merged",
     "missing",
     "omitted_snapshot",
     "part_document",
@@ -59,12 +69,6 @@ PARTS = (*REQUIRED_PARTS, "publish", "attest")  # only where the images go to a 
 # included); one deeper is refused as read, before the schema's messages, a copy or a
 # dump recurse through it
 MAX_DEPTH = 64
-
-
-class ManifestError(ReleaseError):
-    """A manifest or part that is not valid, disagrees with another or is incomplete."""
-
-    exit_code = ExitCode.EVIDENCE
 
 
 @dataclass(frozen=True)
@@ -194,78 +198,94 @@ def part_document(
     return check(document, f"the {part} part of {variant}")
 
 
-def omitted_snapshot(variant: VariantRule) -> dict[str, JSONValue]:
+def omitted_snapshot(variant: VariantRule) -> SnapshotRecord:
     """The snapshot of a variant the rule leaves out, as the manifest records it."""
-    return {"status": "omitted", "reason": f"{variant.accelerator}, rule `{variant.rule}`"}
+    return SnapshotRecord("omitted", f"{variant.accelerator}, rule `{variant.rule}`")
 
 
 _SAME = ("version", "commit", "source_date_epoch", "image")
 
 
 def merge(
-    parts: Iterable[Mapping[str, Any]], rules: Sequence[VariantRule], *, partial: bool = False
-) -> dict[str, Any]:
+    parts: Iterable[Mapping[str, JSONValue]], rules: Sequence[VariantRule], *, partial: bool = False
+) -> dict[str, JSONValue]:
+    """The document of the manifest the part documents make (:func:`merged`)."""
+    return merged([Part.of(p, "a part") for p in parts], rules, partial=partial).document()
+
+
+def merged(
+    parts: Iterable[Part], rules: Sequence[VariantRule], *, partial: bool = False
+) -> Manifest:
     """The manifest the ``parts`` make. Parts must agree on the release; one (variant, part)
     written twice must be the same document. Variants the rule leaves without a snapshot
     get the omitted record. With ``partial``, what is missing is left out; without it,
     a missing part is an error (see :func:`missing`)."""
-    header: dict[str, Any] | None = None
-    found: dict[tuple[str, str], Mapping[str, Any]] = {}
+    first: Part | None = None
+    found: dict[tuple[str, str], Part] = {}
     known = {r.id: r for r in rules}
+    tag: str | None = None
     for part in parts:
-        if header is None:
-            header = {
-                k: v for k, v in part.items() if k not in ("schema", "variant", "part", "data")
-            }
+        first = first or part
         for key in _SAME:
-            if part[key] != header[key]:
+            if getattr(part, key) != getattr(first, key):
                 raise ManifestError(
-                    f"parts disagree on the {key}: {header[key]!r} and {part[key]!r} "
-                    f"({part['variant']} {part['part']}); they are not of one release"
+                    f"parts disagree on the {key}: {getattr(first, key)!r} and "
+                    f"{getattr(part, key)!r} ({part.variant} {part.part}); they are not of one "
+                    "release"
                 )
-        if header.get("tag") is None and part.get("tag") is not None:
-            header["tag"] = part["tag"]
-        if part["variant"] not in known:
+        tag = tag if tag is not None else part.tag
+        if part.variant not in known:
             raise ManifestError(
-                f"a {part['part']} part for variant {part['variant']!r}, which the matrix does "
+                f"a {part.part} part for variant {part.variant!r}, which the matrix does "
                 f"not have (variants: {', '.join(known)})"
             )
-        slot = (part["variant"], part["part"])
-        if slot in found and found[slot] != part["data"]:
+        slot = (part.variant, part.part)
+        if slot in found and found[slot].data != part.data:
             raise ManifestError(
                 f"two different {slot[1]} parts for {slot[0]}: the variant was "
                 f"{'built' if slot[1] == 'build' else 'checked'} twice; keep one"
             )
-        found[slot] = part["data"]
-    if header is None:
+        found[slot] = part
+    if first is None:
         raise ManifestError("no parts: build, smoke and snapshot write them (release images build)")
-    variants: dict[str, Any] = {}
+    variants: dict[str, VariantEntry] = {}
     for rule in rules:
-        entry: dict[str, Any] = {}
-        for name in PARTS:
-            if (rule.id, name) in found:
-                entry[name] = dict(found[(rule.id, name)])
+        data = {name: found[(rule.id, name)].data for name in PARTS if (rule.id, name) in found}
+        entry = VariantEntry.of(data, f"the parts of {rule.id}")
         if not rule.snapshot:
-            if "snapshot" in entry and entry["snapshot"].get("status") != "omitted":
+            if entry.snapshot is not None and entry.snapshot.status != "omitted":
                 raise ManifestError(
                     f"a snapshot part for {rule.id}, which the rule `{rule.rule}` leaves out"
                 )
-            entry["snapshot"] = omitted_snapshot(rule)
+            entry = replace(entry, snapshot=omitted_snapshot(rule))
         _same_image(rule.id, entry)
-        if entry.keys() - {"snapshot"} or partial:
+        if data.keys() - {"snapshot"} or partial:
             variants[rule.id] = entry
     _one_index(variants, rules)
-    manifest = {"schema": MANIFEST_SCHEMA, **header, "variants": variants}
+    manifest = Manifest(
+        schema=MANIFEST_SCHEMA,
+        version=first.version,
+        tag=tag,
+        commit=first.commit,
+        source_date_epoch=first.source_date_epoch,
+        tool=first.tool,
+        image=first.image,
+        variants=variants,
+    )
     gaps = missing(manifest, rules)
     if gaps and not partial:
         raise ManifestError("the manifest is incomplete: " + "; ".join(gaps))
-    return manifest if partial else check(manifest, "the merged manifest")
+    if not partial:
+        check(manifest.document(), "the merged manifest")
+    return manifest
 
 
-def _same_image(variant: str, entry: Mapping[str, Any]) -> None:
-    built = entry.get("build", {}).get("image_id")
+def _same_image(variant: str, entry: VariantEntry) -> None:
+    built = entry.build.image_id if entry.build is not None else None
     for name in ("smoke", "snapshot", "publish", "attest"):
-        other = entry.get(name, {}).get("image_id")
+        part: SmokeRecord | SnapshotRecord | PublishRecord | AttestRecord | None
+        part = getattr(entry, name)
+        other = part.image_id if part is not None else None
         if built and other and other != built:
             raise ManifestError(
                 f"{name}({variant}) ran on image {other[:19]}, not on the one built "
@@ -273,18 +293,19 @@ def _same_image(variant: str, entry: Mapping[str, Any]) -> None:
             )
 
 
-def _one_index(variants: Mapping[str, Any], rules: Sequence[VariantRule]) -> None:
+def _one_index(variants: Mapping[str, VariantEntry], rules: Sequence[VariantRule]) -> None:
     """The rows of one variant were published as one index: their publish parts agree."""
-    seen: dict[str, tuple[str, Any]] = {}
+    seen: dict[str, tuple[str, Index]] = {}
     for rule in rules:
-        index = variants.get(rule.id, {}).get("publish", {}).get("index")
-        if index is None:
+        published = variants[rule.id].publish if rule.id in variants else None
+        if published is None:
             continue
+        index = published.index
         first = seen.setdefault(rule.group or rule.id, (rule.id, index))
         if first[1] != index:
             raise ManifestError(
-                f"publish({rule.id}) names the index {index['digest']}, publish({first[0]}) "
-                f"{first[1]['digest']}: the variant's platforms were published apart; "
+                f"publish({rule.id}) names the index {index.digest}, publish({first[0]}) "
+                f"{first[1].digest}: the variant's platforms were published apart; "
                 "publish them together (release images.publish)"
             )
 
@@ -295,15 +316,14 @@ def _how(name: str, rule: VariantRule) -> str:
     return f'nox -s "{name}({rule.id})"'
 
 
-def missing(manifest: Mapping[str, object], rules: Sequence[VariantRule]) -> list[str]:
-    """What the manifest lacks for the matrix, one phrase per variant; [] when complete."""
+def missing(manifest: Manifest | None, rules: Sequence[VariantRule]) -> list[str]:
+    """What the manifest lacks for the matrix (None: no manifest at all), one phrase per
+    variant; [] when complete."""
     out = []
-    variants = manifest.get("variants")
     for rule in rules:
-        entry = variants.get(rule.id) if isinstance(variants, Mapping) else None
-        entry = entry if isinstance(entry, Mapping) else {}
+        entry = manifest.entry(rule.id) if manifest is not None else VariantEntry()
         needed = (*REQUIRED_PARTS, "publish") if rule.publish else REQUIRED_PARTS
-        lacking = [name for name in needed if name not in entry]
+        lacking = [name for name in needed if getattr(entry, name) is None]
         if lacking:
             out.append(
                 f"{rule.id}: no {' / '.join(lacking)} (run "
@@ -313,10 +333,9 @@ def missing(manifest: Mapping[str, object], rules: Sequence[VariantRule]) -> lis
     return out
 
 
-def variant_summary(entry: Mapping[str, JSONValue] | VariantEntry | None) -> dict[str, str]:
+def variant_summary(entry: VariantEntry | None) -> dict[str, str]:
     """Built / smoked / snapshot, each as a short word, for ``status`` and the rehearsal."""
-    if not isinstance(entry, VariantEntry):
-        entry = VariantEntry.of(entry or {})
+    entry = entry or VariantEntry()
     build, smoke, snap = entry.build, entry.smoke, entry.snapshot
     return {
         "built": f"yes ({build.image_id[7:19]})" if build else "no",

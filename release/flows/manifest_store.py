@@ -27,8 +27,8 @@ from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref, read_note
 from release.adapters.state import image_state_dir
 from release.core.json_text import JSONValue, parse_json
-from release.core.manifest import PART_SCHEMA, ManifestError, check, loads
-from release.core.manifest_records import Manifest
+from release.core.manifest import PART_SCHEMA, ManifestError, check, read_manifest
+from release.core.manifest_records import Manifest, Part
 from release.core.tag_manifest import built_as, not_built, not_built_so, of_tag
 from release.errors import UsageError
 
@@ -54,13 +54,13 @@ def parts_root(git_dir: Path, env: Mapping[str, str] | None = None) -> Path:
     return Path(chosen) if chosen else image_state_dir(git_dir, env) / "manifest"
 
 
-def read_parts(dirs: Iterable[Path], version: str) -> list[dict[str, Any]]:
+def read_parts(dirs: Iterable[Path], version: str) -> list[Part]:
     """Every part of ``version`` under ``dirs``: in ``<dir>/<version>/`` as written here, or
     anywhere below ``dir`` (CI artifacts unpacked as they come), each checked. Other JSON
     files are passed over; a part that is damaged, and a ``*.json`` that is not a regular
     file (a symlink, a FIFO, a device, a socket: never opened) or is larger than any part,
     is an error naming the file."""
-    found: list[dict[str, Any]] = []
+    found: list[Part] = []
     seen: set[Path] = set()
     for top in dirs:
         if not top.is_dir():
@@ -74,7 +74,7 @@ def read_parts(dirs: Iterable[Path], version: str) -> list[dict[str, Any]]:
                 continue
             if head.get("version") == version:
                 try:
-                    found.append(check(head, str(path)))
+                    found.append(Part.of(check(head, str(path)), str(path)))
                 except RecursionError:  # the schema's messages show the value, nested
                     raise ManifestError(f"{path}: not a part: nested too deeply") from None
     return found
@@ -109,10 +109,6 @@ class PublishedManifest:
         """The manifest as the JSON document it was read from."""
         return self.manifest.document()
 
-    def document_variants(self) -> dict[str, dict[str, JSONValue]]:
-        """The manifest's variants as their JSON documents, by row id."""
-        return {k: v.document() for k, v in self.manifest.variants.items()}
-
     @property
     def name(self) -> str:
         """How a refusal names it: the tag's manifest, and its notes ref."""
@@ -130,18 +126,18 @@ def published_manifest(repo: GitRepo, tag: str, commit: str) -> PublishedManifes
     if text is None:
         return None
     what = _name(tag)
-    document = of_tag(loads(text, what), tag, commit, what)
+    manifest = of_tag(read_manifest(text, what), tag, commit, what)
     config = committed_config(repo, commit, tag)
     version = _version(config, tag)
-    images = built_as(document, version, config.tag, what)
+    images = built_as(manifest, version, config.tag, what)
     matrix = _matrix(config, what)
     epoch = repo.commit_time(commit)
     disagree = not_built_so(
-        document, matrix, version=version.pep440(), build=images.pep440(), epoch=epoch
+        manifest, matrix, version=version.pep440(), build=images.pep440(), epoch=epoch
     )
     if disagree:
         raise not_built(what, disagree)
-    return PublishedManifest(tag, commit, version, images, matrix, Manifest.of(document))
+    return PublishedManifest(tag, commit, version, images, matrix, manifest)
 
 
 def _name(tag: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from release.core.json_text import JSONValue
 from release.errors import ConfigError, RefusedError, ReleaseError, UsageError
@@ -26,6 +26,7 @@ from release.flows.task_journal import interrupted
 # evidence behind it) only for a picks file, the manifest only for a matrix with a tag.
 if TYPE_CHECKING:
     from release.core.manifest import VariantRule
+    from release.core.manifest_records import Manifest
     from release.flows.branch import ReleaseBranch
     from release.flows.main_reverts import MainRevert
 
@@ -386,11 +387,11 @@ def _images(ctx: ReleaseContext, tags: list[TagInfo], notes: list[str]) -> Image
     try:
         found = published_manifest(ctx.repo, tag.name, tag.commit)
         if found:
-            gaps = missing(found.document, rules)
+            gaps = missing(found.manifest, rules)
             source, entries = "published", found.manifest.variants
         else:
             merged, source = _parts_manifest(ctx, tag, rules)
-            gaps, entries = missing(merged, rules), merged["variants"]
+            gaps, entries = missing(merged, rules), (merged.variants if merged else {})
     except (ConfigError, ManifestError, UsageError) as err:
         notes.append(err.one_line())
         return None
@@ -404,17 +405,17 @@ def _images(ctx: ReleaseContext, tags: list[TagInfo], notes: list[str]) -> Image
 
 def _parts_manifest(
     ctx: ReleaseContext, tag: TagInfo, rules: list[VariantRule]
-) -> tuple[dict[str, Any], str]:
-    """What the parts written here make of ``tag``'s manifest before it is published, and
-    where it was read from."""
-    from release.core.manifest import merge
+) -> tuple[Manifest | None, str]:
+    """What the parts written here make of ``tag``'s manifest before it is published (None:
+    no part yet), and where it was read from."""
+    from release.core.manifest import merged
     from release.flows.manifest_store import parts_root, read_parts
 
     root = parts_root(ctx.repo.git_dir)
     parts = read_parts([root], tag.version.pep440()) if root.is_dir() else []
     if not parts:
-        return {"variants": {}}, "none yet"
-    return merge(parts, rules, partial=True), "local parts"
+        return None, "none yet"
+    return merged(parts, rules, partial=True), "local parts"
 
 
 def _in_progress(ctx: ReleaseContext, notes: list[str]) -> PickInProgress | None:

@@ -44,9 +44,15 @@ from release.adapters.registry_artifacts import ArtifactRegistry
 from release.adapters.syft import syft_sbom
 from release.core.dsse import Signature, pae
 from release.core.image_signing import fingerprint
-from release.core.json_text import JSONValue
 from release.core.manifest import ManifestError, loads
-from release.core.manifest_records import AttestRecord, BuildRecord, JSONObject, PublishRecord
+from release.core.manifest_records import (
+    AttestRecord,
+    BuildRecord,
+    Part,
+    Provenance,
+    PublishRecord,
+    Sbom,
+)
 from release.core.oci_artifact import (
     MANIFEST_MEDIA_TYPE,
     Artifact,
@@ -91,16 +97,11 @@ class Attached:
     signed_by: str | None = None  # the provenance's signer, as recorded (dry: would be)
 
 
-def _part(ws: Workspace, row: str, name: str) -> JSONObject | None:
+def _part(ws: Workspace, row: str, name: str) -> Part | None:
     path = part_path(ws, row, name)
     if not path.is_file():
         return None
-    return loads(path.read_text(encoding="utf-8"), str(path))
-
-
-def _data(part: JSONObject) -> JSONObject:
-    """A part's data (its schema admitted it: an object)."""
-    return cast("dict[str, JSONValue]", part["data"])
+    return Part.of(loads(path.read_text(encoding="utf-8"), str(path)), str(path))
 
 
 def _subject(reg: ArtifactRegistry, repo: str, publish: PublishRecord) -> tuple[int, str]:
@@ -149,7 +150,7 @@ def _provenance(
     data = ws.engine.inspect_image(it.publish.image_id)
     labels = dict(data.labels) if data else {}
     document = statement(
-        it.header,
+        it.header.document(),  # the statement names the release as the part's header does
         it.row,
         it.build,
         it.publish,
@@ -188,35 +189,26 @@ def _push(reg: ArtifactRegistry, ref: str, artifact: Artifact) -> str:
 def _record(
     ws: Workspace, row: str, publish: PublishRecord, done: Attached, repo: str, tool: str
 ) -> None:
-    signer = {"signed_by": done.signed_by} if done.signed_by else {}
-    write_part(
-        ws,
-        row,
-        "attest",
-        {
-            "image_id": publish.image_id,
-            "subject": done.subject,
-            "sbom": {
-                "tag": f"{repo}:{attachment_tag(done.subject, AttachmentKind.SBOM)}",
-                "digest": done.sbom,
-                "media_type": SBOM_MEDIA_TYPE,
-                "packages": done.packages,
-                "tool": tool,
-            },
-            "provenance": {
-                "tag": f"{repo}:{attachment_tag(done.subject, AttachmentKind.PROVENANCE)}",
-                "digest": done.provenance,
-                "predicate_type": PREDICATE_TYPE,
-                "signed": done.signed_by is not None,
-                **signer,
-            },
-        },
+    sbom = Sbom(
+        tag=f"{repo}:{attachment_tag(done.subject, AttachmentKind.SBOM)}",
+        digest=cast(str, done.sbom),  # attached: not a dry run's
+        media_type=SBOM_MEDIA_TYPE,
+        packages=cast(int, done.packages),
+        tool=tool,
     )
+    provenance = Provenance(
+        tag=f"{repo}:{attachment_tag(done.subject, AttachmentKind.PROVENANCE)}",
+        digest=cast(str, done.provenance),
+        predicate_type=PREDICATE_TYPE,
+        signed=done.signed_by is not None,
+        signed_by=done.signed_by or None,
+    )
+    write_part(ws, row, "attest", AttestRecord(publish.image_id, done.subject, sbom, provenance))
 
 
 def _recorded(ws: Workspace, row: str, subject: str) -> AttestRecord | None:
     found = _part(ws, row, "attest")
-    record = AttestRecord.of(_data(found)) if found else None
+    record = AttestRecord.of(found.data, found.variant) if found else None
     return record if record and record.subject == subject else None
 
 
@@ -225,7 +217,7 @@ class _Row:
     """A published row as read before anything is written."""
 
     row: str
-    header: JSONObject  # the publish part's: which release
+    header: Part  # the publish part: which release
     build: BuildRecord
     publish: PublishRecord
     subject: str
@@ -258,13 +250,13 @@ def _read_row(ws: Workspace, reg: ArtifactRegistry, row: str) -> _Row | None:
         return None
     if build is None:
         raise ManifestError(f"{row} was published but has no build part here to attest from")
-    pub = PublishRecord.of(_data(publish))
+    pub = PublishRecord.of(publish.data, f"the publish part of {row}")
     repo, subject = repository(pub.tags[0]), pub.digest
     size, media = _subject(reg, repo, pub)
     refs = {kind: f"{repo}:{attachment_tag(subject, kind)}" for kind in AttachmentKind}
     found = {kind: _existing(reg, refs[kind], kind, subject) for kind in AttachmentKind}
     return _Row(
-        row, publish, BuildRecord.of(_data(build)), pub, subject, size, media, refs, found,
+        row, publish, BuildRecord.of(build.data, f"the build part of {row}"), pub, subject, size, media, refs, found,
         _recorded(ws, row, subject),
     )  # fmt: skip
 

@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from release import __version__
 from release.adapters.engine import ContainerEngine
@@ -19,15 +19,27 @@ from release.adapters.files import atomic_write
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref, read_note, remote_note, write_note
 from release.adapters.image_content import image_content_digest
-from release.core.accelerator import Accelerator, accelerator_fields
+from release.core.accelerator import Accelerator
 from release.core.json_text import JSONValue, parse_json
 from release.core.manifest import (
     ManifestError,
     Release,
     check,
-    merge,
+    merged,
     part_document,
     variant_rules,
+)
+from release.core.manifest_records import (
+    Base,
+    BuildRecord,
+    Content,
+    Manifest,
+    Part,
+    Recipe,
+    Record,
+    SmokeEntry,
+    SmokeRecord,
+    SnapshotRecord,
 )
 from release.core.matrix import ImageMatrix
 from release.errors import ConfigError, RefusedError
@@ -112,9 +124,9 @@ def part_path(ws: ManifestSource, variant: str, part: str) -> Path:
     return parts_dir(ws) / ws.source.version / f"{variant}.{part}.json"
 
 
-def write_part(ws: ManifestSource, variant: str, part: str, data: Mapping[str, JSONValue]) -> Path:
-    """One variant's part, checked, written atomically (a re-run replaces it)."""
-    document = part_document(release_of(ws), variant, part, data)
+def write_part(ws: ManifestSource, variant: str, part: str, record: Record) -> Path:
+    """One variant's part (its record), checked, written atomically (a re-run replaces it)."""
+    document = part_document(release_of(ws), variant, part, record.document())
     path = part_path(ws, variant, part)
     atomic_write(path, json.dumps(document, indent=2, sort_keys=True) + "\n")
     return path
@@ -125,32 +137,31 @@ def build_data(
     accelerator: Accelerator,
     content: Mapping[str, JSONValue],
     inventory: Mapping[str, JSONValue],
-) -> dict[str, JSONValue]:
+) -> BuildRecord:
     """A built variant as its build part records it. Pure."""
     base = result.base
     if base is None or result.image_id is None or result.digest is None:
         raise ManifestError(f"build({result.variant}) made no image to record")
-    return {
-        **accelerator_fields(accelerator),
-        "build_args": dict(result.build_args),
-        "base": {
-            "ref": base.ref,
-            "id": base.id,
-            "content_digest": base.content,
-            "standin": base.standin,
-        },
-        "image_id": result.image_id,
-        "tags": list(result.tags),
-        "input_digest": result.digest,
-        "content": dict(content),
-        "inventory": dict(inventory),
-        **({"recipe": dict(result.recipe)} if result.recipe else {}),
-    }
+    return BuildRecord(
+        build_args=dict(result.build_args),
+        base=Base(base.ref, base.id, cast(str, base.content), base.standin),  # checked as written
+        image_id=result.image_id,
+        tags=tuple(result.tags),
+        input_digest=result.digest,
+        content=Content.of(content, f"the content of {result.variant}"),
+        inventory=dict(inventory),
+        accelerator=accelerator,
+        # CUDA's version as the field records had before there were other accelerators
+        cuda=accelerator.version if accelerator.kind == "cuda" else None,
+        recipe=Recipe.of(result.recipe, f"the recipe of {result.variant}")
+        if result.recipe
+        else None,
+    )
 
 
 def built_data(
     engine: ContainerEngine, result: BuildResult, accelerator: Accelerator, *, timeout: float = 120
-) -> dict[str, JSONValue]:
+) -> BuildRecord:
     """:func:`build_data` of an image in ``engine``: its content digest (cached by image
     id) and its inventory (the runtime probe, run in a throwaway container)."""
     image = str(result.image_id)
@@ -160,10 +171,11 @@ def built_data(
 
 
 def _recorded_image(path: Path) -> str | None:
+    """The image a build part written here records; None where there is none to read."""
     try:
-        data = parse_json(path.read_text(encoding="utf-8"))
-        return str(data["data"]["image_id"])
-    except (OSError, ValueError, KeyError, TypeError):
+        part = Part.of(parse_json(path.read_text(encoding="utf-8")), str(path))
+        return BuildRecord.of(part.data, str(path)).image_id
+    except (OSError, ValueError, ManifestError):
         return None
 
 
@@ -186,40 +198,23 @@ def record_builds(
     return written
 
 
-def smoke_data(report: SmokeReport) -> dict[str, JSONValue]:
-    return {
-        "image_id": report.image_id,
-        "passed": report.passed,
-        "checks": [
-            {
-                "name": r.name,
-                "status": r.status.value,
-                "reason": r.detail,
-                "seconds": round(r.seconds, 3),
-            }
-            for r in report.results
-        ],
-    }
+def smoke_data(report: SmokeReport) -> SmokeRecord:
+    """A smoke run as its part records it. Pure."""
+    checks = (
+        SmokeEntry(r.name, r.status.value, r.detail, round(r.seconds, 3)) for r in report.results
+    )
+    return SmokeRecord(report.image_id, report.passed, tuple(checks))
 
 
-def snapshot_data(report: SnapshotReport) -> dict[str, JSONValue]:
+def snapshot_data(report: SnapshotReport) -> SnapshotRecord:
+    """A snapshot run as its part records it (the runtime record whole, where it ran). Pure."""
     if report.not_run is not None:
-        return {
-            "status": "not run",
-            "reason": report.not_run,
-            "image_id": report.record["image_id"],
-        }
-    return {
-        "status": "passed" if report.passed else "failed",
-        "reason": report.runtime_output,
-        "image_id": report.record["image_id"],
-        "record": report.record,
-    }
+        return SnapshotRecord("not run", report.not_run, report.image_id)
+    status = "passed" if report.passed else "failed"
+    return SnapshotRecord(status, report.runtime_output, report.image_id, report.record)
 
 
-def assemble(
-    ws: ManifestSource, dirs: Sequence[Path] = (), *, partial: bool = False
-) -> dict[str, Any]:
+def assemble(ws: ManifestSource, dirs: Sequence[Path] = (), *, partial: bool = False) -> Manifest:
     """The manifest of the build's version from its parts (here, and in ``dirs``)."""
     root = parts_dir(ws)
     sources = [*dirs] or [root]
@@ -233,18 +228,20 @@ def assemble(
         raise ManifestError(
             f"no manifest parts for {ws.source.version} in {', '.join(map(str, sources))}"
         )
-    return merge(parts, variant_rules(ws.matrix), partial=partial)
+    return merged(parts, variant_rules(ws.matrix), partial=partial)
 
 
-def publish(ws: ManifestSource, manifest: Mapping[str, JSONValue]) -> bool:
+def publish(ws: ManifestSource, manifest: Manifest) -> bool:
     """The manifest as its tag's note on the tagged commit; False when it was already."""
-    tag = manifest.get("tag")
+    tag = manifest.tag
     if not tag:
         raise ManifestError(
-            f"{manifest['version']} is an untagged build: only a tag's manifest is published"
+            f"{manifest.version} is an untagged build: only a tag's manifest is published"
         )
-    text = json.dumps(check(dict(manifest), f"the manifest of {tag}"), indent=2, sort_keys=True)
-    return write_note(ws.ctx.repo, str(tag), str(manifest["commit"]), text + "\n")
+    text = json.dumps(
+        check(manifest.document(), f"the manifest of {tag}"), indent=2, sort_keys=True
+    )
+    return write_note(ws.ctx.repo, tag, manifest.commit, text + "\n")
 
 
 def push_manifest(repo: GitRepo, remote: str, tag: str, commit: str) -> bool:

@@ -18,7 +18,6 @@ from typing import cast
 from release.adapters.engine import ContainerEngine
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref, write_note
-from release.core.json_text import JSONValue
 from release.core.manifest import ManifestError, check, missing, variant_rules
 from release.core.manifest_records import Manifest, PromotedFrom
 from release.core.matrix import ImageMatrix
@@ -105,7 +104,7 @@ class EnginePromotion:
 def check_engine_promotion(
     ctx: ReleaseContext,
     engine: ContainerEngine,
-    rc_manifest: Mapping[str, JSONValue],
+    rc_manifest: Manifest,
     *,
     final_tag: str,
     final_version: str,
@@ -116,11 +115,11 @@ def check_engine_promotion(
     matrix = ctx.config.matrix
     if matrix is None:
         raise ManifestError("[tool.release.images] is missing: no images to promote")
-    rc_tag = str(rc_manifest["tag"])
+    rc_tag = str(rc_manifest.tag)
     gaps = missing(rc_manifest, variant_rules(matrix))
     if gaps:
         raise ManifestError(f"the manifest of {rc_tag} is incomplete: " + "; ".join(gaps))
-    final = final_manifest(Manifest.of(rc_manifest), matrix, final_tag, final_version)
+    final = final_manifest(rc_manifest, matrix, final_tag, final_version)
     assert final.promoted_from is not None
     ids = dict(final.promoted_from.image_ids)
     found = engine.inspect_images(list(ids.values()))

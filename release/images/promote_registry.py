@@ -34,7 +34,6 @@ from dataclasses import dataclass, replace
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref, write_note
 from release.adapters.registry import Registry, RegistryError, Served
-from release.core.json_text import JSONValue
 from release.core.manifest import ManifestError, check, missing, variant_rules
 from release.core.manifest_records import Index, Manifest, PublishRecord
 from release.core.matrix import ImageMatrix
@@ -69,9 +68,9 @@ class Copy:
     moving: bool = False  # a moving tag (``latest``): it may serve another digest before
 
 
-def is_published(manifest: Mapping[str, JSONValue]) -> bool:
+def is_published(manifest: Manifest) -> bool:
     """Whether a manifest's images were published to a registry (its rows have digests)."""
-    return any(entry.publish for entry in Manifest.of(manifest).variants.values())
+    return any(entry.publish for entry in manifest.variants.values())
 
 
 def final_copies(
@@ -271,7 +270,7 @@ class RegistryPromotion:
 
 def check_registry_promotion(
     ctx: ReleaseContext,
-    rc_manifest: Mapping[str, JSONValue],
+    rc_manifest: Manifest,
     *,
     final_tag: str,
     final_version: str,
@@ -289,11 +288,9 @@ def check_registry_promotion(
     rules = [replace(r, publish=True) for r in variant_rules(matrix)]
     gaps = missing(rc_manifest, rules)
     if gaps:
-        raise ManifestError(
-            f"the manifest of {rc_manifest['tag']} is incomplete: " + "; ".join(gaps)
-        )
+        raise ManifestError(f"the manifest of {rc_manifest.tag} is incomplete: " + "; ".join(gaps))
     reg = reg or Registry()
-    rc_records = Manifest.of(rc_manifest)
+    rc_records = rc_manifest
     copies, records = final_copies(rc_records, matrix, final_tag)
     sources = rc_sources(rc_records, copies)
     served = reg.served_all([c.ref for c in copies] + [s.ref for s in sources])
@@ -337,7 +334,7 @@ def check_registry_promotion(
 
 def promote_in_registry(
     ctx: ReleaseContext,
-    rc_manifest: Mapping[str, JSONValue],
+    rc_manifest: Manifest,
     *,
     final_tag: str,
     final_version: str,

@@ -34,10 +34,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Protocol, cast
 
 from release.adapters.process import last_line
 from release.adapters.registry import Registry, RegistryError, Served, is_loopback
+from release.core.manifest_records import Index, PublishRecord
 from release.core.matrix import Variant
 from release.core.references import repository as registry_repository
 from release.core.say import Say
@@ -312,22 +313,18 @@ def _finish(reg: Registry, origin: Origin, index: PublishedIndex, say: Say) -> P
 
 
 def _record(ws: Workspace, registry: str, index: PublishedIndex, signed_by: str | None) -> None:
-    signed = {"signed_by": signed_by} if signed_by else {}
+    signed = signed_by or None
     for image in index.images:
-        write_part(
-            ws,
-            image.row,
-            "publish",
-            {
-                "registry": registry,
-                "platform": image.platform,
-                "image_id": image.image_id,
-                "digest": image.digest,
-                "tags": [image.ref],
-                "index": {"digest": index.digest, "tags": list(index.refs), **signed},
-                **signed,
-            },
+        record = PublishRecord(
+            registry=registry,
+            platform=image.platform,
+            image_id=image.image_id,
+            digest=cast(str, image.digest),
+            tags=(image.ref,),
+            index=Index(cast(str, index.digest), tuple(index.refs), signed),  # checked as written
+            signed_by=signed,
         )
+        write_part(ws, image.row, "publish", record)
 
 
 def _plan_lines(index: PublishedIndex) -> list[str]:

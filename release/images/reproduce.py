@@ -57,7 +57,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
 
 from release.adapters import leftovers
 from release.adapters.engine import ContainerEngine
@@ -65,9 +64,8 @@ from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref
 from release.core.host_access import consent
 from release.core.image_signing import ImageCheck
-from release.core.json_text import JSONValue
 from release.core.manifest import ManifestError, omitted_snapshot, variant_rules
-from release.core.manifest_records import VariantEntry
+from release.core.manifest_records import SmokeRecord, SnapshotRecord, VariantEntry
 from release.core.matrix import ImageMatrix, Variant
 from release.core.say import Say
 from release.core.tag_manifest import not_built, not_recorded
@@ -135,7 +133,7 @@ class _Rebuild:
     matrix: ImageMatrix  # the tag's, under this run's image name
     source: BuildSource  # the checkout, at the version whose images the manifest records
     variants: tuple[Variant, ...]
-    recorded: Mapping[str, Any]  # the manifest's variants
+    recorded: Mapping[str, VariantEntry]  # the manifest's variants
 
 
 @contextmanager
@@ -167,11 +165,11 @@ def _rebuild_of(
     """What to build: the tag's configuration, which ``manifest`` was read against; the
     manifest refused where it lacks a variant that configuration builds."""
     tag, matrix = manifest.tag, manifest.matrix
-    absent = not_recorded(manifest.document, matrix)
+    absent = not_recorded(manifest.manifest, matrix)
     if absent:
         raise not_built(manifest.name, absent)
     source = read_source(here, GivenVersion.of(manifest.built_as), allow_shallow=True)
-    recorded = manifest.document_variants()
+    recorded = manifest.manifest.variants
     unknown = [v for v in variants if v not in recorded]
     if unknown:
         raise UsageError(
@@ -186,7 +184,7 @@ def _rebuild_of(
 def _check_bases(
     engine: ContainerEngine,
     variants: Sequence[Variant],
-    recorded: Mapping[str, Any],
+    recorded: Mapping[str, VariantEntry],
     standin: bool,
 ) -> list[str]:
     """Refuse before building when a recorded base can be neither found nor pulled and
@@ -194,25 +192,26 @@ def _check_bases(
     notices = []
     found = engine.inspect_images([v.base_image for v in variants])
     for variant in variants:
-        base = recorded[variant.id]["build"]["base"]
-        if found.get(variant.base_image) is not None:
+        built = recorded[variant.id].build
+        if found.get(variant.base_image) is not None or built is None:  # (a manifest has one)
             continue
         if not os.environ.get("RELEASE_NO_PULL") and engine.pull(variant.base_image):
             continue
-        if base["standin"]:
+        base = built.base
+        if base.standin:
             notices.append(
-                f"{variant.id}: the rc was built on a stand-in for {escaped(base['ref'])}; one is made "
+                f"{variant.id}: the rc was built on a stand-in for {escaped(base.ref)}; one is made "
                 "here the same way (the base row compares their content)"
             )
         elif standin:
             notices.append(
-                f"{variant.id}: the recorded base {escaped(base['ref'])} cannot be had here: built on "
+                f"{variant.id}: the recorded base {escaped(base.ref)} cannot be had here: built on "
                 "a stand-in, as asked (--standin); its base row says how it differs"
             )
         else:
             raise RefusedError(
-                f"the recorded base of {variant.id}, {escaped(base['ref'])} (content "
-                f"{escaped(base['content_digest'][:19])}), is not here and cannot be pulled: load it "
+                f"the recorded base of {variant.id}, {escaped(base.ref)} (content "
+                f"{escaped(base.content_digest[:19])}), is not here and cannot be pulled: load it "
                 "(docker load), or pass --standin to build on a stand-in, which the verdict "
                 "will show"
             )
@@ -228,23 +227,19 @@ def _rebuilt(
     store: Path,
     say: Say,
     live: bool = False,
-) -> dict[str, Any]:
+) -> tuple[SmokeRecord, SnapshotRecord]:
     from release.images.smoke import run_smoke
     from release.images.snapshot import run_snapshot
 
-    entry: dict[str, Any] = {}
     smoke = run_smoke(engine, matrix, variant, source, image, say=say, live=live)
     say(smoke.verdict())  # its head and checks were said as they ran
-    entry["smoke"] = smoke_data(smoke)
     if matrix.has_snapshot(variant):
         snap = run_snapshot(engine, matrix, variant, source, image, store=store, say=say, live=live)
         for line in snap.lines():
             say(line)
-        entry["snapshot"] = snapshot_data(snap)
-    else:
-        rule = next(r for r in variant_rules(matrix) if r.id == variant.id)
-        entry["snapshot"] = omitted_snapshot(rule)
-    return entry
+        return smoke_data(smoke), snapshot_data(snap)
+    rule = next(r for r in variant_rules(matrix) if r.id == variant.id)
+    return smoke_data(smoke), omitted_snapshot(rule)
 
 
 def reproduce(
@@ -292,8 +287,10 @@ def reproduce(
             outcome.host_allowed_by = signer
             _notice(outcome, [notice], say)
         if image_trust is not None:  # before anything is pulled or built
-            outcome.image_signatures = check_published(rebuild.recorded, image_trust, say)
-            outcome.provenance_signatures = check_provenance(rebuild.recorded, image_trust, say)
+            # (both read the rows as the documents they are, as a tester's forged ones)
+            rows = {row: entry.document() for row, entry in rebuild.recorded.items()}
+            outcome.image_signatures = check_published(rows, image_trust, say)
+            outcome.provenance_signatures = check_provenance(rows, image_trust, say)
         engine = ContainerEngine.detect()
         _notice(outcome, _check_bases(engine, rebuild.variants, rebuild.recorded, standin), say)
         _verdicts(
@@ -356,24 +353,26 @@ def _verdicts(
                 outcome.verdicts[variant.id] = [FieldVerdict("build", State.DRIFT, (why,))]
                 continue
             built = built_data(engine, result, variant.accelerator)
-            entry = {"build": built}
-            entry |= _rebuilt(
+            smoked, snapshot = _rebuilt(
                 engine, matrix, variant, source, result.tags[0], top / "snapshots", say, live
             )
+            recorded = rebuild.recorded[variant.id]
+            published = recorded.publish
             outcome.verdicts[variant.id] = (
                 compare_variant(
-                    VariantEntry.of(rebuild.recorded[variant.id]),
-                    VariantEntry.of(entry),
+                    recorded,
+                    VariantEntry(built, smoked, snapshot),
                     config_args=matrix.build_args_for(variant, source.version),
                 )
+                # (these two read a row as the document it is, as a tester's forged ones)
                 + registry_verdicts(
                     engine,
-                    rebuild.recorded[variant.id].get("publish"),
-                    cast("dict[str, JSONValue]", built["content"]),  # as build_data made it
+                    published.document() if published is not None else None,
+                    built.content.document(),
                 )
                 + attestation_verdicts(
-                    rebuild.recorded[variant.id],
-                    entry["build"],
+                    recorded.document(),
+                    built.document(),
                     commit=source.revision,
                     rebuilt_image=str(result.image_id),
                     signature=outcome.provenance_signatures.get(variant.id),

@@ -16,7 +16,6 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
@@ -24,7 +23,7 @@ from release.adapters.engine import ContainerEngine
 from release.adapters.files import atomic_write
 from release.adapters.image_info import ImageInfo
 from release.core.accelerator import accelerator_fields
-from release.core.json_text import parse_json
+from release.core.json_text import JSONValue, parse_json
 from release.core.matrix import ImageMatrix, Variant
 from release.core.terminal_text import escaped
 from release.errors import EngineError, UsageError
@@ -39,8 +38,11 @@ __all__ = ["SnapshotReport", "diff_states", "find_baseline", "run_snapshot"]
 
 @dataclass(frozen=True)
 class SnapshotReport:
+    """A snapshot run: the record written (the runtime's state and the round trip's figures,
+    as the probe gave them: the manifest keeps it whole), where, and the diff."""
+
     variant: str
-    record: dict[str, Any]
+    record: Mapping[str, JSONValue]
     path: Path
     trip: RoundTrip
     baseline: Path | None = None
@@ -54,6 +56,11 @@ class SnapshotReport:
     @property
     def failed(self) -> bool:
         return self.not_run is None and not self.trip.passed
+
+    @property
+    def image_id(self) -> str:
+        """The image snapshotted (its id, as the record says)."""
+        return str(self.record["image_id"])
 
     @property
     def runtime_output(self) -> str:
@@ -70,13 +77,14 @@ class SnapshotReport:
         )
         if self.trip.log and not self.passed:
             out += [f"    | {escaped(line)}" for line in self.trip.log]
-        state = self.record["state"]
-        found = state["cuda"].get("version.json")
+        state = _object(self.record.get("state"))
+        found = _object(state.get("cuda")).get("version.json")
         cuda = f"CUDA {escaped(str(found))}, " if found is not None else ""  # a CUDA image's
+        libraries, packages = state.get("libraries"), _object(state.get("python")).get("packages")
         out.append(
-            f"  recorded: {len(state['libraries'])} shared libraries, "
-            f"{len(state['python']['packages'])} Python packages, {cuda}"
-            f"driver: {escaped(str(state['driver']))} -> {escaped(str(self.path))}"
+            f"  recorded: {_count(libraries)} shared libraries, "
+            f"{_count(packages)} Python packages, {cuda}"
+            f"driver: {escaped(str(state.get('driver')))} -> {escaped(str(self.path))}"
         )
         if self.baseline is None:
             out.append("  baseline: none (first record of this variant)")
@@ -88,6 +96,15 @@ class SnapshotReport:
             if len(self.diff) > limit:
                 out.append(f"    ... {len(self.diff) - limit} more")
         return out
+
+
+def _object(value: JSONValue | None) -> Mapping[str, JSONValue]:
+    """An object of the probe's state; {} for anything else."""
+    return value if isinstance(value, dict) else {}
+
+
+def _count(value: JSONValue | None) -> int:
+    return len(value) if isinstance(value, dict | list) else 0
 
 
 def _flatten(data: Mapping[str, object], prefix: str = "") -> dict[str, object]:
@@ -165,10 +182,10 @@ def run_snapshot(
             f"emulated platform ({variant.platform} on {engine.platform()}: CRIU does not "
             "run under qemu-user; the round trip runs where the platform is native)"
         )
-        record: dict[str, object] = {
+        said: dict[str, JSONValue] = {
             "variant": variant.id, "image": image, "image_id": data.id, "not_run": why,
         }  # fmt: skip
-        return SnapshotReport(variant.id, record, Path(), RoundTrip(False, why), not_run=why)
+        return SnapshotReport(variant.id, said, Path(), RoundTrip(False, why), not_run=why)
     say(f"snapshot({variant.id}): {image}: serve, warm, checkpoint, restore in a fresh container")
     with live_step(f"snapshot({variant.id}): round trip", live=live):
         trip = round_trip(
@@ -186,7 +203,7 @@ def run_snapshot(
         what=image,
     )
     labels = data.labels
-    record = {
+    record: dict[str, JSONValue] = {
         "schema": 1,
         "variant": variant.id,
         **accelerator_fields(variant.accelerator),

@@ -12,10 +12,10 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from release.adapters.registry import Registry
 from release.adapters.registry_server import LocalRegistry, Traffic, registry_binary
+from release.core.manifest_records import Manifest
 from release.core.matrix import ImageMatrix
 from release.errors import ReleaseError
 from release.sample.rehearse_images import DockerSide
@@ -70,7 +70,7 @@ def registry_checks(
     t: Terminal,
     side: RegistrySide,
     matrix: ImageMatrix,
-    manifests: Mapping[str, Mapping[str, Any] | None],
+    manifests: Mapping[str, Manifest | None],
     final_tag: str,
     rc_tag: str,
     promote_uploads: int | None,
@@ -86,15 +86,15 @@ def registry_checks(
     prefix = side.prefix
     wanted: dict[str, str] = {}  # final tag -> the rc's index digest
     platforms: dict[str, set[str]] = {}
-    for row_id, entry in rc["variants"].items():
-        published = entry.get("publish")
+    for row_id, entry in rc.variants.items():
+        published = entry.publish
         if published is None:
             t.check(what, False, f"{row_id} of {rc_tag} was not published")
             return
         group = matrix.variant(row_id).group
         for tag in matrix.index_tags(group, final_tag):
-            wanted[f"{prefix}/{tag}"] = published["index"]["digest"]
-        platforms.setdefault(group, set()).add(published["platform"])
+            wanted[f"{prefix}/{tag}"] = published.index.digest
+        platforms.setdefault(group, set()).add(published.platform)
     served = {ref: reg.served(ref) for ref in wanted}
     t.check(
         what,

@@ -12,14 +12,14 @@ they never pass without one.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from release.adapters.engine import ContainerEngine
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref
+from release.core.manifest_records import Manifest, SnapshotRecord, VariantEntry
 from release.core.matrix import ImageMatrix
 from release.errors import ReleaseError
 from release.flows.manifest_store import published_manifest
@@ -70,7 +70,7 @@ def parse_verdicts(text: str, ids: Iterable[str]) -> dict[str, str]:
     return found
 
 
-def manifest_of(repo: GitRepo, tag: str) -> tuple[dict[str, Any] | None, str]:
+def manifest_of(repo: GitRepo, tag: str) -> tuple[Manifest | None, str]:
     """``tag``'s published manifest read as every command reads it (the schema, the tag,
     what the tag builds); (None, why) when there is none or it does not hold."""
     commit = repo.rev(tag)
@@ -80,7 +80,7 @@ def manifest_of(repo: GitRepo, tag: str) -> tuple[dict[str, Any] | None, str]:
         return None, err.one_line()
     if found is None:
         return None, f"no note in {notes_ref(tag)}"
-    return found.document, ""
+    return found.manifest, ""
 
 
 def _rule(matrix: ImageMatrix) -> str:
@@ -192,18 +192,17 @@ def _manifest_checks(t: Terminal, repo: GitRepo, matrix: ImageMatrix, tag: str) 
     )
     if manifest is None:
         return
-    variants = manifest["variants"]
+    variants = manifest.variants
     t.check(
         f"{tag}'s manifest lists the {len(matrix.variants)} variants, each built and smoked",
         sorted(variants) == sorted(matrix.ids)
-        and all("build" in v and v.get("smoke", {}).get("passed") for v in variants.values()),
+        and all(v.build and v.smoke and v.smoke.passed for v in variants.values()),
     )
-    snapshots = {i: v.get("snapshot", {}) for i, v in variants.items()}
+    snapshots = {i: v.snapshot for i, v in variants.items()}
     t.check(
         f"{tag}: snapshot passed where the rule applies, omitted by the rule elsewhere",
         all(
-            snapshots.get(v.id, {}).get("status")
-            == ("passed" if matrix.has_snapshot(v) else "omitted")
+            _status(snapshots.get(v.id)) == ("passed" if matrix.has_snapshot(v) else "omitted")
             for v in matrix.variants
         ),
     )
@@ -211,7 +210,7 @@ def _manifest_checks(t: Terminal, repo: GitRepo, matrix: ImageMatrix, tag: str) 
     with_runtime = sorted(
         i
         for i, v in variants.items()
-        if step_args and step_args.items() <= v.get("build", {}).get("build_args", {}).items()
+        if step_args and v.build and step_args.items() <= v.build.build_args.items()
     )
     t.check(
         f"{tag}: the snapshot runtime step is built into {', '.join(matrix.snapshot_ids())} only",
@@ -229,18 +228,18 @@ def _promoted_checks(
     if engine is None or rc2 is None or final is None:
         t.check(f"{tags.final}'s images are {tags.rc2}'s", False, why or f"no {tags.rc2} manifest")
         return
-    ids = {i: v["build"]["image_id"] for i, v in rc2["variants"].items()}
+    ids = {i: v.build.image_id for i, v in rc2.variants.items() if v.build}
+    came = final.promoted_from
     t.check(
         f"{tags.final}'s manifest says it came from {tags.rc2}, with the same image ids",
-        final.get("promoted_from", {}).get("tag") == tags.rc2
-        and final["promoted_from"].get("image_ids") == ids,
+        came is not None and came.tag == tags.rc2 and dict(came.image_ids) == ids,
     )
     if _published(rc2):  # promoted in the registry: its checks read the registry
         return
     refs = [
         (i, ref)
         for i in ids
-        for ref in (*rc2["variants"][i]["build"]["tags"], *_final_refs(matrix, i, tags.final))
+        for ref in (*_built_tags(rc2.entry(i)), *_final_refs(matrix, i, tags.final))
     ]
     t.check(
         f"{tags.final}'s and {matrix.moving_tag or 'no moving'} tags point at {tags.rc2}'s "
@@ -249,8 +248,16 @@ def _promoted_checks(
     )
 
 
-def _published(manifest: Mapping[str, Any]) -> bool:
-    return all("publish" in entry for entry in manifest["variants"].values())
+def _published(manifest: Manifest) -> bool:
+    return all(entry.publish is not None for entry in manifest.variants.values())
+
+
+def _built_tags(entry: VariantEntry) -> tuple[str, ...]:
+    return entry.build.tags if entry.build else ()
+
+
+def _status(snapshot: SnapshotRecord | None) -> str | None:
+    return snapshot.status if snapshot else None
 
 
 def _final_refs(matrix: ImageMatrix, variant_id: str, final: str) -> list[str]:
@@ -269,7 +276,7 @@ def result_table(
 ) -> list[str]:
     """One row per variant, then the time each step took and the total."""
     manifests = {tag: manifest_of(repo, tag)[0] for tag in (tags.rc1, tags.rc2)}
-    final = manifest_of(repo, tags.final)[0] or {}
+    final = manifest_of(repo, tags.final)[0]
     engine = ledger.docker.engine
     header = (
         "variant",
@@ -284,7 +291,7 @@ def result_table(
     )
     rows: list[tuple[str, ...]] = [header]
     for variant in matrix.variants:
-        entries = [(m or {}).get("variants", {}).get(variant.id, {}) for m in manifests.values()]
+        entries = [m.entry(variant.id) if m else VariantEntry() for m in manifests.values()]
         rows.append(
             (
                 variant.id,
@@ -316,40 +323,39 @@ def _final_cell(
     matrix: ImageMatrix,
     variant_id: str,
     final_tag: str,
-    rc2: Mapping[str, Any],
-    final: Mapping[str, Any],
+    rc2: VariantEntry,
+    final: Manifest | None,
 ) -> str:
     """Whether the final's image is rc2's: by the digests in the registry (the final's
     manifest records them as read back) where rc2 was published, else by image id here."""
-    rc2_id = rc2.get("build", {}).get("image_id")
-    if rc2_id is None:
+    if rc2.build is None:
         return NOT_RUN
-    if "publish" in rc2:
-        theirs = final.get("variants", {}).get(variant_id, {}).get("publish", {})
-        same = theirs.get("digest") == rc2["publish"]["digest"]
+    rc2_id = rc2.build.image_id
+    if rc2.publish is not None:
+        theirs = final.entry(variant_id).publish if final else None
+        same = theirs is not None and theirs.digest == rc2.publish.digest
         return "= rc2 (registry)" if same else "not promoted"
     final_id = engine.image_id(_final_refs(matrix, variant_id, final_tag)[0]) if engine else None
     return "= rc2" if final_id == rc2_id else "not promoted"
 
 
-def _built(entry: Mapping[str, Any]) -> str:
-    build = entry.get("build")
-    return build["image_id"][7:19] if build else NOT_RUN
+def _built(entry: VariantEntry) -> str:
+    return entry.build.image_id[7:19] if entry.build else NOT_RUN
 
 
-def _smoked(entry: Mapping[str, Any]) -> str:
-    smoke = entry.get("smoke")
-    return ("passed" if smoke["passed"] else "FAILED") if smoke else NOT_RUN
+def _smoked(entry: VariantEntry) -> str:
+    smoke = entry.smoke
+    return ("passed" if smoke.passed else "FAILED") if smoke else NOT_RUN
 
 
-def _snapshot(entry: Mapping[str, Any]) -> str:
-    snap = entry.get("snapshot")
+def _snapshot(entry: VariantEntry) -> str:
+    snap = entry.snapshot
     if not snap:
         return NOT_RUN
-    if snap["status"] == "omitted":
-        rule = re.search(r"rule (`[^`]*`)", snap.get("reason", ""))
+    if snap.status == "omitted":
+        rule = re.search(r"rule (`[^`]*`)", snap.reason)
         return f"omitted: rule {rule[1]}" if rule else "omitted"
-    return str(snap["status"])
+    return snap.status
 
 
 def _both(cells: Sequence[str]) -> str:

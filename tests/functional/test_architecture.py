@@ -537,16 +537,8 @@ ANY_ALLOWED: dict[str, set[str]] = {
     "release.core.config": {"parse_pyproject", "release_table"},
     "release.core.json_text": {"parse_json"},
     "release.adapters.state": {"StateFile.read", "StateFile.write"},
-    # the release manifest and its parts: JSON checked against its schema at the edge
-    "release.core.manifest": {"merge"},
-    "release.core.tag_manifest": {"of_tag", "built_as", "not_built_so", "not_recorded"},
-    "release.flows.manifest_store": {"read_parts"},
-    "release.images.manifest": {"assemble"},
-    "release.sample.rehearse_registry": {"registry_checks"},
-    "release.sample.rehearse_report": {"manifest_of"},
     # docker's inspect documents and a runtime probe's record, as the engine gives them
     "release.images.smoke_checks": {"SmokeCheck.config", "SmokeReport.to_dict"},
-    "release.images.snapshot": {"SnapshotReport.record"},
     # documents written for other tools (YAML pipelines, the bake file) and --json shapes
     "release.flows.pick_journal": {"PickJournal.to_dict"},
     # file objects of either mode handed to a process; rich's objects, imported lazily

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from release.adapters.config_file import CONFIG_ENV
-from release.core.manifest import MAX_DEPTH, ManifestError
+from release.core.manifest import MAX_DEPTH, PART_SCHEMA, ManifestError
 from release.core.manifest_records import Manifest
 from release.errors import UsageError
 from release.flows.context import ReleaseContext
@@ -72,7 +72,23 @@ def _published(registry: str, tag: str = "") -> Callable[[dict[str, Any]], str]:
     return text
 
 
+def _a_part(document: dict[str, Any]) -> str:
+    """One of the rc's parts where its manifest should be: it names the tag and commit."""
+    header = {k: document[k] for k in ("version", "tag", "commit", "source_date_epoch", "tool")}
+    return json.dumps(
+        {
+            "schema": PART_SCHEMA,
+            **header,
+            "image": document["image"],
+            "variant": "cu130",
+            "part": "build",
+            "data": document["variants"]["cu130"]["build"],
+        }
+    )
+
+
 DAMAGES = {
+    "a part, not a manifest": (_a_part, "a part of a release manifest, not a manifest"),
     "another version": (_other_version, "version '0.1.0rc7', the tag's is 0.1.0rc1"),
     "nested 150,000 deep": (_nested(150_000), "not a release manifest (nested too deep to read)"),
     # the parser reads it; the bound refuses it before a schema message, a copy or a dump

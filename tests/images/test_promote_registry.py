@@ -23,6 +23,7 @@ import pytest
 from release.adapters.engine import ContainerEngine
 from release.adapters.git import GitRepo
 from release.adapters.registry_server import LocalRegistry
+from release.core.manifest_records import Manifest
 from release.core.verdict import State
 from release.errors import RefusedError
 from release.flows.context import ReleaseContext
@@ -103,7 +104,7 @@ def promote(repo: Repo, final: str = FINAL, signing: ImageSigning | None = None)
         ctx = ReleaseContext(repo.root)
         promote_in_registry(
             ctx,
-            manifest(repo, RC),
+            Manifest.of(manifest(repo, RC)),
             final_tag=final,
             final_version=final.removeprefix("v"),
             commit=str(ctx.repo.rev(RC)),

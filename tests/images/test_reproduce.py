@@ -20,6 +20,7 @@ import pytest
 
 from release.adapters.engine import ContainerEngine
 from release.core.accelerator import Accelerator
+from release.core.manifest_records import Base, BuildRecord, Content, VariantEntry
 from release.core.matrix import Variant
 from release.errors import RefusedError
 from release.images.reproduce import SUFFIX, _check_bases
@@ -191,20 +192,28 @@ class NoBases:
 
 def test_a_recorded_base_that_cannot_be_had_is_refused_unless_a_standin_is_asked() -> None:
     variant = Variant("cu130", Accelerator("cuda", "13.0.1"), "nvidia/cuda:13.0.1-base-ubuntu24.04")
-    base = {"ref": variant.base_image, "content_digest": "sha256:" + "c" * 64, "standin": False}
-    recorded = {"cu130": {"build": {"base": base}}}
+
+    def recorded(standin: bool) -> dict[str, VariantEntry]:
+        base = Base(variant.base_image, "sha256:" + "b" * 64, "sha256:" + "c" * 64, standin)
+        build = BuildRecord({}, base, "sha256:" + "1" * 64, (), "sha256:" + "d" * 64,
+                            Content("sha256:" + "e" * 64, {}, 0), {})  # fmt: skip
+        return {"cu130": VariantEntry(build=build)}
+
     engine: Any = NoBases()
     with pytest.raises(RefusedError) as refused:
-        _check_bases(engine, [variant], recorded, standin=False)
+        _check_bases(engine, [variant], recorded(False), standin=False)
     assert "is not here and cannot be pulled" in str(refused.value)
     assert "--standin" in str(refused.value)
-    said = _check_bases(engine, [variant], recorded, standin=True)
+    said = _check_bases(engine, [variant], recorded(False), standin=True)
     assert said == [
         "cu130: the recorded base nvidia/cuda:13.0.1-base-ubuntu24.04 cannot be had here: "
         "built on a stand-in, as asked (--standin); its base row says how it differs"
     ]
-    base["standin"] = True  # the rc itself was built on a stand-in: one is made the same way
-    assert "the rc was built on a stand-in" in _check_bases(engine, [variant], recorded, False)[0]
+    # the rc itself was built on a stand-in: one is made the same way
+    assert (
+        "the rc was built on a stand-in"
+        in _check_bases(engine, [variant], recorded(True), False)[0]
+    )
 
 
 @images

@@ -23,6 +23,7 @@ from release.core.manifest import (
     part_document,
     variant_summary,
 )
+from release.core.manifest_records import Manifest
 
 COMMIT = "a" * 40
 RELEASE = Release("0.31.0rc1", "v0.31.0rc1", COMMIT, 1764100000, "example/tinyengine", "0.1.0")
@@ -106,9 +107,9 @@ def test_complete_parts_merge_into_a_valid_manifest() -> None:
         "reason": "CUDA 12.8.1, rule `!=12.*`",
     }
     assert manifest["variants"]["cu130"]["snapshot"]["status"] == "passed"
-    assert missing(manifest, RULES) == []
+    assert missing(Manifest.of(manifest), RULES) == []
     assert loads(json.dumps(manifest), "read back") == manifest  # valid on read too
-    assert variant_summary(manifest["variants"]["cu128"]) == {
+    assert variant_summary(Manifest.of(manifest).entry("cu128")) == {
         "built": "yes (111111111111)",
         "smoked": "passed",
         "snapshot": "omitted (CUDA 12.8.1, rule `!=12.*`)",
@@ -136,7 +137,7 @@ def test_an_incomplete_manifest_is_refused_naming_what_is_missing(drop: int, sai
     assert said in info.value.one_line() and "incomplete" in info.value.one_line()
     assert info.value.exit_code == 7
     partial = merge(parts, RULES, partial=True)
-    assert said in "; ".join(missing(partial, RULES))
+    assert said in "; ".join(missing(Manifest.of(partial), RULES))
 
 
 def test_parts_of_two_releases_do_not_merge() -> None:
