@@ -12,7 +12,7 @@ import pytest
 from release.core.accelerator import Accelerator
 from release.core.manifest import ManifestError, check, merge, read_manifest
 from release.core.manifest_records import Manifest, VariantEntry
-from tests.unit.test_manifest import COMMIT, RULES, complete_parts, sha
+from tests.manifest_support import COMMIT, RULES, complete_parts, sha
 
 
 def _text(document: object) -> str:
