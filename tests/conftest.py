@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 import pytest
 
 import release
-from release import sample as sample_package  # its commit clock (the name `sample` is a fixture)
+from release import sample
 from release.adapters.git import GitRepo
 from release.sample import AFTER_CUT, SampleEngine, make_sample_engine
 from tests.signing_support import Key, make_key
@@ -381,7 +381,7 @@ def copied(
         assert made.root == base / "engine" and made.remote == base / "remote.git"
         for git_dir in (made.repo.git_dir, made.remote):
             _compact(made.repo, git_dir)
-        template = _Template(base, dict(made.shas), sample_package._CLOCK[0], value)
+        template = _Template(base, dict(made.shas), sample._CLOCK[0], value)
         _TEMPLATES[name] = template
     shutil.copytree(template.base, dest, symlinks=True, dirs_exist_ok=True)
     config = dest / "engine" / ".git" / "config"  # origin's url set as git would set it
@@ -391,7 +391,7 @@ def copied(
     config.write_text(text.replace(url, f"\turl = {dest / 'remote.git'}\n"), encoding="utf-8")
     repo = GitRepo(dest / "engine")
     repo.run("status", "--porcelain")  # refresh the copied index's stat data
-    sample_package._CLOCK[0] = template.clock
+    sample._CLOCK[0] = template.clock
     engine = SampleEngine(dest / "engine", dest / "remote.git", repo, dict(template.shas))
     return engine, cast(T, template.value)
 
@@ -431,27 +431,20 @@ def keys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Key]]:
 
 
 # -- the fixtures of the support modules, each defined once there --------------------------
-# (imported last: the support modules import from this one)
-# `cycle`: the rc cycle the golden notes and changelogs are rendered from.
-from tests._golden import cycle  # noqa: E402, F401
-
-# Image tests: the `docker` fixture (skips saying why, or fails when RELEASE_REQUIRE_DOCKER=1)
-# and `registry`, Debian's docker-registry on 127.0.0.1, one per test module.
-from tests.docker_support import docker, registry  # noqa: E402, F401
-
-# Image tests: `sample`, the sample engine under an image name of its own, one per module.
-from tests.engine_support import sample  # noqa: E402, F401
-
-# GitHub: the `gh_standin` fixture, a recording stand-in for gh first on PATH.
-from tests.github_support import gh_standin  # noqa: E402, F401
-
-# `parsing_history`: a main with what parsing commits meets (co-authors, a revert, ...).
-from tests.history_support import parsing_history  # noqa: E402, F401
-
-# `rc1_tagged`: the sample's v0.1.0rc1 with a manifest note, as the rc page and the GitHub
-# release are made from it.
-from tests.rc_page_support import rc1_tagged  # noqa: E402, F401
-
-# `maintainer` and `tester_clone`: reproduce against a hostile remote (the maintainer's
-# published rc1, a tester's clone of its remote).
-from tests.reproduce_support import maintainer, tester_clone  # noqa: E402, F401
+# Registered as plugins (imported by pytest once this module is loaded, not by it): a
+# support module imports from this one, and may be imported first (a test module run on
+# its own, as a process a test starts).
+pytest_plugins = [
+    "tests._golden",  # `cycle`: the rc cycle the golden notes and changelogs are rendered from
+    # image tests: the `docker` fixture (skips saying why, or fails when
+    # RELEASE_REQUIRE_DOCKER=1) and `registry`, Debian's docker-registry on 127.0.0.1, one
+    # per test module
+    "tests.docker_support",
+    "tests.engine_support",  # `sample`: the sample engine under an image name of its own
+    "tests.github_support",  # `gh_standin`: a recording stand-in for gh first on PATH
+    "tests.history_support",  # `parsing_history`: a main with what parsing commits meets
+    "tests.rc_page_support",  # `rc1_tagged`: the sample's rc1 with a manifest note
+    # `maintainer` and `tester_clone`: reproduce against a hostile remote (the maintainer's
+    # published rc1, a tester's clone of its remote)
+    "tests.reproduce_support",
+]
