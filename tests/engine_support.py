@@ -1,6 +1,6 @@
 """Engine repositories for image tests: small engines of our own (:func:`make_engine_repo`:
 a Dockerfile that fails or sleeps on a build arg, variants and smoke checks as asked),
-the sample engine under an image name of its own (the fixture ``sample``, re-exported
+the sample engine under an image name of its own (the fixture ``sample``, registered
 by conftest), an engine built once for a module (:func:`built_engine`), and what image
 tests read of a run's output and of the processes left running."""
 

@@ -1,6 +1,6 @@
 """A main branch with what parsing commits meets: co-authors, a revert, a typo'd prefix, a
 subject without one, a pick with ``-x`` and a reason, non-ASCII and a message in Latin-1
-(the fixture ``parsing_history``, made once and copied; re-exported by conftest)."""
+(the fixture ``parsing_history``, made once and copied; registered by conftest)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The rc the rc page and the GitHub release are made from: a manifest of four rows (one
 not published, one on two platforms, one whose smoke failed), and the sample engine
 with v0.1.0rc1 tagged by ``release tag`` and a manifest note for it (the fixture
-``rc1_tagged``, re-exported by conftest)."""
+``rc1_tagged``, registered by conftest)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """A hostile remote for ``reproduce``: the sample engine tagged v0.1.0rc1 and pushed with a
 manifest note faithful to the tag (the fixture ``maintainer``), a tester's clone of its
 remote (``tester_clone``), the note changed and published again (:func:`hostile`), and
-``release reproduce`` run in a clone that must be left as it was. Fixtures re-exported
+``release reproduce`` run in a clone that must be left as it was. Fixtures registered
 by conftest."""
 
 from __future__ import annotations

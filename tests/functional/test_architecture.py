@@ -791,7 +791,7 @@ def test_any_is_counted_in_code_only() -> None:
 # modules, or one overriding conftest's) are two things a reader takes for one, and a
 # test module that imports from another (a helper, a constant, a fixture) ties the two
 # together: what both use lives in a support module of tests/ (``tests/*_support.py``),
-# its fixtures re-exported by conftest. Every module of the tests package is read.
+# its fixtures registered by conftest. Every module of the tests package is read.
 TESTS = PACKAGE.parent / "tests"
 
 
