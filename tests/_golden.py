@@ -154,3 +154,9 @@ def run_cycle(root: Path) -> Cycle:
         for name in ("v0.1.0rc1", "v0.1.0rc2", "v0.1.0", "releases/v0.1.0"):
             cycle.shas[name] = cycle.git("rev-parse", f"{name}^{{commit}}").strip()
         return cycle
+
+
+@pytest.fixture(scope="module")
+def cycle(tmp_path_factory: pytest.TempPathFactory) -> Cycle:
+    with isolated_git(tmp_path_factory.mktemp("home")):
+        return run_cycle(tmp_path_factory.mktemp("cycle"))

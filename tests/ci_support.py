@@ -4,9 +4,11 @@ matrix and the options, for tests that check the documents."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from release import __version__
+from release.adapters.config_file import load_config
 from release.core.ci_config import CiSettings
 from release.core.ci_triggers import tag_kinds
 from release.core.generated import Spelling, WrittenBy, stamped
@@ -15,10 +17,14 @@ from release.core.pipeline_buildkite import buildkite_pipeline as _buildkite
 from release.core.pipeline_files import pipeline_files
 from release.core.pipeline_files import pipeline_text as _text
 from release.core.pipeline_github import github_workflows
-from release.core.pipelines import PipelinePlan, transfer_registry
+from release.core.pipelines import (
+    PipelinePlan,
+    transfer_registry,
+)
 from release.core.tool_pins import PinKind, ToolInstall
 from release.core.versions import TagTemplate
 
+ROOT = Path(__file__).resolve().parents[1]  # the repository: its [tool.release] is the matrix
 TAG = TagTemplate("v{version}", "tag")
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 # how the jobs of these documents install the tool: by a commit of a repository that is none
@@ -79,3 +85,12 @@ def pipeline_texts(matrix: ImageMatrix, fmt: str, **given: Any) -> dict[str, str
 def as_written(body: str, command: Sequence[str]) -> str:
     """``body`` as ``release ci`` writes it, by ``command``: under its header."""
     return stamped(body, Spelling.HASH, WrittenBy(__version__, tuple(command)))
+
+
+def root_matrix() -> ImageMatrix:
+    matrix = load_config(ROOT).matrix
+    assert matrix is not None
+    return matrix
+
+
+REGISTRY = "registry.example.com:5000/org/ci"

@@ -335,14 +335,6 @@ def local_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PackageInd
         yield index
 
 
-# Image tests: the `docker` fixture (skips saying why, or fails when RELEASE_REQUIRE_DOCKER=1)
-# and `registry`, Debian's docker-registry on 127.0.0.1, one per test module.
-from tests.docker_support import docker, registry  # noqa: E402, F401
-
-# GitHub: the `gh_standin` fixture, a recording stand-in for gh first on PATH.
-from tests.github_support import gh_standin  # noqa: E402, F401
-
-
 @pytest.fixture
 def cut_engine_copy(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> SampleEngine:
     """The same state as ``cut_engine``, at ``tmp_path / "copy"``."""
@@ -436,3 +428,23 @@ def keys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Key]]:
     finally:
         for key in made.values():
             key.close()
+
+
+# -- the fixtures of the support modules, each defined once there --------------------------
+# Registered as plugins (imported by pytest once this module is loaded, not by it): a
+# support module imports from this one, and may be imported first (a test module run on
+# its own, as a process a test starts).
+pytest_plugins = [
+    "tests._golden",  # `cycle`: the rc cycle the golden notes and changelogs are rendered from
+    # image tests: the `docker` fixture (skips saying why, or fails when
+    # RELEASE_REQUIRE_DOCKER=1) and `registry`, Debian's docker-registry on 127.0.0.1, one
+    # per test module
+    "tests.docker_support",
+    "tests.engine_support",  # `sample`: the sample engine under an image name of its own
+    "tests.github_support",  # `gh_standin`: a recording stand-in for gh first on PATH
+    "tests.history_support",  # `parsing_history`: a main with what parsing commits meets
+    "tests.rc_page_support",  # `rc1_tagged`: the sample's rc1 with a manifest note
+    # `maintainer` and `tester_clone`: reproduce against a hostile remote (the maintainer's
+    # published rc1, a tester's clone of its remote)
+    "tests.reproduce_support",
+]

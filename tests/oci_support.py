@@ -13,6 +13,10 @@ import subprocess
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from release.adapters.registry_server import LocalRegistry
+from tests.manifest_support import TAG
 
 __all__ = ["OciImage", "copy_in", "oci_layout"]
 
@@ -99,3 +103,41 @@ def copy_in(layout: Path, name: str, ref: str) -> None:
         capture_output=True,
         timeout=120,
     )  # fmt: skip
+
+
+NAME = "example/tinyengine"  # the sample's image name
+
+
+@dataclass(frozen=True)
+class Published:
+    repository: str
+    platform: str  # the platform image's digest
+    index: str
+    platform_tag: str
+    index_tags: tuple[str, ...]
+
+
+def published(registry: LocalRegistry, root: Path, seed: str, path: str = "rel") -> Published:
+    """An image of one platform and its index in the registry, under the sample's name."""
+    repository = f"{registry.address}/{path}/{NAME}"
+    made, index = oci_layout(root / seed, ["linux/amd64"], seed)
+    platform_tag, index_tags = (
+        f"{repository}:{TAG}-amd64",
+        (f"{repository}:{TAG}", f"{repository}:{TAG}-cu130"),
+    )
+    copy_in(root / seed, "amd64", platform_tag)
+    for tag in index_tags:
+        copy_in(root / seed, "index", tag)
+    return Published(repository, made[0].digest, index, platform_tag, index_tags)
+
+
+def recorded(image: Published) -> dict[str, Any]:
+    """The cu130 row's publish record of ``image`` (its registry: the repository less the
+    image's name)."""
+    return {
+        "registry": image.repository.removesuffix(f"/{NAME}"),
+        "platform": "linux/amd64",
+        "digest": image.platform,
+        "tags": [image.platform_tag],
+        "index": {"digest": image.index, "tags": list(image.index_tags)},
+    }

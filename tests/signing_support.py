@@ -73,3 +73,9 @@ def skopeo_accepts(ref: str, public: Path, store: Path, root: Path) -> tuple[boo
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     return result.returncode == 0, result.stderr
+
+
+def signature_files(store: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(store)): p.read_bytes() for p in sorted(store.rglob("*")) if p.is_file()
+    }

@@ -815,3 +815,155 @@ def test_every_stack_walk_is_reported_at_once() -> None:
         }
     )
     assert found == {"release.cli.tasks": [3, 4], "release.core.x": [2]}
+
+
+# -- the tests' own shape: one fixture per name, no test module importing another ---------
+# A fixture's name is how a test asks for it: two definitions of one name (in two test
+# modules, or one overriding conftest's) are two things a reader takes for one, and a
+# test module that imports from another (a helper, a constant, a fixture) ties the two
+# together: what both use lives in a support module of tests/ (``tests/*_support.py``),
+# its fixtures registered by conftest. Every module of the tests package is read.
+TESTS = PACKAGE.parent / "tests"
+
+
+def _test_modules(root: Path = TESTS) -> dict[str, Path]:
+    """The tests package's modules (folders without ``__init__.py``, such as the layouts'
+    trees, are data)."""
+    found = {}
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).with_suffix("")
+        if all((root.parent.joinpath(*rel.parts[:n]) / "__init__.py").exists()
+               for n in range(1, len(rel.parts))):  # fmt: skip
+            parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+            found[".".join(parts)] = path
+    return found
+
+
+TEST_MODULES = _test_modules()
+
+
+def _is_test_module(module: str) -> bool:
+    return module.startswith("tests.") and module.rsplit(".", 1)[-1].startswith("test_")
+
+
+def imports_a_test_module(module: str, source: Path | str) -> list[str]:
+    """The imports (lazy ones too) that load another test module, or a name from one."""
+    found = []
+    for imported, names, line in _imports(source):
+        targets = [f"{imported}.{name}" for name in names if _is_test_module(f"{imported}.{name}")]
+        targets = targets or ([imported] if _is_test_module(imported) else [])
+        found += [f"line {line}: imports {target}" for target in targets if target != module]
+    return found
+
+
+def _is_fixture(decorator: ast.expr) -> bool:
+    called = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return ast.unparse(called) in ("pytest.fixture", "fixture")
+
+
+def _fixture_name(node: ast.FunctionDef | ast.AsyncFunctionDef, decorator: ast.expr) -> str:
+    """The name a test asks for: ``name=`` in the decorator's call, else the function's."""
+    for keyword in decorator.keywords if isinstance(decorator, ast.Call) else ():
+        if keyword.arg == "name" and isinstance(keyword.value, ast.Constant):
+            return str(keyword.value.value)
+    return node.name
+
+
+def fixtures_defined(source: Path | str) -> list[str]:
+    """The names of the fixtures a module defines (wherever in it: a class's too)."""
+    return [
+        _fixture_name(node, decorator)
+        for node in ast.walk(_tree(source))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        for decorator in node.decorator_list
+        if _is_fixture(decorator)
+    ]
+
+
+def fixture_namesakes(sources: Mapping[str, Path | str]) -> dict[str, list[str]]:
+    """Each fixture name defined in more than one module: the modules."""
+    where: dict[str, list[str]] = {}
+    for module, source in sorted(sources.items()):
+        for name in dict.fromkeys(fixtures_defined(source)):
+            where.setdefault(name, []).append(module)
+    return {name: modules for name, modules in sorted(where.items()) if len(modules) > 1}
+
+
+def test_each_fixture_name_is_defined_once() -> None:
+    found = [
+        f"{name}: {', '.join(modules)}" for name, modules in fixture_namesakes(TEST_MODULES).items()
+    ]
+    assert not found, _report(
+        found, "a fixture's name is defined in one module (share it, or name each for what it is)"
+    )
+
+
+def test_no_test_module_imports_another() -> None:
+    found = each_module(imports_a_test_module, TEST_MODULES)
+    assert not found, _report(
+        found,
+        "no module of the tests imports a test module (move what is shared to a support module)",
+    )
+
+
+def test_every_fixture_defined_twice_is_reported_at_once() -> None:
+    found = fixture_namesakes(
+        {
+            "tests.conftest": "@pytest.fixture\ndef engine(): ...\n",
+            "tests.functional.test_a": (
+                "import pytest\n"
+                "@pytest.fixture(scope='module')\ndef engine(): ...\n"
+                "@pytest.fixture\ndef built(): ...\n"
+                "def served(): ...\n"  # a helper, not a fixture
+            ),
+            "tests.images.test_b": (
+                "from pytest import fixture\n"
+                "@fixture\ndef built(): ...\n"
+                "@pytest.fixture(name='served')\ndef _served(): ...\n"
+                "class TestC:\n    @pytest.fixture\n    def built(self): ...\n"
+            ),
+            "tests.images.test_c": "@pytest.fixture\nasync def served(): ...\n",
+            "tests.unit.test_d": "@pytest.fixture\ndef alone(): ...\ndef engine(): ...\n",
+        }
+    )
+    assert found == {
+        "built": ["tests.functional.test_a", "tests.images.test_b"],
+        "engine": ["tests.conftest", "tests.functional.test_a"],
+        "served": ["tests.images.test_b", "tests.images.test_c"],
+    }
+
+
+def test_every_import_of_a_test_module_is_reported_at_once() -> None:
+    found = each_module(
+        imports_a_test_module,
+        {
+            "tests.functional.test_a": (
+                "from tests.unit.test_manifest import build, sha\n"
+                "from tests.ci_support import root_matrix\n"
+                "from tests.functional.test_a import itself\n"
+                "def f():\n    from tests.images.test_images import BASE\n"
+            ),
+            "tests.images.test_b": (
+                "import tests.functional.test_a as other\n"
+                "from tests.functional import test_c, helpers\n"
+                "from tests import docker_support\n"
+            ),
+            "tests.manifest_support": "from tests.unit import test_manifest\n",
+            "tests.unit.test_d": "from release.core.test_like import x\nimport tests.conftest\n",
+        },
+    )
+    assert found == [
+        "tests.functional.test_a: line 1: imports tests.unit.test_manifest",
+        "tests.functional.test_a: line 5: imports tests.images.test_images",
+        "tests.images.test_b: line 1: imports tests.functional.test_a",
+        "tests.images.test_b: line 2: imports tests.functional.test_c",
+        "tests.manifest_support: line 1: imports tests.unit.test_manifest",
+    ]
+
+
+def test_the_tests_package_is_read_whole() -> None:
+    assert {"tests.conftest", "tests.docker_support", "tests.unit.test_manifest"} <= set(
+        TEST_MODULES
+    )
+    assert __name__.split(".")[-1] in {m.rsplit(".", 1)[-1] for m in TEST_MODULES}
+    assert not [m for m in TEST_MODULES if ".layouts." in m or ".fixtures." in m]

@@ -13,8 +13,8 @@ from release.core.backport_pairs import by_paths, moved_between, without_small
 from release.core.backports import MIN_SHARED
 from release.flows.context import ReleaseContext
 from release.sample import SampleEngine
+from tests.backport_support import git
 from tests.conftest import run_cli
-from tests.functional.test_backports import git
 
 # -- pure -------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from release.core.backports import Message, by_lines, by_message, normalized_tit
 from release.core.commits import make_commit
 from release.core.pull_requests import RepoIdentity
 from release.sample import RESOLVED_SCHEDULER_108, SampleEngine
+from tests.backport_support import git, moved_file_backport
 from tests.conftest import CliResult, run_cli
 
 # -- pure: what a port's message says -----------------------------------------------
@@ -223,10 +224,6 @@ def release(engine: SampleEngine, *args: str, code: int = 0) -> CliResult:
     return result
 
 
-def git(engine: SampleEngine, *args: str) -> str:
-    return engine.repo.out(*args)
-
-
 def plan(engine: SampleEngine, *args: str) -> list[tuple[str, str, str | None]]:
     data = json.loads(release(engine, "pick", *args, "--dry-run", "--json").stdout)
     return [
@@ -307,25 +304,6 @@ def test_pick_leaves_a_held_commit_alone_and_repick_takes_it(cut_engine_copy: Sa
     ]
     assert [(s["action"], s["sha"]) for s in steps] == [("cherry-pick", engine.shas[108])]
     assert "asked by --repick although likely already backported" in steps[0]["detail"]
-
-
-def moved_file_backport(engine: SampleEngine) -> tuple[str, str]:
-    """(a fix on main, its copy on the release branch): the branch moved the file first and
-    the copy words its messages differently; no -x line, no number, another title."""
-    handler = "\n\ndef empty_prompt(request):\n    prompt = request.get('prompt')\n    if not prompt:\n        return {'error': 'empty prompt', 'status': 400}\n    return None\n"
-    git(engine, "switch", "--quiet", "main")
-    server = engine.root / "tinyengine" / "server.py"
-    server.write_text(server.read_text() + handler)
-    git(engine, "commit", "--quiet", "-am", "[Bugfix] Reject empty prompts (#130)")
-    fix = git(engine, "rev-parse", "HEAD")
-    git(engine, "switch", "--quiet", "releases/v0.1.0")
-    (engine.root / "tinyengine" / "api").mkdir()
-    git(engine, "mv", "tinyengine/server.py", "tinyengine/api/server.py")
-    git(engine, "commit", "--quiet", "-m", "Move the server into tinyengine/api")
-    moved = engine.root / "tinyengine" / "api" / "server.py"
-    moved.write_text(moved.read_text() + handler.replace("empty prompt", "prompt is empty"))
-    git(engine, "commit", "--quiet", "-am", "Answer 400 when there is nothing to complete")
-    return fix, git(engine, "rev-parse", "HEAD")
 
 
 def test_a_backport_into_a_moved_file_is_found_by_its_changed_lines(

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from release.core.changelog import HEADER, Changelog, new_changelog, update_file
-from tests._golden import Cycle, assert_golden, isolated_git, run_cycle
+from tests._golden import Cycle, assert_golden
 
 RC1 = "### Bug Fixes\n\n- Fix the limit (#108) by Alice Chen\n"
 RC2 = "### Bug Fixes\n\n- Return 400 (#112) by Bob Okafor\n"
@@ -203,12 +203,6 @@ def test_update_file_keeps_crlf_bytes(tmp_path: Path) -> None:
 
 
 # -- the changelog of a real rc cycle ---------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def cycle(tmp_path_factory: pytest.TempPathFactory) -> Cycle:
-    with isolated_git(tmp_path_factory.mktemp("home")):
-        return run_cycle(tmp_path_factory.mktemp("cycle"))
 
 
 @pytest.mark.parametrize("stage", ["rc1", "rc2", "final"])

@@ -43,7 +43,7 @@ def status(outcome: CheckOutcome, name: str) -> tuple[Health, str]:
 
 
 @pytest.fixture
-def engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
+def engine_with_login(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
     made = make_engine_repo(tmp_path, first="[Core] The engine (#1)", author=AUTHOR)
     (made.root / "noxfile.py").write_text(NOXFILE)
     home = tmp_path / "home"
@@ -74,8 +74,8 @@ def test_a_fresh_repository_without_commits(tmp_path: Path) -> None:
     assert document["ok"] is (outcome.exit_code == 0)
 
 
-def test_the_sample_engine_checks_out(engine: GitRepo) -> None:
-    outcome = run_check(engine.root)
+def test_the_sample_engine_checks_out(engine_with_login: GitRepo) -> None:
+    outcome = run_check(engine_with_login.root)
     for name in ("configuration", "schema", "history", "git state", "noxfile.py",
                  "snapshot privileges", "registry login docker.io"):  # fmt: skip
         assert status(outcome, name)[0] is Health.OK, status(outcome, name)
@@ -189,11 +189,13 @@ def test_an_engine_that_does_not_answer_is_a_problem(
     assert found[0] is Health.PROBLEM and "no Docker Engine is reachable" in found[1]
 
 
-def test_a_noxfile_missing_or_without_the_image_sessions_is_a_problem(engine: GitRepo) -> None:
-    (engine.root / "noxfile.py").write_text("import nox\n")
-    assert status(run_check(engine.root), "noxfile.py")[0] is Health.PROBLEM
-    (engine.root / "noxfile.py").unlink()
-    found = status(run_check(engine.root), "noxfile.py")
+def test_a_noxfile_missing_or_without_the_image_sessions_is_a_problem(
+    engine_with_login: GitRepo,
+) -> None:
+    (engine_with_login.root / "noxfile.py").write_text("import nox\n")
+    assert status(run_check(engine_with_login.root), "noxfile.py")[0] is Health.PROBLEM
+    (engine_with_login.root / "noxfile.py").unlink()
+    found = status(run_check(engine_with_login.root), "noxfile.py")
     assert found[0] is Health.PROBLEM and found[1].startswith("none; the image sessions need")
 
 
@@ -202,13 +204,15 @@ def test_a_noxfile_missing_or_without_the_image_sessions_is_a_problem(engine: Gi
     ['["--cap-add", "SYS_PTRACE", "--security-opt", "seccomp=unconfined"]',
      '["--cap-add", "SYS_ADMIN", "--cap-add", "SYS_PTRACE"]', "[]"],
 )  # fmt: skip
-def test_snapshot_privileges_criu_lacks_are_a_problem(engine: GitRepo, options: str) -> None:
-    pyproject = engine.root / "pyproject.toml"
+def test_snapshot_privileges_criu_lacks_are_a_problem(
+    engine_with_login: GitRepo, options: str
+) -> None:
+    pyproject = engine_with_login.root / "pyproject.toml"
     text = pyproject.read_text(encoding="utf-8")
     start = text.index("run-options = [")
     end = text.index("]\n", start) + 2
     pyproject.write_text(text[:start] + f"run-options = {options}\n" + text[end:])
-    found = status(run_check(engine.root), "snapshot privileges")
+    found = status(run_check(engine_with_login.root), "snapshot privileges")
     assert found[0] is Health.PROBLEM and found[1].startswith("CRIU needs ")
 
 
@@ -228,10 +232,12 @@ def with_logins(config: object) -> None:
 
 
 @LOGINS
-def test_a_registry_base_images_come_from_needs_no_login(engine: GitRepo, config: object) -> None:
+def test_a_registry_base_images_come_from_needs_no_login(
+    engine_with_login: GitRepo, config: object
+) -> None:
     """Public bases pull without a login: a missing one is a note, and the check passes."""
     with_logins(config)
-    outcome = run_check(engine.root)
+    outcome = run_check(engine_with_login.root)
     found = status(outcome, "registry login docker.io")
     assert found[0] is Health.NOTE, found
     assert (
@@ -244,9 +250,9 @@ def test_a_registry_base_images_come_from_needs_no_login(engine: GitRepo, config
 
 @LOGINS
 def test_a_registry_release_pushes_to_without_a_login_is_a_problem(
-    engine: GitRepo, config: object
+    engine_with_login: GitRepo, config: object
 ) -> None:
-    pyproject = engine.root / "pyproject.toml"
+    pyproject = engine_with_login.root / "pyproject.toml"
     text = pyproject.read_text(encoding="utf-8")
     pyproject.write_text(
         text.replace(
@@ -255,22 +261,22 @@ def test_a_registry_release_pushes_to_without_a_login_is_a_problem(
         )
     )
     with_logins(config)
-    outcome = run_check(engine.root)
+    outcome = run_check(engine_with_login.root)
     found = status(outcome, "registry login docker.io")
     assert found[0] is Health.PROBLEM
     assert found[1].endswith("; release pushes images there: docker login docker.io")
     assert outcome.exit_code == 1
 
 
-def test_a_credential_helper_is_not_checked(engine: GitRepo) -> None:
+def test_a_credential_helper_is_not_checked(engine_with_login: GitRepo) -> None:
     path = Path.home() / ".docker" / "config.json"
     path.write_text(json.dumps({"credHelpers": {"docker.io": "pass"}}))
-    found = status(run_check(engine.root), "registry login docker.io")
+    found = status(run_check(engine_with_login.root), "registry login docker.io")
     assert found == (Health.NOT_CHECKED, "docker-credential-pass keeps it; not asked")
 
 
-def test_a_registry_on_this_machine_is_not_checked(engine: GitRepo) -> None:
-    pyproject = engine.root / "pyproject.toml"
+def test_a_registry_on_this_machine_is_not_checked(engine_with_login: GitRepo) -> None:
+    pyproject = engine_with_login.root / "pyproject.toml"
     text = pyproject.read_text(encoding="utf-8")
     pyproject.write_text(
         text.replace(
@@ -278,15 +284,15 @@ def test_a_registry_on_this_machine_is_not_checked(engine: GitRepo) -> None:
             'version-arg = "ENGINE_VERSION"\nci-registry = "127.0.0.1:5000/ci"\n',
         )
     )
-    outcome = run_check(engine.root)
+    outcome = run_check(engine_with_login.root)
     assert status(outcome, "registry login 127.0.0.1:5000")[0] is Health.NOT_CHECKED
     assert status(outcome, "registry login docker.io")[0] is Health.OK
 
 
 def test_a_release_registry_needs_skopeo_and_a_foreign_platform_emulation(
-    engine: GitRepo, monkeypatch: pytest.MonkeyPatch
+    engine_with_login: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pyproject = engine.root / "pyproject.toml"
+    pyproject = engine_with_login.root / "pyproject.toml"
     text = pyproject.read_text()
     text = text.replace(
         'version-arg = "ENGINE_VERSION"',
@@ -300,7 +306,7 @@ def test_a_release_registry_needs_skopeo_and_a_foreign_platform_emulation(
         doctor, "emulation_problem", lambda p: None if p == "linux/amd64" else "no handler"
     )
     monkeypatch.setattr(doctor.shutil, "which", lambda name: None)
-    outcome = run_check(engine.root)
+    outcome = run_check(engine_with_login.root)
     assert status(outcome, "skopeo")[0] is Health.PROBLEM
     assert "apt-get install skopeo" in status(outcome, "skopeo")[1]
     assert status(outcome, "platform linux/amd64")[0] is Health.OK

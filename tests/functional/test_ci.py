@@ -33,25 +33,21 @@ from release.images.standin import BaseImage
 from tests.ci_support import (
     COMMIT,
     PINNED,
+    REGISTRY,
     as_written,
     buildkite_pipeline,
     github_workflow,
     pipeline_text,
+    root_matrix,
 )
 from tests.conftest import run_cli, run_nox
-from tests.functional.test_matrix import sample_table
+from tests.matrix_support import sample_table
 
 ROOT = Path(__file__).resolve().parents[2]
 SHA = "0123456789abcdef0123456789abcdef01234567"
 # how a job installs the tool where a test writes the pipelines with release ci: pinned by
 # a commit (how this test environment has it installed is no test's business)
 PIN = f"release @ git+https://git.example.com/org/release@{COMMIT}"
-
-
-def root_matrix() -> ImageMatrix:
-    matrix = load_config(ROOT).matrix
-    assert matrix is not None
-    return matrix
 
 
 def source(**changes: Any) -> BuildSource:
@@ -384,9 +380,6 @@ def test_yaml_text_reads_back_as_written() -> None:
     text = dump_yaml(document, ["made here"])
     assert text.startswith("# made here\n")
     assert yaml.safe_load(text) == document
-
-
-REGISTRY = "registry.example.com:5000/org/ci"
 
 
 PUSH = 'release images.push --variant "$RELEASE_CI_VARIANT" --registry "$RELEASE_CI_REGISTRY"'

@@ -24,10 +24,8 @@ from release.core.pipeline_github import github_workflows
 from release.core.pipelines import RELEASE_JOB
 from release.errors import ConfigError
 from tests.ci_runner import Runner, buildkite_condition
-from tests.ci_support import buildkite_pipeline, plan_for
-from tests.conftest import repo_state, run_cli
-from tests.functional.test_ci import root_matrix
-from tests.functional.test_ci_validators import (
+from tests.ci_support import buildkite_pipeline, plan_for, root_matrix
+from tests.ci_validation_support import (
     LABELS,
     RELEASE_REGISTRY,
     SETTINGS,
@@ -37,6 +35,7 @@ from tests.functional.test_ci_validators import (
     written,
     zizmor,
 )
+from tests.conftest import repo_state, run_cli
 from tests.index_support import PackageIndex
 
 ON_TAG = "github.ref_type == 'tag'"

@@ -15,9 +15,8 @@ import pytest
 
 from release.core.ci_config import CiSettings
 from release.core.pipeline_github import github_workflows
-from tests.ci_support import as_written, buildkite_pipeline, pipeline_texts, plan_for
-from tests.functional.test_ci import root_matrix
-from tests.functional.test_ci_validators import LABELS, RELEASE_REGISTRY, tool, validate, zizmor
+from tests.ci_support import as_written, buildkite_pipeline, pipeline_texts, plan_for, root_matrix
+from tests.ci_validation_support import LABELS, RELEASE_REGISTRY, tool, validate, zizmor
 
 RUN = 'release github-release "$GITHUB_REF_NAME"'
 TOKEN = "${{ secrets.GITHUB_TOKEN }}"
@@ -163,8 +162,8 @@ def test_the_buildkite_tag_steps_make_it_with_the_agents_token(registry: str | N
 def test_release_ci_follows_the_github_table(tmp_path: Path, made: bool) -> None:
     """``release ci`` as a user runs it: ``[tool.release.github] release`` (true unless
     set) decides whether the tag's jobs make the GitHub release."""
+    from tests.ci_validation_support import hostile_engine
     from tests.conftest import run_cli
-    from tests.functional.test_ci_validators import hostile_engine
 
     root = hostile_engine(tmp_path / "engine", install=True, hostile=False)
     pyproject = root / "pyproject.toml"

@@ -24,9 +24,8 @@ from release.core.pipeline_github import github_workflows
 from release.core.pipeline_signing import SIGNATURES_DIR, SIGNING_SECRET
 from release.core.yaml_text import dump_yaml
 from release.errors import ConfigError
-from tests.ci_support import buildkite_pipeline, plan_for
-from tests.functional.test_ci import root_matrix
-from tests.functional.test_ci_validators import LABELS, RELEASE_REGISTRY, tool, validate, zizmor
+from tests.ci_support import buildkite_pipeline, plan_for, root_matrix
+from tests.ci_validation_support import LABELS, RELEASE_REGISTRY, tool, validate, zizmor
 
 FPR = "0123456789ABCDEF0123456789ABCDEF01234567"
 ROUTES = {"artifacts": "", "registry": "registry.example.com/org/ci", "release": None}

@@ -26,57 +26,13 @@ from release.core.commits import make_commit
 from release.core.config import Config
 from release.errors import ConfigError
 from release.flows.context import ReleaseContext
-from release.sample import ALICE, BOB, CAROL, Change, SampleEngine, add_commit, make_sample_engine
-from tests.conftest import copied_engine, cut, run_cli
+from release.sample import BOB, Change, SampleEngine, add_commit
+from tests.conftest import run_cli
 
 OFF = {"RELEASE_REPO_CACHE": "0"}
 
 
 pytestmark = pytest.mark.usefixtures("no_ci")  # the runner's CI settings do not leak in
-
-
-@pytest.fixture
-def history(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> SampleEngine:
-    """Main with what parsing works on: co-authors, a revert, a typo'd prefix, a prefix-less
-    subject, a pick with ``-x`` and a reason, non-ASCII and a message in Latin-1 (made once
-    and copied)."""
-    return copied_engine("history", _history, tmp_path / "copy", tmp_path_factory)
-
-
-def _history(root: Path) -> SampleEngine:
-    engine = cut(make_sample_engine(root))
-    repo = engine.repo
-    repo.run("switch", "--quiet", "main")
-    engine.commit(
-        Change(
-            "[Bugfix] Keep the queue order (#201)",
-            BOB,
-            {"a.txt": "a\n"},
-            body="Co-authored-by: Carol Diaz <carol@example.com>\nCo-authored-by: dependabot[bot] <d@x>",
-        )
-    )
-    engine.commit(Change("[Perfomance] Faster batching (#202)", CAROL, {"b.txt": "b\n"}))
-    engine.commit(Change("Add a test for the limits (#203)", ALICE, {"c.txt": "c\n"}))
-    engine.commit(Change('Revert "[Bugfix] Keep the queue order (#201)" (#204)', BOB, {},
-                         revert_of="Keep the queue order"))  # fmt: skip
-    engine.commit(Change("[Doc] Explain résumé tokens ✓ (#205)", ("Zoë Ünal", "zoe@example.com"),
-                         {"d.txt": "d\n"}))  # fmt: skip
-    picked = engine.shas[109]
-    engine.commit(
-        Change(
-            "[Fix] A pick, carried over (#206)",
-            ALICE,
-            {"e.txt": "e\n"},
-            body=f"(cherry picked from commit {picked})\nCherry-pick-reason: regression",
-        )
-    )
-    repo.run("config", "i18n.commitEncoding", "ISO-8859-1")
-    (engine.root / "f.txt").write_text("f\n", encoding="utf-8")
-    repo.run("add", "f.txt")
-    message = "[Core] Caf\xe9 in Latin-1 (#207)\n".encode("latin-1")
-    repo.run("commit", "--quiet", "-F", "-", stdin=message.decode("utf-8", "surrogateescape"))
-    repo.run("config", "--unset", "i18n.commitEncoding")
-    return engine
 
 
 def notes(engine: SampleEngine, *args: str, env: dict[str, str] | None = None) -> str:
@@ -94,12 +50,12 @@ def notes(engine: SampleEngine, *args: str, env: dict[str, str] | None = None) -
 _UNCACHED: dict[tuple[str, ...], str] = {}
 
 
-def uncached_notes(history: SampleEngine, *args: str) -> str:
+def uncached_notes(parsing_history: SampleEngine, *args: str) -> str:
     """``notes(history, *args, env=OFF)`` of a history no test has changed yet, run once:
     each test's history is a copy of the same repository, and a run with the caches off
     writes nothing (tested below), so it prints the same of every copy."""
     if args not in _UNCACHED:
-        _UNCACHED[args] = notes(history, *args, env=OFF)
+        _UNCACHED[args] = notes(parsing_history, *args, env=OFF)
     return _UNCACHED[args]
 
 
@@ -119,31 +75,33 @@ FORMATS = [pytest.param((), id="md"), pytest.param(("--format", "json"), id="jso
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_cold_warm_and_no_cache_give_the_same_notes(
-    history: SampleEngine, fmt: tuple[str, ...]
+    parsing_history: SampleEngine, fmt: tuple[str, ...]
 ) -> None:
     args = (*SINCE, *fmt)
-    uncached = notes(history, *args, env=OFF)
-    assert not _path(history).exists()  # off: not written either
-    assert notes(history, *args) == uncached  # cold: written
-    written = _path(history).read_bytes()
-    assert notes(history, *args) == uncached  # warm
-    assert _path(history).read_bytes() == written  # nothing new: not written again
+    uncached = notes(parsing_history, *args, env=OFF)
+    assert not _path(parsing_history).exists()  # off: not written either
+    assert notes(parsing_history, *args) == uncached  # cold: written
+    written = _path(parsing_history).read_bytes()
+    assert notes(parsing_history, *args) == uncached  # warm
+    assert _path(parsing_history).read_bytes() == written  # nothing new: not written again
     assert "Faster batching" in uncached and ("Café" in uncached or "Caf\\u00e9" in uncached)
 
 
-def test_the_warm_run_reads_the_cache_and_the_setting_turns_it_off(history: SampleEngine) -> None:
+def test_the_warm_run_reads_the_cache_and_the_setting_turns_it_off(
+    parsing_history: SampleEngine,
+) -> None:
     """A record changed in the file (with the file's own key and checksum) shows in the
     notes: the warm run read it. With RELEASE_REPO_CACHE=0 it is not read."""
-    uncached = uncached_notes(history, *SINCE)
-    notes(history, *SINCE)
-    cache = CommitCache.load(_path(history), _key(history))
-    sha = history.shas[202]
+    uncached = uncached_notes(parsing_history, *SINCE)
+    notes(parsing_history, *SINCE)
+    cache = CommitCache.load(_path(parsing_history), _key(parsing_history))
+    sha = parsing_history.shas[202]
     record = cache.records[sha]
     cache.records[sha] = (*record[:5], "A title only the cache holds", *record[6:])
     cache.changed = True
     cache.save()
-    assert "A title only the cache holds" in notes(history, *SINCE)
-    assert notes(history, *SINCE, env=OFF) == uncached
+    assert "A title only the cache holds" in notes(parsing_history, *SINCE)
+    assert notes(parsing_history, *SINCE, env=OFF) == uncached
 
 
 def _truncated(data: bytes) -> bytes:
@@ -195,112 +153,117 @@ def _earlier_reshaped(data: bytes, key: str) -> bytes:
 
 @pytest.mark.parametrize("damage", [pytest.param(d, id=name) for name, d in DAMAGE])
 def test_a_damaged_or_foreign_cache_is_ignored_and_written_anew(
-    history: SampleEngine, damage: Callable[[bytes, str], bytes]
+    parsing_history: SampleEngine, damage: Callable[[bytes, str], bytes]
 ) -> None:
-    uncached = uncached_notes(history, *SINCE)
-    notes(history, *SINCE)
-    path, key = _path(history), _key(history)
+    uncached = uncached_notes(parsing_history, *SINCE)
+    notes(parsing_history, *SINCE)
+    path, key = _path(parsing_history), _key(parsing_history)
     path.write_bytes(damage(path.read_bytes(), key))
-    assert notes(history, *SINCE) == uncached
+    assert notes(parsing_history, *SINCE) == uncached
     rewritten = CommitCache.load(path, key)  # whole again, and for this key
-    shas = history.repo.out("rev-list", "--no-merges", "main~12..main").split()
+    shas = parsing_history.repo.out("rev-list", "--no-merges", "main~12..main").split()
     assert rewritten.take(shas) is not None and all(sha in rewritten for sha in shas)
-    assert notes(history, *SINCE) == uncached
+    assert notes(parsing_history, *SINCE) == uncached
     left = [p.name for p in path.parent.iterdir()]
     assert sorted(left) == sorted([path.name, "notes"])  # no scratch left
 
 
-def test_a_cache_that_cannot_be_written_changes_nothing(history: SampleEngine) -> None:
-    uncached = uncached_notes(history, *SINCE)
-    release_dir = history.repo.common_dir / "release"
+def test_a_cache_that_cannot_be_written_changes_nothing(parsing_history: SampleEngine) -> None:
+    uncached = uncached_notes(parsing_history, *SINCE)
+    release_dir = parsing_history.repo.common_dir / "release"
     release_dir.write_text("a file where the directory would be\n", encoding="utf-8")
-    assert notes(history, *SINCE) == uncached
+    assert notes(parsing_history, *SINCE) == uncached
     release_dir.unlink()
-    _path(history).mkdir(parents=True)  # a directory where the file would be
-    assert notes(history, *SINCE) == uncached
-    assert notes(history, *SINCE) == uncached
+    _path(parsing_history).mkdir(parents=True)  # a directory where the file would be
+    assert notes(parsing_history, *SINCE) == uncached
+    assert notes(parsing_history, *SINCE) == uncached
 
 
-def test_changed_aliases_give_the_notes_of_the_new_map(history: SampleEngine) -> None:
-    notes(history, *SINCE)
-    before = _path(history).read_bytes().split(b"\n", 1)[0]
-    pyproject = history.root / "pyproject.toml"
+def test_changed_aliases_give_the_notes_of_the_new_map(parsing_history: SampleEngine) -> None:
+    notes(parsing_history, *SINCE)
+    before = _path(parsing_history).read_bytes().split(b"\n", 1)[0]
+    pyproject = parsing_history.root / "pyproject.toml"
     pyproject.write_text(
         pyproject.read_text(encoding="utf-8")
         + '\n[tool.release.categories]\n"Speed" = ["Perfomance", "Perf"]\n"Bug Fixes" = ["Fix", "Bugfix"]\n',
         encoding="utf-8",
     )
-    changed = notes(history, *SINCE)
-    assert changed == notes(history, *SINCE, env=OFF)
+    changed = notes(parsing_history, *SINCE)
+    assert changed == notes(parsing_history, *SINCE, env=OFF)
     assert "## Speed\n\n- Faster batching" in changed
-    assert _path(history).read_bytes().split(b"\n", 1)[0] != before  # another key
+    assert _path(parsing_history).read_bytes().split(b"\n", 1)[0] != before  # another key
 
 
-def test_a_changed_mailmap_gives_the_notes_of_the_new_map(history: SampleEngine) -> None:
-    first = notes(history, *SINCE)
+def test_a_changed_mailmap_gives_the_notes_of_the_new_map(parsing_history: SampleEngine) -> None:
+    first = notes(parsing_history, *SINCE)
     assert "by Bob Okafor" in first
-    (history.root / ".mailmap").write_text(
+    (parsing_history.root / ".mailmap").write_text(
         "Robert Okafor <bob@example.com> Bob Okafor <bob@example.com>\n", encoding="utf-8"
     )
-    mapped = notes(history, *SINCE)
+    mapped = notes(parsing_history, *SINCE)
     assert "by Robert Okafor" in mapped and "by Bob Okafor" not in mapped
-    assert mapped == notes(history, *SINCE, env=OFF)
+    assert mapped == notes(parsing_history, *SINCE, env=OFF)
 
 
-def test_commits_the_cache_lacks_are_read_and_added(history: SampleEngine) -> None:
-    notes(history, "--since", "main~3")
-    sha = add_commit(history.repo, Change("[Core] Later work (#208)", BOB, {"g.txt": "g\n"}))
-    wider = notes(history, *SINCE)
-    assert wider == notes(history, *SINCE, env=OFF)
+def test_commits_the_cache_lacks_are_read_and_added(parsing_history: SampleEngine) -> None:
+    notes(parsing_history, "--since", "main~3")
+    sha = add_commit(
+        parsing_history.repo, Change("[Core] Later work (#208)", BOB, {"g.txt": "g\n"})
+    )
+    wider = notes(parsing_history, *SINCE)
+    assert wider == notes(parsing_history, *SINCE, env=OFF)
     assert "Later work" in wider
-    cache = CommitCache.load(_path(history), _key(history))
-    assert sha in cache and history.shas[201] in cache
+    cache = CommitCache.load(_path(parsing_history), _key(parsing_history))
+    assert sha in cache and parsing_history.shas[201] in cache
 
 
-def test_a_replaced_commit_is_read_from_git(history: SampleEngine) -> None:
+def test_a_replaced_commit_is_read_from_git(parsing_history: SampleEngine) -> None:
     """``git replace`` changes what git says of a sha: the cache is not used then."""
-    notes(history, *SINCE)
-    repo = history.repo
-    sha = history.shas[202]
+    notes(parsing_history, *SINCE)
+    repo = parsing_history.repo
+    sha = parsing_history.shas[202]
     raw = repo.run("cat-file", "commit", sha).stdout
     replacement = raw.replace("Faster batching", "Batching, replaced")
     new = repo.run("hash-object", "-t", "commit", "-w", "--stdin", stdin=replacement).stdout
     repo.run("replace", sha, new.strip())
-    replaced = notes(history, *SINCE)
+    replaced = notes(parsing_history, *SINCE)
     assert "Batching, replaced" in replaced
-    assert replaced == notes(history, *SINCE, env=OFF)
+    assert replaced == notes(parsing_history, *SINCE, env=OFF)
 
 
 @pytest.mark.parametrize("where", ["info/grafts", "GIT_GRAFT_FILE"])
 def test_with_grafts_who_came_before_the_range_is_read_from_git(
-    history: SampleEngine, where: str, tmp_path: Path
+    parsing_history: SampleEngine, where: str, tmp_path: Path
 ) -> None:
     """A grafts file gives a commit other parents: the history before the range, and so who
     is new in it, is not what was kept for that sha. The cache is not used then."""
-    before = notes(history, *SINCE)  # the people before main~12 kept, for its sha
+    before = notes(parsing_history, *SINCE)  # the people before main~12 kept, for its sha
     first = before.count("made their first contribution")
-    since = history.repo.rev("main~12")
+    since = parsing_history.repo.rev("main~12")
     graft = (
-        history.repo.common_dir / "info" / "grafts" if where == "info/grafts" else tmp_path / "g"
+        parsing_history.repo.common_dir / "info" / "grafts"
+        if where == "info/grafts"
+        else tmp_path / "g"
     )
     graft.write_text(f"{since}\n", encoding="ascii")  # main~12 has no parent now
     env = {} if where == "info/grafts" else {"GIT_GRAFT_FILE": str(graft)}
-    grafted = notes(history, *SINCE, env=env)
-    assert grafted == notes(history, *SINCE, env={**env, **OFF})
+    grafted = notes(parsing_history, *SINCE, env=env)
+    assert grafted == notes(parsing_history, *SINCE, env={**env, **OFF})
     assert grafted.count("made their first contribution") > first, grafted
 
 
-def test_a_linked_worktree_uses_the_common_git_directory(history: SampleEngine) -> None:
-    worktree = history.root.parent / "linked"
-    history.repo.run("worktree", "add", "--quiet", "--detach", str(worktree), "main")
+def test_a_linked_worktree_uses_the_common_git_directory(parsing_history: SampleEngine) -> None:
+    worktree = parsing_history.root.parent / "linked"
+    parsing_history.repo.run("worktree", "add", "--quiet", "--detach", str(worktree), "main")
     result = run_cli(worktree, "notes", *SINCE, "--until", "main")
     assert result.code == 0, result.output
     assert (
-        result.stdout == run_cli(history.root, "notes", *SINCE, "--until", "main", env=OFF).stdout
+        result.stdout
+        == run_cli(parsing_history.root, "notes", *SINCE, "--until", "main", env=OFF).stdout
     )
-    assert _path(history).is_file()
-    assert _path(history).parent == history.root / ".git" / "release"
-    assert not list((history.root / ".git" / "worktrees").rglob("release"))
+    assert _path(parsing_history).is_file()
+    assert _path(parsing_history).parent == parsing_history.root / ".git" / "release"
+    assert not list((parsing_history.root / ".git" / "worktrees").rglob("release"))
 
 
 @pytest.mark.parametrize(
@@ -314,15 +277,15 @@ def test_a_linked_worktree_uses_the_common_git_directory(history: SampleEngine) 
     ],
 )
 def test_where_the_cache_is_written(
-    history: SampleEngine, env: dict[str, str], written: bool
+    parsing_history: SampleEngine, env: dict[str, str], written: bool
 ) -> None:
-    uncached = uncached_notes(history, *SINCE)
-    assert notes(history, *SINCE, env=env) == uncached
-    assert _path(history).is_file() == written
+    uncached = uncached_notes(parsing_history, *SINCE)
+    assert notes(parsing_history, *SINCE, env=env) == uncached
+    assert _path(parsing_history).is_file() == written
 
 
-def test_a_bad_setting_is_bad_input(history: SampleEngine) -> None:
-    result = run_cli(history.root, "notes", *SINCE, env={"RELEASE_REPO_CACHE": "maybe"})
+def test_a_bad_setting_is_bad_input(parsing_history: SampleEngine) -> None:
+    result = run_cli(parsing_history.root, "notes", *SINCE, env={"RELEASE_REPO_CACHE": "maybe"})
     assert result.code == 2
     assert result.stderr.startswith("error: RELEASE_REPO_CACHE='maybe'")
     with pytest.raises(ConfigError):
@@ -371,31 +334,31 @@ def test_cached_commits_equal_parsed_ones(tmp_path: Path) -> None:
 _EARLIER = "%aN%x1f%aE%x1f%(trailers:key=Co-authored-by,valueonly,separator=%x1d)"
 
 
-def test_the_people_before_the_range_are_read_once_and_kept(history: SampleEngine) -> None:
+def test_the_people_before_the_range_are_read_once_and_kept(parsing_history: SampleEngine) -> None:
     """Who had changes before the range (for "New Contributors") is read with git log over
     all the history before it: kept in the cache for the commit the range starts after,
     as git gives it, and read from there on the next run."""
-    uncached = uncached_notes(history, *SINCE)
+    uncached = uncached_notes(parsing_history, *SINCE)
     new = "Zoë Ünal made their first contribution"
     assert new in uncached
-    assert notes(history, *SINCE) == uncached  # cold: read from git, then kept
-    since = history.repo.rev("main~12")
+    assert notes(parsing_history, *SINCE) == uncached  # cold: read from git, then kept
+    since = parsing_history.repo.rev("main~12")
     assert since is not None
-    cache = CommitCache.load(_path(history), _key(history))
-    by_git = history.repo.run("log", f"--format={_EARLIER}", since).stdout.splitlines()
+    cache = CommitCache.load(_path(parsing_history), _key(parsing_history))
+    by_git = parsing_history.repo.run("log", f"--format={_EARLIER}", since).stdout.splitlines()
     assert cache.earlier == {since: tuple(sorted(set(by_git)))}
     # a changed entry shows in the notes: the warm run read it, and did not ask git
     cache.keep_earlier(since, [*cache.earlier[since], "Zoë Ünal\x1fzoe@example.com\x1f"])
     cache.save()
-    warm = notes(history, *SINCE)
+    warm = notes(parsing_history, *SINCE)
     assert new not in warm and warm.replace("\n", "") != uncached.replace("\n", "")
-    assert notes(history, *SINCE, env=OFF) == uncached
+    assert notes(parsing_history, *SINCE, env=OFF) == uncached
 
 
-def test_earlier_people_are_kept_for_the_last_few_starts(history: SampleEngine) -> None:
+def test_earlier_people_are_kept_for_the_last_few_starts(parsing_history: SampleEngine) -> None:
     starts = [f"main~{n}" for n in range(12, 12 - EARLIER_KEPT - 2, -1)]
     for start in starts:
-        notes(history, "--since", start)
-    cache = CommitCache.load(_path(history), _key(history))
-    kept = [history.repo.rev(start) for start in starts[-EARLIER_KEPT:]]
+        notes(parsing_history, "--since", start)
+    cache = CommitCache.load(_path(parsing_history), _key(parsing_history))
+    kept = [parsing_history.repo.rev(start) for start in starts[-EARLIER_KEPT:]]
     assert list(cache.earlier) == kept

@@ -16,8 +16,7 @@ from release.core import gh_commands
 from release.core.github import PR_FIELDS, GitHubRepo
 from release.errors import GitHubError
 from tests.conftest import GIT_ENV
-from tests.functional.test_github import MERGED_PR, RELEASE
-from tests.github_support import FIXTURES, GhStandIn
+from tests.github_support import FIXTURES, MERGED_PR, RELEASE, GhStandIn
 
 GAUDI = GitHubRepo("github.com", "vllm-project", "vllm-gaudi")
 SPEC = GAUDI.spec

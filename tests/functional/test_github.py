@@ -32,6 +32,7 @@ from release.core.github import (
     repo_of_url,
 )
 from release.errors import ConfigError, GitHubError, ReleaseError
+from tests.github_support import MERGED_PR, RELEASE
 
 GAUDI = GitHubRepo("github.com", "vllm-project", "vllm-gaudi")
 GHE = GitHubRepo("ghe.example.com", "org", "engine")
@@ -185,21 +186,6 @@ def test_anything_else_is_no_pr_link(text: str) -> None:
 
 # -- records ----------------------------------------------------------------------------
 
-MERGED_PR: dict[str, Any] = {
-    "number": 1745,
-    "title": "[FIX_FOR_VLLM_LATEST] Fix for the latest upstream",
-    "state": "MERGED",
-    "mergeCommit": {"oid": "a" * 40},
-    "baseRefName": "main",
-    "headRefName": "dev/fix-latest",
-    "headRefOid": "b" * 40,
-    "labels": [{"id": "LA_1", "name": "bug", "description": "", "color": "d73a4a"}],
-    "milestone": {"number": 3, "title": "v0.11.0", "description": "", "dueOn": None},
-    "url": "https://github.com/vllm-project/vllm-gaudi/pull/1745",
-    "author": {"id": "U_1", "is_bot": False, "login": "someone", "name": "Some One"},
-    "mergedAt": "2025-09-01T10:00:00Z",
-}
-
 
 def test_a_merged_pr_is_read_into_its_record() -> None:
     pr = pull_request_of(MERGED_PR)
@@ -255,17 +241,6 @@ def test_an_answer_that_is_no_object_is_refused(answer: object) -> None:
         pull_request_of(answer)
     with pytest.raises(GitHubError, match="not an object"):
         release_of(answer)
-
-
-RELEASE: dict[str, Any] = {
-    "tagName": "v0.11.0rc1",
-    "name": "v0.11.0rc1",
-    "body": "## Bug Fixes\n- a fix (#1745)\n",
-    "isPrerelease": True,
-    "isDraft": False,
-    "assets": [{"name": "manifest.json", "size": 10, "url": "https://x/y"}],
-    "url": "https://github.com/vllm-project/vllm-gaudi/releases/tag/v0.11.0rc1",
-}
 
 
 def test_a_release_is_read_into_its_record() -> None:

@@ -19,67 +19,7 @@ import pytest
 
 from release.sample import SampleEngine
 from tests.conftest import repo_state, run_cli
-from tests.github_support import GhStandIn
-
-REPO = "example/tinyengine"
-URL = f"https://github.com/{REPO}"
-
-
-def pr_json(
-    engine: SampleEngine,
-    number: int,
-    title: str,
-    *,
-    state: str = "MERGED",
-    merge: str | None = None,
-    base: str = "main",
-    milestone: str | None = "v0.1.1",
-    labels: tuple[str, ...] = (),
-) -> dict[str, object]:
-    """A PR as ``gh pr list --json`` answers it (merge: its merge commit's oid; by default
-    the main commit the sample engine landed it as)."""
-    oid = merge if merge is not None else engine.shas.get(number)
-    merged = state == "MERGED"
-    return {
-        "number": number,
-        "title": title,
-        "state": state,
-        "mergeCommit": {"oid": oid} if merged and oid else None,
-        "baseRefName": base,
-        "headRefName": f"fix-{number}",
-        "headRefOid": "5" * 40,
-        "labels": [
-            {"id": f"LA_{name}", "name": name, "description": "", "color": "ededed"}
-            for name in labels
-        ],
-        "milestone": {"number": 3, "title": milestone, "description": "", "dueOn": None}
-        if milestone
-        else None,
-        "url": f"{URL}/pull/{number}",
-        "author": {"login": "alice", "id": "U_1", "is_bot": False, "name": "Alice Chen"},
-        "mergedAt": "2026-11-30T10:00:00Z" if merged else None,
-    }
-
-
-def milestone_prs(engine: SampleEngine, standin: GhStandIn) -> None:
-    """v0.1.1: two fixes landed on main (#109 squash-merged; #111's merge commit is not
-    here, its subject is), one merged before the cut (#106), one open, one closed, one
-    merged into another branch."""
-    fixes = [
-        pr_json(
-            engine,
-            109,
-            "[bugfix] Fix --port parsing when the value is missing",
-            labels=("cherry-pick",),
-        ),
-        pr_json(engine, 111, "[main][CI/Build] Pin the build tools", merge="9" * 40),
-        pr_json(engine, 106, "[Bugfix][V1] Handle an empty request list"),
-        pr_json(engine, 113, "[Perf] Faster batching", state="OPEN", labels=("cherry-pick",)),
-        pr_json(engine, 114, "[Bugfix] A fix that was dropped", state="CLOSED"),
-        pr_json(engine, 115, "[Bugfix] Port to 0.0.x", merge="8" * 40, base="releases/v0.0.9"),
-    ]
-    for fix in fixes:
-        standin.add_pr(REPO, fix)
+from tests.github_support import REPO, URL, GhStandIn, milestone_prs
 
 
 def env_of(standin: GhStandIn) -> dict[str, str]:

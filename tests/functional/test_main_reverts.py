@@ -61,126 +61,128 @@ def revert_of(root: Path, subject: str) -> str:
 
 
 @pytest.fixture
-def history(tmp_path: Path) -> Path:
+def main_with_reverts(tmp_path: Path) -> Path:
     shell(tmp_path, HISTORY)
     return tmp_path / "r"
 
 
-def test_status_lists_reverts_of_pre_cut_and_picked_commits_only(history: Path) -> None:
-    state = status(history)
+def test_status_lists_reverts_of_pre_cut_and_picked_commits_only(main_with_reverts: Path) -> None:
+    state = status(main_with_reverts)
     a, b = (
-        revert_of(history, "[Bugfix] Change a (#1)"),
-        revert_of(history, "[Bugfix] Change b (#2)"),
+        revert_of(main_with_reverts, "[Bugfix] Change a (#1)"),
+        revert_of(main_with_reverts, "[Bugfix] Change b (#2)"),
     )
-    pick_b = sha(history, "HEAD")
+    pick_b = sha(main_with_reverts, "HEAD")
     rows = [(r["sha"], r["reverts"], r["carried"]) for r in state["reverts_pending"]]
     assert rows == [
-        (a, on_main(history, "[Bugfix] Change a (#1)"), "before the cut"),
-        (b, on_main(history, "[Bugfix] Change b (#2)"), f"picked as {pick_b[:10]}"),
+        (a, on_main(main_with_reverts, "[Bugfix] Change a (#1)"), "before the cut"),
+        (b, on_main(main_with_reverts, "[Bugfix] Change b (#2)"), f"picked as {pick_b[:10]}"),
     ]  # the revert of c, which the branch never had, is not listed
     assert [r["command"] for r in state["reverts_pending"]] == [
         f"release pick {a[:10]}",
         f"release pick {b[:10]}",
     ]
     assert state["next_command"] == "release pick --reverts"
-    text = run_cli(history, "status", "--offline").stdout
+    text = run_cli(main_with_reverts, "status", "--offline").stdout
     assert "reverts:  2 on main undo what the branch carries" in text
     assert (
         f'  revert   {a[:10]} Revert "[Bugfix] Change a (#1)" (reverts '
-        f"{on_main(history, '[Bugfix] Change a (#1)')[:10]}, before the cut): release pick {a[:10]}\n"
+        f"{on_main(main_with_reverts, '[Bugfix] Change a (#1)')[:10]}, before the cut): release pick {a[:10]}\n"
         in text
     )
     assert "Change c" not in text
 
 
-def test_a_revert_already_picked_is_not_listed(history: Path) -> None:
-    a = revert_of(history, "[Bugfix] Change a (#1)")
-    shell(history, f"git cherry-pick -x {a} >/dev/null")
-    assert [r["sha"] for r in status(history)["reverts_pending"]] == [
-        revert_of(history, "[Bugfix] Change b (#2)")
+def test_a_revert_already_picked_is_not_listed(main_with_reverts: Path) -> None:
+    a = revert_of(main_with_reverts, "[Bugfix] Change a (#1)")
+    shell(main_with_reverts, f"git cherry-pick -x {a} >/dev/null")
+    assert [r["sha"] for r in status(main_with_reverts)["reverts_pending"]] == [
+        revert_of(main_with_reverts, "[Bugfix] Change b (#2)")
     ]
 
 
-def test_a_revert_picked_without_x_counts_by_its_patch(history: Path) -> None:
-    a = revert_of(history, "[Bugfix] Change a (#1)")
+def test_a_revert_picked_without_x_counts_by_its_patch(main_with_reverts: Path) -> None:
+    a = revert_of(main_with_reverts, "[Bugfix] Change a (#1)")
     shell(
-        history,
+        main_with_reverts,
         f"git cherry-pick {a} >/dev/null && git commit -q --amend -m 'Undo a on the branch'",
     )
-    assert a not in [r["sha"] for r in status(history)["reverts_pending"]]
+    assert a not in [r["sha"] for r in status(main_with_reverts)["reverts_pending"]]
 
 
-def test_a_pick_the_branch_reverted_itself_is_not_listed(history: Path) -> None:
+def test_a_pick_the_branch_reverted_itself_is_not_listed(main_with_reverts: Path) -> None:
     """The branch reverted its pick of b (git revert, no -x): main's revert of b is done."""
-    shell(history, "git revert --no-edit HEAD >/dev/null")
-    assert [r["sha"] for r in status(history)["reverts_pending"]] == [
-        revert_of(history, "[Bugfix] Change a (#1)")
+    shell(main_with_reverts, "git revert --no-edit HEAD >/dev/null")
+    assert [r["sha"] for r in status(main_with_reverts)["reverts_pending"]] == [
+        revert_of(main_with_reverts, "[Bugfix] Change a (#1)")
     ]
 
 
-def test_a_port_of_mains_revert_without_x_is_not_listed(history: Path) -> None:
+def test_a_port_of_mains_revert_without_x_is_not_listed(main_with_reverts: Path) -> None:
     """vllm-ascend's releases/v0.13.0 shape: the branch reverted a pre-cut commit by hand,
     its own PR number on the subject, the body naming the main commit it reverts, the patch
     adapted (so no patch id matches main's revert)."""
-    a = on_main(history, "[Bugfix] Change a (#1)")
+    a = on_main(main_with_reverts, "[Bugfix] Change a (#1)")
     shell(
-        history,
+        main_with_reverts,
         f"git revert --no-commit {a} && echo d2 >> d && git add d && git commit -qm 'Revert \"[Bugfix] Change a(#1) (#9)'"
         f" -m 'This reverts commit {a}.'",
     )
-    assert [r["sha"] for r in status(history)["reverts_pending"]] == [
-        revert_of(history, "[Bugfix] Change b (#2)")
+    assert [r["sha"] for r in status(main_with_reverts)["reverts_pending"]] == [
+        revert_of(main_with_reverts, "[Bugfix] Change b (#2)")
     ]
 
 
-def test_two_reverts_of_one_commit_are_listed_once(history: Path) -> None:
-    a = on_main(history, "[Bugfix] Change a (#1)")
-    first = revert_of(history, "[Bugfix] Change a (#1)")
+def test_two_reverts_of_one_commit_are_listed_once(main_with_reverts: Path) -> None:
+    a = on_main(main_with_reverts, "[Bugfix] Change a (#1)")
+    first = revert_of(main_with_reverts, "[Bugfix] Change a (#1)")
     shell(
-        history,
+        main_with_reverts,
         "git switch -q main && git commit -q --allow-empty"
         f" -m 'Revert \"[Bugfix] Change a (#1) (#7)' -m 'This reverts commit {a}.'"
         " && git switch -q releases/v0.1.0",
     )
-    listed = [r["sha"] for r in status(history)["reverts_pending"]]
-    assert listed[0] == first and len(listed) == 2 and sha(history, "main") not in listed
+    listed = [r["sha"] for r in status(main_with_reverts)["reverts_pending"]]
+    assert listed[0] == first and len(listed) == 2 and sha(main_with_reverts, "main") not in listed
 
 
-def test_pick_reverts_picks_them_and_status_then_lists_none(history: Path) -> None:
-    pending = [r["sha"] for r in status(history)["reverts_pending"]]
-    result = run_cli(history, "pick", "--reverts", "--json")
+def test_pick_reverts_picks_them_and_status_then_lists_none(main_with_reverts: Path) -> None:
+    pending = [r["sha"] for r in status(main_with_reverts)["reverts_pending"]]
+    result = run_cli(main_with_reverts, "pick", "--reverts", "--json")
     assert result.code == 0, result.output
     plan = json.loads(result.stdout)
     assert plan["reverts"] == pending
     assert [s["sha"] for s in plan["steps"] if s["action"] == "cherry-pick"] == pending
-    after = status(history)
+    after = status(main_with_reverts)
     assert after["reverts_pending"] == []
     assert set(pending) <= {p["from"] for p in after["picks_done"]}
     assert after["next_command"] == "release tag"
-    again = run_cli(history, "pick", "--reverts")
+    again = run_cli(main_with_reverts, "pick", "--reverts")
     assert again.code == 0 and "--reverts: no revert on main since the cut" in again.stdout
-    log = shell(history, "git log -2 --format=%B")
+    log = shell(main_with_reverts, "git log -2 --format=%B")
     assert all(f"(cherry picked from commit {s})" in log for s in pending)
 
 
-def test_pick_reverts_dry_run_shows_them_and_changes_nothing(history: Path) -> None:
-    pending = [r["sha"] for r in status(history)["reverts_pending"]]
-    before = repo_state(history)
-    result = run_cli(history, "pick", "--reverts", "--dry-run", env={"RELEASE_REPO_CACHE": "0"})
+def test_pick_reverts_dry_run_shows_them_and_changes_nothing(main_with_reverts: Path) -> None:
+    pending = [r["sha"] for r in status(main_with_reverts)["reverts_pending"]]
+    before = repo_state(main_with_reverts)
+    result = run_cli(
+        main_with_reverts, "pick", "--reverts", "--dry-run", env={"RELEASE_REPO_CACHE": "0"}
+    )
     assert result.code == 0, result.output
-    assert repo_state(history) == before
+    assert repo_state(main_with_reverts) == before
     assert [line.split()[3] for line in result.stdout.splitlines() if "cherry-pick -x" in line] == [
         s[:10] for s in pending
     ]
     assert result.stdout.startswith("--reverts: 2 on main undo what releases/v0.1.0 carries")
 
 
-def test_pick_reverts_with_other_commits_plans_them_in_mains_order(history: Path) -> None:
-    c = on_main(history, "[Bugfix] Change c (#3)")  # never picked
-    result = run_cli(history, "pick", c, "--reverts", "--dry-run", "--json")
+def test_pick_reverts_with_other_commits_plans_them_in_mains_order(main_with_reverts: Path) -> None:
+    c = on_main(main_with_reverts, "[Bugfix] Change c (#3)")  # never picked
+    result = run_cli(main_with_reverts, "pick", c, "--reverts", "--dry-run", "--json")
     assert result.code == 0, result.output
     picked = [s["sha"] for s in json.loads(result.stdout)["steps"] if s["action"] == "cherry-pick"]
-    assert picked == [c, *(r["sha"] for r in status(history)["reverts_pending"])]
+    assert picked == [c, *(r["sha"] for r in status(main_with_reverts)["reverts_pending"])]
 
 
 def test_nothing_to_revert_says_so_and_changes_nothing(tmp_path: Path) -> None:
@@ -198,35 +200,35 @@ def test_nothing_to_revert_says_so_and_changes_nothing(tmp_path: Path) -> None:
     assert status(root)["reverts_pending"] == []
 
 
-def test_continue_takes_no_reverts(history: Path) -> None:
-    result = run_cli(history, "pick", "--continue", "--reverts")
+def test_continue_takes_no_reverts(main_with_reverts: Path) -> None:
+    result = run_cli(main_with_reverts, "pick", "--continue", "--reverts")
     assert result.code == 2 and "take no commits" in result.output
 
 
-def test_a_revert_of_a_revert_is_the_net_effect(history: Path) -> None:
+def test_a_revert_of_a_revert_is_the_net_effect(main_with_reverts: Path) -> None:
     """Main reverts a, reapplies it (git's revert of the revert), then reverts it again:
     only the first revert stands for a (the reapply was undone), and picking it is due;
     before the third, nothing of a is due."""
-    a = revert_of(history, "[Bugfix] Change a (#1)")
-    shell(history, f"git switch -q main && git revert --no-edit {a} >/dev/null")
-    reapply = sha(history, "main")
-    shell(history, "git switch -q releases/v0.1.0")
-    assert a not in [r["sha"] for r in status(history)["reverts_pending"]]
-    shell(history, f"git switch -q main && git revert --no-edit {reapply} >/dev/null")
-    shell(history, "git switch -q releases/v0.1.0")
-    listed = [r["sha"] for r in status(history)["reverts_pending"]]
-    assert a in listed and reapply not in listed and sha(history, "main") not in listed
+    a = revert_of(main_with_reverts, "[Bugfix] Change a (#1)")
+    shell(main_with_reverts, f"git switch -q main && git revert --no-edit {a} >/dev/null")
+    reapply = sha(main_with_reverts, "main")
+    shell(main_with_reverts, "git switch -q releases/v0.1.0")
+    assert a not in [r["sha"] for r in status(main_with_reverts)["reverts_pending"]]
+    shell(main_with_reverts, f"git switch -q main && git revert --no-edit {reapply} >/dev/null")
+    shell(main_with_reverts, "git switch -q releases/v0.1.0")
+    listed = [r["sha"] for r in status(main_with_reverts)["reverts_pending"]]
+    assert a in listed and reapply not in listed and sha(main_with_reverts, "main") not in listed
 
 
-def test_a_reapply_of_a_picked_revert_is_due(history: Path) -> None:
+def test_a_reapply_of_a_picked_revert_is_due(main_with_reverts: Path) -> None:
     """The branch took main's revert of a; main then reapplied a: the reapply (a revert of
     a revert the branch carries) is due."""
-    a = revert_of(history, "[Bugfix] Change a (#1)")
-    shell(history, f"git cherry-pick -x {a} >/dev/null")
-    shell(history, f"git switch -q main && git revert --no-edit {a} >/dev/null")
-    reapply = sha(history, "main")
-    shell(history, "git switch -q releases/v0.1.0")
-    rows = {r["sha"]: r for r in status(history)["reverts_pending"]}
+    a = revert_of(main_with_reverts, "[Bugfix] Change a (#1)")
+    shell(main_with_reverts, f"git cherry-pick -x {a} >/dev/null")
+    shell(main_with_reverts, f"git switch -q main && git revert --no-edit {a} >/dev/null")
+    reapply = sha(main_with_reverts, "main")
+    shell(main_with_reverts, "git switch -q releases/v0.1.0")
+    rows = {r["sha"]: r for r in status(main_with_reverts)["reverts_pending"]}
     assert rows[reapply]["reverts"] == a and rows[reapply]["carried"].startswith("picked as ")
 
 
@@ -257,22 +259,22 @@ git cherry-pick $B >/dev/null  # no -x: the pick is known by its PR
     ]
 
 
-def test_the_reverts_are_kept_with_the_picks_and_read_back(history: Path) -> None:
+def test_the_reverts_are_kept_with_the_picks_and_read_back(main_with_reverts: Path) -> None:
     on = {"RELEASE_REPO_CACHE": "1"}
-    first = run_cli(history, "status", "--offline", "--json", env=on)
-    cache = history / ".git" / "release" / "picks.cache"
+    first = run_cli(main_with_reverts, "status", "--offline", "--json", env=on)
+    cache = main_with_reverts / ".git" / "release" / "picks.cache"
     assert first.code == 0 and cache.exists()
     kept = cache.stat().st_ino
-    second = run_cli(history, "status", "--offline", "--json", env=on)
+    second = run_cli(main_with_reverts, "status", "--offline", "--json", env=on)
     assert (
         json.loads(second.stdout)["reverts_pending"] == json.loads(first.stdout)["reverts_pending"]
     )
     assert json.loads(second.stdout)["reverts_pending"] and cache.stat().st_ino == kept
 
 
-def test_after_the_final_status_lists_them_but_suggests_no_pick(history: Path) -> None:
-    shell(history, "git tag v0.1.0rc1 && git tag v0.1.0")
-    state = status(history)
+def test_after_the_final_status_lists_them_but_suggests_no_pick(main_with_reverts: Path) -> None:
+    shell(main_with_reverts, "git tag v0.1.0rc1 && git tag v0.1.0")
+    state = status(main_with_reverts)
     assert len(state["reverts_pending"]) == 2
     assert state["next_command"] != "release pick --reverts"
 

@@ -7,64 +7,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from release.adapters.git_notes import notes_ref
-from release.core.accelerator import accelerator_fields
-from release.core.manifest import Release, part_document
-from release.core.matrix import ImageMatrix
 from release.flows.context import ReleaseContext
 from release.sample import SampleEngine
 from tests.conftest import repo_state, run_cli
-from tests.unit.test_manifest import build, sha, smoke, snapshot
-
-TAG = "v0.1.0rc1"
-
-
-def tagged(engine: SampleEngine) -> tuple[Release, Path]:
-    engine.repo.run("tag", "-a", TAG, "-m", TAG)
-    commit = engine.repo.head()
-    release = Release(
-        "0.1.0rc1",
-        TAG,
-        commit,
-        engine.repo.commit_time("HEAD"),
-        "example/tinyengine",
-        "0.1.0",
-    )
-    return release, engine.repo.git_dir / "release" / "manifest" / "0.1.0rc1"
-
-
-def write(where: Path, release: Release, variant: str, part: str, data: dict[str, Any]) -> None:
-    where.mkdir(parents=True, exist_ok=True)
-    document = part_document(release, variant, part, data)
-    (where / f"{variant}.{part}.json").write_text(json.dumps(document), encoding="utf-8")
-
-
-def built_by(matrix: ImageMatrix, variant_id: str, image: str, version: str) -> dict[str, Any]:
-    """The build part of ``image`` as building ``variant_id`` with ``matrix`` records it:
-    its CUDA version, base and build args (ids and digests made up)."""
-    variant = matrix.variant(variant_id)
-    made = build(image) | {
-        **accelerator_fields(variant.accelerator),
-        "build_args": matrix.build_args_for(variant, version),
-    }
-    made["base"] = made["base"] | {"ref": variant.base_image}
-    return made
-
-
-def all_parts(engine: SampleEngine, where: Path, release: Release, *, skip: str = "") -> None:
-    """Every part of the sample's rc, as its own configuration builds it."""
-    matrix = ReleaseContext(engine.root).config.matrix
-    assert matrix is not None
-    for n, variant in enumerate(("cu128", "cu129", "cu130"), start=1):
-        image = sha(str(n))
-        made = built_by(matrix, variant, image, release.version)
-        for part, data in (("build", made), ("smoke", smoke(image))):
-            if f"{variant}.{part}" != skip:
-                write(where, release, variant, part, data)
-    if skip != "cu130.snapshot":
-        write(where, release, "cu130", "snapshot", snapshot(sha("3")))
+from tests.manifest_support import (
+    TAG,
+    all_parts,
+    built_by,
+    sha,
+    tagged,
+    write,
+)
 
 
 def test_parts_merge_into_the_tags_manifest_and_status_reads_it(

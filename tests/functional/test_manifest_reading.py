@@ -26,7 +26,8 @@ from release.flows.manifest_store import published_manifest
 from release.images.promote import final_manifest
 from release.sample import SampleEngine, make_sample_engine
 from tests.conftest import CliResult, copied_engine, cut, repo_state, run_cli
-from tests.functional.test_reproduce_trust import SNAPSHOT_OPTIONS, TAG, clone_of, faithful, publish
+from tests.manifest_support import TAG
+from tests.reproduce_support import SNAPSHOT_OPTIONS, clone_of, faithful, publish
 
 FINAL = "v0.1.0"
 NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent.sock"}

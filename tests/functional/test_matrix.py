@@ -10,7 +10,6 @@ import os
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,6 @@ import pytest
 
 from release.core.accelerator import Accelerator
 from release.core.matrix import ImageMatrix, parse_images
-from release.errors import ConfigError
 from release.images.inputs import HashCache, context_files, input_digest
 from release.images.schedule import read_durations, record_durations, schedule
 from release.images.smoke_checks import shares_a_run, smoke_checks
@@ -26,30 +24,15 @@ from release.images.snapshot import diff_states, find_baseline
 from release.images.source import BuildSource
 from release.images.standin import standin_dockerfile
 from tests.conftest import run_nox
+from tests.matrix_support import SAMPLE, config_error, sample_table
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "release" / "sample" / "engine"
-
-
-def sample_table() -> dict[str, Any]:
-    """The sample engine's [tool.release.images], as loaded from its pyproject.toml."""
-    with (SAMPLE / "pyproject.toml").open("rb") as f:
-        return copy.deepcopy(tomllib.load(f)["tool"]["release"]["images"])
 
 
 def sample_matrix() -> ImageMatrix:
     matrix = parse_images(sample_table())
     assert matrix is not None
     return matrix
-
-
-def config_error(table: dict[str, Any]) -> str:
-    with pytest.raises(ConfigError) as info:
-        parse_images(table)
-    message = info.value.one_line()
-    assert "\n" not in message
-    assert info.value.exit_code == 2
-    return message
 
 
 # -- validation ----------------------------------------------------------------

@@ -20,7 +20,6 @@ from release.adapters.cache_file import write_payload
 from release.adapters.notes_cache import KEPT, Guessed, NotesCache, code_key, notes_cache_dir
 from release.sample import BOB, Change, SampleEngine, add_commit
 from tests.conftest import run_cli
-from tests.functional.test_commit_cache import history  # noqa: F401  (the fixture: a main with what parsing meets)
 
 OFF = {"RELEASE_REPO_CACHE": "0"}
 
@@ -38,12 +37,12 @@ def notes(engine: SampleEngine, *args: str, env: dict[str, str] | None = None) -
 _UNCACHED: dict[tuple[str, ...], str] = {}
 
 
-def uncached_notes(history: SampleEngine, *args: str) -> str:  # noqa: F811
+def uncached_notes(parsing_history: SampleEngine, *args: str) -> str:
     """``notes(history, *args, env=OFF)`` of a history no test has changed yet, run once:
     each test's history is a copy of the same repository, and a run with the caches off
     writes nothing (tested below), so it prints the same of every copy."""
     if args not in _UNCACHED:
-        _UNCACHED[args] = notes(history, *args, env=OFF)
+        _UNCACHED[args] = notes(parsing_history, *args, env=OFF)
     return _UNCACHED[args]
 
 
@@ -80,42 +79,42 @@ RANGE = ("--since", "main~12", "--until", "main")
 
 @pytest.mark.parametrize("fmt", [(), ("--format", "json")], ids=["md", "json"])
 def test_a_repeated_run_prints_what_an_uncached_run_prints(
-    history: SampleEngine,  # noqa: F811
+    parsing_history: SampleEngine,
     fmt: tuple[str, ...],
 ) -> None:
-    uncached = notes(history, *RANGE, *fmt, env=OFF)
-    assert not _dir(history).exists()  # off: not written
-    assert notes(history, *RANGE, *fmt) == uncached  # built, kept
-    [file] = _dir(history).iterdir()
+    uncached = notes(parsing_history, *RANGE, *fmt, env=OFF)
+    assert not _dir(parsing_history).exists()  # off: not written
+    assert notes(parsing_history, *RANGE, *fmt) == uncached  # built, kept
+    [file] = _dir(parsing_history).iterdir()
     written = file.read_bytes()
-    assert notes(history, *RANGE, *fmt) == uncached  # kept
-    assert [file] == list(_dir(history).iterdir()) and file.read_bytes() == written
+    assert notes(parsing_history, *RANGE, *fmt) == uncached  # kept
+    assert [file] == list(_dir(parsing_history).iterdir()) and file.read_bytes() == written
     assert "note: [Perfomance] is no known spelling" in uncached  # the guesses are kept too
 
 
-def test_the_kept_output_is_what_a_repeated_run_prints(history: SampleEngine) -> None:  # noqa: F811
-    uncached = uncached_notes(history, *RANGE)
-    notes(history, *RANGE)
-    _plant(history)
-    assert notes(history, *RANGE).startswith("PLANTED\nnote: [Perfomance]")
-    assert notes(history, *RANGE, env=OFF) == uncached  # off: not read
+def test_the_kept_output_is_what_a_repeated_run_prints(parsing_history: SampleEngine) -> None:
+    uncached = uncached_notes(parsing_history, *RANGE)
+    notes(parsing_history, *RANGE)
+    _plant(parsing_history)
+    assert notes(parsing_history, *RANGE).startswith("PLANTED\nnote: [Perfomance]")
+    assert notes(parsing_history, *RANGE, env=OFF) == uncached  # off: not read
     # on CI what is kept is read, and nothing is written
-    shutil.rmtree(_dir(history))
-    assert notes(history, *RANGE, env={"CI": "true"}) == uncached
-    assert not _dir(history).exists()
+    shutil.rmtree(_dir(parsing_history))
+    assert notes(parsing_history, *RANGE, env={"CI": "true"}) == uncached
+    assert not _dir(parsing_history).exists()
 
 
 @pytest.mark.slow
-def test_every_input_of_the_notes_gives_a_new_output(history: SampleEngine) -> None:  # noqa: F811
+def test_every_input_of_the_notes_gives_a_new_output(parsing_history: SampleEngine) -> None:
     """Each change below changes the notes; the run after it prints the new notes, not
     the kept ones (a run without any cache is the reference)."""
-    repo, root = history.repo, history.root
+    repo, root = parsing_history.repo, parsing_history.root
     repo.run("tag", "start", "main~12")
     rng = ("--since", "start", "--until", "main")
-    seen = [_same(history, *rng)]
+    seen = [_same(parsing_history, *rng)]
 
     def changed(what: str, *args: str) -> None:
-        now = _same(history, *(args or rng))
+        now = _same(parsing_history, *(args or rng))
         assert now not in seen, f"{what}: the notes did not change"
         seen.append(now)
 
@@ -169,25 +168,27 @@ def test_the_previous_final_is_an_input(cut_engine_copy: SampleEngine) -> None:
     assert "#111" not in after
 
 
-def test_another_git_builds_the_notes_anew(history: SampleEngine, tmp_path: Path) -> None:  # noqa: F811
-    uncached = uncached_notes(history, *RANGE)
-    notes(history, *RANGE)
-    _plant(history)
+def test_another_git_builds_the_notes_anew(parsing_history: SampleEngine, tmp_path: Path) -> None:
+    uncached = uncached_notes(parsing_history, *RANGE)
+    notes(parsing_history, *RANGE)
+    _plant(parsing_history)
     wrapper = tmp_path / "bin" / "git"
     wrapper.parent.mkdir()
     wrapper.write_text(f'#!/bin/sh\nexec {shutil.which("git")} "$@"\n', encoding="utf-8")
     wrapper.chmod(0o755)
     path = f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}"
-    assert notes(history, *RANGE, env={"PATH": path}) == uncached
-    assert notes(history, *RANGE).startswith("PLANTED")  # the first git's output is still kept
+    assert notes(parsing_history, *RANGE, env={"PATH": path}) == uncached
+    assert notes(parsing_history, *RANGE).startswith(
+        "PLANTED"
+    )  # the first git's output is still kept
 
 
-def test_linked_worktrees_share_the_cache_not_their_inputs(history: SampleEngine) -> None:  # noqa: F811
+def test_linked_worktrees_share_the_cache_not_their_inputs(parsing_history: SampleEngine) -> None:
     """A linked worktree keeps its outputs in the common git directory; its own .mailmap
     (a work tree file) makes its notes its own."""
-    linked = history.root.parent / "linked"
-    history.repo.run("worktree", "add", "--quiet", "--detach", str(linked), "main")
-    here = notes(history, *RANGE)
+    linked = parsing_history.root.parent / "linked"
+    parsing_history.repo.run("worktree", "add", "--quiet", "--detach", str(linked), "main")
+    here = notes(parsing_history, *RANGE)
     (linked / ".mailmap").write_text(
         "Robert Okafor <bob@example.com> Bob Okafor <bob@example.com>\n", encoding="utf-8"
     )
@@ -195,23 +196,23 @@ def test_linked_worktrees_share_the_cache_not_their_inputs(history: SampleEngine
     assert there.code == 0, there.output
     assert "by Robert Okafor" in there.stdout and there.stdout not in here
     assert there.stdout == run_cli(linked, "notes", *RANGE, env=OFF).stdout
-    assert len(_kept(history)) == 2  # both kept where the main checkout keeps its own
-    assert notes(history, *RANGE) == here
+    assert len(_kept(parsing_history)) == 2  # both kept where the main checkout keeps its own
+    assert notes(parsing_history, *RANGE) == here
 
 
 @pytest.mark.parametrize("how", ["replace", "grafts"])
 def test_where_a_sha_does_not_fix_the_history_nothing_is_kept(
-    history: SampleEngine,  # noqa: F811
+    parsing_history: SampleEngine,
     how: str,
 ) -> None:
-    repo = history.repo
+    repo = parsing_history.repo
     repo.run("tag", "start", "main~12")
     rng = ("--since", "start", "--until", "main")
-    before = notes(history, *rng)
-    _plant(history)
-    planted = _kept(history)
+    before = notes(parsing_history, *rng)
+    _plant(parsing_history)
+    planted = _kept(parsing_history)
     if how == "replace":
-        sha = history.shas[202]
+        sha = parsing_history.shas[202]
         raw = repo.run("cat-file", "commit", sha).stdout
         new = repo.run(
             "hash-object", "-t", "commit", "-w", "--stdin",
@@ -223,28 +224,28 @@ def test_where_a_sha_does_not_fix_the_history_nothing_is_kept(
         grafts.parent.mkdir(exist_ok=True)
         # main~3's parent is main~6: two commits leave the range
         grafts.write_text(f"{repo.rev('main~3')} {repo.rev('main~6')}\n", encoding="ascii")
-    out = _same(history, *rng)
+    out = _same(parsing_history, *rng)
     assert "PLANTED" not in out and out != before
-    assert _kept(history) == planted  # neither read nor written
+    assert _kept(parsing_history) == planted  # neither read nor written
 
 
-def test_only_the_last_few_outputs_are_kept(history: SampleEngine) -> None:  # noqa: F811
+def test_only_the_last_few_outputs_are_kept(parsing_history: SampleEngine) -> None:
     starts = [f"main~{n}" for n in range(2, 3 + KEPT)]
-    outputs = [run_cli(history.root, "notes", "--since", start, "--until", "main").stdout
+    outputs = [run_cli(parsing_history.root, "notes", "--since", start, "--until", "main").stdout
                for start in starts]  # fmt: skip
     assert len(set(outputs)) == len(outputs)
-    kept = sorted(_dir(history).iterdir(), key=lambda p: p.stat().st_mtime_ns, reverse=True)
-    texts = [entry[0] for entry in map(_kept(history).get, (p.name for p in kept)) if entry]
+    kept = sorted(_dir(parsing_history).iterdir(), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    texts = [entry[0] for entry in map(_kept(parsing_history).get, (p.name for p in kept)) if entry]
     assert texts == outputs[::-1][:KEPT]  # the first range's output is gone
 
 
-def test_what_a_killed_write_left_is_removed_once_old(history: SampleEngine) -> None:  # noqa: F811
-    notes(history, "--since", "main~3", "--until", "main")
-    old, fresh = (_dir(history) / f".{c * 64}-x1y2z3w4" for c in "ab")
+def test_what_a_killed_write_left_is_removed_once_old(parsing_history: SampleEngine) -> None:
+    notes(parsing_history, "--since", "main~3", "--until", "main")
+    old, fresh = (_dir(parsing_history) / f".{c * 64}-x1y2z3w4" for c in "ab")
     for path in (old, fresh):
         path.write_bytes(b"release-notes 1 ")  # a write cut short
     os.utime(old, (time.time() - 3600, time.time() - 3600))
-    notes(history, *RANGE)  # writes an output: what is old goes
+    notes(parsing_history, *RANGE)  # writes an output: what is old goes
     assert not old.exists() and fresh.exists()  # (a write under way is left alone)
 
 
@@ -254,15 +255,15 @@ def test_what_a_killed_write_left_is_removed_once_old(history: SampleEngine) -> 
     ids=["empty", "a checksum that lies"],  # (the format's other damage: test_commit_cache)
 )
 def test_a_damaged_file_is_ignored_and_written_anew(
-    history: SampleEngine,  # noqa: F811
+    parsing_history: SampleEngine,
     damage: bytes,
 ) -> None:
-    uncached = uncached_notes(history, *RANGE)
-    notes(history, *RANGE)
-    [path] = _dir(history).iterdir()
+    uncached = uncached_notes(parsing_history, *RANGE)
+    notes(parsing_history, *RANGE)
+    [path] = _dir(parsing_history).iterdir()
     path.write_bytes(damage)
-    assert notes(history, *RANGE) == uncached
-    assert [text for text, _ in _kept(history).values()] == [
+    assert notes(parsing_history, *RANGE) == uncached
+    assert [text for text, _ in _kept(parsing_history).values()] == [
         uncached.split("note: ")[0]
     ]  # written anew (the note lines are printed apart: stderr)
 

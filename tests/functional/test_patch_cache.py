@@ -17,8 +17,8 @@ from release.adapters.patch_cache import CHERRY_KEPT, PatchCache, patch_cache_ke
 from release.flows.branch import EARLY_CHERRY
 from release.flows.context import ReleaseContext
 from release.sample import SampleEngine, make_sample_engine
+from tests.backport_support import git, moved_file_backport
 from tests.conftest import copied, cut, repo_state, run_cli
-from tests.functional.test_backports import git, moved_file_backport
 
 OFF = {"RELEASE_REPO_CACHE": "0"}
 

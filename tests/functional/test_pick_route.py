@@ -464,7 +464,7 @@ def test_a_pick_branch_only_on_the_remote_still_carries_its_picks(
 def test_picks_from_a_milestone_open_a_pr_that_names_it(
     protected: SampleEngine, gh_standin: GhStandIn
 ) -> None:
-    from tests.functional.test_github_picks import milestone_prs
+    from tests.github_support import milestone_prs
 
     milestone_prs(protected, gh_standin)
 

@@ -46,8 +46,8 @@ from release.images.transfer import registry_ref
 from release.sample import SampleEngine, make_sample_engine
 from tests.conftest import repo_state, run_cli
 from tests.docker_support import default_sigint
+from tests.manifest_support import build, smoke, snapshot
 from tests.oci_support import copy_in, oci_layout
-from tests.unit.test_manifest import build, smoke, snapshot
 
 # end to end: a registry of its own on loopback, skopeo against it for every case
 pytestmark = pytest.mark.slow

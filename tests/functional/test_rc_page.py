@@ -20,13 +20,11 @@ from typing import Any
 
 import pytest
 
-from release.adapters.git_notes import write_note
-from release.adapters.git_tags import tag_message
 from release.commands.common import as_json
 from release.core.accelerator import Accelerator
 from release.core.generated import Spelling, Standing, WrittenBy, stamped, standing
 from release.core.html_text import notes_html
-from release.core.manifest import ManifestError, Release, check
+from release.core.manifest import ManifestError, check
 from release.core.manifest_records import Manifest
 from release.core.matrix import ImageMatrix, Variant
 from release.core.rc_page import ENGINES_OWN, Reproduced, ReproduceState, render
@@ -38,74 +36,8 @@ from release.flows.rc_page import reproduce_record_path
 from release.sample import SampleEngine
 from tests.conftest import repo_state, run_cli
 from tests.docker_support import REQUIRE_ENV
-from tests.unit.test_manifest import build, sha, smoke
-
-TAG = "v0.31.0rc1"
-COMMIT = "c" * 40
-IMAGE = "example/tinyengine"
-REGISTRY = "127.0.0.1:5000/rel"
-FIGURES = {"cold_start_s": 0.4123, "dump_s": 0.8, "restore_s": 0.61, "first_answer_s": 0.0312}
-
-
-def _build(image: str, cuda: str, *, standin: bool = False) -> dict[str, Any]:
-    made = build(image)
-    made["cuda"] = cuda
-    made["base"]["standin"] = standin
-    return made
-
-
-def _publish(platform: str, digest: str, index: str, row: str, group: str) -> dict[str, Any]:
-    return {
-        "registry": REGISTRY,
-        "platform": platform,
-        "image_id": sha("0"),
-        "digest": digest,
-        "tags": [f"{REGISTRY}/{IMAGE}:{TAG}-{row}"],
-        "index": {"digest": index, "tags": [f"{REGISTRY}/{IMAGE}:{TAG}-{group}"]},
-    }
-
-
-def manifest(commit: str = COMMIT, tag: str = TAG, version: str = "0.31.0rc1") -> dict[str, Any]:
-    """Four rows: cu128 (not published, stand-in base), cu129 on two platforms under one
-    index, cu130 (smoke failed, snapshot passed with timings)."""
-    release = Release(version, tag, commit, 1764100000, IMAGE, "0.1.0")
-    failed = smoke(sha("4"), passed=False)
-    failed["checks"].append({"name": "gpu", "status": "not run", "reason": "no GPU here"})
-    document = {
-        "schema": "release-manifest/1",
-        **release.header(),
-        "variants": {
-            "cu128": {
-                "build": _build(sha("1"), "12.8.1", standin=True),
-                "smoke": smoke(sha("1")),
-                "snapshot": {"status": "omitted", "reason": "CUDA 12.8.1, rule `!=12.*`"},
-            },
-            "cu129-amd64": {
-                "build": _build(sha("2"), "12.9.1"),
-                "smoke": smoke(sha("2")),
-                "snapshot": {"status": "omitted", "reason": "CUDA 12.9.1, rule `!=12.*`"},
-                "publish": _publish("linux/amd64", sha("a"), sha("9"), "cu129-amd64", "cu129"),
-            },
-            "cu129-arm64": {
-                "build": _build(sha("3"), "12.9.1"),
-                "smoke": smoke(sha("3")),
-                "snapshot": {"status": "not run", "reason": "CRIU does not run under qemu-user"},
-                "publish": _publish("linux/arm64", sha("b"), sha("9"), "cu129-arm64", "cu129"),
-            },
-            "cu130": {
-                "build": _build(sha("4"), "13.0.1"),
-                "smoke": failed,
-                "snapshot": {
-                    "status": "passed",
-                    "reason": "restored into a fresh container and answered",
-                    "image_id": sha("4"),
-                    "record": {"snapshot_runtime": {"figures": FIGURES, "runtime": []}},
-                },
-                "publish": _publish("linux/amd64", sha("c"), sha("8"), "cu130", "cu130"),
-            },
-        },
-    }
-    return check(document, "the test manifest")
+from tests.manifest_support import sha
+from tests.rc_page_support import COMMIT, FIGURES, IMAGE, REGISTRY, TAG, manifest
 
 
 def matrix() -> ImageMatrix:
@@ -493,45 +425,15 @@ def test_a_lightweight_tag_has_no_notes_and_a_final_says_where_it_came_from() ->
     assert header.one("span", class_="promoted").text == TAG
 
 
-# -- the command, on a real repository -------------------------------------------------
-@pytest.fixture
-def tagged(cut_engine_copy: SampleEngine) -> SampleEngine:
-    """The sample engine, cu129 built for two platforms, with v0.1.0rc1 tagged by ``release
-    tag`` (its notes in the tag's message) and a manifest note for it that the tag's
-    configuration builds."""
-    engine = cut_engine_copy
-    pyproject = engine.root / "pyproject.toml"
-    text = pyproject.read_text(encoding="utf-8")
-    cu129 = 'id = "cu129"\n'
-    pyproject.write_text(
-        text.replace(cu129, cu129 + 'platforms = ["linux/amd64", "linux/arm64"]\n'),
-        encoding="utf-8",
-    )
-    engine.repo.run("commit", "--quiet", "-am", "[CI/Build] cu129 for arm64 too (#112)")
-    made = run_cli(engine.root, "tag")
-    assert made.code == 0, made.output
-    found = tag_message(engine.repo, "v0.1.0rc1")
-    assert found is not None and found.annotated
-    recorded = manifest(found.commit, "v0.1.0rc1", "0.1.0rc1")
-    recorded["source_date_epoch"] = engine.repo.commit_time("v0.1.0rc1")
-    configured = ReleaseContext(engine.root).config.matrix
-    assert configured is not None and set(configured.ids) == set(recorded["variants"])
-    for variant in configured.variants:
-        build_ = recorded["variants"][variant.id]["build"]
-        build_["build_args"] = configured.build_args_for(variant, "0.1.0rc1")
-        build_["base"]["ref"] = variant.base_image
-    write_note(engine.repo, "v0.1.0rc1", found.commit, json.dumps(recorded, indent=2) + "\n")
-    return engine
-
-
-def test_report_writes_the_page_of_a_tag(tagged: SampleEngine, tmp_path: Path) -> None:
+# -- the command, on a real repository (rc1_tagged: tests/rc_page_support.py) ------------
+def test_report_writes_the_page_of_a_tag(rc1_tagged: SampleEngine, tmp_path: Path) -> None:
     out = tmp_path / "pages"  # made: its parent exists
-    result = run_cli(tagged.root, "report", "v0.1.0rc1", "--out", str(out))
+    result = run_cli(rc1_tagged.root, "report", "v0.1.0rc1", "--out", str(out))
     assert result.code == 0, result.output
     path = out / "v0.1.0rc1.html"
     assert result.stdout.strip() == f"wrote {path} (4 image(s) of {IMAGE}, reproduce not run here)"
     document = dom(path.read_text(encoding="utf-8"))
-    note = json.loads(tagged.repo.out("notes", "--ref=release/v0.1.0rc1", "show", "v0.1.0rc1"))
+    note = json.loads(rc1_tagged.repo.out("notes", "--ref=release/v0.1.0rc1", "show", "v0.1.0rc1"))
     check_against_manifest(document, note)
     notes = document.one("div", class_="notes")
     assert "Bug Fixes" in [h.text for h in notes.find("h3")]
@@ -548,9 +450,9 @@ def test_report_writes_the_page_of_a_tag(tagged: SampleEngine, tmp_path: Path) -
     assert rows == {
         "cu128": "cu128", "cu129-amd64": "cu129", "cu129-arm64": "cu129", "cu130": "cu130"
     }  # fmt: skip
-    configured = ReleaseContext(tagged.root).config.matrix
+    configured = ReleaseContext(rc1_tagged.root).config.matrix
     assert configured is not None and list(rows) == list(configured.ids)
-    again = run_cli(tagged.root, "report", "v0.1.0rc1", "-o", str(out), "--json")
+    again = run_cli(rc1_tagged.root, "report", "v0.1.0rc1", "-o", str(out), "--json")
     assert again.code == 0, again.output
     said = json.loads(again.stdout)
     assert (said["schema"], said["path"], said["tag"]) == (
@@ -561,15 +463,17 @@ def test_report_writes_the_page_of_a_tag(tagged: SampleEngine, tmp_path: Path) -
     assert said["reproduced"] is False and len(said["rows"]) == 4
 
 
-def test_report_shows_this_machines_reproduce_record(tagged: SampleEngine, tmp_path: Path) -> None:
-    record = reproduce_record_path(tagged.repo.git_dir, "v0.1.0rc1")
+def test_report_shows_this_machines_reproduce_record(
+    rc1_tagged: SampleEngine, tmp_path: Path
+) -> None:
+    record = reproduce_record_path(rc1_tagged.repo.git_dir, "v0.1.0rc1")
     record.parent.mkdir(parents=True)
     record.write_text(json.dumps({
         "tag": "v0.1.0rc1", "drifted": ["cu130"], "notices": [],
         "verdicts": {"cu128": [{"name": "base", "state": "match", "differences": []}],
                      "cu130": [{"name": "input digest", "state": "drift", "differences": ["x"]}]},
     }), encoding="utf-8")  # fmt: skip
-    result = run_cli(tagged.root, "report", "v0.1.0rc1", "--out", str(tmp_path))
+    result = run_cli(rc1_tagged.root, "report", "v0.1.0rc1", "--out", str(tmp_path))
     assert result.code == 0, result.output
     document = dom((tmp_path / "v0.1.0rc1.html").read_text(encoding="utf-8"))
     states = reproduced(document)
@@ -579,15 +483,15 @@ def test_report_shows_this_machines_reproduce_record(tagged: SampleEngine, tmp_p
         and states["cu129-arm64"] == "not run"
     )
     record.write_text("{not json", encoding="utf-8")
-    damaged = run_cli(tagged.root, "report", "v0.1.0rc1", "--out", str(tmp_path))
+    damaged = run_cli(rc1_tagged.root, "report", "v0.1.0rc1", "--out", str(tmp_path))
     assert damaged.code == 0, damaged.output
     assert "note: the reproduce record" in damaged.stdout and "shown as not run" in damaged.stdout
     document = dom((tmp_path / "v0.1.0rc1.html").read_text(encoding="utf-8"))
     assert {c.attrs["data-status"] for c in document.find("td", class_="reproduce")} == {"not run"}
 
 
-def test_report_refuses_before_writing_anything(tagged: SampleEngine, tmp_path: Path) -> None:
-    engine = tagged
+def test_report_refuses_before_writing_anything(rc1_tagged: SampleEngine, tmp_path: Path) -> None:
+    engine = rc1_tagged
     tmp_path = tmp_path / "out"
     tmp_path.mkdir()
     afile = tmp_path / "a-file"
@@ -608,7 +512,7 @@ def test_report_refuses_before_writing_anything(tagged: SampleEngine, tmp_path: 
 
 
 def test_report_replaces_only_a_page_it_wrote_that_nobody_changed(
-    tagged: SampleEngine, tmp_path: Path
+    rc1_tagged: SampleEngine, tmp_path: Path
 ) -> None:
     """A page there already that release did not write (one made by hand for the GitHub
     release), or its own changed since, is refused, naming it and --force; its own,
@@ -618,29 +522,29 @@ def test_report_replaces_only_a_page_it_wrote_that_nobody_changed(
     page = out / "v0.1.0rc1.html"
     theirs = b"<!DOCTYPE html>\n<title>v0.1.0rc1</title>\n<p>Our own notes for rc1.</p>\n"
     page.write_bytes(theirs)
-    before = repo_state(tagged.root)
-    refused = run_cli(tagged.root, "report", "v0.1.0rc1", "--out", str(out))
+    before = repo_state(rc1_tagged.root)
+    refused = run_cli(rc1_tagged.root, "report", "v0.1.0rc1", "--out", str(out))
     assert refused.code == 3, refused.output
     assert f"{page} (not written by release)" in refused.stderr and "--force" in refused.stderr
-    assert page.read_bytes() == theirs and repo_state(tagged.root) == before
-    forced = run_cli(tagged.root, "report", "v0.1.0rc1", "--out", str(out), "--force")
+    assert page.read_bytes() == theirs and repo_state(rc1_tagged.root) == before
+    forced = run_cli(rc1_tagged.root, "report", "v0.1.0rc1", "--out", str(out), "--force")
     assert forced.code == 0 and f"replaced {page} with --force" in forced.stdout, forced.output
     written = page.read_text(encoding="utf-8")
     assert written.startswith("<!DOCTYPE html>\n<!-- Written by release ")
     assert "release report v0.1.0rc1\n" in written
     assert standing(written, Spelling.HTML) is Standing.OURS
     check_against_manifest(dom(written), json.loads(
-        tagged.repo.out("notes", "--ref=release/v0.1.0rc1", "show", "v0.1.0rc1")
+        rc1_tagged.repo.out("notes", "--ref=release/v0.1.0rc1", "show", "v0.1.0rc1")
     ))  # fmt: skip
-    again = run_cli(tagged.root, "report", "v0.1.0rc1", "--out", str(out))
+    again = run_cli(rc1_tagged.root, "report", "v0.1.0rc1", "--out", str(out))
     assert again.code == 0 and "replaced" not in again.stdout, again.output
     assert page.read_text(encoding="utf-8") == written
     page.write_text(written.replace("</h1>", " (withdrawn)</h1>", 1), encoding="utf-8")
     edited = page.read_bytes()
     assert edited != written.encode()
-    refused = run_cli(tagged.root, "report", "v0.1.0rc1", "--out", str(out))
+    refused = run_cli(rc1_tagged.root, "report", "v0.1.0rc1", "--out", str(out))
     assert refused.code == 3 and "(changed since release wrote it)" in refused.stderr
-    assert page.read_bytes() == edited and repo_state(tagged.root) == before
+    assert page.read_bytes() == edited and repo_state(rc1_tagged.root) == before
 
 
 # -- a real browser -------------------------------------------------------------------

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from release.sample import AFTER_CUT, LATE_FIX, SampleEngine
-from tests.conftest import CliResult, repo_state, run_cli
+from tests.config_support import run, status
+from tests.conftest import repo_state, run_cli
 
 BRANCH = "release/0.14"
 PYTORCH = """\
@@ -41,16 +42,6 @@ def line(engine: SampleEngine, tmp_path: Path) -> tuple[SampleEngine, Path]:
     engine.repo.run("push", "--quiet", "origin", "main", BRANCH)
     engine.repo.run("switch", "--quiet", BRANCH)
     return engine, config
-
-
-def run(engine: SampleEngine, config: Path, *args: str, code: int = 0) -> CliResult:
-    result = run_cli(engine.root, "--config", str(config), *args)
-    assert result.code == code, result.output
-    return result
-
-
-def status(engine: SampleEngine, config: Path) -> dict:
-    return json.loads(run(engine, config, "status", "--json").stdout)
 
 
 def test_a_release_line_carries_x_y_0_and_its_patch_release(line) -> None:

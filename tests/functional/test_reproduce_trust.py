@@ -22,97 +22,22 @@ import pytest
 from release.adapters.git import GitRepo
 from release.adapters.git_notes import notes_ref
 from release.core.host_access import asked_by, consent, spelt, widening
-from release.core.manifest import ManifestError, Release, merge, part_document, variant_rules
+from release.core.manifest import ManifestError
 from release.errors import UsageError
 from release.flows.context import ReleaseContext
 from release.sample import SampleEngine, make_sample_engine
-from tests.conftest import copied_engine, cut, repo_state, run_cli
-from tests.functional.test_manifest_flow import built_by
-from tests.unit.test_manifest import sha, smoke, snapshot
-
-TAG = "v0.1.0rc1"
-NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent.sock"}  # past every refusal, nothing is built
-SNAPSHOT_OPTIONS = (
-    "cap-add=SYS_ADMIN,cap-add=SYS_PTRACE,cap-add=NET_ADMIN,cap-add=SYS_TIME,"
-    "security-opt=seccomp=unconfined,security-opt=apparmor=unconfined"
+from tests.conftest import run_cli
+from tests.manifest_support import TAG
+from tests.reproduce_support import (
+    NO_ENGINE,
+    SNAPSHOT_OPTIONS,
+    clone_of,
+    faithful,
+    hostile,
+    note,
+    publish,
+    reproduce,
 )
-
-
-def faithful(repo: GitRepo, tag: str, version: str) -> dict[str, Any]:
-    """The manifest a build of ``tag`` would record: args, bases and CUDA versions from the
-    tag's own configuration (image ids and digests made up: nothing here compares them)."""
-    matrix = ReleaseContext(repo.root).config.matrix
-    assert matrix is not None
-    commit = repo.rev(f"refs/tags/{tag}")
-    assert commit is not None
-    release = Release(version, tag, commit, repo.commit_time(commit), matrix.name, "0.1.0")
-    parts = []
-    for n, variant in enumerate(matrix.variants, start=1):
-        image = sha(str(n))
-        data = built_by(matrix, variant.id, image, version) | {"tags": [matrix.tag(variant, tag)]}
-        parts.append(part_document(release, variant.id, "build", data))
-        parts.append(part_document(release, variant.id, "smoke", smoke(image)))
-        if matrix.has_snapshot(variant):
-            parts.append(part_document(release, variant.id, "snapshot", snapshot(image)))
-    return merge(parts, variant_rules(matrix))
-
-
-def note(repo: GitRepo, tag: str, text: str) -> None:
-    """``text`` as ``tag``'s manifest note, written byte for byte."""
-    blob = repo.run("hash-object", "-w", "--stdin", stdin=text).stdout.strip()
-    repo.run("notes", f"--ref={notes_ref(tag)}", "add", "--force", "-C", blob, f"{tag}^{{commit}}")
-
-
-def publish(engine: SampleEngine, tag: str, text: str) -> None:
-    note(engine.repo, tag, text)
-    engine.repo.run("push", "--quiet", "--force", "origin", tag, f"+{notes_ref(tag)}")
-
-
-def tagged_and_published(root: Path) -> SampleEngine:
-    """The release branch tagged v0.1.0rc1, pushed with a faithful manifest."""
-    engine = cut(make_sample_engine(root))
-    engine.repo.run("tag", "-a", TAG, "-m", TAG)
-    publish(engine, TAG, json.dumps(faithful(engine.repo, TAG, "0.1.0rc1"), indent=2) + "\n")
-    return engine
-
-
-@pytest.fixture
-def maintainer(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> SampleEngine:
-    """The release branch tagged v0.1.0rc1, pushed with a faithful manifest (made once and
-    copied)."""
-    return copied_engine("rc1-published", tagged_and_published, tmp_path / "copy", tmp_path_factory)
-
-
-def clone_of(engine: SampleEngine, root: Path) -> Path:
-    subprocess.run(["git", "clone", "--quiet", str(engine.remote), str(root)], check=True)
-    return root
-
-
-@pytest.fixture
-def tester(maintainer: SampleEngine, tmp_path: Path) -> Path:
-    return clone_of(maintainer, tmp_path / "tester")
-
-
-def reproduce(
-    root: Path, tmp_path: Path, *args: str, env: dict[str, str] | None = None
-) -> tuple[Any, dict[str, object]]:
-    """``release reproduce ARGS`` in ``root``; the result, and the repository state it
-    must have left as it was (checked here), with no temporary checkout left behind."""
-    scratch = tmp_path / "scratch"
-    scratch.mkdir(exist_ok=True)
-    before = repo_state(root)
-    result = run_cli(root, "reproduce", *args, env={"TMPDIR": str(scratch), **(env or {})})
-    assert repo_state(root) == before, result.output
-    assert list(scratch.iterdir()) == [], result.output
-    return result, before
-
-
-def hostile(engine: SampleEngine, change: Callable[[dict[str, Any]], object]) -> None:
-    """The published manifest of TAG, changed by ``change``, published again."""
-    document = copy.deepcopy(faithful(engine.repo, TAG, "0.1.0rc1"))
-    change(document)
-    publish(engine, TAG, json.dumps(document, indent=2) + "\n")
-
 
 # -- the tag's name -------------------------------------------------------------
 
@@ -121,36 +46,36 @@ def hostile(engine: SampleEngine, change: Callable[[dict[str, Any]], object]) ->
     "name", ["v*", "v0.1.0rc[12]", "refs/tags/v0.1.0rc1", "v0.1.0rc1^{}", "v 1", "v0..1", ""]
 )
 def test_a_pattern_or_a_bad_name_is_refused_before_anything_is_fetched(
-    maintainer: SampleEngine, tester: Path, tmp_path: Path, name: str
+    maintainer: SampleEngine, tester_clone: Path, tmp_path: Path, name: str
 ) -> None:
     maintainer.repo.run("tag", "-a", "v0.1.0rc2", "-m", "v0.1.0rc2")
     publish(maintainer, "v0.1.0rc2", json.dumps(faithful(maintainer.repo, "v0.1.0rc2", "0.1.0rc2")))
     # the tester's own manifest of rc1, which a forced fetch of every note would overwrite
-    note(GitRepo(tester), TAG, '{"mine": true}\n')
-    objects = GitRepo(tester).out("count-objects", "-v")
-    result, _ = reproduce(tester, tmp_path, name)
+    note(GitRepo(tester_clone), TAG, '{"mine": true}\n')
+    objects = GitRepo(tester_clone).out("count-objects", "-v")
+    result, _ = reproduce(tester_clone, tmp_path, name)
     assert result.code == 2, result.output
     assert "is not a tag name" in result.stderr and result.stderr.count("\n") == 1
-    assert GitRepo(tester).out("count-objects", "-v") == objects  # nothing was fetched
+    assert GitRepo(tester_clone).out("count-objects", "-v") == objects  # nothing was fetched
 
 
 def test_a_local_tag_that_is_not_the_remotes_is_refused_before_anything_is_fetched(
-    tester: Path, tmp_path: Path
+    tester_clone: Path, tmp_path: Path
 ) -> None:
-    repo = GitRepo(tester)
+    repo = GitRepo(tester_clone)
     repo.run("tag", "-f", "-a", TAG, "-m", "moved", "HEAD~1")
-    result, _ = reproduce(tester, tmp_path, TAG)
+    result, _ = reproduce(tester_clone, tmp_path, TAG)
     assert result.code == 3, result.output
     assert f"the tag {TAG} here is not origin's" in result.stderr
     assert f"git tag -d {TAG}" in result.stderr
 
 
 def test_a_tag_without_a_manifest_is_refused_in_one_line(
-    maintainer: SampleEngine, tester: Path, tmp_path: Path
+    maintainer: SampleEngine, tester_clone: Path, tmp_path: Path
 ) -> None:
     maintainer.repo.run("tag", "-a", "v0.1.0rc9", "-m", "v0.1.0rc9")
     maintainer.repo.run("push", "--quiet", "origin", "v0.1.0rc9")
-    result, _ = reproduce(tester, tmp_path, "v0.1.0rc9")
+    result, _ = reproduce(tester_clone, tmp_path, "v0.1.0rc9")
     assert result.code == 7, result.output
     assert "v0.1.0rc9 has no manifest (refs/notes/release/v0.1.0rc9)" in result.stderr
     assert "origin has no manifest for v0.1.0rc9" in result.stdout
@@ -158,13 +83,13 @@ def test_a_tag_without_a_manifest_is_refused_in_one_line(
 
 
 def test_a_lightweight_tag_is_read_as_an_annotated_one(
-    maintainer: SampleEngine, tester: Path, tmp_path: Path
+    maintainer: SampleEngine, tester_clone: Path, tmp_path: Path
 ) -> None:
     """vllm-gaudi's first tags are lightweight (a ref to the commit, no tag object, so
     ``ls-remote`` lists no peeled line): read the same way, up to the same refusal."""
     maintainer.repo.run("tag", "v0.1.0rc2")
     publish(maintainer, "v0.1.0rc2", json.dumps(faithful(maintainer.repo, "v0.1.0rc2", "0.1.0rc2")))
-    result, _ = reproduce(tester, tmp_path, "v0.1.0rc2")
+    result, _ = reproduce(tester_clone, tmp_path, "v0.1.0rc2")
     assert result.code == 3, result.output
     assert (
         "read v0.1.0rc2 and its manifest (refs/notes/release/v0.1.0rc2) from origin"
@@ -202,12 +127,12 @@ def test_a_shallow_clone_or_a_linked_worktree_reads_the_tag_the_same_way(
 
 
 def test_a_refused_run_leaves_the_testers_own_manifest_note_as_it_was(
-    maintainer: SampleEngine, tester: Path, tmp_path: Path
+    maintainer: SampleEngine, tester_clone: Path, tmp_path: Path
 ) -> None:
     """The remote's note is read into the scratch clone only: a note the tester has for
     the tag (one made here, not pushed) is neither replaced nor fetched over."""
-    note(GitRepo(tester), TAG, '{"mine": true}\n')
-    result, before = reproduce(tester, tmp_path, TAG)  # refused: no consent to the options
+    note(GitRepo(tester_clone), TAG, '{"mine": true}\n')
+    result, before = reproduce(tester_clone, tmp_path, TAG)  # refused: no consent to the options
     assert result.code == 3, result.output
     assert f"{notes_ref(TAG)} " in str(before["refs"])
 
@@ -278,13 +203,13 @@ def _other_image(d: dict[str, Any]) -> None:
 )
 def test_a_manifest_that_is_not_the_tags_is_refused_before_building(
     maintainer: SampleEngine,
-    tester: Path,
+    tester_clone: Path,
     tmp_path: Path,
     change: Callable[[dict[str, Any]], object],
     said: str,
 ) -> None:
     hostile(maintainer, change)
-    result, _ = reproduce(tester, tmp_path, TAG, "--allow-host", SNAPSHOT_OPTIONS)
+    result, _ = reproduce(tester_clone, tmp_path, TAG, "--allow-host", SNAPSHOT_OPTIONS)
     assert result.code == 7, result.output
     assert said in result.stderr, result.stderr
     assert result.stderr.count("\n") == 1
@@ -292,14 +217,14 @@ def test_a_manifest_that_is_not_the_tags_is_refused_before_building(
 
 
 def test_a_manifest_with_a_key_twice_is_refused_by_reproduce_and_status(
-    maintainer: SampleEngine, tester: Path, tmp_path: Path
+    maintainer: SampleEngine, tester_clone: Path, tmp_path: Path
 ) -> None:
     """JSON readers disagree on which of two values counts: a note with a variant twice
     (the second a copy that would pass) is no manifest at all."""
     text = json.dumps(faithful(maintainer.repo, TAG, "0.1.0rc1"), indent=2)
     entry = json.dumps({"cu130": {"build": {}}})[1:-1]
     publish(maintainer, TAG, text.replace('"variants": {', '"variants": {' + entry + ",", 1) + "\n")
-    result, _ = reproduce(tester, tmp_path, TAG, "--allow-host", SNAPSHOT_OPTIONS)
+    result, _ = reproduce(tester_clone, tmp_path, TAG, "--allow-host", SNAPSHOT_OPTIONS)
     assert result.code == 7, result.output
     assert "the key 'cu130' is there twice" in result.stderr
     maintainer.repo.run("switch", "--quiet", "releases/v0.1.0")
@@ -320,10 +245,10 @@ def test_status_does_not_show_a_manifest_that_is_not_the_tags_as_published(
 
 
 def test_deeply_nested_json_in_a_note_is_refused_in_one_line(
-    maintainer: SampleEngine, tester: Path, tmp_path: Path
+    maintainer: SampleEngine, tester_clone: Path, tmp_path: Path
 ) -> None:
     publish(maintainer, TAG, "[" * 100_000 + "]" * 100_000 + "\n")
-    result, _ = reproduce(tester, tmp_path, TAG)
+    result, _ = reproduce(tester_clone, tmp_path, TAG)
     assert result.code == 7, result.output
     assert "nested too deep" in result.stderr and "Traceback" not in result.stderr
 
@@ -332,7 +257,7 @@ def test_deeply_nested_json_in_a_note_is_refused_in_one_line(
 
 
 def test_the_tags_host_options_need_the_testers_consent_each(
-    maintainer: SampleEngine, tester: Path, tmp_path: Path
+    maintainer: SampleEngine, tester_clone: Path, tmp_path: Path
 ) -> None:
     """The sample's snapshot needs CRIU's capabilities; a tag that adds --privileged and a
     device to a smoke check gets them refused too, each named, until each is allowed."""
@@ -349,7 +274,7 @@ def test_the_tags_host_options_need_the_testers_consent_each(
     maintainer.repo.run("commit", "--quiet", "-am", "[CI/Build] more access (#200)")
     maintainer.repo.run("tag", "-a", "v0.1.0rc2", "-m", "v0.1.0rc2")
     publish(maintainer, "v0.1.0rc2", json.dumps(faithful(maintainer.repo, "v0.1.0rc2", "0.1.0rc2")))
-    result, _ = reproduce(tester, tmp_path, "v0.1.0rc2")
+    result, _ = reproduce(tester_clone, tmp_path, "v0.1.0rc2")
     assert result.code == 3, result.output
     line = result.stderr
     assert line.count("\n") == 1
@@ -359,13 +284,13 @@ def test_the_tags_host_options_need_the_testers_consent_each(
     assert f"add --allow-host privileged,device=/dev/kvm,ipc=host,{SNAPSHOT_OPTIONS} (" in line
     assert "nothing was built" in line
     # consent to some: the rest are still refused, and only they are asked for
-    partly, _ = reproduce(tester, tmp_path, "v0.1.0rc2", "--allow-host", SNAPSHOT_OPTIONS)
+    partly, _ = reproduce(tester_clone, tmp_path, "v0.1.0rc2", "--allow-host", SNAPSHOT_OPTIONS)
     assert partly.code == 3, partly.output
     assert "add --allow-host privileged,device=/dev/kvm,ipc=host (nothing" in partly.stderr
     # a variant without the snapshot does not need its options: with the others allowed,
     # the run goes on to the engine (none answers here, so it stops there, exit 6)
     alone, _ = reproduce(
-        tester, tmp_path, "v0.1.0rc2", "--variant", "cu128", "--allow-host", "privileged",
+        tester_clone, tmp_path, "v0.1.0rc2", "--variant", "cu128", "--allow-host", "privileged",
         "--allow-host", "--device=/dev/kvm,--ipc host", env=NO_ENGINE,
     )  # fmt: skip
     assert alone.code == 6, alone.output

@@ -44,7 +44,7 @@ def call(base: str, path: str, body: dict[str, Any] | None = None) -> tuple[int,
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[str]:
+def server_url(tmp_path: Path) -> Iterator[str]:
     module = load(SERVER.read_text(encoding="utf-8"), tmp_path)
     server = module.make_server("127.0.0.1", 0)
     # shutdown() waits for the loop's next poll: a short one ends the test sooner
@@ -60,18 +60,18 @@ def served(tmp_path: Path) -> Iterator[str]:
         thread.join(timeout=5)
 
 
-def test_it_answers_health_models_and_completions_and_counts_them(served: str) -> None:
-    assert call(served, "/health") == (200, {"status": "ok", "warm": False, "requests": 0})
-    status, models = call(served, "/v1/models")
+def test_it_answers_health_models_and_completions_and_counts_them(server_url: str) -> None:
+    assert call(server_url, "/health") == (200, {"status": "ok", "warm": False, "requests": 0})
+    status, models = call(server_url, "/v1/models")
     assert status == 200 and [m["id"] for m in models["data"]] == ["tinyengine/toy-1"]
     prompt = {"model": "tinyengine/toy-1", "prompt": "one two three four", "max_tokens": 3}
-    status, done = call(served, "/v1/completions", prompt)
+    status, done = call(server_url, "/v1/completions", prompt)
     assert status == 200
     assert done["choices"][0]["text"] == "four three two"
     assert done["choices"][0]["finish_reason"] == "length"
     assert done["usage"] == {"prompt_tokens": 4, "completion_tokens": 3, "total_tokens": 7}
-    assert call(served, "/v1/completions", prompt)[1]["choices"] == done["choices"]  # the same
-    assert call(served, "/health")[1] == {"status": "ok", "warm": True, "requests": 2}
+    assert call(server_url, "/v1/completions", prompt)[1]["choices"] == done["choices"]  # the same
+    assert call(server_url, "/health")[1] == {"status": "ok", "warm": True, "requests": 2}
 
 
 @pytest.mark.parametrize(
@@ -83,12 +83,12 @@ def test_it_answers_health_models_and_completions_and_counts_them(served: str) -
     ],
 )
 def test_a_bad_request_gets_an_error_and_is_not_counted(
-    served: str, body: dict[str, Any], status: int, says: str
+    server_url: str, body: dict[str, Any], status: int, says: str
 ) -> None:
-    got, answer = call(served, "/v1/completions", body)
+    got, answer = call(server_url, "/v1/completions", body)
     assert got == status and says in answer["error"]["message"]
-    assert call(served, "/nowhere")[0] == 404
-    assert call(served, "/health")[1]["requests"] == 0
+    assert call(server_url, "/nowhere")[0] == 404
+    assert call(server_url, "/health")[1]["requests"] == 0
 
 
 def test_the_storys_server_takes_a_port_and_serves_on_it(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from release.core.pipelines import REGISTRY_PASSWORD, REGISTRY_USER, REVISION_LA
 from release.core.redaction import redacted
 from release.errors import EngineError
 from tests.conftest import repo_state, run_cli
-from tests.images.test_images import BASE_1291, make_engine_repo
+from tests.engine_support import BASE_1291, make_engine_repo
 
 PASSWORD = "hunter2-of-the-registry"  # RELEASE_REGISTRY_PASSWORD in these tests
 URL_TOKEN = "t0ken-in-a-url"

@@ -16,8 +16,8 @@ import pytest
 from release.adapters.git_notes import notes_ref
 from release.sample import Change, SampleEngine
 from tests.conftest import repo_state, run_on_terminal
-from tests.functional.test_manifest_flow import all_parts, tagged
-from tests.unit.test_terminal_text import CURSOR, FORGED, SHOWN, controls
+from tests.manifest_support import all_parts, tagged
+from tests.terminal_support import CURSOR, FORGED, SHOWN, controls
 
 pytestmark = pytest.mark.slow
 

@@ -31,17 +31,17 @@ from release.images.inputs import HashCache
 from release.sample import SampleEngine
 from tests.ci_support import PINNED, as_written, github_workflow, pipeline_text
 from tests.conftest import repo_state, run_cli
-from tests.functional.test_matrix import sample_table
-from tests.images.test_build_guards import PYPROJECT as GUARDED
+from tests.engine_support import GUARDED_PYPROJECT
+from tests.matrix_support import sample_table
 
 USAGE, MANIFEST = 2, 7
 FAST = 30  # seconds: a command that blocks on a FIFO fails the test instead of hanging it
 DEEP = "[" * 100_000
 
 # the pipelines release ci writes install the tool by a commit
-PYPROJECT = GUARDED.replace('dockerfile = "docker/Dockerfile"', 'dockerfile = "{dockerfile}"') + (
-    f'\n[tool.release.ci]\ninstall = "{PINNED.requirement}"\n'
-)
+PYPROJECT = GUARDED_PYPROJECT.replace(
+    'dockerfile = "docker/Dockerfile"', 'dockerfile = "{dockerfile}"'
+) + (f'\n[tool.release.ci]\ninstall = "{PINNED.requirement}"\n')
 
 
 def git(root: Path, *args: str) -> str:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from release.sample import AFTER_CUT, LATE_FIX, Change, SampleEngine
+from tests.config_support import run, status
 from tests.conftest import repo_state
-from tests.functional.test_release_line import run, status  # the same CLI calls, with a config
 
 pytestmark = pytest.mark.slow
 

@@ -17,7 +17,7 @@ import pytest
 from release.adapters.engine import ContainerEngine
 from release.adapters.registry_server import LocalRegistry
 from tests.docker_support import local_registry, purge
-from tests.images.test_images import (
+from tests.engine_support import (
     BASE_1291,
     Repo,
     check_lines,

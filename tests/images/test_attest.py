@@ -28,30 +28,21 @@ from release.adapters.registry_server import LocalRegistry
 from release.core.verdict import State
 from release.images.attest_check import attestation_verdicts
 from tests.conftest import repo_state
-from tests.docker_support import purge
-from tests.images.test_images import BASE_1291, Repo, images, make_engine_repo
-from tests.images.test_publish import stopping_skopeo
+from tests.engine_support import BASE_1291, Repo, built_engine, images
+from tests.registry_support import stopping_skopeo
 from tests.signing_support import Key
 
 VERSION = "v0.1.0"
 
 
 @pytest.fixture(scope="module")
-def built(docker: ContainerEngine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Repo]:
+def one_variant_built(
+    docker: ContainerEngine, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Repo]:
     """An engine of one variant for this engine's platform, built."""
-    repo = make_engine_repo(
-        tmp_path_factory.mktemp("attest") / "engine",
-        tmp_path_factory.mktemp("home"),
-        variants=[{"id": "a", "cuda": "12.9.1", "base-image": BASE_1291, "build-args": {"A": "1"}}],
-        checks=[],
-        default="a",
-    )
-    try:
-        result = repo.release("images.build", timeout=900)
-        assert result.code == 0, result.output
+    variants = [{"id": "a", "cuda": "12.9.1", "base-image": BASE_1291, "build-args": {"A": "1"}}]
+    with built_engine(docker, tmp_path_factory, "attest", variants) as repo:
         yield repo
-    finally:
-        purge(docker, repo.name, repo.head)
 
 
 def publish(repo: Repo, at: str) -> None:
@@ -64,11 +55,11 @@ def publish(repo: Repo, at: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def attested(built: Repo, registry: LocalRegistry) -> Repo:
-    publish(built, f"{registry.address}/attested")
-    result = built.release("images.attest", "--json")
+def attested(one_variant_built: Repo, registry: LocalRegistry) -> Repo:
+    publish(one_variant_built, f"{registry.address}/attested")
+    result = one_variant_built.release("images.attest", "--json")
     assert result.code == 0, result.output
-    return built
+    return one_variant_built
 
 
 def raw(ref: str) -> bytes | None:
@@ -269,29 +260,29 @@ def test_a_changed_material_is_provenance_drift(attested: Repo) -> None:
 
 @images
 def test_an_attach_killed_between_the_two_attachments_is_finished_by_the_next(
-    built: Repo, registry: LocalRegistry, tmp_path: Path
+    one_variant_built: Repo, registry: LocalRegistry, tmp_path: Path
 ) -> None:
     at = f"{registry.address}/killed"
-    publish(built, at)
-    subject = part(built, "publish")["digest"]
-    repository = part(built, "publish")["tags"][0].rsplit(":", 1)[0]
+    publish(one_variant_built, at)
+    subject = part(one_variant_built, "publish")["digest"]
+    repository = part(one_variant_built, "publish")["tags"][0].rsplit(":", 1)[0]
     tags = {k: f"{repository}:sha256-{subject.split(':')[1]}.{k}" for k in ("sbom", "att")}
     proc = subprocess.run(
         [sys.executable, "-m", "release", "images.attest"],
-        cwd=built.root,
-        env={**os.environ, **built.env,
+        cwd=one_variant_built.root,
+        env={**os.environ, **one_variant_built.env,
              "RELEASE_SKOPEO": str(stopping_skopeo(tmp_path, ("copy", "oci:"), 2, signal.SIGKILL))},
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stdout, proc.stderr)
     # the SBOM is attached first, then the provenance that names it: stopped in between
     assert raw(tags["sbom"]) is not None and raw(tags["att"]) is None
-    assert not list(built.state.rglob("a.attest.json"))  # nothing recorded
+    assert not list(one_variant_built.state.rglob("a.attest.json"))  # nothing recorded
     sbom_before = raw(tags["sbom"])
-    again = built.release("images.attest")
+    again = one_variant_built.release("images.attest")
     assert again.code == 0, again.output
     assert f"{tags['sbom']} is there" in again.output  # kept, not made again
-    recorded = part(built, "attest")
+    recorded = part(one_variant_built, "attest")
     assert recorded["sbom"]["digest"] == sha(sbom_before or b"")
     assert recorded["provenance"]["digest"] == sha(raw(tags["att"]) or b"")
     # the provenance names the SBOM kept: its document's digest
@@ -309,37 +300,37 @@ def test_an_attach_killed_between_the_two_attachments_is_finished_by_the_next(
 
 @images
 def test_a_tag_that_holds_something_else_is_refused_and_nothing_is_pushed(
-    built: Repo, registry: LocalRegistry, tmp_path: Path
+    one_variant_built: Repo, registry: LocalRegistry, tmp_path: Path
 ) -> None:
     from tests.oci_support import copy_in, oci_layout
 
     at = f"{registry.address}/taken"
-    publish(built, at)
-    subject = part(built, "publish")["digest"]
-    repository = part(built, "publish")["tags"][0].rsplit(":", 1)[0]
+    publish(one_variant_built, at)
+    subject = part(one_variant_built, "publish")["digest"]
+    repository = part(one_variant_built, "publish")["tags"][0].rsplit(":", 1)[0]
     # someone else's image under the provenance's tag
     oci_layout(tmp_path / "other", ["linux/amd64"], "not an attestation")
     att = f"{repository}:sha256-{subject.split(':')[1]}.att"
     copy_in(tmp_path / "other", "amd64", att)
     before = (raw(att), raw(f"{repository}:sha256-{subject.split(':')[1]}.sbom"))
-    files = repo_state(built.root)
-    result = built.release("images.attest")
+    files = repo_state(one_variant_built.root)
+    result = one_variant_built.release("images.attest")
     assert result.code == 3, result.output
     assert "is not overwritten" in result.output
     assert (raw(att), raw(f"{repository}:sha256-{subject.split(':')[1]}.sbom")) == before
     assert before[1] is None
-    assert repo_state(built.root) == files
-    assert not list(built.state.rglob("a.attest.json"))
+    assert repo_state(one_variant_built.root) == files
+    assert not list(one_variant_built.state.rglob("a.attest.json"))
     # a dry run elsewhere says what it would attach and pushes nothing
     at2 = f"{registry.address}/dry"
-    publish(built, at2)
-    subject2 = part(built, "publish")["digest"]
-    dry = built.release("images.attest", "--dry-run")
+    publish(one_variant_built, at2)
+    subject2 = part(one_variant_built, "publish")["digest"]
+    dry = one_variant_built.release("images.attest", "--dry-run")
     assert dry.code == 0, dry.output
     assert dry.output.count("would attach") == 2
-    repo2 = part(built, "publish")["tags"][0].rsplit(":", 1)[0]
+    repo2 = part(one_variant_built, "publish")["tags"][0].rsplit(":", 1)[0]
     assert raw(f"{repo2}:sha256-{subject2.split(':')[1]}.sbom") is None
-    assert not list(built.state.rglob("a.attest.json"))
+    assert not list(one_variant_built.state.rglob("a.attest.json"))
 
 
 def gpg_verifies(public: Path, data: bytes, signature: bytes, where: Path) -> str:
@@ -360,20 +351,20 @@ def gpg_verifies(public: Path, data: bytes, signature: bytes, where: Path) -> st
 
 @images
 def test_a_provenance_signed_by_the_image_key_verifies_with_gpg_and_names_the_sbom(
-    built: Repo, registry: LocalRegistry, keys: dict[str, Key], tmp_path: Path
+    one_variant_built: Repo, registry: LocalRegistry, keys: dict[str, Key], tmp_path: Path
 ) -> None:
     from release.core.image_signing import ImageCheck
     from release.core.image_signing import ImageSignatureState as Signed
 
-    publish(built, f"{registry.address}/signed")
+    publish(one_variant_built, f"{registry.address}/signed")
     maintainer, other = keys["maintainer"], keys["other"]
     # a key this GnuPG holds no secret half of: refused before anything is pushed
-    refused = built.release(
+    refused = one_variant_built.release(
         "images.attest", "--sign-with", other.fpr, GNUPGHOME=str(maintainer.home)
     )
     assert refused.code == 2 and "no secret key" in refused.output, refused.output
-    assert not list(built.state.rglob("a.attest.json"))
-    result = built.release(
+    assert not list(one_variant_built.state.rglob("a.attest.json"))
+    result = one_variant_built.release(
         "images.attest",
         "--json",
         RELEASE_IMAGE_SIGNING_KEY=maintainer.fpr,
@@ -381,7 +372,7 @@ def test_a_provenance_signed_by_the_image_key_verifies_with_gpg_and_names_the_sb
     )
     assert result.code == 0, result.output
     assert json.loads(result.stdout)["images"][0]["provenance"]["signed_by"] == maintainer.fpr
-    recorded, published = part(built, "attest"), part(built, "publish")
+    recorded, published = part(one_variant_built, "attest"), part(one_variant_built, "publish")
     assert (recorded["provenance"]["signed"], recorded["provenance"]["signed_by"]) == (
         True,
         maintainer.fpr,
@@ -411,12 +402,12 @@ def test_a_provenance_signed_by_the_image_key_verifies_with_gpg_and_names_the_sb
     }
     assert byproducts["sbom"] == json.loads(sbom)["layers"][0]["digest"].split(":")[1]
     # reproduce's rows: the signature as checked before building, the SBOM it names
-    build = part(built, "build")
+    build = part(one_variant_built, "build")
     checked = ImageCheck("a", "x", Signed.SIGNED, signer=maintainer.fpr, kind="provenance")
     rows = {
         r.name: r
         for r in attestation_verdicts(
-            {"publish": published, "attest": recorded}, build, commit=built.head,
+            {"publish": published, "attest": recorded}, build, commit=one_variant_built.head,
             rebuilt_image=build["image_id"], signature=checked,
         )
     }  # fmt: skip

@@ -18,12 +18,11 @@ import pytest
 
 from release.adapters.engine import ContainerEngine
 from release.adapters.registry_server import LocalRegistry
-from tests.ci_support import buildkite_pipeline, github_workflow
+from tests.ci_support import REGISTRY, buildkite_pipeline, github_workflow, root_matrix
 from tests.conftest import run_cli
 from tests.docker_support import local_registry, purge
-from tests.functional.test_ci import REGISTRY, root_matrix
-from tests.images.test_images import BASE_1291, Repo, images, make_engine_repo
-from tests.images.test_publish import served
+from tests.engine_support import BASE_1291, Repo, images, make_engine_repo
+from tests.registry_support import served
 
 
 @pytest.fixture

@@ -31,6 +31,7 @@ from release.images.standin import BaseImage, registry_digest
 from release.sample import SampleEngine
 from tests.conftest import repo_state, run_cli, run_nox
 from tests.docker_support import unique_name
+from tests.engine_support import GUARDED_PYPROJECT
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 REFUSED = 3
@@ -255,26 +256,6 @@ def test_versions_with_a_local_part_and_their_image_tags() -> None:
 
 # -- real repositories: what is dirty, what a shallow clone can count ---------------------
 
-PYPROJECT = """\
-[project]
-name = "guarded"
-version = "0.0.0"
-
-[tool.release]
-main-branch = "main"
-
-[tool.release.images]
-name = "release-test/guarded"
-dockerfile = "docker/Dockerfile"
-context = "{context}"
-default-variant = "cu129"
-
-[[tool.release.images.variants]]
-id = "cu129"
-cuda = "12.9.1"
-base-image = "nvidia/cuda:12.9.1-base-ubuntu22.04"
-"""
-
 
 def write(root: Path, rel: str, text: str = "x\n") -> None:
     path = root / rel
@@ -286,7 +267,7 @@ def guarded_repo(root: Path, *, context: str = ".", commits: int = 1) -> GitRepo
     """An engine whose build context (no ``.git`` in its ``.dockerignore``, so the
     release's own state is in it) leaves out ``docs`` but ``docs/keep.md``, and caches;
     git ignores logs and caches. ``commits`` commits on main, the first tagged v0.1.0."""
-    write(root, "pyproject.toml", PYPROJECT.format(context=context))
+    write(root, "pyproject.toml", GUARDED_PYPROJECT.format(context=context))
     write(root, f"{context}/docker/Dockerfile", "FROM scratch\n")
     write(root, f"{context}/app.py", "print(1)\n")
     write(root, f"{context}/.dockerignore", "docs\n!docs/keep.md\n**/__pycache__\n")
@@ -356,7 +337,7 @@ def test_a_context_in_a_subfolder(tmp_path: Path) -> None:
     write(tmp_path, "outside.txt")
     write(tmp_path, "engine/inside.txt")
     assert read_source(ReleaseContext(tmp_path), allow_dirty=True).dirty == ("engine/inside.txt",)
-    write(tmp_path, "pyproject.toml", PYPROJECT.format(context="engine") + "\n")
+    write(tmp_path, "pyproject.toml", GUARDED_PYPROJECT.format(context="engine") + "\n")
     found = read_source(ReleaseContext(tmp_path), allow_dirty=True).dirty
     assert found == ("pyproject.toml", "engine/inside.txt")
 

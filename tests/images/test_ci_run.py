@@ -28,7 +28,7 @@ from tests.ci_runner import Artifacts
 from tests.ci_support import PINNED, pipeline_text
 from tests.conftest import run_cli
 from tests.docker_support import purge, remove_repository
-from tests.images.test_images import BASE_1291, Repo, make_engine_repo
+from tests.engine_support import BASE_1291, Repo, make_engine_repo
 
 images = pytest.mark.images
 
@@ -194,7 +194,7 @@ def test_the_workflow_with_the_image_through_a_registry(
 
     # rc2 of the same sources, on a fresh runner: its build job builds from rc1's layers,
     # read through the registry (the cache image rc1's push kept)
-    from tests.images.test_publish import served
+    from tests.registry_support import served
 
     engine_repo.git("tag", "v0.1.0rc2")
     runner.tag = "v0.1.0rc2"
@@ -243,7 +243,7 @@ def test_a_pulled_image_of_another_commit_is_refused(
 def test_the_publish_job_takes_the_images_from_the_transfer_registry_and_pulls_none(
     engine_repo: Repo, tmp_path: Path, docker: ContainerEngine, ci_registry: str
 ) -> None:
-    from tests.images.test_publish import served
+    from tests.registry_support import served
 
     release = f"{ci_registry.split('/')[0]}/rel"
     config = engine_repo.root / "pyproject.toml"

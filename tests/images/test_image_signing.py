@@ -19,9 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -44,35 +42,11 @@ from release.images.image_signing import (
 )
 from release.sample import SampleEngine, make_sample_engine
 from tests.conftest import cut
-from tests.functional.test_reproduce_trust import NO_ENGINE, TAG, faithful, publish, reproduce
-from tests.images.test_images import images
-from tests.oci_support import copy_in, oci_layout
-from tests.signing_support import Key, skopeo_accepts
-
-NAME = "example/tinyengine"  # the sample's image name
-
-
-@dataclass(frozen=True)
-class Published:
-    repository: str
-    platform: str  # the platform image's digest
-    index: str
-    platform_tag: str
-    index_tags: tuple[str, ...]
-
-
-def published(registry: LocalRegistry, root: Path, seed: str, path: str = "rel") -> Published:
-    """An image of one platform and its index in the registry, under the sample's name."""
-    repository = f"{registry.address}/{path}/{NAME}"
-    made, index = oci_layout(root / seed, ["linux/amd64"], seed)
-    platform_tag, index_tags = (
-        f"{repository}:{TAG}-amd64",
-        (f"{repository}:{TAG}", f"{repository}:{TAG}-cu130"),
-    )
-    copy_in(root / seed, "amd64", platform_tag)
-    for tag in index_tags:
-        copy_in(root / seed, "index", tag)
-    return Published(repository, made[0].digest, index, platform_tag, index_tags)
+from tests.engine_support import images
+from tests.manifest_support import TAG
+from tests.oci_support import Published, published, recorded
+from tests.reproduce_support import NO_ENGINE, faithful, publish, reproduce
+from tests.signing_support import Key, signature_files, skopeo_accepts
 
 
 def signer(key: Key, store: Path, monkeypatch: pytest.MonkeyPatch) -> ImageSigner:
@@ -91,12 +65,6 @@ def blob_reads(registry: LocalRegistry) -> int:
     """The blobs (layers, configs) the registry has been asked for so far."""
     text = registry.log.read_text(errors="replace")
     return len(re.findall(r'"GET /v2/\S+/blobs/sha256:', text))
-
-
-def signature_files(store: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(store)): p.read_bytes() for p in sorted(store.rglob("*")) if p.is_file()
-    }
 
 
 # -- the rules, pure ----------------------------------------------------------------
@@ -336,18 +304,6 @@ def test_a_signing_run_killed_part_way_is_finished_by_the_next(
 
 
 # -- reproduce: the tester's key, before anything is pulled or built ----------------
-
-
-def recorded(image: Published) -> dict[str, Any]:
-    """The cu130 row's publish record of ``image`` (its registry: the repository less the
-    image's name)."""
-    return {
-        "registry": image.repository.removesuffix(f"/{NAME}"),
-        "platform": "linux/amd64",
-        "digest": image.platform,
-        "tags": [image.platform_tag],
-        "index": {"digest": image.index, "tags": list(image.index_tags)},
-    }
 
 
 @images

@@ -20,7 +20,6 @@ import subprocess
 import sys
 import tarfile
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,63 +31,35 @@ from release.adapters.engine import ContainerEngine
 from release.adapters.image_info import ImageInfo
 from release.errors import EngineError
 from release.images.inputs import context_files
-from release.sample import SampleEngine, make_sample_engine
-from tests.conftest import CliResult, repo_state, run_cli, run_on_terminal
+from release.sample import SampleEngine
+from tests.conftest import CliResult, repo_state, run_on_terminal
 from tests.docker_support import (
     REQUIRE_ENV,
     connect,
     containers,
-    image_env,
     interrupt_when,
     managed_leftovers,
     purge,
     unique_name,
 )
+from tests.engine_support import (
+    BASE_1291,
+    NOTHING_LEFT,
+    Repo,
+    check_lines,
+    images,
+    make_engine_repo,
+    smoke_section,
+    wait_until_gone,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
-images = pytest.mark.images
-NOTHING_LEFT = {"containers": [], "dangling images": []}
 STANDIN_MARKER = "[on a stand-in base: CUDA layout only, no CUDA libraries]"
 VARIANTS = {"cu128": "12.8.1", "cu129": "12.9.1", "cu130": "13.0.1"}
 UBUNTU = {"cu128": "22.04", "cu129": "22.04", "cu130": "24.04"}  # the sample's base images
 
 
 # -- helpers -------------------------------------------------------------------------------
-
-
-@dataclass
-class Repo:
-    root: Path
-    name: str  # image name
-    env: dict[str, str]
-
-    def release(self, *args: str, timeout: float = 300, **env: str) -> CliResult:
-        return run_cli(self.root, *args, env={**self.env, **env}, timeout=timeout)
-
-    def nox(self, *args: str, timeout: float = 300, **env: str) -> CliResult:
-        proc = subprocess.run(
-            [sys.executable, "-m", "nox", *args],
-            cwd=self.root,
-            env={**self.env, **env},
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-        return CliResult(proc.returncode, proc.stdout, proc.stderr)
-
-    def git(self, *args: str) -> str:
-        return subprocess.run(
-            ["git", *args], cwd=self.root, env=self.env, capture_output=True, text=True, check=True
-        ).stdout.strip()
-
-    @property
-    def head(self) -> str:
-        return self.git("rev-parse", "HEAD")
-
-    @property
-    def state(self) -> Path:
-        return self.root / ".git" / "release"
 
 
 def labels(engine: ContainerEngine, ref: str) -> dict[str, str]:
@@ -118,114 +89,6 @@ def standin_note(engine: ContainerEngine, ref: str) -> str:
     return " [on a stand-in base]" if standin else ""
 
 
-def check_lines(output: str, status: str) -> list[str]:
-    """Names of smoke checks reported with ``status`` (passed, failed, timed out, not run)."""
-    return [m[1] for m in re.finditer(rf"^  {status} +(.+?) \(\d+\.\d+s\)", output, re.MULTILINE)]
-
-
-def smoke_section(output: str, variant: str) -> str:
-    """One variant's smoke report: its header line to its verdict line."""
-    lines = output.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"smoke({variant}): "))
-    end = next(
-        i for i in range(start + 1, len(lines)) if lines[i].startswith(f"smoke({variant}): ")
-    )
-    return "\n".join(lines[start : end + 1])
-
-
-def processes_with(text: str) -> list[str]:
-    """Command lines of running processes that contain ``text``."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in cmdline:
-            found.append(cmdline.strip())
-    return found
-
-
-ENGINE_DOCKERFILE = """\
-ARG BASE_IMAGE
-FROM ${BASE_IMAGE}
-ARG FAIL=0
-ARG SLOW=0
-ARG NONCE=0
-RUN echo "nonce ${NONCE}" > /nonce \\
-    && if [ "${FAIL}" = "1" ]; then echo "this step fails on purpose" >&2; exit 3; fi
-RUN if [ "${SLOW}" != "0" ]; then echo "slow step: sleeping ${SLOW}s"; sleep "${SLOW}"; fi
-"""
-
-
-def toml_value(value: Any) -> str:
-    if isinstance(value, dict):
-        pairs = (f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items())
-        return "{ " + ", ".join(pairs) + " }"
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    return json.dumps(value)
-
-
-def make_engine_repo(
-    root: Path,
-    home: Path,
-    *,
-    variants: list[dict[str, Any]],
-    checks: list[dict[str, Any]],
-    default: str,
-    dockerignore: bool = True,
-    remote: str | None = None,
-    files: dict[str, str] | None = None,
-    tables: str = "",
-) -> Repo:
-    """A small engine repository of our own: its Dockerfile fails or sleeps on a build arg.
-    Without ``dockerignore`` its build context includes ``.git`` (where the build logs go).
-    ``files``: more files (or another Dockerfile), by path; ``tables``: more of the
-    config (TOML)."""
-    name = unique_name()
-    lines = [
-        '[project]\nname = "testengine"\nversion = "0.0.0"\n',
-        '[tool.release]\nmain-branch = "main"\n',
-        "[tool.release.images]",
-        f'name = "{name}"\ndockerfile = "docker/Dockerfile"\ndefault-variant = "{default}"',
-        f'build-args = {{ NONCE = "{uuid.uuid4().hex}" }}\n',  # no layer cache from other runs
-    ]
-    for variant in variants:
-        lines.append("[[tool.release.images.variants]]")
-        lines += [f"{key} = {toml_value(value)}" for key, value in variant.items()]
-        lines.append("")
-    lines.append("[tool.release.images.smoke]\nentrypoint-help = false\ntimeout = 60\n")
-    for check in checks:
-        lines.append("[[tool.release.images.smoke.checks]]")
-        lines += [f"{key} = {toml_value(value)}" for key, value in check.items()]
-        lines.append("")
-    lines.append(tables)
-    (root / "docker").mkdir(parents=True)
-    (root / "pyproject.toml").write_text("\n".join(lines), encoding="utf-8")
-    (root / "docker" / "Dockerfile").write_text(ENGINE_DOCKERFILE, encoding="utf-8")
-    if dockerignore:
-        (root / ".dockerignore").write_text(".git\n", encoding="utf-8")
-    for path, text in (files or {}).items():
-        (root / path).parent.mkdir(parents=True, exist_ok=True)
-        (root / path).write_text(text, encoding="utf-8")
-    (root / "noxfile.py").write_text(
-        "from release.cli.nox_sessions import image_sessions\n\nimage_sessions()\n",
-        encoding="utf-8",
-    )
-    repo = Repo(root, name, image_env(home))
-    repo.git("init", "--quiet", "--initial-branch=main")
-    repo.git("add", "--all")
-    repo.git("commit", "--quiet", "-m", "Test engine")
-    repo.git("tag", "v0.1.0")
-    if remote is not None:
-        repo.git("remote", "add", "origin", remote)
-    return repo
-
-
-BASE_1291 = "nvidia/cuda:12.9.1-base-ubuntu22.04"
 REMOTE = "https://git.example.com/org/testengine.git"  # never contacted by a build
 SLOW = str(random.randint(300, 599))  # seconds; tells this run's slow step from others
 FAIL_VARIANTS = [
@@ -468,15 +331,15 @@ def test_an_unwritable_cache_still_detects(
 
 def test_one_inspect_answers_for_every_ref(fake_cli: FakeCli) -> None:
     base = {"Id": "sha256:" + "a" * 64, "RepoTags": ["nvidia/cuda:12.9.1-base-ubuntu22.04"]}
-    built = {"Id": "sha256:" + "b" * 64, "RepoTags": ["org/engine:v1", "org/engine:latest"]}
+    sample_built = {"Id": "sha256:" + "b" * 64, "RepoTags": ["org/engine:v1", "org/engine:latest"]}
     odd = {"Id": "sha256:" + "c" * 64, "RepoTags": ["elsewhere:1"]}
     fake_cli.state(
         images={
             "docker.io/nvidia/cuda:12.9.1-base-ubuntu22.04": base,
-            "org/engine:v1": built,
-            "org/engine": built,
-            built["Id"]: built,
-            "b" * 12: built,
+            "org/engine:v1": sample_built,
+            "org/engine": sample_built,
+            sample_built["Id"]: sample_built,
+            "b" * 12: sample_built,
             "odd:1": odd,  # resolved by the engine, but under no name we can match
         }
     )
@@ -486,19 +349,23 @@ def test_one_inspect_answers_for_every_ref(fake_cli: FakeCli) -> None:
         "org/engine:v1",
         "org/engine:v2",
         "org/engine",
-        built["Id"],
+        sample_built["Id"],
         "b" * 12,
         "org/engine:v1",
         "odd:1",
     ]
     found = engine.inspect_images(refs)
-    base_info, built_info, odd_info = ImageInfo.of(base), ImageInfo.of(built), ImageInfo.of(odd)
+    base_info, built_info, odd_info = (
+        ImageInfo.of(base),
+        ImageInfo.of(sample_built),
+        ImageInfo.of(odd),
+    )
     assert found == {
         "docker.io/nvidia/cuda:12.9.1-base-ubuntu22.04": base_info,
         "org/engine:v1": built_info,
         "org/engine:v2": None,
         "org/engine": built_info,
-        built["Id"]: built_info,
+        sample_built["Id"]: built_info,
         "b" * 12: built_info,
         "odd:1": odd_info,
     }
@@ -520,17 +387,17 @@ def test_one_inspect_is_also_the_ping(fake_cli: FakeCli) -> None:
 
 
 def test_an_inspect_asked_ahead_answers_the_next_one_once(fake_cli: FakeCli) -> None:
-    built = {"Id": "sha256:" + "b" * 64, "RepoTags": ["org/engine:v1"]}
-    fake_cli.state(images={"org/engine:v1": built})
+    sample_built = {"Id": "sha256:" + "b" * 64, "RepoTags": ["org/engine:v1"]}
+    fake_cli.state(images={"org/engine:v1": sample_built})
     engine = ContainerEngine.detect()
     engine.inspect_ahead(["org/engine:v1", "org/engine:v2", "base:1"])
     asked = [c for c in fake_cli.calls() if c.startswith("image inspect")]
     assert engine.inspect_images(["org/engine:v2", "org/engine:v1"]) == {
         "org/engine:v2": None,
-        "org/engine:v1": ImageInfo.of(built),
+        "org/engine:v1": ImageInfo.of(sample_built),
     }
     rebuilt = {"Id": "sha256:" + "c" * 64, "RepoTags": ["org/engine:v2"]}
-    fake_cli.state(images={"org/engine:v1": built, "org/engine:v2": rebuilt})
+    fake_cli.state(images={"org/engine:v1": sample_built, "org/engine:v2": rebuilt})
     # used once: the next call asks the engine again, and sees what changed
     assert engine.inspect_images(["org/engine:v2"]) == {"org/engine:v2": ImageInfo.of(rebuilt)}
     inspects = [c for c in fake_cli.calls() if c.startswith("image inspect")]
@@ -585,36 +452,7 @@ def test_only_a_workspace_for_an_image_task_asks_ahead(
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory: pytest.TempPathFactory) -> Repo:
-    return sample_repo(tmp_path_factory)
-
-
-def sample_repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
-    """The sample engine with a unique image name and a noxfile, tagged v0.1.0rc1."""
-    root = tmp_path_factory.mktemp("sample")
-    home = tmp_path_factory.mktemp("home")
-    env = image_env(home)
-    with pytest.MonkeyPatch.context() as mp:
-        for key in ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_NOSYSTEM"):
-            mp.setenv(key, env[key])
-        made = make_sample_engine(root)
-    repo = Repo(made.root, unique_name(), env)
-    pyproject = repo.root / "pyproject.toml"
-    text = pyproject.read_text(encoding="utf-8")
-    assert 'name = "example/tinyengine"' in text
-    pyproject.write_text(text.replace('name = "example/tinyengine"', f'name = "{repo.name}"'))
-    (repo.root / "noxfile.py").write_text(
-        "from release.cli.nox_sessions import image_sessions\n\nimage_sessions()\n",
-        encoding="utf-8",
-    )
-    repo.git("add", "--all")
-    repo.git("commit", "--quiet", "-m", "[CI/Build] Image sessions (#120)")
-    repo.git("tag", "-a", "v0.1.0rc1", "-m", "v0.1.0rc1")
-    return repo
-
-
-@pytest.fixture(scope="module")
-def built(docker: ContainerEngine, sample: Repo) -> Iterator[CliResult]:
+def sample_built(docker: ContainerEngine, sample: Repo) -> Iterator[CliResult]:
     """``release images.build --jobs 2`` in the sample engine, once for the module."""
     result = sample.release("images.build", "--jobs", "2", timeout=900)
     try:
@@ -630,8 +468,10 @@ def tag_of(repo: Repo, variant: str) -> str:
 
 
 @images
-def test_build_every_variant(built: CliResult, sample: Repo, docker: ContainerEngine) -> None:
-    out = built.stdout
+def test_build_every_variant(
+    sample_built: CliResult, sample: Repo, docker: ContainerEngine
+) -> None:
+    out = sample_built.stdout
     assert re.search(
         r"^builder: \S+ \S+, (classic docker build with BuildKit|docker buildx build)",
         out,
@@ -652,7 +492,7 @@ def test_build_every_variant(built: CliResult, sample: Repo, docker: ContainerEn
 
 @images
 def test_image_labels_and_build_args(
-    built: CliResult, sample: Repo, docker: ContainerEngine
+    sample_built: CliResult, sample: Repo, docker: ContainerEngine
 ) -> None:
     epoch = int(sample.git("log", "-1", "--format=%ct", "HEAD"))
     created = dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -691,7 +531,9 @@ def test_image_labels_and_build_args(
 
 
 @images
-def test_rebuild_says_unchanged(built: CliResult, sample: Repo, docker: ContainerEngine) -> None:
+def test_rebuild_says_unchanged(
+    sample_built: CliResult, sample: Repo, docker: ContainerEngine
+) -> None:
     before = {v: docker.image_id(tag_of(sample, v)) for v in VARIANTS}
     again = sample.release("images.build", "--jobs", "2")
     assert again.code == 0, again.output
@@ -705,7 +547,7 @@ def test_rebuild_says_unchanged(built: CliResult, sample: Repo, docker: Containe
 
 @images
 def test_a_dirty_tree_builds_only_when_allowed_and_says_so(
-    built: CliResult, sample: Repo, docker: ContainerEngine, tmp_path: Path
+    sample_built: CliResult, sample: Repo, docker: ContainerEngine, tmp_path: Path
 ) -> None:
     """An rc tester's second clone: clean, it finds the same input digest as the first
     clone (another directory, another origin); with a tracked file changed and an untracked
@@ -755,7 +597,9 @@ def test_a_dirty_tree_builds_only_when_allowed_and_says_so(
 
 
 @images
-def test_smoke_every_variant(built: CliResult, sample: Repo, docker: ContainerEngine) -> None:
+def test_smoke_every_variant(
+    sample_built: CliResult, sample: Repo, docker: ContainerEngine
+) -> None:
     result = sample.release("images.smoke")
     assert result.code == 0, result.output
     out = result.stdout
@@ -782,7 +626,9 @@ def test_smoke_every_variant(built: CliResult, sample: Repo, docker: ContainerEn
 
 
 @images
-def test_smoke_json_is_one_document_for_every_variant(built: CliResult, sample: Repo) -> None:
+def test_smoke_json_is_one_document_for_every_variant(
+    sample_built: CliResult, sample: Repo
+) -> None:
     result = sample.release("images.smoke", "--json")
     assert result.code == 0, result.output
     document = json.loads(result.stdout)  # the whole of stdout: one document
@@ -793,7 +639,7 @@ def test_smoke_json_is_one_document_for_every_variant(built: CliResult, sample: 
 
 
 @pytest.fixture(scope="module")
-def snapshotted(built: CliResult, sample: Repo) -> CliResult:
+def snapshotted(sample_built: CliResult, sample: Repo) -> CliResult:
     return sample.release("images.snapshot")
 
 
@@ -869,7 +715,7 @@ def test_snapshot_diffs_against_a_baseline(
 
 @images
 def test_nox_sessions_in_the_engine_repo(
-    built: CliResult, sample: Repo, docker: ContainerEngine
+    sample_built: CliResult, sample: Repo, docker: ContainerEngine
 ) -> None:
     listed = sample.nox("-l", "--json", "-t", "images")
     assert listed.code == 0, listed.output
@@ -1141,8 +987,8 @@ def test_keep_going_builds_the_others(failing: Repo, docker: ContainerEngine) ->
 
 @pytest.fixture(scope="module")
 def failing_smoke(failing: Repo) -> tuple[CliResult, float]:
-    built = failing.release("images.build", "--variant", "good")
-    assert built.code == 0, built.output
+    sample_built = failing.release("images.build", "--variant", "good")
+    assert sample_built.code == 0, sample_built.output
     started = time.monotonic()
     result = failing.release("images.smoke", "--variant", "good")
     return result, time.monotonic() - started
@@ -1372,13 +1218,6 @@ def interruptible(
         purge(docker, repo.name, repo.head)
 
 
-def wait_until_gone(text: str, limit: float = 15) -> list[str]:
-    deadline = time.monotonic() + limit
-    while (found := processes_with(text)) and time.monotonic() < deadline:
-        time.sleep(0.3)
-    return found
-
-
 STOPS = [
     pytest.param(signal.SIGINT, True, 130, "interrupted", id="ctrl-c"),
     pytest.param(signal.SIGTERM, False, 143, "terminated", id="sigterm"),
@@ -1425,8 +1264,8 @@ def test_stopped_during_a_build_leaves_nothing(
 def test_stopped_during_smoke_leaves_no_container(
     interruptible: Repo, docker: ContainerEngine, sig: int, group: bool, code: int, says: str
 ) -> None:
-    built = interruptible.release("images.build", "--variant", "good")
-    assert built.code == 0, built.output
+    sample_built = interruptible.release("images.build", "--variant", "good")
+    assert sample_built.code == 0, sample_built.output
     tag = f"{interruptible.name}:v0.1.0"
 
     def waiting(_output: str) -> bool:

@@ -45,10 +45,9 @@ from release.adapters.leftovers import (
 from release.adapters.process import Result
 from tests.conftest import run_cli
 from tests.docker_support import interrupt_when, managed_leftovers, purge
-from tests.functional.test_reproduce_trust import TAG, hostile
-from tests.functional.test_reproduce_trust import maintainer as maintainer  # a fixture
-from tests.functional.test_reproduce_trust import tester as tester  # a fixture
-from tests.images.test_images import Repo, processes_with, wait_until_gone
+from tests.engine_support import Repo, processes_with, wait_until_gone
+from tests.manifest_support import TAG
+from tests.reproduce_support import hostile
 
 linux = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
 pytestmark = linux
@@ -349,7 +348,7 @@ def test_a_process_sweeps_once(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_kept_reproduce_checkout_is_never_swept(
-    maintainer: Any, tester: Path, tmp_path: Path
+    maintainer: Any, tester_clone: Path, tmp_path: Path
 ) -> None:
     """``reproduce --keep`` that stops inside its checkout keeps it, marked kept: once its
     run has ended, no sweep removes it."""
@@ -357,7 +356,9 @@ def test_a_kept_reproduce_checkout_is_never_swept(
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     # its own process: the checkout is marked with the run's owner, which must have ended
-    result = run_cli(tester, "reproduce", TAG, "--keep", env={"TMPDIR": str(scratch)}, process=True)
+    result = run_cli(
+        tester_clone, "reproduce", TAG, "--keep", env={"TMPDIR": str(scratch)}, process=True
+    )
     assert result.code == 7, result.output  # refused inside the checkout
     (kept,) = scratch.iterdir()
     assert f"kept the checkout at {kept / 'src'}" in result.stdout
@@ -411,8 +412,7 @@ timeout = 90
 def killable(docker: ContainerEngine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Repo]:
     """An engine whose variant ``a`` is built and snapshots with a dump that takes a few
     seconds, and whose variant ``slow`` builds for minutes."""
-    from tests.images.test_images import BASE_1291, make_engine_repo
-    from tests.images.test_serving import SERVER
+    from tests.engine_support import BASE_1291, SERVER, make_engine_repo
 
     variant = {"cuda": "12.9.1", "base-image": BASE_1291}
     repo = make_engine_repo(
@@ -525,7 +525,7 @@ def test_a_live_runs_container_and_dir_are_never_swept(
     """While a snapshot run dumps, a smoke run in another process sweeps: it removes a
     dead owner's container and leaves the live run's container and checkpoint dir, and
     the live run passes."""
-    from tests.images.test_images import BASE_1291
+    from tests.engine_support import BASE_1291
 
     env = {**killable.env, "TMPDIR": str(tmp_path)}
     image = image_id(docker, killable)
@@ -573,7 +573,7 @@ def test_a_foreign_or_unreadable_owner_is_left_alone(
     """Containers of another boot (another machine sharing the engine), with an owner
     that does not parse, or unmanaged, stay; a dead run's container, scratch dir and
     recorded image go, and a foreign run's dir stays."""
-    from tests.images.test_images import BASE_1291
+    from tests.engine_support import BASE_1291
 
     foreign = replace(ended, boot=OTHER_BOOT)
     made = {}
@@ -645,7 +645,7 @@ def test_a_build_a_killed_run_finished_but_never_tagged_is_removed_by_the_next(
     """Images whose ids killed runs left in the logs dir: an untagged one is removed by
     the next build of the variant, a tagged one stays, and a live run's is not touched.
     An unchanged build that finds none asks the engine nothing more than before."""
-    from tests.images.test_images import BASE_1291
+    from tests.engine_support import BASE_1291
 
     logs = killable.state / "logs"
     warm = killable.release("images.build", "--variant", "a", RELEASE_ECHO="1")

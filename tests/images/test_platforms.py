@@ -16,8 +16,8 @@ from release.core.matrix import ImageMatrix, parse_images, platform_slug
 from release.errors import ConfigError
 from release.images.standin import platform_alias
 from tests.docker_support import need_emulation, purge
-from tests.functional.test_matrix import config_error, sample_table
-from tests.images.test_images import BASE_1291, images, make_engine_repo
+from tests.engine_support import BASE_1291, images, make_engine_repo
+from tests.matrix_support import config_error, sample_table
 
 BOTH = ["linux/amd64", "linux/arm64"]
 

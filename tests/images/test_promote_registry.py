@@ -32,15 +32,15 @@ from release.images.image_signing import ImageSigning
 from release.images.promote_registry import promote_in_registry
 from release.images.registry_check import registry_verdicts
 from tests.docker_support import purge
-from tests.images.test_images import BASE_1291, Repo, images, make_engine_repo
-from tests.images.test_publish import served, stopping_skopeo
+from tests.engine_support import BASE_1291, Repo, images, make_engine_repo
+from tests.registry_support import served, stopping_skopeo
 from tests.signing_support import Key, skopeo_accepts
 
 RC, FINAL = "v0.1.0rc1", "v0.1.0"
 
 
 @pytest.fixture(scope="module")
-def rc(
+def published_rc(
     docker: ContainerEngine, registry: LocalRegistry, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Repo]:
     """An engine of two variants (``a`` the default) whose rc1 is built, smoked, published
@@ -118,35 +118,35 @@ def promote(repo: Repo, final: str = FINAL, signing: ImageSigning | None = None)
 
 @images
 def test_the_final_gets_the_rcs_digests_inside_the_registry_and_a_rerun_copies_nothing(
-    rc: Repo, registry: LocalRegistry
+    published_rc: Repo, registry: LocalRegistry
 ) -> None:
-    rc.git("tag", FINAL, RC)
-    wanted = final_refs(rc, registry)
+    published_rc.git("tag", FINAL, RC)
+    wanted = final_refs(published_rc, registry)
     traffic = registry.traffic()
     assert traffic.uploads > 0 and traffic.blob_bytes > 0  # the rc's publish did upload
-    said = promote(rc)
+    said = promote(published_rc)
     assert {ref: (served(ref) or ("nothing",))[0] for ref in wanted} == wanted
     after = registry.traffic()
     assert after.uploads == traffic.uploads and after.blob_bytes == traffic.blob_bytes  # no blob
     assert sum(" -> sha256:" in line for line in said) == len(wanted), said
-    final = manifest(rc, FINAL)
+    final = manifest(published_rc, FINAL)
     assert final["promoted_from"]["tag"] == RC
     for row in ("a", "b"):
         record = final["variants"][row]["publish"]
-        assert record["digest"] == manifest(rc, RC)["variants"][row]["publish"]["digest"]
+        assert record["digest"] == manifest(published_rc, RC)["variants"][row]["publish"]["digest"]
         assert all(FINAL in tag for tag in (*record["tags"], *record["index"]["tags"]))
-    again = promote(rc)
+    again = promote(published_rc)
     assert sum(" is there: " in line for line in again) == len(wanted), again
     assert registry.traffic().manifests_written == after.manifests_written
 
 
 @images
 def test_a_final_tag_published_with_another_image_is_refused_before_anything_is_copied(
-    rc: Repo, registry: LocalRegistry
+    published_rc: Repo, registry: LocalRegistry
 ) -> None:
     final = "v0.1.0.post9"
-    rc.git("tag", final, RC)
-    wanted = final_refs(rc, registry, final)
+    published_rc.git("tag", final, RC)
+    wanted = final_refs(published_rc, registry, final)
     taken = next(ref for ref in wanted if ref.endswith(f":{final}-b"))
     a_index = next(ref for ref in wanted if ref.endswith(f":{final}-a"))
     copy = ["skopeo", "copy", "--all", "--src-tls-verify=false", "--dest-tls-verify=false"]
@@ -156,7 +156,7 @@ def test_a_final_tag_published_with_another_image_is_refused_before_anything_is_
         capture_output=True,
     )
     with pytest.raises(RefusedError) as refused:
-        promote(rc, final)
+        promote(published_rc, final)
     assert refused.value.exit_code == 3
     assert taken in refused.value.message and wanted[taken] in refused.value.message
     assert wanted[a_index] in refused.value.message  # both digests
@@ -165,42 +165,44 @@ def test_a_final_tag_published_with_another_image_is_refused_before_anything_is_
 
 
 @images
-def test_the_moving_tag_moves_to_the_newest_final(rc: Repo, registry: LocalRegistry) -> None:
-    latest = next(ref for ref in final_refs(rc, registry) if ref.endswith(":latest-b"))
-    a_index = next(ref for ref in final_refs(rc, registry) if ref.endswith(":latest-a"))
+def test_the_moving_tag_moves_to_the_newest_final(
+    published_rc: Repo, registry: LocalRegistry
+) -> None:
+    latest = next(ref for ref in final_refs(published_rc, registry) if ref.endswith(":latest-b"))
+    a_index = next(ref for ref in final_refs(published_rc, registry) if ref.endswith(":latest-a"))
     copy = ["skopeo", "copy", "--all", "--src-tls-verify=false", "--dest-tls-verify=false"]
-    digest = final_refs(rc, registry)[a_index]
+    digest = final_refs(published_rc, registry)[a_index]
     subprocess.run(
         [*copy, f"docker://{a_index.rsplit(':', 1)[0]}@{digest}", f"docker://{latest}"],
         check=True,
         capture_output=True,
     )
     final = "v0.1.0.post1"
-    rc.git("tag", final, RC)
-    said = promote(rc, final)
+    published_rc.git("tag", final, RC)
+    said = promote(published_rc, final)
     assert any(line.endswith("(moved)") and ":latest-b" in line for line in said), said
-    assert served(latest)[0] == final_refs(rc, registry)[latest]  # type: ignore[index]
+    assert served(latest)[0] == final_refs(published_rc, registry)[latest]  # type: ignore[index]
 
 
 @images
 @pytest.mark.slow
 def test_a_promote_killed_half_way_is_finished_by_the_next(
-    rc: Repo, registry: LocalRegistry, tmp_path: Path
+    published_rc: Repo, registry: LocalRegistry, tmp_path: Path
 ) -> None:
     final = "v0.1.0.post2"
-    rc.git("tag", final, RC)
-    wanted = final_refs(rc, registry, final)
+    published_rc.git("tag", final, RC)
+    wanted = final_refs(published_rc, registry, final)
     skopeo = stopping_skopeo(tmp_path, ("copy",), 3, signal.SIGKILL)
     code = (
         "import sys\n"
         "from tests.images.test_promote_registry import promote, Repo\n"
         "from pathlib import Path\n"
-        f"promote(Repo(Path({str(rc.root)!r}), {rc.name!r}, {{}}), {final!r})\n"
+        f"promote(Repo(Path({str(published_rc.root)!r}), {published_rc.name!r}, {{}}), {final!r})\n"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code],
         cwd=Path(__file__).resolve().parents[2],
-        env={**os.environ, **rc.env, "RELEASE_SKOPEO": str(skopeo)},
+        env={**os.environ, **published_rc.env, "RELEASE_SKOPEO": str(skopeo)},
         capture_output=True,
         text=True,
         timeout=300,
@@ -208,20 +210,22 @@ def test_a_promote_killed_half_way_is_finished_by_the_next(
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     done = [ref for ref in wanted if served(ref) is not None]
     assert 0 < len(done) < len(wanted)
-    assert GitRepo(rc.root).rev(f"refs/notes/release/{final}") is None  # nothing recorded
-    promote(rc, final)
+    assert GitRepo(published_rc.root).rev(f"refs/notes/release/{final}") is None  # nothing recorded
+    promote(published_rc, final)
     assert {ref: (served(ref) or ("nothing",))[0] for ref in wanted} == wanted
     # a post release stands in for a second final of the one rc, which no command reads
     # as a final's manifest (a final is promoted from an rc of its own version): git does
-    note = rc.git("notes", f"--ref=refs/notes/release/{final}", "show", f"{final}^{{commit}}")
+    note = published_rc.git(
+        "notes", f"--ref=refs/notes/release/{final}", "show", f"{final}^{{commit}}"
+    )
     assert json.loads(note)["promoted_from"]["tag"] == RC
 
 
 @images
 def test_reproduces_registry_fields_match_drift_and_are_not_compared_without_it(
-    rc: Repo, registry: LocalRegistry, docker: ContainerEngine
+    published_rc: Repo, registry: LocalRegistry, docker: ContainerEngine
 ) -> None:
-    entry = manifest(rc, RC)["variants"]["b"]
+    entry = manifest(published_rc, RC)["variants"]["b"]
     content = entry["build"]["content"]
     fields = {f.name: f for f in registry_verdicts(docker, entry["publish"], content)}
     assert fields["registry tag"].state is State.MATCH
@@ -230,7 +234,7 @@ def test_reproduces_registry_fields_match_drift_and_are_not_compared_without_it(
     fields = {f.name: f for f in registry_verdicts(docker, entry["publish"], drifted)}
     assert fields["registry content"].state is State.DRIFT
     # the rc's tag moved behind the release's back: a's index under b's tag
-    a_index = manifest(rc, RC)["variants"]["a"]["publish"]["index"]
+    a_index = manifest(published_rc, RC)["variants"]["a"]["publish"]["index"]
     tag = entry["publish"]["index"]["tags"][0]
     copy = ["skopeo", "copy", "--all", "--src-tls-verify=false", "--dest-tls-verify=false"]
     original = f"docker://{tag.rsplit(':', 1)[0]}@{entry['publish']['index']['digest']}"
@@ -255,29 +259,29 @@ def test_reproduces_registry_fields_match_drift_and_are_not_compared_without_it(
 
 
 @images
-def test_manifest_show_and_git_notes_show_read_the_published_manifest(rc: Repo) -> None:
-    shown = rc.release("manifest", "show", RC, "--json")
+def test_manifest_show_and_git_notes_show_read_the_published_manifest(published_rc: Repo) -> None:
+    shown = published_rc.release("manifest", "show", RC, "--json")
     assert shown.code == 0, shown.output
     assert json.loads(shown.stdout)["variants"]["a"]["publish"]["digest"].startswith("sha256:")
-    text = rc.release("manifest", "show", RC)
+    text = published_rc.release("manifest", "show", RC)
     assert text.code == 0 and f"manifest of 0.1.0rc1 {RC}" in text.stdout
     assert "linux/amd64 sha256:" in text.stdout
     notes = subprocess.run(  # the manual's command, as written
         ["git", "notes", "--ref", f"release/{RC}", "show", RC],
-        cwd=rc.root,
+        cwd=published_rc.root,
         capture_output=True,
         text=True,
         check=False,
     )
     assert notes.returncode == 0, notes.stderr
-    assert json.loads(notes.stdout) == manifest(rc, RC)
-    missing = rc.release("manifest", "show", "v9.9.9")
+    assert json.loads(notes.stdout) == manifest(published_rc, RC)
+    missing = published_rc.release("manifest", "show", "v9.9.9")
     assert missing.code == 3 and "no tag v9.9.9 here" in missing.stderr
 
 
 @images
 def test_a_final_promoted_with_the_key_is_pulled_by_its_own_tags_under_a_signed_by_policy(
-    rc: Repo,
+    published_rc: Repo,
     registry: LocalRegistry,
     keys: dict[str, Key],
     tmp_path: Path,
@@ -288,19 +292,19 @@ def test_a_final_promoted_with_the_key_is_pulled_by_its_own_tags_under_a_signed_
     them; the moving tag stays unsigned; a re-run signs nothing more."""
     maintainer = keys["maintainer"]
     final = "v0.1.0.post7"
-    rc.git("tag", final, RC)
+    published_rc.git("tag", final, RC)
     store = tmp_path / "store"
     store.mkdir()
-    at = f"{registry.address}/rel/{rc.name}"
+    at = f"{registry.address}/rel/{published_rc.name}"
     own = [f"{at}:{final}", f"{at}:{final}-b", f"{at}:{final}-amd64", f"{at}:{final}-b-amd64"]
     home = {"GNUPGHOME": str(maintainer.home)}
     # images.promote: a store that is not a directory is refused before anything is read
-    refused = rc.release("images.promote", "--tag", final, "--sign-with", maintainer.fpr,
+    refused = published_rc.release("images.promote", "--tag", final, "--sign-with", maintainer.fpr,
                          "--signatures", str(tmp_path / "none"), **home)  # fmt: skip
     assert refused.code == 2 and "--signatures" in refused.output, refused.output
     assert all(served(ref) is None for ref in own)
     monkeypatch.setenv("GNUPGHOME", str(maintainer.home))  # the maintainer's GnuPG
-    said = promote(rc, final, ImageSigning(maintainer.fpr, store))
+    said = promote(published_rc, final, ImageSigning(maintainer.fpr, store))
     assert any(line.startswith("promote(a): signed ") for line in said), said
     for ref in own:
         accepted, why = skopeo_accepts(ref, maintainer.public, store, tmp_path)
@@ -308,12 +312,12 @@ def test_a_final_promoted_with_the_key_is_pulled_by_its_own_tags_under_a_signed_
         assert not skopeo_accepts(ref, keys["other"].public, store, tmp_path)[0], ref
     assert served(f"{at}:latest") is not None  # the moving tag is there, and unsigned
     assert not skopeo_accepts(f"{at}:latest", maintainer.public, store, tmp_path)[0]
-    note = rc.git("notes", f"--ref=refs/notes/release/{final}", "show", RC)  # as recorded
+    note = published_rc.git("notes", f"--ref=refs/notes/release/{final}", "show", RC)  # as recorded
     recorded = json.loads(note)["variants"]
     for row in ("a", "b"):
         publish = recorded[row]["publish"]
         assert publish["signed_by"] == publish["index"]["signed_by"] == maintainer.fpr
     files = sorted(p for p in store.rglob("signature-*"))
-    again = promote(rc, final, ImageSigning(maintainer.fpr, store))
+    again = promote(published_rc, final, ImageSigning(maintainer.fpr, store))
     assert any(" is signed by " in line for line in again), again
     assert sorted(p for p in store.rglob("signature-*")) == files  # none added

@@ -31,16 +31,10 @@ from release.images.image_signing import ImageSignatureError, ImageTrust
 from release.images.provenance_trust import check_provenance
 from release.sample import make_sample_engine
 from tests.conftest import cut
-from tests.functional.test_reproduce_trust import (
-    NO_ENGINE,
-    SNAPSHOT_OPTIONS,
-    TAG,
-    faithful,
-    publish,
-    reproduce,
-)
-from tests.images.test_image_signing import Published, published, recorded
-from tests.images.test_images import images
+from tests.engine_support import images
+from tests.manifest_support import TAG
+from tests.oci_support import Published, published, recorded
+from tests.reproduce_support import NO_ENGINE, SNAPSHOT_OPTIONS, faithful, publish, reproduce
 from tests.signing_support import Key
 
 SBOM = {"spdxVersion": "SPDX-2.3", "packages": [{"name": "base-files", "versionInfo": "12.4"}]}

@@ -29,35 +29,26 @@ from release.adapters.registry import Registry
 from release.adapters.registry_server import LocalRegistry
 from release.core.accelerator import Accelerator
 from tests.conftest import repo_state
-from tests.docker_support import need_emulation, purge
-from tests.images.test_images import BASE_1291, Repo, images, make_engine_repo
-
-VERSION = "v0.1.0"
-BOTH = ["linux/amd64", "linux/arm64"]
+from tests.engine_support import (
+    BASE_1291,
+    BOTH,
+    TWO_VARIANTS,
+    VERSION,
+    Repo,
+    built_engine,
+    images,
+)
+from tests.registry_support import listed, served, stopping_skopeo
 
 
 @pytest.fixture(scope="module")
-def built(docker: ContainerEngine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Repo]:
+def two_variants_built(
+    docker: ContainerEngine, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Repo]:
     """An engine of two variants, built: ``a`` (the default) for amd64 and arm64, ``b`` for
     the engine's own platform."""
-    need_emulation("linux/arm64")
-    root = tmp_path_factory.mktemp("publish")
-    repo = make_engine_repo(
-        root / "engine",
-        tmp_path_factory.mktemp("home"),
-        variants=[
-            {"id": "a", "cuda": "12.9.1", "base-image": BASE_1291, "platforms": BOTH},
-            {"id": "b", "cuda": "12.9.1", "base-image": BASE_1291, "build-args": {"B": "1"}},
-        ],
-        checks=[],
-        default="a",
-    )
-    try:
-        result = repo.release("images.build", timeout=900)
-        assert result.code == 0, result.output
+    with built_engine(docker, tmp_path_factory, "publish", TWO_VARIANTS) as repo:
         yield repo
-    finally:
-        purge(docker, repo.name, repo.head)
 
 
 def where(registry: LocalRegistry, path: str) -> str:
@@ -88,27 +79,6 @@ def every_ref(repo: Repo, at: str) -> list[str]:
     ]
 
 
-def served(ref: str) -> tuple[str, dict[str, object]] | None:
-    """(digest, manifest) of ``ref`` as skopeo reads it from the registry."""
-    raw = subprocess.run(
-        ["skopeo", "inspect", "--raw", "--tls-verify=false", f"docker://{ref}"],
-        capture_output=True,
-        check=False,
-        timeout=60,
-    )
-    if raw.returncode != 0:
-        assert b"manifest unknown" in raw.stderr.lower(), raw.stderr
-        return None
-    return "sha256:" + hashlib.sha256(raw.stdout).hexdigest(), json.loads(raw.stdout)
-
-
-def listed(manifest: dict[str, object]) -> dict[str, str]:
-    """An index's platforms and their digests."""
-    entries = manifest.get("manifests")
-    assert isinstance(entries, list), manifest
-    return {f"{e['platform']['os']}/{e['platform']['architecture']}": e["digest"] for e in entries}
-
-
 def part(repo: Repo, row: str) -> dict[str, object]:
     found = list(repo.state.rglob(f"{row}.publish.json"))
     assert len(found) == 1, found
@@ -130,37 +100,37 @@ def clear_parts(repo: Repo) -> None:
 
 @images
 def test_platform_images_then_one_index_each_read_back_and_recorded(
-    built: Repo, registry: LocalRegistry, docker: ContainerEngine
+    two_variants_built: Repo, registry: LocalRegistry, docker: ContainerEngine
 ) -> None:
     at = where(registry, "first")
-    clear_parts(built)
-    result = built.release("images.publish", "--registry", at, "--json")
+    clear_parts(two_variants_built)
+    result = two_variants_built.release("images.publish", "--registry", at, "--json")
     assert result.code == 0, result.output
     document = json.loads(result.stdout)
     assert document["schema"] == "release/images.publish/v1"
     platforms = {}
-    for row, ref in platform_refs(built, at).items():
+    for row, ref in platform_refs(two_variants_built, at).items():
         got = served(ref)
         assert got is not None, ref
         local = (
-            f"{built.name}:{VERSION}-{row.split('-')[1]}"
+            f"{two_variants_built.name}:{VERSION}-{row.split('-')[1]}"
             if "-" in row
-            else f"{built.name}:{VERSION}-b"
+            else f"{two_variants_built.name}:{VERSION}-b"
         )
         assert got[1]["config"]["digest"] == docker.image_id(local)  # type: ignore[index]
-        recorded = part(built, row)
+        recorded = part(two_variants_built, row)
         assert recorded["digest"] == got[0] and recorded["tags"] == [ref]
         platforms[row] = got[0]
-    for group, refs in index_refs(built, at).items():
+    for group, refs in index_refs(two_variants_built, at).items():
         got = [served(ref) for ref in refs]
         assert all(got) and len({g[0] for g in got if g}) == 1, got  # every tag, one index
         digest, manifest = got[0]  # type: ignore[misc]
-        rows = [r for r in platform_refs(built, at) if r.split("-")[0] == group]
-        want = {part(built, r)["platform"]: platforms[r] for r in rows}
+        rows = [r for r in platform_refs(two_variants_built, at) if r.split("-")[0] == group]
+        want = {part(two_variants_built, r)["platform"]: platforms[r] for r in rows}
         assert listed(manifest) == want  # the index lists each platform's digest
         for row in rows:
-            assert part(built, row)["index"] == {"digest": digest, "tags": refs}
-    assert listed(served(index_refs(built, at)["a"][0])[1]).keys() == set(BOTH)  # type: ignore[index]
+            assert part(two_variants_built, row)["index"] == {"digest": digest, "tags": refs}
+    assert listed(served(index_refs(two_variants_built, at)["a"][0])[1]).keys() == set(BOTH)  # type: ignore[index]
     # one upload per platform image, one index made, its other tag copied by digest
     said = result.stderr.splitlines()
     assert sum(" pushed " in line for line in said) == 3, said
@@ -170,48 +140,48 @@ def test_platform_images_then_one_index_each_read_back_and_recorded(
     aliases = docker.run(["images", "--quiet", "--filter", f"reference={at}/*"], timeout=60)
     assert aliases.stdout.split() == []
     # the manifest carries each row's digests
-    merged = built.release("manifest", "--partial", "--json")
+    merged = two_variants_built.release("manifest", "--partial", "--json")
     assert merged.code == 0, merged.output
     variants = json.loads(merged.stdout)["variants"]
     assert {r: variants[r]["publish"]["digest"] for r in platforms} == platforms
     # again: everything is there, nothing is uploaded, the registry is as it was
-    before, traffic = registry_state(built, at), registry.traffic()
+    before, traffic = registry_state(two_variants_built, at), registry.traffic()
     assert traffic.uploads > 0 and traffic.manifests_written >= 5  # the first run's
-    again = built.release("images.publish", "--registry", at)
+    again = two_variants_built.release("images.publish", "--registry", at)
     assert again.code == 0, again.output
     assert " pushed " not in again.output and " index " not in again.output
     assert again.output.count(" is there: ") == 6, again.output
-    assert registry_state(built, at) == before
+    assert registry_state(two_variants_built, at) == before
     assert registry.traffic().uploads == traffic.uploads
     assert registry.traffic().manifests_written == traffic.manifests_written
 
 
 @images
 def test_a_dry_run_reads_the_registry_and_writes_nothing(
-    built: Repo, registry: LocalRegistry
+    two_variants_built: Repo, registry: LocalRegistry
 ) -> None:
     at = where(registry, "dry")
-    clear_parts(built)
-    before = repo_state(built.root)
-    result = built.release("images.publish", "--registry", at, "--dry-run")
+    clear_parts(two_variants_built)
+    before = repo_state(two_variants_built.root)
+    result = two_variants_built.release("images.publish", "--registry", at, "--dry-run")
     assert result.code == 0, result.output
-    for ref in platform_refs(built, at).values():
+    for ref in platform_refs(two_variants_built, at).values():
         assert f"would push {ref} (linux/" in result.output
-    a_index, a_other = index_refs(built, at)["a"]
+    a_index, a_other = index_refs(two_variants_built, at)["a"]
     assert f"would make the index {a_index}: an index of linux/amd64" in result.output
     assert f"would tag {a_other} as the index" in result.output
     assert "dry run, nothing pushed:" in result.output
-    assert all(s is None for s in registry_state(built, at).values())  # nothing left
-    assert repo_state(built.root) == before
-    assert parts_of(built) == {}  # no part recorded for what was not published
+    assert all(s is None for s in registry_state(two_variants_built, at).values())  # nothing left
+    assert repo_state(two_variants_built.root) == before
+    assert parts_of(two_variants_built) == {}  # no part recorded for what was not published
 
 
 @images
 def test_a_tag_published_with_another_image_is_refused_before_anything_is_pushed(
-    built: Repo, registry: LocalRegistry, docker: ContainerEngine
+    two_variants_built: Repo, registry: LocalRegistry, docker: ContainerEngine
 ) -> None:
     at = where(registry, "taken")
-    theirs = index_refs(built, at)["b"][0]
+    theirs = index_refs(two_variants_built, at)["b"][0]
     docker.tag(BASE_1291, [theirs])  # someone else's image under b's rc tag
     try:
         assert docker.push(theirs).ok
@@ -220,39 +190,15 @@ def test_a_tag_published_with_another_image_is_refused_before_anything_is_pushed
     taken = served(theirs)
     assert taken is not None
     traffic = registry.traffic()
-    result = built.release("images.publish", "--registry", at)
+    result = two_variants_built.release("images.publish", "--registry", at)
     assert result.code == 3, result.output
     (line,) = result.stderr.splitlines()
     assert line.startswith(f"error: {theirs} is published already with another image")
     assert taken[0] in line and "this build is an index of linux/amd64" in line  # both
     # nothing was pushed, not even the variant that was free
-    assert all(served(ref) is None for ref in platform_refs(built, at).values())
+    assert all(served(ref) is None for ref in platform_refs(two_variants_built, at).values())
     assert registry.traffic().uploads == traffic.uploads
     assert served(theirs) == taken
-
-
-def stopping_skopeo(tmp_path: Path, words: tuple[str, ...], nth: int, sig: int) -> Path:
-    """A skopeo that, on its ``nth`` call whose arguments hold every one of ``words``,
-    sends ``sig`` to the process that called it (the publish) before it answers: a run
-    stopped exactly at that step."""
-    real = shutil.which("skopeo")
-    assert real is not None
-    wrapper = tmp_path / "skopeo"
-    counter = tmp_path / "calls"
-    wrapper.write_text(
-        f"#!{sys.executable}\n"
-        "import os, subprocess, sys, time\n"
-        f"counter = {str(counter)!r}\n"
-        f"if all(w in ' '.join(sys.argv) for w in {list(words)!r}):\n"
-        "    with open(counter, 'a') as f:\n"
-        "        f.write('.')\n"
-        f"    if len(open(counter).read()) == {nth}:\n"
-        f"        os.kill(os.getppid(), {int(sig)})\n"
-        "        time.sleep(30)\n"
-        f"os.execv({real!r}, [{real!r}, *sys.argv[1:]])\n"
-    )
-    wrapper.chmod(0o755)
-    return wrapper
 
 
 @pytest.mark.parametrize(
@@ -267,7 +213,7 @@ def stopping_skopeo(tmp_path: Path, words: tuple[str, ...], nth: int, sig: int) 
 @images
 @pytest.mark.slow
 def test_a_run_stopped_at_a_step_is_finished_by_the_next(
-    built: Repo,
+    two_variants_built: Repo,
     registry: LocalRegistry,
     docker: ContainerEngine,
     tmp_path: Path,
@@ -276,13 +222,13 @@ def test_a_run_stopped_at_a_step_is_finished_by_the_next(
     sig: int,
 ) -> None:
     at = where(registry, f"stopped-{tmp_path.name.lower()}")
-    clear_parts(built)
+    clear_parts(two_variants_built)
     proc = subprocess.run(
         [sys.executable, "-m", "release", "images.publish", "--registry", at],
-        cwd=built.root,
+        cwd=two_variants_built.root,
         env={
             **os.environ,
-            **built.env,
+            **two_variants_built.env,
             "RELEASE_SKOPEO": str(stopping_skopeo(tmp_path, words, nth, sig)),
         },
         capture_output=True,
@@ -290,20 +236,29 @@ def test_a_run_stopped_at_a_step_is_finished_by_the_next(
         timeout=300,
     )
     assert proc.returncode in (-signal.SIGKILL, 143), (proc.returncode, proc.stdout, proc.stderr)
-    done_before = {ref for ref, s in registry_state(built, at).items() if s is not None}
-    assert done_before and done_before != set(every_ref(built, at)), proc.stdout
-    assert parts_of(built) == {} or sig == signal.SIGTERM  # a killed run recorded nothing
+    done_before = {
+        ref for ref, s in registry_state(two_variants_built, at).items() if s is not None
+    }
+    assert done_before and done_before != set(every_ref(two_variants_built, at)), proc.stdout
+    assert (
+        parts_of(two_variants_built) == {} or sig == signal.SIGTERM
+    )  # a killed run recorded nothing
     # what a push killed mid-way leaves here: the image tagged under its registry name
-    docker.tag(str(docker.image_id(f"{built.name}:{VERSION}-b")), [platform_refs(built, at)["b"]])
-    again = built.release("images.publish", "--registry", at)
+    docker.tag(
+        str(docker.image_id(f"{two_variants_built.name}:{VERSION}-b")),
+        [platform_refs(two_variants_built, at)["b"]],
+    )
+    again = two_variants_built.release("images.publish", "--registry", at)
     assert again.code == 0, again.output
-    state = registry_state(built, at)
+    state = registry_state(two_variants_built, at)
     assert all(s is not None for s in state.values()), state
-    for group, refs in index_refs(built, at).items():
-        rows = [r for r in platform_refs(built, at) if r.split("-")[0] == group]
+    for group, refs in index_refs(two_variants_built, at).items():
+        rows = [r for r in platform_refs(two_variants_built, at) if r.split("-")[0] == group]
         digest, manifest = state[refs[0]]  # type: ignore[misc]
-        assert set(listed(manifest).values()) == {part(built, r)["digest"] for r in rows}
-        assert all(part(built, r)["index"]["digest"] == digest for r in rows)  # type: ignore[index]
+        assert set(listed(manifest).values()) == {
+            part(two_variants_built, r)["digest"] for r in rows
+        }
+        assert all(part(two_variants_built, r)["index"]["digest"] == digest for r in rows)  # type: ignore[index]
     for ref in done_before:  # kept, not pushed again
         assert f"{ref} is there: " in again.output
     # no local alias a killed push tagged is left
@@ -313,23 +268,23 @@ def test_a_run_stopped_at_a_step_is_finished_by_the_next(
 
 @images
 def test_a_stopped_registry_is_one_line_and_nothing_recorded_then_it_comes_back(
-    built: Repo, registry: LocalRegistry
+    two_variants_built: Repo, registry: LocalRegistry
 ) -> None:
     at = where(registry, "stopped")
-    clear_parts(built)
-    before = repo_state(built.root)
+    clear_parts(two_variants_built)
+    before = repo_state(two_variants_built.root)
     registry.stop()
     try:
-        result = built.release("images.publish", "--registry", at, "--variant", "b")
+        result = two_variants_built.release("images.publish", "--registry", at, "--variant", "b")
     finally:
         registry.start()
     assert result.code == 6, result.output
     (line,) = result.stderr.splitlines()
     assert line.startswith(f"error: the registry {registry.address} does not answer"), line
-    assert repo_state(built.root) == before
-    back = built.release("images.publish", "--registry", at, "--variant", "b")
+    assert repo_state(two_variants_built.root) == before
+    back = two_variants_built.release("images.publish", "--registry", at, "--variant", "b")
     assert back.code == 0, back.output
-    assert served(index_refs(built, at)["b"][0]) is not None
+    assert served(index_refs(two_variants_built, at)["b"][0]) is not None
 
 
 def bcrypt(password: str) -> str:
@@ -344,7 +299,9 @@ def bcrypt(password: str) -> str:
 
 
 @images
-def test_a_registry_that_refuses_the_credentials_is_one_line(built: Repo, tmp_path: Path) -> None:
+def test_a_registry_that_refuses_the_credentials_is_one_line(
+    two_variants_built: Repo, tmp_path: Path
+) -> None:
     guarded = LocalRegistry(tmp_path / "guarded")
     (guarded.root / "htpasswd").write_text(f"maintainer:{bcrypt('the right one')}\n")
     config = guarded.root / "config.yml"
@@ -352,28 +309,30 @@ def test_a_registry_that_refuses_the_credentials_is_one_line(built: Repo, tmp_pa
         config.read_text()
         + f"auth:\n  htpasswd:\n    realm: release\n    path: {guarded.root / 'htpasswd'}\n"
     )
-    home = Path(built.env["HOME"])
+    home = Path(two_variants_built.env["HOME"])
     logins = home / ".docker" / "config.json"  # docker login's file, a wrong password in it
     logins.parent.mkdir(exist_ok=True)
     token = base64.b64encode(b"maintainer:a wrong one").decode()
     logins.write_text(json.dumps({"auths": {guarded.address: {"auth": token}}}))
-    clear_parts(built)
-    before = repo_state(built.root)
+    clear_parts(two_variants_built)
+    before = repo_state(two_variants_built.root)
     try:
         with guarded:
-            result = built.release("images.publish", "--registry", f"{guarded.address}/x")
+            result = two_variants_built.release(
+                "images.publish", "--registry", f"{guarded.address}/x"
+            )
     finally:
         logins.unlink()
     assert result.code == 6, result.output
     (line,) = result.stderr.splitlines()
     assert f"{guarded.address} refused the credentials" in line, line
     assert f"docker login {guarded.address}" in line
-    assert repo_state(built.root) == before
+    assert repo_state(two_variants_built.root) == before
 
 
 @images
 def test_a_full_registry_fails_in_one_line_and_a_rerun_with_room_finishes(
-    built: Repo, tmp_path: Path
+    two_variants_built: Repo, tmp_path: Path
 ) -> None:
     if os.geteuid() != 0:
         pytest.skip("mounting a small file system for the registry's storage needs root")
@@ -382,17 +341,17 @@ def test_a_full_registry_fails_in_one_line_and_a_rerun_with_room_finishes(
     data.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(data)], check=True)
     try:
-        clear_parts(built)
+        clear_parts(two_variants_built)
         with small:
-            result = built.release(
+            result = two_variants_built.release(
                 "images.publish", "--registry", f"{small.address}/x", "--variant", "b"
             )
             assert result.code == 6, result.output
             (line,) = result.stderr.splitlines()
             assert line.startswith("error: docker push ") and "failed" in line, line
-            assert parts_of(built) == {}
+            assert parts_of(two_variants_built) == {}
             subprocess.run(["mount", "-o", "remount,size=512m", str(data)], check=True)
-            again = built.release(
+            again = two_variants_built.release(
                 "images.publish", "--registry", f"{small.address}/x", "--variant", "b"
             )
             assert again.code == 0, again.output
@@ -402,14 +361,14 @@ def test_a_full_registry_fails_in_one_line_and_a_rerun_with_room_finishes(
 
 @images
 def test_a_platform_image_deleted_behind_the_tools_back_is_pushed_again(
-    built: Repo, registry: LocalRegistry
+    two_variants_built: Repo, registry: LocalRegistry
 ) -> None:
     at = where(registry, "deleted")
-    clear_parts(built)
-    assert built.release("images.publish", "--registry", at).code == 0
-    arm = platform_refs(built, at)["a-arm64"]
-    digest = part(built, "a-arm64")["digest"]
-    index = served(index_refs(built, at)["a"][0])
+    clear_parts(two_variants_built)
+    assert two_variants_built.release("images.publish", "--registry", at).code == 0
+    arm = platform_refs(two_variants_built, at)["a-arm64"]
+    digest = part(two_variants_built, "a-arm64")["digest"]
+    index = served(index_refs(two_variants_built, at)["a"][0])
     name = arm.split("/", 1)[1].rsplit(":", 1)[0]
     request = urllib.request.Request(
         f"http://{registry.address}/v2/{name}/manifests/{digest}", method="DELETE"
@@ -417,15 +376,15 @@ def test_a_platform_image_deleted_behind_the_tools_back_is_pushed_again(
     with urllib.request.urlopen(request, timeout=10) as answer:
         assert answer.status == 202
     assert served(arm) is None  # the index lists a platform image the registry lost
-    again = built.release("images.publish", "--registry", at)
+    again = two_variants_built.release("images.publish", "--registry", at)
     assert again.code == 0, again.output
     assert f"publish(a): pushed {arm} (linux/arm64): {digest}" in again.output
-    assert served(arm) is not None and served(index_refs(built, at)["a"][0]) == index
+    assert served(arm) is not None and served(index_refs(two_variants_built, at)["a"][0]) == index
 
 
 @images
 def test_a_tag_that_does_not_read_back_as_pushed_fails(
-    built: Repo, registry: LocalRegistry, tmp_path: Path
+    two_variants_built: Repo, registry: LocalRegistry, tmp_path: Path
 ) -> None:
     """A registry that answers for the tag with another image than the one just pushed
     (stood in for by a skopeo that reports another config once the tag exists)."""
@@ -447,14 +406,14 @@ def test_a_tag_that_does_not_read_back_as_pushed_fails(
     )
     lying.chmod(0o755)
     at = where(registry, "lies")
-    clear_parts(built)
-    result = built.release(
+    clear_parts(two_variants_built)
+    result = two_variants_built.release(
         "images.publish", "--registry", at, "--variant", "b", RELEASE_SKOPEO=str(lying)
     )
     assert result.code == 6, result.output
-    ref = platform_refs(built, at)["b"]
+    ref = platform_refs(two_variants_built, at)["b"]
     assert f"error: {ref} does not read back as pushed: it serves sha256:" in result.stderr
-    assert parts_of(built) == {}
+    assert parts_of(two_variants_built) == {}
 
 
 def test_only_a_loopback_registry_is_spoken_to_without_tls() -> None:
@@ -499,16 +458,21 @@ def test_what_a_registry_answers_is_taken_as_digests_and_escaped_names_only() ->
 
 @images
 def test_a_published_multi_arch_base_is_pulled_aside_for_a_foreign_platform(
-    built: Repo, registry: LocalRegistry, docker: ContainerEngine, monkeypatch: pytest.MonkeyPatch
+    two_variants_built: Repo,
+    registry: LocalRegistry,
+    docker: ContainerEngine,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A base the registry serves for both platforms: the arm64 image is pulled and kept
     under the base's local arm64 name; the base's own name names what it named before."""
     from release.images.standin import ensure_base, platform_alias
 
     at = where(registry, "bases")
-    clear_parts(built)
-    assert built.release("images.publish", "--registry", at, "--variant", "a").code == 0
-    ref = index_refs(built, at)["a"][0]
+    clear_parts(two_variants_built)
+    assert (
+        two_variants_built.release("images.publish", "--registry", at, "--variant", "a").code == 0
+    )
+    ref = index_refs(two_variants_built, at)["a"][0]
     alias = platform_alias(ref, "linux/arm64")
     monkeypatch.delenv("RELEASE_NO_PULL", raising=False)
     try:
@@ -519,7 +483,7 @@ def test_a_published_multi_arch_base_is_pulled_aside_for_a_foreign_platform(
         data = docker.inspect_image(alias)
         assert data is not None and data.platform == "linux/arm64"
         assert docker.image_id(ref) is None  # it named nothing before, and names nothing now
-        amd = docker.image_id(f"{built.name}:{VERSION}-amd64")
+        amd = docker.image_id(f"{two_variants_built.name}:{VERSION}-amd64")
         docker.tag(str(amd), [ref])  # the engine's own platform's image under the name
         docker.remove_image(alias)
         again = ensure_base(
@@ -533,23 +497,22 @@ def test_a_published_multi_arch_base_is_pulled_aside_for_a_foreign_platform(
 
 @images
 def test_published_images_are_signed_recorded_and_verified_by_skopeo(
-    built: Repo, registry: LocalRegistry, tmp_path: Path
+    two_variants_built: Repo, registry: LocalRegistry, tmp_path: Path
 ) -> None:
     """``--signatures`` with the key from the environment, as a CI job has it: every
     platform image and index signed once, each tag a user pulls accepted by skopeo's
     ``signedBy`` policy, the key recorded; a re-run signs nothing."""
-    from tests.images.test_image_signing import signature_files
-    from tests.signing_support import make_key, skopeo_accepts
+    from tests.signing_support import make_key, signature_files, skopeo_accepts
 
     key = make_key(tmp_path, "maintainer")
     made = [key]
     store = tmp_path / "store"
     store.mkdir()
     at = where(registry, "signed")
-    clear_parts(built)
+    clear_parts(two_variants_built)
     env = {"GNUPGHOME": str(key.home), "RELEASE_IMAGE_SIGNING_KEY": key.fpr}
     try:
-        result = built.release(
+        result = two_variants_built.release(
             "images.publish", "--registry", at, "--signatures", str(store), **env
         )
         assert result.code == 0, result.output
@@ -558,21 +521,28 @@ def test_published_images_are_signed_recorded_and_verified_by_skopeo(
         # a pull of the default variant's index tag (it resolves to the platform image) and
         # of a platform tag (each copy reads every layer: two stand for the rest, which
         # test_image_signing checks tag by tag on small images)
-        for ref in (index_refs(built, at)["a"][0], platform_refs(built, at)["b"]):
+        for ref in (
+            index_refs(two_variants_built, at)["a"][0],
+            platform_refs(two_variants_built, at)["b"],
+        ):
             ok, said = skopeo_accepts(ref, key.public, store, tmp_path)
             assert ok, (ref, said)
-        for row in platform_refs(built, at):
-            recorded = part(built, row)
+        for row in platform_refs(two_variants_built, at):
+            recorded = part(two_variants_built, row)
             assert recorded["signed_by"] == key.fpr == recorded["index"]["signed_by"]  # type: ignore[index]
         there = signature_files(store)
-        again = built.release("images.publish", "--registry", at, "--signatures", str(store), **env)
+        again = two_variants_built.release(
+            "images.publish", "--registry", at, "--signatures", str(store), **env
+        )
         assert again.code == 0, again.output
         assert "): signed " not in again.output and again.output.count("is signed by") == 5
         assert signature_files(store) == there
         # another key's public half does not accept them
         other = make_key(tmp_path, "other")
         made.append(other)
-        ok, said = skopeo_accepts(every_ref(built, at)[0], other.public, store, tmp_path)
+        ok, said = skopeo_accepts(
+            every_ref(two_variants_built, at)[0], other.public, store, tmp_path
+        )
         assert not ok and "rejected" in said, said
     finally:
         for made_key in made:

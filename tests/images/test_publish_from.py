@@ -23,9 +23,17 @@ import pytest
 from release.adapters.engine import ContainerEngine
 from release.adapters.registry_server import LocalRegistry
 from tests.conftest import repo_state
-from tests.docker_support import local_registry, need_emulation, purge
-from tests.images.test_images import BASE_1291, Repo, images, make_engine_repo
-from tests.images.test_publish import BOTH, VERSION, listed, served, stopping_skopeo
+from tests.docker_support import local_registry
+from tests.engine_support import (
+    BASE_1291,
+    TWO_VARIANTS,
+    VERSION,
+    Repo,
+    built_engine,
+    images,
+    make_engine_repo,
+)
+from tests.registry_support import listed, served, stopping_skopeo
 
 
 @pytest.fixture(scope="module")
@@ -34,25 +42,10 @@ def pushed(
 ) -> Iterator[Repo]:
     """An engine of two variants, built and pushed to the transfer registry (``ci``):
     ``a`` (the default) for amd64 and arm64, ``b`` for the engine's own platform."""
-    need_emulation("linux/arm64")
-    repo = make_engine_repo(
-        tmp_path_factory.mktemp("from") / "engine",
-        tmp_path_factory.mktemp("home"),
-        variants=[
-            {"id": "a", "cuda": "12.9.1", "base-image": BASE_1291, "platforms": BOTH},
-            {"id": "b", "cuda": "12.9.1", "base-image": BASE_1291, "build-args": {"B": "1"}},
-        ],
-        checks=[],
-        default="a",
-    )
-    try:
-        result = repo.release("images.build", timeout=900)
-        assert result.code == 0, result.output
+    with built_engine(docker, tmp_path_factory, "from", TWO_VARIANTS) as repo:
         sent = repo.release("images.push", "--registry", f"{registry.address}/ci")
         assert sent.code == 0, sent.output
         yield repo
-    finally:
-        purge(docker, repo.name, repo.head)
 
 
 def transfer_refs(repo: Repo, ci: str) -> dict[str, str]:

@@ -26,8 +26,7 @@ from release.errors import RefusedError
 from release.images.reproduce import SUFFIX, _check_bases
 from tests.conftest import repo_state
 from tests.docker_support import interrupt_when, managed_leftovers, purge, remove_repository
-from tests.images.test_images import Repo, images
-from tests.images.test_images import sample as sample  # the module fixture the manifest is built on
+from tests.engine_support import Repo, images
 
 TAG = "v0.1.0rc1"
 # the sample's snapshot options (CRIU's capabilities), which the tester allows
@@ -39,7 +38,7 @@ ALLOW = (
 
 
 @pytest.fixture(scope="module")
-def published(docker: ContainerEngine, sample: Repo) -> Iterator[Repo]:
+def published_sample(docker: ContainerEngine, sample: Repo) -> Iterator[Repo]:
     """The sample (cu130 on a base of its own, so changing it touches no other test) built,
     smoked, snapshotted, its manifest recorded and pushed with the tag."""
     base = f"{sample.name}-base:13.0.1"
@@ -70,12 +69,14 @@ def published(docker: ContainerEngine, sample: Repo) -> Iterator[Repo]:
 
 
 @pytest.fixture
-def tester(published: Repo, tmp_path: Path) -> Repo:
+def sample_tester(published_sample: Repo, tmp_path: Path) -> Repo:
     """A second clone of the remote, as an rc tester makes it."""
-    remote = published.git("remote", "get-url", "origin")
+    remote = published_sample.git("remote", "get-url", "origin")
     root = tmp_path / "tester"
-    subprocess.run(["git", "clone", "--quiet", remote, str(root)], env=published.env, check=True)
-    return Repo(root, published.name, published.env)
+    subprocess.run(
+        ["git", "clone", "--quiet", remote, str(root)], env=published_sample.env, check=True
+    )
+    return Repo(root, published_sample.name, published_sample.env)
 
 
 def verdicts(output: str) -> dict[str, dict[str, str]]:
@@ -95,9 +96,9 @@ def verdicts(output: str) -> dict[str, dict[str, str]]:
     return found
 
 
-def rebuilt_images(docker: ContainerEngine, tester: Repo) -> list[str]:
+def rebuilt_images(docker: ContainerEngine, sample_tester: Repo) -> list[str]:
     """Every image a reproduce run of the tester's tagged (``NAME-reproduce-<run>:...``)."""
-    pattern = f"reference={tester.name}{SUFFIX}-*"
+    pattern = f"reference={sample_tester.name}{SUFFIX}-*"
     return docker.run(["images", "--quiet", "--filter", pattern], timeout=60).stdout.split()
 
 
@@ -108,10 +109,10 @@ def manifest_of(repo: Repo) -> dict[str, Any]:
 
 @images
 def test_a_testers_rebuild_of_the_rc_matches_field_by_field(
-    tester: Repo, published: Repo, docker: ContainerEngine
+    sample_tester: Repo, published_sample: Repo, docker: ContainerEngine
 ) -> None:
-    before = repo_state(tester.root)
-    result = tester.release("reproduce", TAG, "--jobs", "2", *ALLOW, timeout=900)
+    before = repo_state(sample_tester.root)
+    result = sample_tester.release("reproduce", TAG, "--jobs", "2", *ALLOW, timeout=900)
     assert result.code == 0, result.output
     assert f"read {TAG} and its manifest (refs/notes/release/{TAG}) from origin" in result.stdout
     got = verdicts(result.stdout)
@@ -138,15 +139,15 @@ def test_a_testers_rebuild_of_the_rc_matches_field_by_field(
         ]
         assert len(trips) == (0 if variant.startswith("cu12") else 1), (variant, trips)
     # the rc's images were compared, not rebuilt under their tags; nothing rebuilt is left
-    recorded = manifest_of(published)["variants"]
+    recorded = manifest_of(published_sample)["variants"]
     for variant, entry in recorded.items():
         tag = entry["build"]["tags"][0]
         assert docker.image_id(tag) == entry["build"]["image_id"], variant
-    assert rebuilt_images(docker, tester) == []
+    assert rebuilt_images(docker, sample_tester) == []
     # branch, HEAD, index, work tree and every ref as they were: the manifest was read
     # into the scratch clone, not fetched here; the one file written is the verdict, kept
     # for the rc page
-    after = repo_state(tester.root)
+    after = repo_state(sample_tester.root)
     kept = after["release_dir"].pop("reproduce/v0.1.0rc1.json")  # type: ignore[union-attr]
     assert json.loads(kept)["against"] == "the manifest" and json.loads(kept)["drifted"] == []
     after["release_dir"] = after["release_dir"] or None  # the directory made for it
@@ -155,9 +156,9 @@ def test_a_testers_rebuild_of_the_rc_matches_field_by_field(
 
 @images
 def test_a_changed_base_is_reported_as_drift_and_fails(
-    tester: Repo, published: Repo, docker: ContainerEngine, tmp_path: Path
+    sample_tester: Repo, published_sample: Repo, docker: ContainerEngine, tmp_path: Path
 ) -> None:
-    entry = manifest_of(published)["variants"]["cu130"]["build"]
+    entry = manifest_of(published_sample)["variants"]["cu130"]["build"]
     ref = entry["base"]["ref"]
     original = docker.image_id(ref)
     assert original == entry["base"]["id"]
@@ -167,7 +168,7 @@ def test_a_changed_base_is_reported_as_drift_and_fails(
     made = docker.run(["build", "--quiet", "--tag", ref, str(changed)], timeout=300, check=False)
     assert made.ok, made.stderr
     try:
-        result = tester.release("reproduce", TAG, "--variant", "cu130", *ALLOW, timeout=900)
+        result = sample_tester.release("reproduce", TAG, "--variant", "cu130", *ALLOW, timeout=900)
     finally:
         docker.tag(original, [ref])
     assert result.code == 1, result.output
@@ -218,20 +219,20 @@ def test_a_recorded_base_that_cannot_be_had_is_refused_unless_a_standin_is_asked
 
 @images
 def test_two_testers_reproducing_one_tag_at_once_each_rebuild_their_own_images(
-    tester: Repo, published: Repo, docker: ContainerEngine, tmp_path: Path
+    sample_tester: Repo, published_sample: Repo, docker: ContainerEngine, tmp_path: Path
 ) -> None:
     """Each run tags its rebuilds with a name of its own, so neither smokes, compares or
     removes the other's images (a shared name gave one of them a false smoke drift)."""
-    other = Repo(tmp_path / "other", published.name, published.env)
-    remote = published.git("remote", "get-url", "origin")
+    other = Repo(tmp_path / "other", published_sample.name, published_sample.env)
+    remote = published_sample.git("remote", "get-url", "origin")
     subprocess.run(
-        ["git", "clone", "--quiet", remote, str(other.root)], env=published.env, check=True
+        ["git", "clone", "--quiet", remote, str(other.root)], env=published_sample.env, check=True
     )
     argv = [sys.executable, "-m", "release", "reproduce", TAG, "--variant", "cu128"]
     runs = [
         subprocess.Popen(argv, cwd=repo.root, env={**os.environ, **repo.env}, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True)
-        for repo in (tester, other)
+        for repo in (sample_tester, other)
     ]  # fmt: skip
     said = [run.communicate(timeout=900)[0] for run in runs]
     for run, output in zip(runs, said, strict=True):
@@ -239,33 +240,35 @@ def test_two_testers_reproducing_one_tag_at_once_each_rebuild_their_own_images(
         assert output.rstrip().endswith(
             f"reproduce {TAG}: match (1 variant(s), against the manifest)"
         ), output
-    names = [set(re.findall(rf"{re.escape(tester.name)}{SUFFIX}-[0-9a-f]+", out)) for out in said]
+    names = [
+        set(re.findall(rf"{re.escape(sample_tester.name)}{SUFFIX}-[0-9a-f]+", out)) for out in said
+    ]
     assert all(len(n) == 1 for n in names) and names[0] != names[1], names
-    assert rebuilt_images(docker, tester) == []
+    assert rebuilt_images(docker, sample_tester) == []
 
 
 @images
 def test_an_interrupted_reproduce_leaves_no_image_container_or_checkout(
-    tester: Repo, docker: ContainerEngine, tmp_path: Path
+    sample_tester: Repo, docker: ContainerEngine, tmp_path: Path
 ) -> None:
     """SIGTERM, as CI's cancel sends it; Ctrl-C ends in the same clean-up (KeyboardInterrupt
     through the same ``finally``), tested for builds and smoke in test_images."""
     sig = signal.SIGTERM
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    before = repo_state(tester.root)
+    before = repo_state(sample_tester.root)
     stopped = interrupt_when(
         [sys.executable, "-m", "release", "reproduce", TAG, *ALLOW],
-        tester.root,
-        {**tester.env, "TMPDIR": str(scratch)},
+        sample_tester.root,
+        {**sample_tester.env, "TMPDIR": str(scratch)},
         lambda out: "smoke(cu1" in out,  # one variant is rebuilt and tagged, its smoke running
         sig=sig,
         group=False,
     )
     assert stopped.code == 143, stopped.output
     assert list(scratch.glob("release-reproduce*")) == []
-    assert rebuilt_images(docker, tester) == []
+    assert rebuilt_images(docker, sample_tester) == []
     # the containers of this commit's images (a container carries its image's labels):
     # others on the engine, another test's or anyone's, are not this run's to judge
-    assert managed_leftovers(docker, tester.git("rev-parse", "HEAD"))["containers"] == []
-    assert repo_state(tester.root) == before
+    assert managed_leftovers(docker, sample_tester.git("rev-parse", "HEAD"))["containers"] == []
+    assert repo_state(sample_tester.root) == before

@@ -32,9 +32,10 @@ from release.errors import ConfigError
 from release.images.roundtrip import round_trip
 from tests.conftest import CliResult
 from tests.docker_support import containers, interrupt_when, managed_leftovers, purge
-from tests.images.test_images import (
+from tests.engine_support import (
     BASE_1291,
     NOTHING_LEFT,
+    SERVER,
     Repo,
     check_lines,
     make_engine_repo,
@@ -206,7 +207,7 @@ def test_judge(request_: Request, status: int, body: str, why: str | None) -> No
 
 
 @pytest.fixture
-def served() -> Iterator[int]:
+def server_port() -> Iterator[int]:
     """The sample engine's server on a free port of 127.0.0.1."""
     sys.path.insert(0, str(SAMPLE_ENGINE))
     try:
@@ -226,21 +227,21 @@ def served() -> Iterator[int]:
         server.server_close()
 
 
-def test_ask_on_loopback(served: int) -> None:
+def test_ask_on_loopback(server_port: int) -> None:
     body = {"prompt": "one two three", "max_tokens": 2}
-    answer = ask(served, "/v1/completions", method="POST", body=body, timeout=5)
+    answer = ask(server_port, "/v1/completions", method="POST", body=body, timeout=5)
     assert answer.status == 200
     request = parse_requests(
         [{"path": "/v1/completions", "expect-json": {"choices.0.text": "three two"}}], "w"
     )[0]
     assert judge(request, answer.status, answer.body) is None
-    missing = ask(served, "/nowhere", timeout=5)
+    missing = ask(server_port, "/nowhere", timeout=5)
     assert missing.status == 404 and "no route /nowhere" in missing.body
-    health = json.loads(ask(served, "/health", timeout=5).body)
+    health = json.loads(ask(server_port, "/health", timeout=5).body)
     assert health == {"status": "ok", "warm": True, "requests": 1}
 
 
-def test_ask_a_closed_port_says_so(served: int) -> None:
+def test_ask_a_closed_port_says_so(server_port: int) -> None:
     import socket
 
     with socket.socket() as sock:
@@ -252,37 +253,6 @@ def test_ask_a_closed_port_says_so(served: int) -> None:
 
 # -- serve checks in an image --------------------------------------------------------------------
 
-SERVER = """\
-import json, sys, time
-from http.server import BaseHTTPRequestHandler, HTTPServer
-
-mode = sys.argv[1]
-print("loading weights for", mode, flush=True)
-if mode == "crash":
-    print("CUDA error: out of memory", file=sys.stderr, flush=True)
-    sys.exit(3)
-if mode == "hang":
-    time.sleep(3600)
-
-
-class Handler(BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.answer({"status": "ok"})
-
-    def do_POST(self):
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        self.answer({"choices": [{"text": "two three" if mode == "wrong" else "three two"}]})
-
-    def answer(self, body):
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-HTTPServer(("0.0.0.0", 8000), Handler).serve_forever()
-"""
 
 SERVING_DOCKERFILE = """\
 ARG BASE_IMAGE
@@ -498,7 +468,7 @@ def sample_cu130(
     docker: ContainerEngine, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[Repo, CliResult]]:
     """The sample engine's cu130 image (with CRIU 4.2), built, and its snapshot session run."""
-    from tests.images.test_images import sample_repo
+    from tests.engine_support import sample_repo
 
     repo = sample_repo(tmp_path_factory)
     try:

@@ -28,14 +28,8 @@ from release.sample import SampleEngine, make_sample_engine
 from release.sample.rehearse_signing import Keys, tampered_note_refused
 from release.sample.rehearse_terminal import Terminal
 from tests.conftest import cut, repo_state, run_cli
-from tests.functional.test_manifest_flow import all_parts, tagged
-from tests.functional.test_reproduce_trust import (
-    NO_ENGINE,
-    SNAPSHOT_OPTIONS,
-    clone_of,
-    faithful,
-    note,
-)
+from tests.manifest_support import all_parts, tagged
+from tests.reproduce_support import NO_ENGINE, SNAPSHOT_OPTIONS, clone_of, faithful, note
 
 pytestmark = pytest.mark.skipif(
     shutil.which("ssh-keygen") is None or shutil.which("gpg") is None,
@@ -317,7 +311,7 @@ def signed_and_published(root: Path, key: Path) -> SampleEngine:
 
 
 @pytest.fixture
-def published(tmp_path: Path) -> tuple[SampleEngine, Path, Path]:
+def signed_release(tmp_path: Path) -> tuple[SampleEngine, Path, Path]:
     """The maintainer's repository, a tester's clone and the tester's allowed signers."""
     key, line = ssh_key(tmp_path / "maintainer-key", MAINTAINER)
     engine = signed_and_published(tmp_path / "maintainer", key)
@@ -333,9 +327,9 @@ def reproduce(root: Path, *args: str) -> tuple[int, str]:
 
 
 def test_reproduce_says_who_signed_and_refuses_a_tampered_note_before_building(
-    published: tuple[SampleEngine, Path, Path],
+    signed_release: tuple[SampleEngine, Path, Path],
 ) -> None:
-    engine, tester, allowed = published
+    engine, tester, allowed = signed_release
     trust = ("--trust", str(allowed), "--allow-host", SNAPSHOT_OPTIONS)
     code, out = reproduce(tester, *trust, "--require-signed")
     assert code == 6 and "no Docker Engine" in out, out  # past every check: the engine
@@ -364,9 +358,9 @@ def test_reproduce_refuses_unsigned_only_with_require_signed(
 
 
 def test_a_trusted_signers_host_options_are_allowed_said_and_recorded(
-    published: tuple[SampleEngine, Path, Path],
+    signed_release: tuple[SampleEngine, Path, Path],
 ) -> None:
-    _, tester, allowed = published
+    _, tester, allowed = signed_release
     code, out = reproduce(tester, "--trust", str(allowed))
     assert code == 3 and "add --allow-host" in out, out  # signed, but its signer not trusted
     code, out = reproduce(tester, "--trust", str(allowed), "--allow-host-signed-by", "x@y.z")
@@ -384,11 +378,11 @@ def test_a_trusted_signers_host_options_are_allowed_said_and_recorded(
 
 
 def test_the_rehearsals_changed_note_is_refused_and_put_back(
-    published: tuple[SampleEngine, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    signed_release: tuple[SampleEngine, Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The rehearsal's step, on its own: the maintainer's note changed on the remote, the
     tester's reproduce refused (exit 7, before the engine), the note put back."""
-    engine, tester, allowed = published
+    engine, tester, allowed = signed_release
     monkeypatch.setenv("DOCKER_HOST", NO_ENGINE["DOCKER_HOST"])
     said: list[str] = []
     t = Terminal(said.append, tmp_path)
@@ -406,9 +400,9 @@ def test_the_rehearsals_changed_note_is_refused_and_put_back(
 
 @pytest.mark.images
 def test_a_refused_reproduce_creates_no_image_and_no_container(
-    docker: object, published: tuple[SampleEngine, Path, Path]
+    docker: object, signed_release: tuple[SampleEngine, Path, Path]
 ) -> None:
-    engine, tester, allowed = published
+    engine, tester, allowed = signed_release
     tamper(engine.repo, TAG)
     engine.repo.run("push", "--quiet", "--force", "origin", f"+{notes_ref(TAG)}")
     program = os.environ.get("DOCKER", "docker")

@@ -18,13 +18,15 @@ from release.commands.outcome import Outcome, Run
 from release.commands.registry import by_name
 from release.core import versions
 from tests.docker_support import purge
-from tests.images.test_images import Repo, images, sample_repo
+from tests.engine_support import Repo, images, sample_repo
 
 VERSION = "0.1.0rc1"  # the sample's tag, v0.1.0rc1, is on HEAD
 
 
 @pytest.fixture(scope="module")
-def sample(docker: ContainerEngine, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Repo]:
+def cu130_built(
+    docker: ContainerEngine, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Repo]:
     """The sample engine, tagged, with its default variant built (the others are not asked
     for here)."""
     repo = sample_repo(tmp_path_factory)
@@ -88,20 +90,20 @@ COMMANDS: dict[str, Runs] = {
 def test_an_image_command_parses_its_version_once(
     name: str,
     given: bool,
-    sample: Repo,
+    cu130_built: Repo,
     registry: LocalRegistry,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     args = COMMANDS[name](registry) + (["--version", VERSION] if given else [])
     seen = parses_of(VERSION, monkeypatch)
-    outcome = run_command(sample, name, *args, monkeypatch=monkeypatch)
+    outcome = run_command(cu130_built, name, *args, monkeypatch=monkeypatch)
     assert int(outcome.exit_code) == 0, outcome.error
     assert len(seen) == 1, seen
 
 
 @images
 def test_a_floor_that_parses_the_version_again_is_counted(
-    sample: Repo, monkeypatch: pytest.MonkeyPatch
+    cu130_built: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The count can fail: a source reader that parsed the version it was handed again
     (as the image floor did before it was given the value) makes it two."""
@@ -117,5 +119,5 @@ def test_a_floor_that_parses_the_version_again_is_counted(
     seen = parses_of(VERSION, monkeypatch)
     monkeypatch.setattr(workspace, "read_source", parsing_again)
     args = [*CU130, "--dry-run", "--version", VERSION]
-    run_command(sample, "images.snapshot", *args, monkeypatch=monkeypatch)
+    run_command(cu130_built, "images.snapshot", *args, monkeypatch=monkeypatch)
     assert len(seen) == 2, seen

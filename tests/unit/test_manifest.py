@@ -15,7 +15,6 @@ import pytest
 from release.core.manifest import (
     ManifestError,
     Release,
-    VariantRule,
     check,
     loads,
     merge,
@@ -24,63 +23,16 @@ from release.core.manifest import (
     variant_summary,
 )
 from release.core.manifest_records import Manifest
-
-COMMIT = "a" * 40
-RELEASE = Release("0.31.0rc1", "v0.31.0rc1", COMMIT, 1764100000, "example/tinyengine", "0.1.0")
-RULES = [
-    VariantRule("cu128", "CUDA 12.8.1", False, "!=12.*"),
-    VariantRule("cu130", "CUDA 13.0.1", True, "!=12.*"),
-]
-
-
-def sha(char: str) -> str:
-    return "sha256:" + char * 64
-
-
-def build(image: str) -> dict[str, Any]:
-    return {
-        "cuda": "13.0.1",
-        "build_args": {"CUDA_VERSION": "13.0.1", "ENGINE_VERSION": "0.31.0rc1"},
-        "base": {
-            "ref": "nvidia/cuda:13.0.1-base",
-            "id": sha("b"),
-            "content_digest": sha("c"),
-            "standin": True,
-        },
-        "image_id": image,
-        "tags": ["example/tinyengine:v0.31.0rc1"],
-        "input_digest": sha("d"),
-        "content": {"digest": sha("e"), "parts": {"usr/lib": sha("f")}, "files": 12},
-        "inventory": {"cuda": "13.0.1", "python": "3.11.2", "python_packages": {}, "libraries": {}},
-    }
-
-
-def smoke(image: str, passed: bool = True) -> dict[str, Any]:
-    status = "passed" if passed else "failed"
-    return {
-        "image_id": image,
-        "passed": passed,
-        "checks": [{"name": "version", "status": status, "reason": ""}],
-    }
-
-
-def snapshot(image: str) -> dict[str, Any]:
-    return {
-        "status": "passed",
-        "reason": "roundtrip ok",
-        "image_id": image,
-        "record": {"state": {}},
-    }
-
-
-def complete_parts() -> list[dict[str, Any]]:
-    return [
-        part_document(RELEASE, "cu128", "build", build(sha("1"))),
-        part_document(RELEASE, "cu128", "smoke", smoke(sha("1"))),
-        part_document(RELEASE, "cu130", "build", build(sha("2"))),
-        part_document(RELEASE, "cu130", "smoke", smoke(sha("2"))),
-        part_document(RELEASE, "cu130", "snapshot", snapshot(sha("2"))),
-    ]
+from tests.manifest_support import (
+    COMMIT,
+    RELEASE,
+    RULES,
+    build,
+    complete_parts,
+    sha,
+    smoke,
+    snapshot,
+)
 
 
 def test_the_schema_is_a_draft_2020_12_schema() -> None:

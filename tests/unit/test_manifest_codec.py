@@ -22,8 +22,7 @@ from release.core.manifest_records import (
     Record,
     VariantEntry,
 )
-from tests.unit.test_manifest import complete_parts
-from tests.unit.test_manifest_records import _every_optional_key
+from tests.manifest_support import complete_parts, every_optional_key
 
 pytestmark = pytest.mark.no_git
 
@@ -75,12 +74,12 @@ def test_every_record_of_a_real_manifest_round_trips_through_the_codec(path: Pat
 def test_the_record_types_no_real_manifest_has_round_trip_too() -> None:
     """attest, promoted_from, an accelerator, a recipe: the manifest that uses every key
     the schema makes optional."""
-    manifest = Manifest.of(_every_optional_key())
+    manifest = Manifest.of(every_optional_key())
     row = manifest.entry("cu130")
     assert isinstance(row.attest, AttestRecord) and isinstance(manifest.promoted_from, PromotedFrom)
     for at, record in _records(manifest, "manifest"):
         assert type(record).of(record.document()) == record, at
-    assert manifest.document() == _every_optional_key()
+    assert manifest.document() == every_optional_key()
 
 
 def _unchecked() -> dict[str, Any]:

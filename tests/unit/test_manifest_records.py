@@ -12,50 +12,16 @@ import pytest
 from release.core.accelerator import Accelerator
 from release.core.manifest import ManifestError, check, merge, read_manifest
 from release.core.manifest_records import Manifest, VariantEntry
-from tests.unit.test_manifest import COMMIT, RULES, complete_parts, sha
+from tests.manifest_support import COMMIT, RULES, complete_parts, every_optional_key, sha
 
 
 def _text(document: object) -> str:
     return json.dumps(document, indent=2, sort_keys=True) + "\n"  # as manifests are written
 
 
-def _every_optional_key() -> dict[str, Any]:
-    """A manifest that uses every key the schema makes optional (and a number of seconds)."""
-    manifest = merge(complete_parts(), RULES)
-    row = manifest["variants"]["cu130"]
-    build = row["build"]
-    del build["cuda"]
-    build["accelerator"] = {"kind": "rocm", "version": "6.4.1"}
-    build["recipe"] = {"dockerfile": "docker/Dockerfile.rocm", "context": ".", "target": "final"}
-    row["smoke"]["checks"].append(
-        {"name": "serves", "status": "timed out", "reason": "no answer", "seconds": 2.5}
-    )
-    row["publish"] = {
-        "registry": "127.0.0.1:5000/engine",
-        "platform": "linux/arm64/v8",
-        "image_id": build["image_id"],
-        "digest": sha("7"),
-        "tags": ["127.0.0.1:5000/engine:v0.31.0rc1-aarch64"],
-        "signed_by": "A" * 40,
-        "index": {"digest": sha("8"), "tags": ["127.0.0.1:5000/engine:v0.31.0rc1"],
-                  "signed_by": "B" * 40},
-    }  # fmt: skip
-    row["attest"] = {
-        "image_id": build["image_id"],
-        "subject": sha("7"),
-        "sbom": {"tag": "t.sbom", "digest": sha("9"), "media_type": "application/spdx+json",
-                 "packages": 12, "tool": "syft 1.0"},
-        "provenance": {"tag": "t.att", "digest": sha("a"),
-                       "predicate_type": "https://slsa.dev/provenance/v1", "signed": True,
-                       "signed_by": "C" * 40},
-    }  # fmt: skip
-    manifest["promoted_from"] = {"tag": "v0.31.0rc1", "commit": COMMIT, "image_ids": {}}
-    return check(manifest, "every optional key")
-
-
 @pytest.mark.parametrize(
     "make",
-    [lambda: merge(complete_parts(), RULES), _every_optional_key],
+    [lambda: merge(complete_parts(), RULES), every_optional_key],
     ids=["an rc's manifest", "every optional key"],
 )
 def test_the_records_write_back_the_text_they_were_read_from(make: Any) -> None:
@@ -66,7 +32,7 @@ def test_the_records_write_back_the_text_they_were_read_from(make: Any) -> None:
 
 
 def test_the_records_hold_the_documents_values() -> None:
-    manifest = read_manifest(_text(_every_optional_key()), "test")
+    manifest = read_manifest(_text(every_optional_key()), "test")
     assert (manifest.version, manifest.tag, manifest.commit) == ("0.31.0rc1", "v0.31.0rc1", COMMIT)
     row = manifest.entry("cu130")
     assert row.build is not None and row.build.image_id == sha("2")
@@ -95,7 +61,7 @@ def test_the_records_hold_the_documents_values() -> None:
     ids=lambda path: ".".join(path),
 )
 def test_a_key_left_out_is_left_out_again(drop: tuple[str, ...]) -> None:
-    document = copy.deepcopy(_every_optional_key())
+    document = copy.deepcopy(every_optional_key())
     inner = document
     for key in drop[:-1]:
         inner = inner[key]

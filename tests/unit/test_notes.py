@@ -13,7 +13,7 @@ from release.core.commits import Commit, Person, make_commit
 from release.core.config import Config
 from release.core.notes import Entry, build_notes, render_json, render_markdown
 from release.core.people import People
-from tests._golden import Cycle, assert_golden, isolated_git, run_cycle
+from tests._golden import Cycle, assert_golden, run_cycle
 
 ALIASES = Config().alias_map()
 ORDER = list(Config().categories)
@@ -327,12 +327,6 @@ def test_render_json() -> None:
 
 
 # -- a real rc cycle -------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def cycle(tmp_path_factory: pytest.TempPathFactory) -> Cycle:
-    with isolated_git(tmp_path_factory.mktemp("home")):
-        return run_cycle(tmp_path_factory.mktemp("cycle"))
 
 
 def test_rc1_notes_golden(cycle: Cycle, cli) -> None:

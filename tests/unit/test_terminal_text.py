@@ -7,7 +7,6 @@ check name holding a newline, a forged ``reproduce v0.1.0rc1: match`` and ANSI s
 from __future__ import annotations
 
 import io
-import unicodedata
 from pathlib import Path
 
 import pytest
@@ -37,28 +36,14 @@ from release.images.roundtrip import RoundTrip
 from release.images.smoke_checks import CheckResult, CheckStatus, SmokeReport
 from release.images.snapshot import SnapshotReport, diff_states
 from release.images.source import listing
-from tests.unit.test_manifest import sha
-from tests.unit.test_verdict import entry
+from tests.manifest_support import entry, sha
+from tests.terminal_support import CURSOR, FORGED, SHOWN, controls
 
-FORGED = "reproduce v0.1.0rc1: match"
-CURSOR = "\x1b[1A\x1b[2K"  # up a line, erase it
 HOSTILE = f"version{CURSOR}\n{FORGED}"
-SHOWN = f"version\\x1b[1A\\x1b[2K\\n{FORGED}"  # the same, escaped
 # for the last pass, which keeps newlines: the forged line drawn over the one before
 OVERWRITE = f"version{CURSOR}\r{FORGED}"
 OVERWRITE_SHOWN = f"version\\x1b[1A\\x1b[2K\\r{FORGED}"
-# what a terminal or a reader of text obeys, by Unicode's own categories (not the module's)
-_FORMAT = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-_SEPARATORS = {"\u2028", "\u2029"}
 FAST = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def controls(text: str, *, but: str = "") -> list[str]:
-    return [
-        c
-        for c in text
-        if c not in but and (unicodedata.category(c) == "Cc" or c in _FORMAT or c in _SEPARATORS)
-    ]
 
 
 def assert_not_forged(lines: list[str], shown: str = SHOWN) -> None:

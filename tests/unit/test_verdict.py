@@ -14,11 +14,7 @@ from release.core.verdict import (
     dict_changes,
     table,
 )
-from tests.unit.test_manifest import build, sha, smoke, snapshot
-
-
-def entry(image: str) -> dict[str, Any]:
-    return {"build": build(image), "smoke": smoke(image), "snapshot": snapshot(image)}
+from tests.manifest_support import entry, sha
 
 
 def compare(old: dict[str, Any], new: dict[str, Any], **options: Any) -> list[FieldVerdict]:
