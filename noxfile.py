@@ -36,16 +36,15 @@ def rehearse(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The test suite (pytest); image tests are required when RELEASE_REQUIRE_DOCKER=1.
 
-    On three workers (pytest-xdist), each test file on one of them, so a file's module
-    fixtures (a built rc, a registry) are made once. Three on two cores: the image tests
-    spend part of their time waiting on the engine, the Debian archive and the registries,
-    and a third worker runs while they wait. No test changes what another on the engine
-    uses (each keeps to names of its own), so none has to run alone. The longest files are
-    handed out first (tests/conftest.py, LONGEST_FIRST), so the workers end together. The bench extras too: a test runs the benchmarks' quick form, git-cliff's and commitizen's
+    On two workers (pytest-xdist), each test file on one of them, so a file's module
+    fixtures (a built rc, a registry) are made once. No test changes what another on the
+    engine uses (each keeps to names of its own), so none has to run alone. The longest
+    files are handed out first (tests/conftest.py, LONGEST_FIRST), so both workers end
+    together. The bench extras too: a test runs the benchmarks' quick form, git-cliff's and commitizen's
     figures included."""
     session.install("-e", ".[test,bench]")
     session.run(
-        "pytest", "-n", "3", "--dist", "loadfile", "--no-loadscope-reorder", *session.posargs
+        "pytest", "-n", "2", "--dist", "loadfile", "--no-loadscope-reorder", *session.posargs
     )
 
 

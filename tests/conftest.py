@@ -50,9 +50,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 # The files that take longest (their image tests: minutes each on the CI's two cores),
-# longest first. ``nox -s tests`` gives each file to one of three workers as a worker runs
+# longest first. ``nox -s tests`` gives each file to one of two workers as a worker runs
 # out of work (--dist loadfile, in this order: --no-loadscope-reorder); a long file begun
-# last would leave the others idle until it ends.
+# last would leave the other worker idle until it ends.
 LONGEST_FIRST = (
     "test_rehearse.py",
     "test_ci_pipelines.py",

@@ -104,9 +104,7 @@ def test_each_material_that_differs_is_drift(change: dict[str, Any], row: str) -
     found = materials_of(envelope(statement(HEADER, "a", BUILT, PUBLISHED)))
     rows = {
         r.name: r.state
-        for r in material_verdicts(
-            found, subject=D, commit="c" * 40, rebuilt=BuildRecord.of({**BUILD, **change})
-        )
+        for r in material_verdicts(found, subject=D, commit="c" * 40, rebuilt=BuildRecord.of({**BUILD, **change}))
     }
     assert [name for name, state in rows.items() if state is State.DRIFT] == [row]
 

@@ -1,4 +1,4 @@
-"""The order ``nox -s tests`` hands the files to its workers: the longest first
+"""The order ``nox -s tests`` hands the files to its two workers: the longest first
 (:data:`tests.conftest.LONGEST_FIRST`), as named, each file's tests in their order."""
 
 from __future__ import annotations
