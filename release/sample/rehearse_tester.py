@@ -52,8 +52,8 @@ class TesterSide(Sandbox):
         outcome = self.image_command(
             self.tester,
             "reproduce",
-            ("reproduce", TAGS.rc1, *self.trust(), "--require-signed", "--allow-host",
-             self.allow_host(), *keys.tester_args(), "--jobs", "2"),
+            ("reproduce", TAGS.rc1, "--jobs", "2", *self.trust(), "--require-signed",
+             "--allow-host", self.allow_host(), *keys.tester_args()),
             blocked=blocked,
         )  # fmt: skip
         ids = self.matrix().ids

@@ -76,7 +76,7 @@ IMAGE_COMMANDS = (
     "images.publish",
     "images.attest --variant cu128",
     "manifest",
-    f"reproduce v0.31.0rc1 {TRUST} --require-signed {ALLOW_HOST}",
+    f"reproduce v0.31.0rc1 --jobs 2 {TRUST} --require-signed {ALLOW_HOST}",
     f"reproduce v0.31.0rc1 --variant cu130 {ALLOW_HOST}",
 )
 
