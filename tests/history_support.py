@@ -4,6 +4,7 @@ subject without one, a pick with ``-x`` and a reason, non-ASCII and a message in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -54,3 +55,19 @@ def _history(root: Path) -> SampleEngine:
     repo.run("commit", "--quiet", "-F", "-", stdin=message.decode("utf-8", "surrogateescape"))
     repo.run("config", "--unset", "i18n.commitEncoding")
     return engine
+
+
+class RunOnce:
+    """What ``run(parsing_history, *args)`` prints of a history no test has changed yet, run
+    once per argument list: each test's history is a copy of the same repository, and a run
+    with the caches off writes nothing (the caches' tests check that), so it prints the same
+    of every copy."""
+
+    def __init__(self, run: Callable[..., str]) -> None:
+        self._run = run
+        self._kept: dict[tuple[str, ...], str] = {}
+
+    def __call__(self, parsing_history: SampleEngine, *args: str) -> str:
+        if args not in self._kept:
+            self._kept[args] = self._run(parsing_history, *args)
+        return self._kept[args]

@@ -20,6 +20,7 @@ from release.adapters.cache_file import write_payload
 from release.adapters.notes_cache import KEPT, Guessed, NotesCache, code_key, notes_cache_dir
 from release.sample import BOB, Change, SampleEngine, add_commit
 from tests.conftest import run_cli
+from tests.history_support import RunOnce
 
 OFF = {"RELEASE_REPO_CACHE": "0"}
 
@@ -34,16 +35,8 @@ def notes(engine: SampleEngine, *args: str, env: dict[str, str] | None = None) -
     return result.stdout + result.stderr
 
 
-_UNCACHED: dict[tuple[str, ...], str] = {}
-
-
-def uncached_notes(parsing_history: SampleEngine, *args: str) -> str:
-    """``notes(history, *args, env=OFF)`` of a history no test has changed yet, run once:
-    each test's history is a copy of the same repository, and a run with the caches off
-    writes nothing (tested below), so it prints the same of every copy."""
-    if args not in _UNCACHED:
-        _UNCACHED[args] = notes(parsing_history, *args, env=OFF)
-    return _UNCACHED[args]
+# ``notes(history, *args, env=OFF)`` of the untouched history, run once per argument list
+uncached_notes = RunOnce(lambda history, *args: notes(history, *args, env=OFF))
 
 
 def _dir(engine: SampleEngine) -> Path:
