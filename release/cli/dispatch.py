@@ -62,7 +62,7 @@ def _request(func: Callable[..., Outcome], values: Mapping[str, object]) -> obje
 
 
 def _render(command: Command, outcome: Outcome, as_json: bool) -> None:
-    if as_json or outcome.as_document:
+    if as_json:
         import json  # (here: a command's text output never imports it)
 
         body = {"schema": schema_of(command.name), **outcome.document()}

@@ -47,8 +47,7 @@ class Outcome(Protocol):
 
     - ``error``: a line said as ``error: ...`` on stderr, after the document (None: none);
     - ``whole``: a document printed to stdout as it is, before ``text()`` (the notes; None:
-      none);
-    - ``as_document``: the outcome is printed as its JSON document even without ``--json``."""
+      none)."""
 
     @property
     def exit_code(self) -> ExitCode: ...
@@ -59,9 +58,6 @@ class Outcome(Protocol):
     @property
     def whole(self) -> str | None: ...
 
-    @property
-    def as_document(self) -> bool: ...
-
     def text(self) -> Iterable[str]: ...
 
     def document(self) -> Mapping[str, JSONValue]: ...
@@ -69,7 +65,7 @@ class Outcome(Protocol):
 
 class OutcomeDefaults:
     """What an outcome says unless its record says otherwise: no error line, no document
-    printed whole, text unless ``--json``. Every command's outcome derives from it; a
+    printed whole. Every command's outcome derives from it; a
     dataclass field (``error: str | None = None``) or a property of the same name in the
     record overrides a default."""
 
@@ -80,7 +76,3 @@ class OutcomeDefaults:
     @property
     def whole(self) -> str | None:
         return None
-
-    @property
-    def as_document(self) -> bool:
-        return False

@@ -1,7 +1,7 @@
 """Every command returns a typed outcome: a frozen dataclass of its own, holding records
 (not a document of JSON), serialised only by its ``document()`` and ``text()``, with every
-member of :class:`~release.commands.outcome.Outcome` (``error``, ``whole`` and
-``as_document`` included), so the renderers read them typed: no ``getattr`` on an outcome
+member of :class:`~release.commands.outcome.Outcome` (``error`` and ``whole``
+included), so the renderers read them typed: no ``getattr`` on an outcome
 is left in the package."""
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def test_each_command_has_an_outcome_class_of_its_own() -> None:
 
 
 def test_the_protocol_declares_what_the_renderers_read() -> None:
-    assert MEMBERS == ("as_document", "document", "error", "exit_code", "text", "whole")
+    assert MEMBERS == ("document", "error", "exit_code", "text", "whole")
 
 
 @dataclasses.dataclass
@@ -99,7 +99,7 @@ class _Bag(OutcomeDefaults):
 
 
 @dataclasses.dataclass(frozen=True)
-class _Bare:  # no OutcomeDefaults: no error, whole or as_document
+class _Bare:  # no OutcomeDefaults: no error or whole
     exit_code: ExitCode = ExitCode.OK
 
     def text(self) -> Iterable[str]:
@@ -136,7 +136,7 @@ def _path(request: object, run: Run) -> Path:
         (_loose, "not a frozen dataclass"),
         (_bag, "holds JSON documents"),
         (_path, "not a frozen dataclass"),
-        (_bare, "has no as_document, error, whole"),
+        (_bare, "has no error, whole"),
     ],
 )
 def test_an_untyped_outcome_is_caught(func: Callable[..., object], said: str) -> None:
@@ -178,7 +178,7 @@ def test_no_outcome_is_read_with_getattr() -> None:
     [
         'problem = getattr(outcome, "error", None)',
         'whole = getattr(result, "whole", None)',
-        "flag = bool(getattr(self.outcome, 'as_document', False))",
+        "flag = bool(getattr(self.outcome, 'whole', None))",
         'if hasattr(outcome, "anything"): pass',
     ],
 )
@@ -195,7 +195,6 @@ def test_other_getattrs_are_not_taken_for_outcomes() -> None:
 class _Said(OutcomeDefaults):
     error: str | None = None
     whole: str | None = None
-    as_document: bool = False
     exit_code: ExitCode = ExitCode.OK
 
     def text(self) -> Iterable[str]:
@@ -220,5 +219,3 @@ def test_the_defaults_render_text_alone(capsys: pytest.CaptureFixture[str]) -> N
 def test_each_member_is_rendered_as_the_protocol_says(capsys: pytest.CaptureFixture[str]) -> None:
     out, err = _rendered(_Said(error="it broke", whole="# whole\n"), capsys)
     assert (out, err) == ("# whole\na line\n", "error: it broke\n")
-    out, _ = _rendered(_Said(as_document=True), capsys)
-    assert '"said": true' in out and "a line" not in out
