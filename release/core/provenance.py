@@ -30,11 +30,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Protocol
 
 from release.core.dsse import EnvelopeError, Opened, Signature, dump, open_envelope
 from release.core.json_text import JSONValue, parse_json
-from release.core.manifest_records import BuildRecord, PublishRecord
+from release.core.manifest_records import BuildRecord, PublishRecord, Tool
 from release.core.sbom import SBOM_MEDIA_TYPE
 from release.core.terminal_text import escaped
 from release.core.verdict import FieldVerdict, State, dict_changes
@@ -75,8 +75,28 @@ def _hex(digest: str) -> str:
     return digest.split(":", 1)[1]
 
 
+class Released(Protocol):
+    """Which release a statement is of, as a manifest part's header (or the manifest
+    itself) says it."""
+
+    @property
+    def tag(self) -> str | None: ...
+
+    @property
+    def version(self) -> str: ...
+
+    @property
+    def commit(self) -> str: ...
+
+    @property
+    def source_date_epoch(self) -> int: ...
+
+    @property
+    def tool(self) -> Tool: ...
+
+
 def statement(
-    release: Mapping[str, JSONValue],
+    release: Released,
     variant: str,
     build: BuildRecord,
     publish: PublishRecord,
@@ -86,8 +106,8 @@ def statement(
     sbom: str | None = None,
 ) -> dict[str, JSONValue]:
     """The provenance of one published platform image, from its manifest parts
-    (``release``: a part's header, as its schema admitted it; ``build`` and ``publish``:
-    its parts' records); ``sbom``: the digest of the SBOM document attached beside it."""
+    (``release``: the publish part's header; ``build`` and ``publish``: its parts'
+    records); ``sbom``: the digest of the SBOM document attached beside it."""
     base = build.base
     base_annotations: dict[str, JSONValue] = {
         "content_digest": base.content_digest,
@@ -97,14 +117,13 @@ def statement(
         base_annotations["registry_digest"] = base_digest
     source = f"git+{source_url}" if source_url else "git"
     parameters: dict[str, JSONValue] = {
-        "tag": release["tag"],
-        "version": release["version"],
+        "tag": release.tag,
+        "version": release.version,
         "variant": variant,
         "platform": publish.platform,
         "build_args": dict(build.build_args),
         **(build.recipe.document() if build.recipe else {}),
     }
-    tool = cast("dict[str, JSONValue]", release["tool"])
     return {
         "_type": STATEMENT_TYPE,
         "subject": [
@@ -118,12 +137,12 @@ def statement(
             "buildDefinition": {
                 "buildType": BUILD_TYPE,
                 "externalParameters": parameters,
-                "internalParameters": {"source_date_epoch": release["source_date_epoch"]},
+                "internalParameters": {"source_date_epoch": release.source_date_epoch},
                 "resolvedDependencies": [
                     {
                         "name": "source",
-                        "uri": f"{source}@refs/tags/{release['tag']}",
-                        "digest": {"gitCommit": release["commit"]},
+                        "uri": f"{source}@refs/tags/{release.tag}",
+                        "digest": {"gitCommit": release.commit},
                     },
                     {
                         "name": "base",
@@ -136,7 +155,7 @@ def statement(
             "runDetails": {
                 "builder": {
                     "id": BUILDER_ID,
-                    "version": {"release": str(tool["version"])},
+                    "version": {"release": release.tool.version},
                 },
                 "byproducts": [
                     {"name": "input_digest", "digest": {"sha256": _hex(build.input_digest)}},

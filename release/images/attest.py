@@ -150,7 +150,7 @@ def _provenance(
     data = ws.engine.inspect_image(it.publish.image_id)
     labels = dict(data.labels) if data else {}
     document = statement(
-        it.header.document(),  # the statement names the release as the part's header does
+        it.header,  # the statement names the release as the publish part's header does
         it.row,
         it.build,
         it.publish,

@@ -24,7 +24,7 @@ import pytest
 from release.adapters.registry_artifacts import ArtifactRegistry
 from release.adapters.registry_server import LocalRegistry
 from release.core.dsse import pae
-from release.core.manifest_records import BuildRecord, PublishRecord
+from release.core.manifest_records import BuildRecord, Manifest, PublishRecord
 from release.core.oci_artifact import AttachmentKind, artifact_manifest, attachment_tag
 from release.core.provenance import PREDICATE_TYPE, statement
 from release.images.image_signing import ImageSignatureError, ImageTrust
@@ -86,7 +86,7 @@ def provenance_case(
     row = document["variants"]["cu130"]
     sbom = json.dumps(SBOM).encode()
     found = statement(
-        document,
+        Manifest.of(document),
         "cu130",
         BuildRecord.of(row["build"]),
         PublishRecord.of(row["publish"]),

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from release.core.manifest_records import BuildRecord, PublishRecord
+from release.core.manifest import PART_SCHEMA
+from release.core.manifest_records import BuildRecord, Part, PublishRecord
 from release.core.oci_artifact import (
     AttachmentError,
     AttachmentKind,
@@ -30,8 +31,12 @@ from release.core.verdict import State
 
 D = "sha256:" + "a" * 64
 E = "sha256:" + "b" * 64
-HEADER = {"version": "0.1.0rc1", "tag": "v0.1.0rc1", "commit": "c" * 40, "source_date_epoch": 1,
-          "tool": {"name": "release", "version": "0.1"}}  # fmt: skip
+# the publish part's header: which release the statement is of
+HEADER = Part.of({
+    "schema": PART_SCHEMA, "version": "0.1.0rc1", "tag": "v0.1.0rc1", "commit": "c" * 40,
+    "source_date_epoch": 1, "tool": {"name": "release", "version": "0.1"}, "image": "x/y",
+    "variant": "a", "part": "publish", "data": {},
+})  # fmt: skip
 BUILD = {
     "build_args": {"CUDA_VERSION": "12.9.1"},
     "base": {"ref": "nvidia/cuda:12.9.1", "id": E, "content_digest": D, "standin": True},
