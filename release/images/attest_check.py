@@ -31,7 +31,6 @@ from release.core.image_signing import ImageSignatureState as Signed
 from release.core.manifest_records import (
     AttestRecord,
     BuildRecord,
-    JSONObject,
     Provenance,
     Sbom,
     VariantEntry,
@@ -169,8 +168,8 @@ def _provenance_verdicts(
 
 
 def attestation_verdicts(
-    recorded: JSONObject,
-    rebuilt: JSONObject,
+    recorded: VariantEntry,
+    rebuilt: BuildRecord,
     *,
     commit: str,
     rebuilt_image: str,
@@ -178,10 +177,9 @@ def attestation_verdicts(
     signature: ImageCheck | None = None,
 ) -> list[FieldVerdict]:
     """The attachments' fields of a row's verdict ([] for a row with none recorded).
-    ``recorded``: the manifest's row; ``rebuilt``: the rebuild's build part;
+    ``recorded``: the manifest's row; ``rebuilt``: the rebuild's build record;
     ``signature``: the provenance's signature as checked before building (None: not)."""
-    entry = VariantEntry.of(recorded)  # the schema admitted both when they were read
-    attest, publish = entry.attest, entry.publish
+    attest, publish = recorded.attest, recorded.publish
     if attest is None or publish is None:
         return []
     reg = reg or ArtifactRegistry()
@@ -193,6 +191,6 @@ def attestation_verdicts(
             FieldVerdict(SBOM_FIELD, State.DRIFT, why),
         ]
     return [
-        *_provenance_verdicts(reg, attest, subject, commit, BuildRecord.of(rebuilt), signature),
+        *_provenance_verdicts(reg, attest, subject, commit, rebuilt, signature),
         _sbom_verdict(reg, attest, subject, rebuilt_image),
     ]

@@ -23,11 +23,11 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from release.adapters.image_signatures import ImageSigner, ImageVerifier, merge_stores
 from release.adapters.openpgp_bytes import BytesSigner
 from release.core.image_signing import ImageCheck, ImageSignatureState, fingerprint
+from release.core.manifest_records import VariantEntry
 from release.core.references import repository
 from release.core.say import Say
 from release.core.terminal_text import escaped
@@ -164,7 +164,7 @@ def _sign(
 
 
 def check_published(
-    recorded: Mapping[str, Mapping[str, object]], trust: ImageTrust, say: Say
+    recorded: Mapping[str, VariantEntry], trust: ImageTrust, say: Say
 ) -> list[ImageCheck]:
     """Each published row's platform image and its index, checked against the tester's
     key; refused (exit 7) where one does not verify (or, ``require_signed``, is unsigned). A row not published has
@@ -173,16 +173,15 @@ def check_published(
     indexes: dict[str, tuple[str, tuple[str, ...]]] = {}
     with ImageVerifier(trust.key_file, trust.lookaside) as verifier:
         for row, entry in recorded.items():
-            published: Any = entry.get("publish")  # checked against the schema on read
-            if not isinstance(published, Mapping):
+            published = entry.publish
+            if published is None:
                 say(f"image {row}: not published; no signature to check")
                 continue
-            index = published["index"]
-            tags = tuple(index["tags"])
-            own = (*published["tags"], *tags)
-            at = repository(published["tags"][0])
-            checks.append(verifier.check(row, at, published["digest"], own, index=False))
-            indexes.setdefault(index["digest"], (at, tags))
+            tags = published.index.tags
+            own = (*published.tags, *tags)
+            at = repository(published.tags[0])
+            checks.append(verifier.check(row, at, published.digest, own, index=False))
+            indexes.setdefault(published.index.digest, (at, tags))
         for digest, (at, tags) in indexes.items():
             checks.append(verifier.check(f"index {tags[0]}", at, digest, tags, index=True))
     for check in checks:

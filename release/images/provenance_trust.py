@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from release.adapters.openpgp_bytes import BytesVerifier
 from release.adapters.registry_artifacts import ArtifactRegistry
 from release.core.image_signing import ImageCheck, ImageSignatureState
-from release.core.manifest_records import AttestRecord, JSONObject, PublishRecord, VariantEntry
+from release.core.manifest_records import AttestRecord, PublishRecord, VariantEntry
 from release.core.oci_artifact import AttachmentError, AttachmentKind
 from release.core.provenance import ProvenanceError, opened
 from release.core.references import repository
@@ -77,7 +77,7 @@ def _check_row(
 
 
 def check_provenance(
-    recorded: Mapping[str, JSONObject],
+    recorded: Mapping[str, VariantEntry],
     trust: ImageTrust,
     say: Say,
     reg: ArtifactRegistry | None = None,
@@ -87,8 +87,7 @@ def check_provenance(
     A registry that cannot be read stops the run with its own error."""
     reg = reg or ArtifactRegistry()
     checks: dict[str, ImageCheck] = {}
-    entries = {r: VariantEntry.of(e) for r, e in recorded.items()}  # the schema admitted them
-    rows = {r: (e.attest, e.publish) for r, e in entries.items() if e.attest and e.publish}
+    rows = {r: (e.attest, e.publish) for r, e in recorded.items() if e.attest and e.publish}
     if not rows:
         return checks
     with BytesVerifier(trust.key_file) as verifier:

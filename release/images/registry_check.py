@@ -14,7 +14,7 @@ from __future__ import annotations
 from release.adapters.engine import ContainerEngine
 from release.adapters.image_content import image_content_digest
 from release.adapters.registry import Registry, Served
-from release.core.manifest_records import JSONObject, PublishRecord
+from release.core.manifest_records import Content, PublishRecord
 from release.core.references import repository
 from release.core.terminal_text import escaped
 from release.core.verdict import FieldVerdict, State
@@ -52,15 +52,14 @@ def _tag_verdict(published: PublishRecord, served: Served | None, tag: str) -> F
 
 def registry_verdicts(
     engine: ContainerEngine,
-    recorded: JSONObject | None,
-    rebuilt_content: JSONObject,
+    published: PublishRecord | None,
+    rebuilt_content: Content,
     reg: Registry | None = None,
 ) -> list[FieldVerdict]:
     """The registry's fields of a row's verdict ([] for a row never published).
-    ``recorded``: the row's publish part, as the schema admitted it."""
-    if recorded is None:
+    ``published``: the row's publish record; ``rebuilt_content``: the rebuild's content."""
+    if published is None:
         return []
-    published = PublishRecord.of(recorded)
     reg = reg or Registry()
     tag = published.index.tags[0]
     try:
@@ -86,9 +85,7 @@ def registry_verdicts(
     finally:
         if not had:
             engine.remove_image(ref)  # the digest's name only where another tag keeps it
-    if content == rebuilt_content["digest"]:
+    if content == rebuilt_content.digest:
         return [*verdicts, FieldVerdict(CONTENT_FIELD, State.MATCH)]
-    difference = (
-        f"served {escaped(content[:19])}, rebuilt {escaped(str(rebuilt_content['digest'])[:19])}"
-    )
+    difference = f"served {escaped(content[:19])}, rebuilt {escaped(rebuilt_content.digest[:19])}"
     return [*verdicts, FieldVerdict(CONTENT_FIELD, State.DRIFT, (difference,))]

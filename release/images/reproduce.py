@@ -287,8 +287,7 @@ def reproduce(
             outcome.host_allowed_by = signer
             _notice(outcome, [notice], say)
         if image_trust is not None:  # before anything is pulled or built
-            # (both read the rows as the documents they are, as a tester's forged ones)
-            rows = {row: entry.document() for row, entry in rebuild.recorded.items()}
+            rows = rebuild.recorded  # as the manifest's codec read them: checked
             outcome.image_signatures = check_published(rows, image_trust, say)
             outcome.provenance_signatures = check_provenance(rows, image_trust, say)
         engine = ContainerEngine.detect()
@@ -364,15 +363,10 @@ def _verdicts(
                     VariantEntry(built, smoked, snapshot),
                     config_args=matrix.build_args_for(variant, source.version),
                 )
-                # (these two read a row as the document it is, as a tester's forged ones)
-                + registry_verdicts(
-                    engine,
-                    published.document() if published is not None else None,
-                    built.content.document(),
-                )
+                + registry_verdicts(engine, published, built.content)
                 + attestation_verdicts(
-                    recorded.document(),
-                    built.document(),
+                    recorded,
+                    built,
                     commit=source.revision,
                     rebuilt_image=str(result.image_id),
                     signature=outcome.provenance_signatures.get(variant.id),

@@ -723,7 +723,7 @@ def test_namesakes_are_caught_all_at_once() -> None:
 # rare: counted as a name in code (not in strings or comments) over the package but the
 # bundled sample, per 1,000 lines. The ceiling only comes down: the figure measured when it
 # was set, rounded up; the target was 5, the goal 3, and both are met.
-ANY_PER_KLOC_CEILING = 1.95
+ANY_PER_KLOC_CEILING = 1.9
 ANY_PER_KLOC_TARGET = 3.0
 
 

@@ -25,7 +25,8 @@ import pytest
 
 from release.adapters.engine import ContainerEngine
 from release.adapters.registry_server import LocalRegistry
-from release.core.verdict import State
+from release.core.manifest_records import BuildRecord, VariantEntry
+from release.core.verdict import FieldVerdict, State
 from release.images.attest_check import attestation_verdicts
 from tests.conftest import repo_state
 from tests.engine_support import BASE_1291, Repo, built_engine, images
@@ -167,13 +168,17 @@ def rebuilt_of(repo: Repo) -> dict[str, Any]:
     return part(repo, "build")
 
 
+def verdicts_of(row: dict[str, Any], build: dict[str, Any], **given: Any) -> list[FieldVerdict]:
+    """``attestation_verdicts`` of a manifest row and a build part written as documents
+    (each read as the manifest's codec reads it)."""
+    return attestation_verdicts(VariantEntry.of(row), BuildRecord.of(build), **given)
+
+
 @images
 def test_a_rebuild_of_the_same_image_matches_its_attachments(attested: Repo) -> None:
     build = part(attested, "build")
     manifest_row = {"publish": part(attested, "publish"), "attest": part(attested, "attest")}
-    rows = attestation_verdicts(
-        manifest_row, build, commit=attested.head, rebuilt_image=build["image_id"]
-    )
+    rows = verdicts_of(manifest_row, build, commit=attested.head, rebuilt_image=build["image_id"])
     states = {row.name: row.state for row in rows}
     assert states == {
         "provenance subject": State.MATCH,
@@ -205,9 +210,7 @@ def test_a_changed_package_is_sbom_drift_naming_it(
         manifest_row = {"publish": part(attested, "publish"), "attest": part(attested, "attest")}
         rows = {
             row.name: row
-            for row in attestation_verdicts(
-                manifest_row, build, commit=attested.head, rebuilt_image=changed
-            )
+            for row in verdicts_of(manifest_row, build, commit=attested.head, rebuilt_image=changed)
         }
     finally:
         docker.remove_image(changed)
@@ -229,7 +232,7 @@ def test_a_changed_material_is_provenance_drift(attested: Repo) -> None:
     }
     rows = {
         row.name: row
-        for row in attestation_verdicts(
+        for row in verdicts_of(
             manifest_row, other, commit="1" * 40, rebuilt_image=build["image_id"]
         )
     }
@@ -247,7 +250,7 @@ def test_a_changed_material_is_provenance_drift(attested: Repo) -> None:
             "digest": manifest_row["attest"]["sbom"]["digest"],
         },
     }
-    rows2 = attestation_verdicts(
+    rows2 = verdicts_of(
         {**manifest_row, "attest": forged},
         build,
         commit=attested.head,
@@ -406,7 +409,7 @@ def test_a_provenance_signed_by_the_image_key_verifies_with_gpg_and_names_the_sb
     checked = ImageCheck("a", "x", Signed.SIGNED, signer=maintainer.fpr, kind="provenance")
     rows = {
         r.name: r
-        for r in attestation_verdicts(
+        for r in verdicts_of(
             {"publish": published, "attest": recorded}, build, commit=one_variant_built.head,
             rebuilt_image=build["image_id"], signature=checked,
         )

@@ -32,6 +32,7 @@ from release.core.image_signing import (
     registries_d,
     signature_dir,
 )
+from release.core.manifest_records import Index, PublishRecord, VariantEntry
 from release.errors import UsageError
 from release.images.image_signing import (
     ImageSignatureError,
@@ -205,18 +206,19 @@ def test_skopeo_accepts_the_signed_image_and_refuses_unsigned_another_key_or_cha
     }
     assert blob_reads(registry) == blobs_read
     # an unsigned image is said, and refused where the tester requires signatures
-    recorded = {"cu130": {"publish": {
-        "digest": unsigned.platform, "tags": [unsigned.platform_tag],
-        "index": {"digest": unsigned.index, "tags": list(unsigned.index_tags)},
-    }}}  # fmt: skip
+    rows = {"cu130": VariantEntry(publish=PublishRecord(
+        registry=registry.address, platform="linux/amd64", image_id=unsigned.platform,
+        digest=unsigned.platform, tags=(unsigned.platform_tag,),
+        index=Index(unsigned.index, tuple(unsigned.index_tags)),
+    ))}  # fmt: skip
     said: list[str] = []
-    checks = check_published(recorded, ImageTrust(public, str(store)), said.append)
+    checks = check_published(rows, ImageTrust(public, str(store)), said.append)
     assert [c.state for c in checks] == [
         ImageSignatureState.UNSIGNED,
         ImageSignatureState.UNSIGNED,
     ] and len(said) == 2
     with pytest.raises(ImageSignatureError, match="image cu130: unsigned"):
-        check_published(recorded, ImageTrust(public, str(store), require_signed=True), print)
+        check_published(rows, ImageTrust(public, str(store), require_signed=True), print)
 
 
 @images

@@ -23,7 +23,7 @@ import pytest
 from release.adapters.engine import ContainerEngine
 from release.adapters.git import GitRepo
 from release.adapters.registry_server import LocalRegistry
-from release.core.manifest_records import Manifest
+from release.core.manifest_records import Content, Manifest, PublishRecord
 from release.core.verdict import State
 from release.errors import RefusedError
 from release.flows.context import ReleaseContext
@@ -227,11 +227,12 @@ def test_reproduces_registry_fields_match_drift_and_are_not_compared_without_it(
 ) -> None:
     entry = manifest(published_rc, RC)["variants"]["b"]
     content = entry["build"]["content"]
-    fields = {f.name: f for f in registry_verdicts(docker, entry["publish"], content)}
+    published = PublishRecord.of(entry["publish"])
+    fields = {f.name: f for f in registry_verdicts(docker, published, Content.of(content))}
     assert fields["registry tag"].state is State.MATCH
     assert fields["registry content"].state is State.MATCH
     drifted = {**content, "digest": "sha256:" + "1" * 64}
-    fields = {f.name: f for f in registry_verdicts(docker, entry["publish"], drifted)}
+    fields = {f.name: f for f in registry_verdicts(docker, published, Content.of(drifted))}
     assert fields["registry content"].state is State.DRIFT
     # the rc's tag moved behind the release's back: a's index under b's tag
     a_index = manifest(published_rc, RC)["variants"]["a"]["publish"]["index"]
@@ -244,14 +245,14 @@ def test_reproduces_registry_fields_match_drift_and_are_not_compared_without_it(
         capture_output=True,
     )
     try:
-        fields = {f.name: f for f in registry_verdicts(docker, entry["publish"], content)}
+        fields = {f.name: f for f in registry_verdicts(docker, published, Content.of(content))}
         assert fields["registry tag"].state is State.DRIFT
         assert a_index["digest"] in fields["registry tag"].differences[0]
     finally:
         subprocess.run([*copy, original, f"docker://{tag}"], check=True, capture_output=True)
     registry.stop()
     try:
-        fields = {f.name: f for f in registry_verdicts(docker, entry["publish"], content)}
+        fields = {f.name: f for f in registry_verdicts(docker, published, Content.of(content))}
     finally:
         registry.start()
     assert {f.state for f in fields.values()} == {State.NOT_COMPARED}

@@ -24,7 +24,7 @@ import pytest
 from release.adapters.registry_artifacts import ArtifactRegistry
 from release.adapters.registry_server import LocalRegistry
 from release.core.dsse import pae
-from release.core.manifest_records import BuildRecord, Manifest, PublishRecord
+from release.core.manifest_records import BuildRecord, Manifest, PublishRecord, VariantEntry
 from release.core.oci_artifact import AttachmentKind, artifact_manifest, attachment_tag
 from release.core.provenance import PREDICATE_TYPE, statement
 from release.images.image_signing import ImageSignatureError, ImageTrust
@@ -174,7 +174,8 @@ def test_require_signed_refuses_an_unsigned_provenance(
 ) -> None:
     engine = cut(make_sample_engine(tmp_path / "maintainer"))
     engine.repo.run("tag", "-a", TAG, "-m", TAG)
-    rows = attested_manifest("unsigned", keys, registry, tmp_path, engine.repo)["variants"]
+    found = attested_manifest("unsigned", keys, registry, tmp_path, engine.repo)["variants"]
+    rows = {row: VariantEntry.of(entry) for row, entry in found.items()}
     said: list[str] = []
     trust = ImageTrust(keys["maintainer"].public, str(tmp_path), require_signed=False)
     checks = check_provenance(rows, trust, said.append)
@@ -208,7 +209,7 @@ def test_the_sbom_the_signed_statement_names_is_compared_with_the_sbom_attached(
     rows = {
         r.name: r
         for r in attestation_verdicts(
-            row, row["build"], commit=str(engine.repo.rev(TAG)), rebuilt_image="sha256:" + "0" * 64,
+            VariantEntry.of(row), BuildRecord.of(row["build"]), commit=str(engine.repo.rev(TAG)), rebuilt_image="sha256:" + "0" * 64,
             signature=checked,
         )
     }  # fmt: skip
@@ -225,7 +226,10 @@ def test_the_sbom_the_signed_statement_names_is_compared_with_the_sbom_attached(
     unchecked = {
         r.name: r
         for r in attestation_verdicts(
-            row, row["build"], commit=str(engine.repo.rev(TAG)), rebuilt_image="sha256:" + "0" * 64
+            VariantEntry.of(row),
+            BuildRecord.of(row["build"]),
+            commit=str(engine.repo.rev(TAG)),
+            rebuilt_image="sha256:" + "0" * 64,
         )
     }
     assert unchecked["provenance SBOM"].state is State.DRIFT, unchecked
