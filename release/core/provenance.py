@@ -30,11 +30,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 from release.core.dsse import EnvelopeError, Opened, Signature, dump, open_envelope
 from release.core.json_text import JSONValue, parse_json
-from release.core.manifest_records import BuildRecord, PublishRecord, Tool
+from release.core.manifest_records import BuildRecord, Manifest, Part, PublishRecord
 from release.core.sbom import SBOM_MEDIA_TYPE
 from release.core.terminal_text import escaped
 from release.core.verdict import FieldVerdict, State, dict_changes
@@ -75,28 +74,8 @@ def _hex(digest: str) -> str:
     return digest.split(":", 1)[1]
 
 
-class Released(Protocol):
-    """Which release a statement is of, as a manifest part's header (or the manifest
-    itself) says it."""
-
-    @property
-    def tag(self) -> str | None: ...
-
-    @property
-    def version(self) -> str: ...
-
-    @property
-    def commit(self) -> str: ...
-
-    @property
-    def source_date_epoch(self) -> int: ...
-
-    @property
-    def tool(self) -> Tool: ...
-
-
 def statement(
-    release: Released,
+    release: Part | Manifest,
     variant: str,
     build: BuildRecord,
     publish: PublishRecord,
@@ -106,8 +85,8 @@ def statement(
     sbom: str | None = None,
 ) -> dict[str, JSONValue]:
     """The provenance of one published platform image, from its manifest parts
-    (``release``: the publish part's header; ``build`` and ``publish``: its parts'
-    records); ``sbom``: the digest of the SBOM document attached beside it."""
+    (``release``: the publish part, whose header names the release, or the manifest;
+    ``build`` and ``publish``: its parts' records); ``sbom``: the digest of the SBOM document attached beside it."""
     base = build.base
     base_annotations: dict[str, JSONValue] = {
         "content_digest": base.content_digest,
