@@ -36,6 +36,7 @@ __all__ = [
     "local_registry",
     "need_emulation",
     "purge",
+    "recording_client",
     "remove_repository",
     "unique_name",
 ]
@@ -76,6 +77,19 @@ def docker() -> Iterator[ContainerEngine]:
 def unique_name() -> str:
     """An image name no other build uses: ``release-test/<random>``."""
     return f"release-test/t{uuid.uuid4().hex[:10]}"
+
+
+def recording_client(folder: Path, real: str | None = None) -> tuple[dict[str, str], Path]:
+    """A docker client in ``folder`` that writes down the arguments of every call, a line
+    each, then runs the ``real`` client (None: fails, as where no engine answers); the
+    environment that makes it the client the tool uses, and the file of calls (absent
+    while none was made)."""
+    sent, client = folder / "docker-calls", folder / "bin" / "docker"
+    client.parent.mkdir(parents=True)
+    then = f'exec "{real}" "$@"' if real is not None else "exit 1"
+    client.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{sent}"\n{then}\n')
+    client.chmod(0o755)
+    return {"RELEASE_DOCKER": str(client), "DOCKER": str(client)}, sent
 
 
 def image_env(home: Path, **extra: str) -> dict[str, str]:

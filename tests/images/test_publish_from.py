@@ -23,7 +23,7 @@ import pytest
 from release.adapters.engine import ContainerEngine
 from release.adapters.registry_server import LocalRegistry
 from tests.conftest import repo_state
-from tests.docker_support import local_registry
+from tests.docker_support import local_registry, recording_client
 from tests.engine_support import (
     BASE_1291,
     TWO_VARIANTS,
@@ -87,15 +87,9 @@ def no_engine(tmp_path: Path) -> tuple[dict[str, str], Path]:
     first in the order the tool looks for one, and whose engine socket is not there: a
     publish that asked the engine anything would leave a line in the log, and could not
     have pulled."""
-    log = tmp_path / "docker-calls"
-    fake = tmp_path / "bin" / "docker"
-    fake.parent.mkdir()
-    fake.write_text(f'#!/bin/sh\necho "$@" >> {log}\nexit 1\n')
-    fake.chmod(0o755)
-    env = {
-        "RELEASE_DOCKER": str(fake),
-        "DOCKER": str(fake),
-        "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}",
+    env, log = recording_client(tmp_path)
+    env |= {
+        "PATH": f"{Path(env['DOCKER']).parent}{os.pathsep}{os.environ['PATH']}",
         "DOCKER_HOST": f"unix://{tmp_path / 'no-engine.sock'}",
     }
     return env, log

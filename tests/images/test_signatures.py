@@ -28,6 +28,7 @@ from release.sample import SampleEngine, make_sample_engine
 from release.sample.rehearse_signing import Keys, tampered_note_refused
 from release.sample.rehearse_terminal import Terminal
 from tests.conftest import cut, repo_state, run_cli
+from tests.docker_support import recording_client
 from tests.manifest_support import all_parts, tagged
 from tests.reproduce_support import NO_ENGINE, SNAPSHOT_OPTIONS, clone_of, faithful, note
 
@@ -398,34 +399,36 @@ def test_the_rehearsals_changed_note_is_refused_and_put_back(
     assert engine.repo.rev(notes_ref(TAG)) == remote
 
 
+# what asks the engine to make an image or a container (the client's own words for it)
+MAKES = {"build", "buildx", "builder", "run", "create", "pull", "tag", "load", "import", "commit"}
+
+
 @pytest.mark.images
 def test_a_refused_reproduce_creates_no_image_and_no_container(
-    docker: object, signed_release: tuple[SampleEngine, Path, Path]
+    docker: object, signed_release: tuple[SampleEngine, Path, Path], tmp_path: Path
 ) -> None:
+    """Nothing is asked of the engine that makes an image or a container: every command the
+    run sends it is recorded by a client in front of the real one (the engine is shared
+    with tests building at the same time, so its lists of images say nothing here)."""
     engine, tester, allowed = signed_release
     tamper(engine.repo, TAG)
     engine.repo.run("push", "--quiet", "--force", "origin", f"+{notes_ref(TAG)}")
-    program = os.environ.get("DOCKER", "docker")
+    real = shutil.which(os.environ.get("DOCKER", "docker"))
+    assert real is not None
+    env, sent = recording_client(tmp_path / "client", real)
+    # the recording client is the one a command uses: check asks the engine through it
+    run_cli(tester, "check", env=env)
+    assert sent.is_file() and sent.read_text().strip(), "the recording client was not used"
+    sent.unlink()
 
-    def made() -> tuple[str, str]:
-        images = subprocess.run(
-            [program, "images", "--all", "--quiet", "--no-trunc"],
-            check=True, capture_output=True, text=True,
-        ).stdout  # fmt: skip
-        containers = subprocess.run(
-            [program, "ps", "--all", "--quiet", "--no-trunc", "--filter", "name=reproduce"],
-            check=True, capture_output=True, text=True,
-        ).stdout  # fmt: skip
-        return images, containers
-
-    before = made()
     result = run_cli(tester, "reproduce", TAG, "--trust", str(allowed),
-                     "--allow-host", SNAPSHOT_OPTIONS)  # fmt: skip
+                     "--allow-host", SNAPSHOT_OPTIONS, env=env)  # fmt: skip
     assert result.code == 7, result.output
     assert "signature does not verify" in result.stderr
-    after = made()
-    assert set(after[0].split()) <= set(before[0].split())  # no image made (others' may go)
-    assert set(after[1].split()) <= set(before[1].split())
+    calls = sent.read_text().splitlines() if sent.is_file() else []
+    words = [call.split() for call in calls]
+    made = [c for c, w in zip(calls, words, strict=True) if MAKES & set(w[:2])]
+    assert made == [], calls  # no image made, no container
 
 
 # -- the verdicts, as values ----------------------------------------------------------
